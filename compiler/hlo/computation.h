@@ -1,0 +1,58 @@
+// A computation: a DAG of instructions with parameters and one root.
+//
+// Owns its instructions (in insertion order, which for parsed text is the
+// textual order: operands before users). A Module owns its computations.
+// Not thread-safe for mutation; concurrent reads are fine.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/hlo/instruction.h"
+
+namespace kiln::hlo {
+
+class Module;
+
+class Computation {
+ public:
+  explicit Computation(std::string name) : name_(std::move(name)) {}
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+  Module* parent() const { return parent_; }
+
+  // Takes ownership; records the instruction as a user of its operands.
+  // Parameters are also indexed by their number.
+  Instruction* AddInstruction(std::unique_ptr<Instruction> instruction);
+
+  const std::vector<std::unique_ptr<Instruction>>& instructions() const { return instructions_; }
+  int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
+
+  Instruction* root() const { return root_; }
+  void set_root(Instruction* root) { root_ = root; }
+
+  // Parameters by number; a slot is nullptr when that number is missing
+  // (the verifier reports it).
+  const std::vector<Instruction*>& parameters() const { return parameters_; }
+  int64_t parameter_count() const { return static_cast<int64_t>(parameters_.size()); }
+
+  // `execution_thread="..."` written after the body; empty when absent.
+  const std::string& execution_thread() const { return execution_thread_; }
+  void set_execution_thread(std::string t) { execution_thread_ = std::move(t); }
+
+  bool is_entry() const { return is_entry_; }
+
+ private:
+  friend class Module;
+  std::string name_;
+  Module* parent_ = nullptr;
+  bool is_entry_ = false;
+  std::vector<std::unique_ptr<Instruction>> instructions_;
+  std::vector<Instruction*> parameters_;
+  Instruction* root_ = nullptr;
+  std::string execution_thread_;
+};
+
+}  // namespace kiln::hlo

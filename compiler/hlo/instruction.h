@@ -1,0 +1,99 @@
+// One HLO instruction: an opcode applied to operands, producing a shape.
+//
+// Ownership: a Computation owns its instructions (made through the Create*
+// factories and handed to Computation::AddInstruction); operands, users,
+// called computations and control predecessors are non-owning pointers
+// into the same module. Not thread-safe for mutation; concurrent reads are
+// fine.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/hlo/attribute.h"
+#include "compiler/hlo/literal.h"
+#include "compiler/hlo/opcode.h"
+#include "compiler/hlo/shape.h"
+
+namespace kiln::hlo {
+
+class Computation;
+
+class Instruction {
+ public:
+  // Factories. Operands must belong to the computation the instruction is
+  // added to.
+  static std::unique_ptr<Instruction> Create(Opcode opcode, Shape shape,
+                                             std::vector<Instruction*> operands,
+                                             std::string name = "");
+  static std::unique_ptr<Instruction> CreateParameter(int64_t number, Shape shape,
+                                                      std::string name = "");
+  static std::unique_ptr<Instruction> CreateConstant(Literal literal, std::string name = "");
+
+  Opcode opcode() const { return opcode_; }
+  const Shape& shape() const { return shape_; }
+  const std::string& name() const { return name_; }
+  Computation* parent() const { return parent_; }
+
+  const std::vector<Instruction*>& operands() const { return operands_; }
+  Instruction* operand(int64_t i) const { return operands_[i]; }
+  int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
+  // Distinct instructions that use this one as an operand, in the order
+  // they were added.
+  const std::vector<Instruction*>& users() const { return users_; }
+
+  const std::vector<Attribute>& attributes() const { return attributes_; }
+  const Attribute* FindAttribute(std::string_view name) const;
+  // The kText/kRaw value of an attribute, or nullptr when absent.
+  const std::string* AttributeText(std::string_view name) const;
+  // Adds an attribute; computation references also extend
+  // called_computations(), instruction references control_predecessors().
+  void AddAttribute(Attribute attribute);
+
+  // Every computation this instruction calls, in attribute order.
+  const std::vector<Computation*>& called_computations() const { return called_; }
+  const std::vector<Instruction*>& control_predecessors() const { return control_preds_; }
+
+  // parameter(N): N; -1 for other opcodes.
+  int64_t parameter_number() const { return parameter_number_; }
+  // constant: the value; nullptr for other opcodes.
+  const Literal* literal() const { return literal_.get(); }
+
+  // For async ops written as `op-start`/`op-update`/`op-done` around another
+  // opcode ("negate-start"), the wrapped opcode's name; empty otherwise.
+  const std::string& async_wrapped_opcode() const { return async_wrapped_; }
+  void set_async_wrapped_opcode(std::string name) { async_wrapped_ = std::move(name); }
+
+  // The opcode as printed ("add", "negate-start").
+  std::string OpcodeText() const;
+
+  // 1-based source line this instruction was parsed from; 0 if synthesized.
+  int source_line() const { return source_line_; }
+  void set_source_line(int line) { source_line_ = line; }
+
+  void set_name(std::string name) { name_ = std::move(name); }
+  void set_shape(Shape shape) { shape_ = std::move(shape); }
+
+ private:
+  friend class Computation;
+  Instruction(Opcode opcode, Shape shape) : opcode_(opcode), shape_(std::move(shape)) {}
+
+  Opcode opcode_;
+  Shape shape_;
+  std::string name_;
+  Computation* parent_ = nullptr;
+  std::vector<Instruction*> operands_;
+  std::vector<Instruction*> users_;
+  std::vector<Attribute> attributes_;
+  std::vector<Computation*> called_;
+  std::vector<Instruction*> control_preds_;
+  int64_t parameter_number_ = -1;
+  std::unique_ptr<Literal> literal_;
+  std::string async_wrapped_;
+  int source_line_ = 0;
+};
+
+}  // namespace kiln::hlo

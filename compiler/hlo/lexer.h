@@ -1,0 +1,104 @@
+// Tokenizer for HLO text (follows xla/hlo/parser/hlo_lexer.cc).
+//
+// The Lexer reads a caller-owned buffer that must outlive it and every token
+// it returns (token text points into the buffer). Not thread-safe; one lexer
+// per parse. It never reads past the end of the buffer and always makes
+// progress, so malformed input ends in kError or kEof, never a hang.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace kiln::hlo {
+
+enum class TokKind : uint8_t {
+  kEof,
+  kError,
+  kEqual,      // =
+  kComma,      // ,
+  kColon,      // :
+  kAsterisk,   // *
+  kQuestion,   // ?
+  kOctothorp,  // #
+  kPlus,       // +
+  kTilde,      // ~
+  kLsquare,
+  kRsquare,
+  kLbrace,
+  kRbrace,
+  kLparen,
+  kRparen,
+  kDots,           // ...
+  kArrow,          // ->
+  kLeq,            // <=
+  kPercentName,    // %name (text without '%')
+  kNameColon,      // name: (text without ':')
+  kAttributeName,  // name= (text without '=')
+  kIdent,          // identifiers, keywords, opcodes, types, enum values
+  kInt,
+  kDecimal,        // 1.5, 1e5, nan, -nan, nan(0x7)
+  kNegInf,         // -inf
+  kString,         // "..." (text keeps the quotes and escapes)
+  kDimLabels,      // b01f_01io->b01f
+  kDxD,            // 3x3
+  kPad,            // 0_1x1_1
+};
+
+const char* TokKindName(TokKind kind);
+
+struct Token {
+  TokKind kind = TokKind::kEof;
+  std::string_view text;
+  uint32_t offset = 0;        // byte offset of the token in the buffer
+  bool space_before = false;  // whitespace or a comment precedes it
+  bool newline_before = false;
+};
+
+class Lexer {
+ public:
+  explicit Lexer(std::string_view source) : src_(source) {}
+
+  // Returns the next token. After kEof or kError, keeps returning it.
+  Token Next();
+
+  // Scans a brace-balanced group starting at `open` (a kLbrace token just
+  // returned by Next) without tokenizing its inside: strings are skipped so
+  // braces inside them do not count. Returns the text from '{' to the
+  // matching '}' inclusive and continues after it; returns false at EOF.
+  bool RawBraced(const Token& open, std::string_view* out);
+
+  // Byte offset just past the last token returned.
+  uint32_t position() const { return static_cast<uint32_t>(pos_); }
+  // Why the last kError token was produced.
+  const std::string& error() const { return error_; }
+  std::string_view source() const { return src_; }
+
+ private:
+  Token Make(TokKind kind, size_t start, size_t end);
+  Token Fail(size_t at, std::string message);
+  bool SkipSpaceAndComments();  // false on an unterminated comment
+  Token LexIdentifier(size_t start);
+  Token LexNumberOrPattern(size_t start);
+  Token LexString(size_t start);
+
+  std::string_view src_;
+  size_t pos_ = 0;
+  bool space_before_ = false;
+  bool newline_before_ = false;
+  bool failed_ = false;
+  std::string error_;
+};
+
+// 1-based line and column of a byte offset.
+struct LineColumn {
+  int line;
+  int column;
+};
+LineColumn LocateOffset(std::string_view source, uint32_t offset);
+
+// Undoes C escapes in the inside of a string token ("a\"b" -> a"b).
+// Returns false on an invalid escape.
+bool UnescapeString(std::string_view quoted, std::string* out);
+
+}  // namespace kiln::hlo

@@ -1,0 +1,39 @@
+#include "compiler/hlo/module.h"
+
+namespace kiln::hlo {
+
+Computation* Module::AddComputation(std::unique_ptr<Computation> computation, bool is_entry) {
+  Computation* c = computation.get();
+  c->parent_ = this;
+  computations_.push_back(std::move(computation));
+  if (is_entry) set_entry(c);
+  return c;
+}
+
+void Module::set_entry(Computation* entry) {
+  if (entry_ != nullptr) entry_->is_entry_ = false;
+  entry_ = entry;
+  if (entry_ != nullptr) entry_->is_entry_ = true;
+}
+
+Computation* Module::FindComputation(std::string_view name) const {
+  for (const auto& c : computations_) {
+    if (c->name() == name) return c.get();
+  }
+  return nullptr;
+}
+
+const Attribute* Module::FindAttribute(std::string_view name) const {
+  for (const Attribute& a : attributes_) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+int64_t Module::instruction_count() const {
+  int64_t n = 0;
+  for (const auto& c : computations_) n += c->instruction_count();
+  return n;
+}
+
+}  // namespace kiln::hlo

@@ -1,0 +1,568 @@
+#include "compiler/hlo/parser.h"
+
+#include <unordered_map>
+
+#include "compiler/hlo/shape_literal_parser.h"
+#include "compiler/hlo/token_cursor.h"
+
+namespace kiln::hlo {
+namespace {
+
+bool IsWordToken(TokKind k) {
+  switch (k) {
+    case TokKind::kIdent: case TokKind::kInt: case TokKind::kDecimal: case TokKind::kNegInf:
+    case TokKind::kString: case TokKind::kDimLabels: case TokKind::kDxD: case TokKind::kPad:
+    case TokKind::kPercentName:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool StartsWord(TokKind k) {
+  return IsWordToken(k) || k == TokKind::kNameColon || k == TokKind::kAttributeName;
+}
+
+// Appends a token to canonical attribute text: a space only between two
+// word-like tokens; '%' dropped from names (names and identifiers are
+// interchangeable).
+void AppendCanonical(std::string& out, TokKind prev, const Token& t) {
+  if (IsWordToken(prev) && StartsWord(t.kind)) out += ' ';
+  out += t.text;
+  if (t.kind == TokKind::kAttributeName) out += '=';
+  if (t.kind == TokKind::kNameColon) out += ':';
+}
+
+bool IsNameToken(TokKind k) { return k == TokKind::kPercentName || k == TokKind::kIdent; }
+
+// Shape of an instruction written without one (XLA allows that for ops
+// whose shape follows from operands and attributes).
+Result<Shape> InferShapeForParser(const Instruction& instr) {
+  return MakeError("shape inference is not available for " + std::string(OpcodeName(instr.opcode())));
+}
+
+class ModuleParser {
+ public:
+  ModuleParser(std::string_view text, std::string_view filename) : cur_(text, filename) {}
+
+  Result<std::unique_ptr<Module>> Parse();
+
+ private:
+  using NameMap = std::unordered_map<std::string_view, Instruction*>;
+
+  struct PendingControl {
+    Instruction* instr;
+    std::vector<Token> names;
+    bool braced;
+  };
+
+  Status ParseHeaderAttribute(Module& module);
+  Result<ComputationLayout> ParseComputationLayout();
+  Status ParseComputation(Module& module, bool* saw_entry);
+  Status ParseSignature();
+  Status ParseInstruction(Computation& comp, NameMap& names, Instruction** root,
+                          std::vector<PendingControl>& pending);
+  Result<std::unique_ptr<Instruction>> ParseInstructionBody(Computation& comp, NameMap& names,
+                                                            std::string name, int depth);
+  Result<Literal> ParseConstantLiteral(const Shape& shape);
+  Result<std::vector<Instruction*>> ParseOperands(Computation& comp, NameMap& names, int depth);
+  bool IsBufferShapeStart() const {
+    return cur_.IsIdent("b") && cur_.PeekNext().kind == TokKind::kLparen;
+  }
+  Status ParseInstructionAttribute(Instruction& instr, std::vector<PendingControl>& pending);
+  Result<std::string> ParseGenericValue();
+  Result<std::string> ParseRawValue();
+  Result<std::vector<Token>> ParseNameList(bool* braced);
+  Error Err(const Token& t, std::string_view message) const { return cur_.ErrorAt(t, message); }
+
+  TokenCursor cur_;
+  std::unordered_map<std::string_view, Computation*> computations_;
+  // Instructions written without a shape; inferred once the module is built.
+  std::vector<Instruction*> pending_shapes_;
+  int nested_count_ = 0;
+};
+
+Result<std::unique_ptr<Module>> ModuleParser::Parse() {
+  if (!cur_.IsIdent("HloModule")) return std::unexpected(cur_.Expected("'HloModule'"));
+  cur_.Advance();
+  if (!IsNameToken(cur_.kind()) && !cur_.Is(TokKind::kNameColon)) {
+    return std::unexpected(cur_.Expected("a module name"));
+  }
+  auto module = std::make_unique<Module>(std::string(cur_.tok().text));
+  cur_.Advance();
+  while (cur_.Accept(TokKind::kComma)) {
+    KILN_RETURN_IF_ERROR(ParseHeaderAttribute(*module));
+  }
+  bool saw_entry = false;
+  while (!cur_.Is(TokKind::kEof)) {
+    KILN_RETURN_IF_ERROR(ParseComputation(*module, &saw_entry));
+  }
+  if (module->computations().empty()) return std::unexpected(cur_.Expected("a computation"));
+  if (!saw_entry) module->set_entry(module->computations().back().get());
+  for (Instruction* instr : pending_shapes_) {
+    Result<Shape> shape = InferShapeForParser(*instr);
+    if (!shape) {
+      return MakeError(std::string(cur_.filename()) + ":" + std::to_string(instr->source_line()) +
+                       ": cannot infer the shape of %" + instr->name() + ": " + shape.error().message);
+    }
+    instr->set_shape(std::move(*shape));
+  }
+  return module;
+}
+
+Status ModuleParser::ParseHeaderAttribute(Module& module) {
+  Token name_tok = cur_.tok();
+  if (!cur_.Is(TokKind::kAttributeName)) return std::unexpected(cur_.Expected("a module attribute"));
+  std::string name(name_tok.text);
+  cur_.Advance();
+  if (module.FindAttribute(name) != nullptr ||
+      (name == "entry_computation_layout" && module.entry_layout().has_value())) {
+    return std::unexpected(Err(name_tok, "attribute " + name + " given twice"));
+  }
+  if (name == "entry_computation_layout") {
+    KILN_ASSIGN_OR_RETURN(ComputationLayout layout, ParseComputationLayout());
+    module.set_entry_layout(std::move(layout));
+    return Ok();
+  }
+  Attribute attr;
+  attr.name = std::move(name);
+  if (IsRawAttribute(attr.name)) {
+    attr.kind = Attribute::Kind::kRaw;
+    KILN_ASSIGN_OR_RETURN(attr.value, ParseRawValue());
+  } else {
+    KILN_ASSIGN_OR_RETURN(attr.value, ParseGenericValue());
+  }
+  module.AddAttribute(std::move(attr));
+  return Ok();
+}
+
+Result<ComputationLayout> ModuleParser::ParseComputationLayout() {
+  ComputationLayout layout;
+  KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kLbrace, "'{' opening entry_computation_layout"));
+  KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kLparen, "'(' opening parameter layouts"));
+  while (!cur_.Is(TokKind::kRparen)) {
+    KILN_ASSIGN_OR_RETURN(Shape s, ParseShapeTokens(cur_));
+    layout.parameters.push_back(std::move(s));
+    if (!cur_.Accept(TokKind::kComma) && !cur_.Is(TokKind::kRparen)) {
+      return std::unexpected(cur_.Expected("',' or ')' in parameter layouts"));
+    }
+  }
+  cur_.Advance();
+  KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kArrow, "'->' in entry_computation_layout"));
+  KILN_ASSIGN_OR_RETURN(layout.result, ParseShapeTokens(cur_));
+  KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kRbrace, "'}' closing entry_computation_layout"));
+  return layout;
+}
+
+Status ModuleParser::ParseSignature() {
+  // (p0: f32[2], p1: s32[]) -> f32[2]; informative only, parameters are the
+  // parameter(N) instructions.
+  cur_.Advance();  // '('
+  while (!cur_.Is(TokKind::kRparen)) {
+    if (cur_.Is(TokKind::kPercentName)) {
+      cur_.Advance();
+      KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kColon, "':' after parameter name"));
+    } else if (!cur_.Accept(TokKind::kNameColon)) {
+      return std::unexpected(cur_.Expected("a parameter name"));
+    }
+    KILN_RETURN_IF_ERROR(ParseShapeTokens(cur_));
+    if (!cur_.Accept(TokKind::kComma) && !cur_.Is(TokKind::kRparen)) {
+      return std::unexpected(cur_.Expected("',' or ')' in computation signature"));
+    }
+  }
+  cur_.Advance();
+  KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kArrow, "'->' in computation signature"));
+  KILN_RETURN_IF_ERROR(ParseShapeTokens(cur_));
+  return Ok();
+}
+
+Status ModuleParser::ParseComputation(Module& module, bool* saw_entry) {
+  bool is_entry = false;
+  Token entry_tok = cur_.tok();
+  if (cur_.IsIdent("ENTRY")) {
+    if (*saw_entry) return std::unexpected(Err(entry_tok, "more than one ENTRY computation"));
+    is_entry = true;
+    *saw_entry = true;
+    cur_.Advance();
+  }
+  Token name_tok = cur_.tok();
+  if (!IsNameToken(cur_.kind()) && !cur_.Is(TokKind::kNameColon)) {
+    return std::unexpected(cur_.Expected("a computation name"));
+  }
+  std::string name(name_tok.text);
+  cur_.Advance();
+  if (computations_.contains(name)) {
+    return std::unexpected(Err(name_tok, "computation %" + name + " is defined twice"));
+  }
+  if (cur_.Is(TokKind::kLparen)) KILN_RETURN_IF_ERROR(ParseSignature());
+  KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kLbrace, "'{' opening computation %" + name));
+
+  auto comp_owned = std::make_unique<Computation>(name);
+  Computation& comp = *comp_owned;
+  NameMap names;
+  Instruction* root = nullptr;
+  std::vector<PendingControl> pending;
+  while (!cur_.Is(TokKind::kRbrace)) {
+    if (cur_.Is(TokKind::kEof) || cur_.Is(TokKind::kError)) {
+      return std::unexpected(cur_.Expected("an instruction or '}' closing computation %" + name));
+    }
+    KILN_RETURN_IF_ERROR(ParseInstruction(comp, names, &root, pending));
+  }
+  Token close = cur_.tok();
+  cur_.Advance();
+  if (comp.instructions().empty()) {
+    return std::unexpected(Err(close, "computation %" + name + " has no instructions"));
+  }
+  comp.set_root(root != nullptr ? root : comp.instructions().back().get());
+  // Control predecessors may name any instruction of the computation.
+  for (PendingControl& p : pending) {
+    Attribute attr;
+    attr.name = "control-predecessors";
+    attr.kind = Attribute::Kind::kInstructions;
+    attr.braced = p.braced;
+    for (const Token& t : p.names) {
+      auto it = names.find(t.text);
+      if (it == names.end()) {
+        return std::unexpected(Err(t, "control predecessor %" + std::string(t.text) +
+                                          " is not defined in computation %" + name));
+      }
+      attr.instructions.push_back(it->second);
+    }
+    p.instr->AddAttribute(std::move(attr));
+  }
+  if (cur_.Accept(TokKind::kComma)) {
+    if (!cur_.Is(TokKind::kAttributeName) || cur_.tok().text != "execution_thread") {
+      return std::unexpected(cur_.Expected("execution_thread= after computation"));
+    }
+    cur_.Advance();
+    if (!cur_.Is(TokKind::kString)) return std::unexpected(cur_.Expected("a string"));
+    std::string thread;
+    if (!UnescapeString(cur_.tok().text, &thread)) {
+      return std::unexpected(Err(cur_.tok(), "invalid escape in string"));
+    }
+    comp.set_execution_thread(std::move(thread));
+    cur_.Advance();
+  }
+  Computation* added = module.AddComputation(std::move(comp_owned), is_entry);
+  computations_.emplace(added->name(), added);
+  return Ok();
+}
+
+Status ModuleParser::ParseInstruction(Computation& comp, NameMap& names, Instruction** root,
+                                      std::vector<PendingControl>& pending) {
+  Token start = cur_.tok();
+  bool is_root = false;
+  if (cur_.IsIdent("ROOT")) {
+    is_root = true;
+    cur_.Advance();
+  }
+  Token name_tok = cur_.tok();
+  if (cur_.Is(TokKind::kAttributeName)) {  // "name=" written without spaces
+    cur_.Advance();
+  } else if (IsNameToken(cur_.kind())) {
+    cur_.Advance();
+    KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kEqual, "'=' after instruction name"));
+  } else {
+    return std::unexpected(cur_.Expected("an instruction name"));
+  }
+  std::string_view name = name_tok.text;
+
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Instruction> instr,
+                        ParseInstructionBody(comp, names, std::string(name), /*depth=*/0));
+  instr->set_source_line(cur_.LineOf(start.offset));
+
+  while (cur_.Accept(TokKind::kComma)) {
+    KILN_RETURN_IF_ERROR(ParseInstructionAttribute(*instr, pending));
+  }
+  Instruction* added = comp.AddInstruction(std::move(instr));
+  if (!names.emplace(added->name(), added).second) {
+    return std::unexpected(Err(name_tok, "instruction %" + std::string(name) +
+                                             " is defined twice in computation %" + comp.name()));
+  }
+  if (is_root) {
+    if (*root != nullptr) {
+      return std::unexpected(Err(start, "computation %" + comp.name() + " has more than one ROOT"));
+    }
+    *root = added;
+  }
+  return Ok();
+}
+
+// shape? opcode operands — everything of an instruction after "name =" up
+// to its attributes. Nested instructions used as operands come here too.
+Result<std::unique_ptr<Instruction>> ModuleParser::ParseInstructionBody(Computation& comp,
+                                                                        NameMap& names,
+                                                                        std::string name,
+                                                                        int depth) {
+  if (depth > kMaxNesting) return std::unexpected(Err(cur_.tok(), "instructions nested too deeply"));
+  Shape shape;
+  bool has_shape = false;
+  if (cur_.Is(TokKind::kLparen) || AtArrayShape(cur_) || IsBufferShapeStart()) {
+    KILN_ASSIGN_OR_RETURN(shape, ParseShapeTokens(cur_));
+    has_shape = true;
+  }
+  Token opcode_tok = cur_.tok();
+  if (!cur_.Is(TokKind::kIdent)) return std::unexpected(cur_.Expected("an opcode"));
+  std::string_view opcode_text = opcode_tok.text;
+  std::optional<Opcode> opcode = OpcodeFromName(opcode_text);
+  std::string wrapped;
+  if (!opcode) {
+    for (auto [suffix, async_op] : {std::pair{std::string_view("-start"), Opcode::kAsyncStart},
+                                    std::pair{std::string_view("-update"), Opcode::kAsyncUpdate},
+                                    std::pair{std::string_view("-done"), Opcode::kAsyncDone}}) {
+      if (opcode_text.ends_with(suffix) &&
+          OpcodeFromName(opcode_text.substr(0, opcode_text.size() - suffix.size()))) {
+        opcode = async_op;
+        wrapped = std::string(opcode_text.substr(0, opcode_text.size() - suffix.size()));
+        break;
+      }
+    }
+  }
+  if (!opcode) return std::unexpected(Err(opcode_tok, "unknown opcode '" + std::string(opcode_text) + "'"));
+  cur_.Advance();
+
+  std::unique_ptr<Instruction> instr;
+  if (*opcode == Opcode::kParameter) {
+    KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kLparen, "'(' after parameter"));
+    Token num = cur_.tok();
+    if (!cur_.Is(TokKind::kInt)) return std::unexpected(cur_.Expected("a parameter number"));
+    Result<int64_t> number = DecodeInt(num.text);
+    if (!number) return std::unexpected(Err(num, number.error().message));
+    int64_t n = *number;
+    if (n < 0 || n >= (int64_t{1} << 20)) {
+      return std::unexpected(Err(num, "parameter number " + std::string(num.text) + " out of range"));
+    }
+    cur_.Advance();
+    KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kRparen, "')' after parameter number"));
+    instr = Instruction::CreateParameter(n, std::move(shape), std::move(name));
+  } else if (*opcode == Opcode::kConstant) {
+    if (!has_shape) return std::unexpected(Err(opcode_tok, "constant %" + name + " needs a shape"));
+    KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kLparen, "'(' after constant"));
+    KILN_ASSIGN_OR_RETURN(Literal lit, ParseConstantLiteral(shape));
+    KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kRparen, "')' after constant literal"));
+    instr = Instruction::CreateConstant(std::move(lit), std::move(name));
+    instr->set_shape(std::move(shape));  // keeps the written layout
+  } else {
+    KILN_ASSIGN_OR_RETURN(std::vector<Instruction*> operands, ParseOperands(comp, names, depth));
+    instr = Instruction::Create(*opcode, std::move(shape), std::move(operands), std::move(name));
+  }
+  instr->set_async_wrapped_opcode(std::move(wrapped));
+  if (!has_shape) pending_shapes_.push_back(instr.get());
+  return instr;
+}
+
+// A rank > 0 constant written as one scalar ("f32[3,3] constant(1)") is
+// that value everywhere.
+Result<Literal> ModuleParser::ParseConstantLiteral(const Shape& shape) {
+  bool splat = shape.IsArray() && shape.rank() > 0 && !cur_.Is(TokKind::kLbrace);
+  if (!splat) return ParseLiteralValue(cur_, shape);
+  int64_t count = shape.ElementCount();
+  if (count < 0 || count > (int64_t{1} << 24)) {
+    return std::unexpected(Err(cur_.tok(), "scalar constant of shape " + shape.ToString() +
+                                               " is too large to expand"));
+  }
+  KILN_ASSIGN_OR_RETURN(Literal scalar, ParseLiteralValue(cur_, Shape(shape.element_type(), {})));
+  std::vector<uint8_t> data;
+  data.reserve(scalar.data().size() * count);
+  for (int64_t i = 0; i < count; ++i) data.insert(data.end(), scalar.data().begin(), scalar.data().end());
+  return Literal::FromData(shape, std::move(data));
+}
+
+Result<std::vector<Instruction*>> ModuleParser::ParseOperands(Computation& comp, NameMap& names,
+                                                              int depth) {
+  KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kLparen, "'(' opening operands"));
+  std::vector<Instruction*> operands;
+  while (!cur_.Is(TokKind::kRparen)) {
+    // A nested instruction: "add(s32[] parameter(0), s32[] constant(1))".
+    TokenCursor::Mark before = cur_.Save();
+    if (cur_.Is(TokKind::kLparen) || AtArrayShape(cur_)) {
+      // Old-style typed operand: "f32[2] %x". The shape is informative.
+      KILN_RETURN_IF_ERROR(ParseShapeTokens(cur_));
+    }
+    if (cur_.Is(TokKind::kIdent) && cur_.PeekNext().kind == TokKind::kLparen) {
+      cur_.Restore(before);
+      std::string nested_name = std::string(cur_.tok().text) + ".nested." + std::to_string(++nested_count_);
+      KILN_ASSIGN_OR_RETURN(std::unique_ptr<Instruction> nested,
+                            ParseInstructionBody(comp, names, nested_name, depth + 1));
+      Instruction* added = comp.AddInstruction(std::move(nested));
+      names.emplace(added->name(), added);
+      operands.push_back(added);
+      if (!cur_.Accept(TokKind::kComma) && !cur_.Is(TokKind::kRparen)) {
+        return std::unexpected(cur_.Expected("',' or ')' after operand"));
+      }
+      continue;
+    }
+    Token t = cur_.tok();
+    if (!IsNameToken(cur_.kind())) return std::unexpected(cur_.Expected("an operand name"));
+    auto it = names.find(t.text);
+    if (it == names.end()) {
+      return std::unexpected(Err(t, "operand %" + std::string(t.text) +
+                                        " is not defined earlier in this computation"));
+    }
+    operands.push_back(it->second);
+    cur_.Advance();
+    if (!cur_.Accept(TokKind::kComma) && !cur_.Is(TokKind::kRparen)) {
+      return std::unexpected(cur_.Expected("',' or ')' after operand"));
+    }
+  }
+  cur_.Advance();
+  return operands;
+}
+
+Result<std::vector<Token>> ModuleParser::ParseNameList(bool* braced) {
+  std::vector<Token> out;
+  *braced = cur_.Accept(TokKind::kLbrace);
+  if (!*braced) {
+    if (!IsNameToken(cur_.kind())) return std::unexpected(cur_.Expected("a name"));
+    out.push_back(cur_.tok());
+    cur_.Advance();
+    return out;
+  }
+  while (!cur_.Is(TokKind::kRbrace)) {
+    if (!IsNameToken(cur_.kind())) return std::unexpected(cur_.Expected("a name"));
+    out.push_back(cur_.tok());
+    cur_.Advance();
+    if (!cur_.Accept(TokKind::kComma) && !cur_.Is(TokKind::kRbrace)) {
+      return std::unexpected(cur_.Expected("',' or '}' in name list"));
+    }
+  }
+  cur_.Advance();
+  return out;
+}
+
+Status ModuleParser::ParseInstructionAttribute(Instruction& instr,
+                                               std::vector<PendingControl>& pending) {
+  Token name_tok = cur_.tok();
+  std::string_view name;
+  if (cur_.Is(TokKind::kAttributeName)) {
+    name = name_tok.text;
+    cur_.Advance();
+  } else if (cur_.Is(TokKind::kIdent) && cur_.PeekNext().kind == TokKind::kEqual) {
+    name = name_tok.text;
+    cur_.Advance();
+    cur_.Advance();
+  } else {
+    return std::unexpected(cur_.Expected("an attribute (name=value)"));
+  }
+  if (instr.FindAttribute(name) != nullptr) {
+    return std::unexpected(Err(name_tok, "attribute " + std::string(name) + " given twice on %" +
+                                             instr.name()));
+  }
+  if (name == "control-predecessors") {
+    PendingControl p{&instr, {}, false};
+    KILN_ASSIGN_OR_RETURN(p.names, ParseNameList(&p.braced));
+    pending.push_back(std::move(p));
+    return Ok();
+  }
+  Attribute attr;
+  attr.name = std::string(name);
+  if (IsComputationAttribute(name)) {
+    attr.kind = Attribute::Kind::kComputations;
+    if (cur_.Is(TokKind::kLbrace) && cur_.PeekNext().kind != TokKind::kRbrace &&
+        !IsNameToken(cur_.PeekNext().kind)) {
+      return std::unexpected(Err(cur_.tok(), "inline computations are not supported"));
+    }
+    KILN_ASSIGN_OR_RETURN(std::vector<Token> refs, ParseNameList(&attr.braced));
+    for (const Token& t : refs) {
+      auto it = computations_.find(t.text);
+      if (it == computations_.end()) {
+        return std::unexpected(Err(t, "computation %" + std::string(t.text) +
+                                          " is not defined (callees must come before callers)"));
+      }
+      attr.computations.push_back(it->second);
+    }
+  } else if (IsRawAttribute(name)) {
+    attr.kind = Attribute::Kind::kRaw;
+    KILN_ASSIGN_OR_RETURN(attr.value, ParseRawValue());
+  } else {
+    KILN_ASSIGN_OR_RETURN(attr.value, ParseGenericValue());
+  }
+  instr.AddAttribute(std::move(attr));
+  return Ok();
+}
+
+Result<std::string> ModuleParser::ParseRawValue() {
+  if (cur_.Is(TokKind::kLbrace)) {
+    KILN_ASSIGN_OR_RETURN(std::string_view raw, cur_.RawBraced());
+    return std::string(raw);
+  }
+  if (cur_.Is(TokKind::kString)) {
+    std::string s(cur_.tok().text);
+    cur_.Advance();
+    return s;
+  }
+  return std::unexpected(cur_.Expected("'{' or a string"));
+}
+
+// A value is a run of tokens up to a ',' outside brackets, a bracket that
+// closes something opened before the value, or the start of a new line
+// (the next instruction).
+Result<std::string> ModuleParser::ParseGenericValue() {
+  std::string out;
+  int depth = 0;
+  TokKind prev = TokKind::kEof;
+  bool first = true;
+  while (true) {
+    const Token& t = cur_.tok();
+    switch (t.kind) {
+      case TokKind::kError:
+      case TokKind::kEof:
+        if (depth > 0 || first) return std::unexpected(cur_.Expected("an attribute value"));
+        return out;
+      case TokKind::kLbrace: case TokKind::kLsquare: case TokKind::kLparen:
+        if (depth == 0 && !first && t.newline_before) return out;
+        ++depth;
+        break;
+      case TokKind::kRbrace: case TokKind::kRsquare: case TokKind::kRparen:
+        if (depth == 0) {
+          if (first) return std::unexpected(cur_.Expected("an attribute value"));
+          return out;
+        }
+        --depth;
+        break;
+      case TokKind::kComma:
+        if (depth == 0) {
+          if (first) return std::unexpected(cur_.Expected("an attribute value"));
+          return out;
+        }
+        break;
+      default:
+        if (depth == 0 && !first) {
+          if (t.newline_before || t.kind == TokKind::kAttributeName ||
+              (t.kind == TokKind::kIdent && t.text == "ROOT") ||
+              (IsNameToken(t.kind) && cur_.PeekNext().kind == TokKind::kEqual)) {
+            return out;
+          }
+        }
+        break;
+    }
+    AppendCanonical(out, prev, t);
+    prev = t.kind;
+    first = false;
+    cur_.Advance();
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Module>> ParseModule(std::string_view text, std::string_view filename) {
+  if (text.size() >= UINT32_MAX) return MakeError(std::string(filename) + ": input larger than 4 GiB");
+  ModuleParser parser(text, filename);
+  return parser.Parse();
+}
+
+Result<Shape> ParseShape(std::string_view text) {
+  TokenCursor cur(text, "<shape>");
+  KILN_ASSIGN_OR_RETURN(Shape s, ParseShapeTokens(cur));
+  if (!cur.Is(TokKind::kEof)) return std::unexpected(cur.Expected("end of shape"));
+  return s;
+}
+
+Result<Literal> ParseLiteral(std::string_view text) {
+  TokenCursor cur(text, "<literal>");
+  KILN_ASSIGN_OR_RETURN(Literal lit, ParseShapedLiteral(cur));
+  if (!cur.Is(TokKind::kEof)) return std::unexpected(cur.Expected("end of literal"));
+  return lit;
+}
+
+}  // namespace kiln::hlo

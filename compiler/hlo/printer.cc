@@ -1,0 +1,105 @@
+#include "compiler/hlo/printer.h"
+
+namespace kiln::hlo {
+namespace {
+
+void AppendAttribute(const Attribute& a, std::string& out) {
+  out += a.name;
+  out += '=';
+  switch (a.kind) {
+    case Attribute::Kind::kText:
+    case Attribute::Kind::kRaw:
+      out += a.value;
+      return;
+    case Attribute::Kind::kComputations:
+    case Attribute::Kind::kInstructions: {
+      if (a.braced) out += '{';
+      bool first = true;
+      auto name = [&](const std::string& n) {
+        if (!first) out += ", ";
+        first = false;
+        out += '%';
+        out += n;
+      };
+      for (const Computation* c : a.computations) name(c->name());
+      for (const Instruction* i : a.instructions) name(i->name());
+      if (a.braced) out += '}';
+      return;
+    }
+  }
+}
+
+void AppendInstruction(const Instruction& instr, bool is_root, std::string& out) {
+  out += "  ";
+  if (is_root) out += "ROOT ";
+  out += '%';
+  out += instr.name();
+  out += " = ";
+  instr.shape().AppendTo(out);
+  out += ' ';
+  out += instr.OpcodeText();
+  out += '(';
+  if (instr.opcode() == Opcode::kParameter) {
+    out += std::to_string(instr.parameter_number());
+  } else if (instr.opcode() == Opcode::kConstant && instr.literal() != nullptr) {
+    out += instr.literal()->ValueToString();
+  } else {
+    for (int64_t i = 0; i < instr.operand_count(); ++i) {
+      if (i > 0) out += ", ";
+      out += '%';
+      out += instr.operand(i)->name();
+    }
+  }
+  out += ')';
+  for (const Attribute& a : instr.attributes()) {
+    out += ", ";
+    AppendAttribute(a, out);
+  }
+}
+
+}  // namespace
+
+std::string PrintInstruction(const Instruction& instruction) {
+  std::string out;
+  bool is_root = instruction.parent() != nullptr && instruction.parent()->root() == &instruction;
+  AppendInstruction(instruction, is_root, out);
+  return out;
+}
+
+std::string PrintModule(const Module& module) {
+  std::string out = "HloModule " + module.name();
+  if (const auto& layout = module.entry_layout()) {
+    out += ", entry_computation_layout={(";
+    for (size_t i = 0; i < layout->parameters.size(); ++i) {
+      if (i > 0) out += ", ";
+      layout->parameters[i].AppendTo(out);
+    }
+    out += ")->";
+    layout->result.AppendTo(out);
+    out += '}';
+  }
+  for (const Attribute& a : module.attributes()) {
+    out += ", ";
+    AppendAttribute(a, out);
+  }
+  out += "\n";
+  for (const auto& comp : module.computations()) {
+    out += "\n";
+    if (comp->is_entry()) out += "ENTRY ";
+    out += '%';
+    out += comp->name();
+    out += " {\n";
+    for (const auto& instr : comp->instructions()) {
+      AppendInstruction(*instr, instr.get() == comp->root(), out);
+      out += '\n';
+    }
+    out += '}';
+    if (!comp->execution_thread().empty()) {
+      out += ", execution_thread=\"" + comp->execution_thread() + "\"";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace kiln::hlo
