@@ -7,10 +7,12 @@ namespace kiln::hlo {
 Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instruction) {
   Instruction* instr = instruction.get();
   instr->parent_ = this;
+  instr->index_in_parent_ = static_cast<int64_t>(instructions_.size());
   for (Instruction* operand : instr->operands_) {
     auto& users = operand->users_;
-    if (users.empty() || (users.back() != instr &&
-                          std::find(users.begin(), users.end(), instr) == users.end())) {
+    // All of an instruction's operand edges are added here at once, so a
+    // repeated operand finds itself at the back: O(1) de-duplication.
+    if (users.empty() || users.back() != instr) {
       users.push_back(instr);
     }
   }

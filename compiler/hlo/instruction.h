@@ -70,6 +70,10 @@ class Instruction {
   // The opcode as printed ("add", "negate-start").
   std::string OpcodeText() const;
 
+  // Position in the parent computation's instruction list (dense, from 0);
+  // lets analyses keep per-instruction state in vectors.
+  int64_t index_in_parent() const { return index_in_parent_; }
+
   // 1-based source line this instruction was parsed from; 0 if synthesized.
   int source_line() const { return source_line_; }
   void set_source_line(int line) { source_line_ = line; }
@@ -94,6 +98,7 @@ class Instruction {
   std::unique_ptr<Literal> literal_;
   std::string async_wrapped_;
   int source_line_ = 0;
+  int64_t index_in_parent_ = -1;
 };
 
 }  // namespace kiln::hlo

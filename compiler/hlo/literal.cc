@@ -58,6 +58,17 @@ void AppendInt(T v, std::string& out) {
   out.append(buf, end);
 }
 
+void AppendEmptyLevel(const std::vector<int64_t>& dims, size_t d, std::string& out) {
+  out += '{';
+  if (d + 1 < dims.size()) {
+    for (int64_t i = 0; i < dims[d]; ++i) {
+      if (i > 0) out += ", ";
+      AppendEmptyLevel(dims, d + 1, out);
+    }
+  }
+  out += '}';
+}
+
 void AppendArray(const Literal& lit, std::string& out) {
   const Shape& shape = lit.shape();
   if (shape.rank() == 0) {
@@ -76,7 +87,10 @@ void AppendArray(const Literal& lit, std::string& out) {
   int64_t total = lit.element_count();
   for (int64_t d = 0; d < rank; ++d) out += '{';
   if (total == 0) {
-    for (int64_t d = 0; d < rank; ++d) out += '}';
+    // No elements, but the nesting still shows every non-zero dimension
+    // before the first zero one: s32[3,0] is {{}, {}, {}}.
+    out.resize(out.size() - rank);
+    AppendEmptyLevel(dims, 0, out);
     return;
   }
   for (int64_t i = 0; i < total; ++i) {

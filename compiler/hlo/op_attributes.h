@@ -45,15 +45,13 @@ Result<double> GetFloatAttributeOr(const Instruction& instr, std::string_view na
 // Required `{1,2,3}` list.
 Result<std::vector<int64_t>> GetIntListAttribute(const Instruction& instr, std::string_view name);
 // Optional `{1,2,3}` list; empty when absent.
-Result<std::vector<int64_t>> GetIntListAttributeOr(const Instruction& instr,
-                                                   std::string_view name);
+Result<std::vector<int64_t>> GetIntListAttributeOr(const Instruction& instr, std::string_view name);
 // Required string attribute (`custom_call_target="foo"`), unescaped.
 Result<std::string> GetStringAttribute(const Instruction& instr, std::string_view name);
 // Required bare identifier (`direction=LT`, `kind=kLoop`): its text.
 Result<std::string> GetIdentifierAttribute(const Instruction& instr, std::string_view name);
 // The single computation an attribute refers to (`to_apply=%add`).
-Result<const Computation*> GetCalledComputation(const Instruction& instr,
-                                                std::string_view name);
+Result<const Computation*> GetCalledComputation(const Instruction& instr, std::string_view name);
 // All computations an attribute refers to (`branch_computations={%a, %b}`).
 Result<std::vector<const Computation*>> GetCalledComputations(const Instruction& instr,
                                                               std::string_view name);
@@ -84,8 +82,8 @@ struct WindowDimension {
   int64_t stride = 1;
   int64_t padding_low = 0;
   int64_t padding_high = 0;
-  int64_t base_dilation = 1;    // lhs_dilate
-  int64_t window_dilation = 1;  // rhs_dilate
+  int64_t base_dilation = 1;     // lhs_dilate
+  int64_t window_dilation = 1;   // rhs_dilate
   bool window_reversal = false;  // rhs_reversal
   bool operator==(const WindowDimension&) const = default;
 };

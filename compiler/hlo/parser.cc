@@ -1,7 +1,8 @@
 #include "compiler/hlo/parser.h"
 
-#include <unordered_map>
+#include "compiler/hlo/name_table.h"
 
+#include "compiler/hlo/shape_inference.h"
 #include "compiler/hlo/shape_literal_parser.h"
 #include "compiler/hlo/token_cursor.h"
 
@@ -35,12 +36,6 @@ void AppendCanonical(std::string& out, TokKind prev, const Token& t) {
 
 bool IsNameToken(TokKind k) { return k == TokKind::kPercentName || k == TokKind::kIdent; }
 
-// Shape of an instruction written without one (XLA allows that for ops
-// whose shape follows from operands and attributes).
-Result<Shape> InferShapeForParser(const Instruction& instr) {
-  return MakeError("shape inference is not available for " + std::string(OpcodeName(instr.opcode())));
-}
-
 class ModuleParser {
  public:
   ModuleParser(std::string_view text, std::string_view filename) : cur_(text, filename) {}
@@ -48,7 +43,7 @@ class ModuleParser {
   Result<std::unique_ptr<Module>> Parse();
 
  private:
-  using NameMap = std::unordered_map<std::string_view, Instruction*>;
+  using NameMap = NameTable<Instruction>;
 
   struct PendingControl {
     Instruction* instr;
@@ -76,7 +71,7 @@ class ModuleParser {
   Error Err(const Token& t, std::string_view message) const { return cur_.ErrorAt(t, message); }
 
   TokenCursor cur_;
-  std::unordered_map<std::string_view, Computation*> computations_;
+  NameTable<Computation> computations_;
   // Instructions written without a shape; inferred once the module is built.
   std::vector<Instruction*> pending_shapes_;
   int nested_count_ = 0;
@@ -100,7 +95,7 @@ Result<std::unique_ptr<Module>> ModuleParser::Parse() {
   if (module->computations().empty()) return std::unexpected(cur_.Expected("a computation"));
   if (!saw_entry) module->set_entry(module->computations().back().get());
   for (Instruction* instr : pending_shapes_) {
-    Result<Shape> shape = InferShapeForParser(*instr);
+    Result<Shape> shape = InferInstructionShape(*instr, /*declared=*/nullptr);
     if (!shape) {
       return MakeError(std::string(cur_.filename()) + ":" + std::to_string(instr->source_line()) +
                        ": cannot infer the shape of %" + instr->name() + ": " + shape.error().message);
@@ -191,7 +186,7 @@ Status ModuleParser::ParseComputation(Module& module, bool* saw_entry) {
   }
   std::string name(name_tok.text);
   cur_.Advance();
-  if (computations_.contains(name)) {
+  if (computations_.Find(name) != nullptr) {
     return std::unexpected(Err(name_tok, "computation %" + name + " is defined twice"));
   }
   if (cur_.Is(TokKind::kLparen)) KILN_RETURN_IF_ERROR(ParseSignature());
@@ -221,12 +216,12 @@ Status ModuleParser::ParseComputation(Module& module, bool* saw_entry) {
     attr.kind = Attribute::Kind::kInstructions;
     attr.braced = p.braced;
     for (const Token& t : p.names) {
-      auto it = names.find(t.text);
-      if (it == names.end()) {
+      Instruction* pred = names.Find(t.text);
+      if (pred == nullptr) {
         return std::unexpected(Err(t, "control predecessor %" + std::string(t.text) +
                                           " is not defined in computation %" + name));
       }
-      attr.instructions.push_back(it->second);
+      attr.instructions.push_back(pred);
     }
     p.instr->AddAttribute(std::move(attr));
   }
@@ -244,7 +239,7 @@ Status ModuleParser::ParseComputation(Module& module, bool* saw_entry) {
     cur_.Advance();
   }
   Computation* added = module.AddComputation(std::move(comp_owned), is_entry);
-  computations_.emplace(added->name(), added);
+  computations_.Insert(added->name(), added);
   return Ok();
 }
 
@@ -275,7 +270,7 @@ Status ModuleParser::ParseInstruction(Computation& comp, NameMap& names, Instruc
     KILN_RETURN_IF_ERROR(ParseInstructionAttribute(*instr, pending));
   }
   Instruction* added = comp.AddInstruction(std::move(instr));
-  if (!names.emplace(added->name(), added).second) {
+  if (!names.Insert(added->name(), added)) {
     return std::unexpected(Err(name_tok, "instruction %" + std::string(name) +
                                              " is defined twice in computation %" + comp.name()));
   }
@@ -385,7 +380,7 @@ Result<std::vector<Instruction*>> ModuleParser::ParseOperands(Computation& comp,
       KILN_ASSIGN_OR_RETURN(std::unique_ptr<Instruction> nested,
                             ParseInstructionBody(comp, names, nested_name, depth + 1));
       Instruction* added = comp.AddInstruction(std::move(nested));
-      names.emplace(added->name(), added);
+      names.Insert(added->name(), added);
       operands.push_back(added);
       if (!cur_.Accept(TokKind::kComma) && !cur_.Is(TokKind::kRparen)) {
         return std::unexpected(cur_.Expected("',' or ')' after operand"));
@@ -394,12 +389,12 @@ Result<std::vector<Instruction*>> ModuleParser::ParseOperands(Computation& comp,
     }
     Token t = cur_.tok();
     if (!IsNameToken(cur_.kind())) return std::unexpected(cur_.Expected("an operand name"));
-    auto it = names.find(t.text);
-    if (it == names.end()) {
+    Instruction* operand = names.Find(t.text);
+    if (operand == nullptr) {
       return std::unexpected(Err(t, "operand %" + std::string(t.text) +
                                         " is not defined earlier in this computation"));
     }
-    operands.push_back(it->second);
+    operands.push_back(operand);
     cur_.Advance();
     if (!cur_.Accept(TokKind::kComma) && !cur_.Is(TokKind::kRparen)) {
       return std::unexpected(cur_.Expected("',' or ')' after operand"));
@@ -464,12 +459,12 @@ Status ModuleParser::ParseInstructionAttribute(Instruction& instr,
     }
     KILN_ASSIGN_OR_RETURN(std::vector<Token> refs, ParseNameList(&attr.braced));
     for (const Token& t : refs) {
-      auto it = computations_.find(t.text);
-      if (it == computations_.end()) {
+      Computation* callee = computations_.Find(t.text);
+      if (callee == nullptr) {
         return std::unexpected(Err(t, "computation %" + std::string(t.text) +
                                           " is not defined (callees must come before callers)"));
       }
-      attr.computations.push_back(it->second);
+      attr.computations.push_back(callee);
     }
   } else if (IsRawAttribute(name)) {
     attr.kind = Attribute::Kind::kRaw;

@@ -147,6 +147,8 @@ void Shape::AppendTo(std::string& out, bool print_default_layout) const {
   }
   out += ']';
   if (!IsArray() || (!print_default_layout && has_default_layout())) return;
+  // A scalar's default layout is empty: XLA never prints it as "{}".
+  if (rank() == 0 && layout_.IsPlain()) return;
   out += '{';
   for (size_t i = 0; i < layout_.minor_to_major.size(); ++i) {
     if (i > 0) out += ',';
@@ -154,8 +156,9 @@ void Shape::AppendTo(std::string& out, bool print_default_layout) const {
   }
   if (!layout_.IsPlain()) {
     out += ':';
+    if (!layout_.tiles.empty()) out += 'T';
     for (const auto& tile : layout_.tiles) {
-      out += "T(";
+      out += '(';
       for (size_t i = 0; i < tile.size(); ++i) {
         if (i > 0) out += ',';
         if (tile[i] == kCombineTileDim) {

@@ -132,7 +132,7 @@ bool AtArrayShape(const TokenCursor& cur) {
   return PrimitiveTypeFromName(t).has_value() && cur.PeekNext().kind == TokKind::kLsquare;
 }
 
-Result<Shape> ParseShapeTokens(TokenCursor& cur, int depth) {
+Result<Shape> ParseShapeTokens(TokenCursor& cur, int depth, bool allow_layout) {
   if (depth > kMaxNesting) return std::unexpected(cur.ErrorAt(cur.tok(), "shape nested too deeply"));
   if (cur.Is(TokKind::kLparen)) {
     cur.Advance();
@@ -186,7 +186,7 @@ Result<Shape> ParseShapeTokens(TokenCursor& cur, int depth) {
   for (int64_t i = 0; i < shape.rank(); ++i) {
     if ((dynamic >> i) & 1) shape.set_dynamic_dimension(i, true);
   }
-  if (cur.Is(TokKind::kLbrace)) {
+  if (allow_layout && cur.Is(TokKind::kLbrace)) {
     TokKind next = cur.PeekNext().kind;
     if (next == TokKind::kInt || next == TokKind::kColon) {
       KILN_RETURN_IF_ERROR(ParseLayout(cur, shape));
@@ -430,8 +430,19 @@ Result<Literal> ParseShapedLiteral(TokenCursor& cur, int depth) {
     cur.Advance();
     return Literal::Tuple(std::move(elements));
   }
-  KILN_ASSIGN_OR_RETURN(Shape shape, ParseShapeTokens(cur, depth + 1));
-  return ParseLiteralValue(cur, shape, depth + 1);
+  // "f32[2] {1, 2}": the '{' after the shape may open a layout or the value.
+  // Take it as a layout only if a value still follows it.
+  TokenCursor::Mark before = cur.Save();
+  Result<Shape> with_layout = ParseShapeTokens(cur, depth + 1);
+  bool value_follows = cur.Is(TokKind::kLbrace) || (with_layout && with_layout->rank() == 0 &&
+                                                    !cur.Is(TokKind::kEof) && !cur.Is(TokKind::kComma) &&
+                                                    !cur.Is(TokKind::kRparen));
+  if (!with_layout || !value_follows) {
+    cur.Restore(before);
+    KILN_ASSIGN_OR_RETURN(Shape shape, ParseShapeTokens(cur, depth + 1, /*allow_layout=*/false));
+    return ParseLiteralValue(cur, shape, depth + 1);
+  }
+  return ParseLiteralValue(cur, *with_layout, depth + 1);
 }
 
 }  // namespace kiln::hlo

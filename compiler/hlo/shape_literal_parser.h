@@ -15,7 +15,8 @@ inline constexpr int kMaxNesting = 64;
 // followed by '[').
 bool AtArrayShape(const TokenCursor& cur);
 
-Result<Shape> ParseShapeTokens(TokenCursor& cur, int depth = 0);
+// With allow_layout false a '{' after the dimensions is left unread.
+Result<Shape> ParseShapeTokens(TokenCursor& cur, int depth = 0, bool allow_layout = true);
 
 // A literal value for a known shape: "{1, 2}", "3", "(1, {2})", "{...}".
 Result<Literal> ParseLiteralValue(TokenCursor& cur, const Shape& shape, int depth = 0);

@@ -1,0 +1,567 @@
+#include "compiler/hlo/verifier.h"
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/hlo/op_attributes.h"
+#include "compiler/hlo/shape_inference.h"
+
+namespace kiln::hlo {
+namespace {
+
+std::string Where(const Instruction& instr) {
+  std::string s = "instruction %" + instr.name() + " in computation %" +
+                  (instr.parent() != nullptr ? instr.parent()->name() : std::string("?"));
+  if (instr.source_line() > 0) s += " (line " + std::to_string(instr.source_line()) + ")";
+  return s;
+}
+
+std::unexpected<Error> InstrError(const Instruction& instr, std::string_view message) {
+  // Attribute decoders already name the instruction; keep one mention.
+  const std::string prefix = "instruction %" + instr.name() + ": ";
+  if (message.starts_with(prefix)) message.remove_prefix(prefix.size());
+  return MakeError(Where(instr) + ": " + std::string(message));
+}
+
+std::unexpected<Error> CompError(const Computation& comp, std::string_view message) {
+  return MakeError("computation %" + comp.name() + ": " + std::string(message));
+}
+
+// Operand count for opcodes whose arity is fixed; -1 for variadic ones.
+int FixedArity(Opcode op) {
+  switch (CategoryOf(op)) {
+    case OpcodeCategory::kUnary:
+      return 1;
+    case OpcodeCategory::kBinary:
+      return 2;
+    case OpcodeCategory::kTernary:
+      return 3;
+    default:
+      break;
+  }
+  switch (op) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kIota:
+    case Opcode::kPartitionId:
+    case Opcode::kReplicaId:
+    case Opcode::kRngGetAndUpdateState:
+      return 0;
+    case Opcode::kBitcast:
+    case Opcode::kBitcastConvert:
+    case Opcode::kBroadcast:
+    case Opcode::kCholesky:
+    case Opcode::kCopyStart:
+    case Opcode::kCopyDone:
+    case Opcode::kDomain:
+    case Opcode::kFft:
+    case Opcode::kGetDimensionSize:
+    case Opcode::kGetTupleElement:
+    case Opcode::kReshape:
+    case Opcode::kReverse:
+    case Opcode::kRngBitGenerator:
+    case Opcode::kSlice:
+    case Opcode::kTranspose:
+    case Opcode::kWhile:
+    case Opcode::kTopK:
+    case Opcode::kRecvDone:
+    case Opcode::kSendDone:
+    case Opcode::kAllGatherDone:
+    case Opcode::kAllReduceDone:
+    case Opcode::kCollectivePermuteDone:
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAsyncDone:
+    case Opcode::kOptimizationBarrier:
+      return 1;
+    case Opcode::kAddDependency:
+    case Opcode::kConvolution:
+    case Opcode::kGather:
+    case Opcode::kPad:
+    case Opcode::kRng:
+    case Opcode::kSetDimensionSize:
+    case Opcode::kTriangularSolve:
+    case Opcode::kStochasticConvert:
+    case Opcode::kOutfeed:
+      return 2;
+    case Opcode::kSelectAndScatter:
+    case Opcode::kBatchNormTraining:
+    case Opcode::kRaggedDot:
+      return 3;
+    case Opcode::kScaledDot:
+      return 4;
+    case Opcode::kBatchNormGrad:
+    case Opcode::kBatchNormInference:
+      return 5;
+    case Opcode::kRaggedAllToAll:
+      return 6;
+    default:
+      return -1;
+  }
+}
+
+// Minimum operand count of variadic opcodes whose shapes are checked.
+int MinArity(Opcode op) {
+  switch (op) {
+    case Opcode::kConcatenate:
+    case Opcode::kSort:
+    case Opcode::kMap:
+    case Opcode::kConditional:
+    case Opcode::kDynamicSlice:
+    case Opcode::kDynamicReshape:
+      return 1;
+    case Opcode::kReduce:
+    case Opcode::kReduceWindow:
+    case Opcode::kDynamicUpdateSlice:
+    case Opcode::kDot:
+      return 2;
+    case Opcode::kScatter:
+      return 3;
+    default:
+      return 0;
+  }
+}
+
+// Opcodes XLA lets mix floating-point precisions among their operands.
+bool AllowsMixedOperands(Opcode op) {
+  switch (op) {
+    case Opcode::kCall:
+    case Opcode::kConditional:
+    case Opcode::kConstant:
+    case Opcode::kConvolution:
+    case Opcode::kDot:
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kAllReduceDone:
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
+    case Opcode::kAllGatherDone:
+    case Opcode::kAsyncDone:
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAsyncStart:
+    case Opcode::kCopyDone:
+    case Opcode::kCopyStart:
+    case Opcode::kCustomCall:
+    case Opcode::kDomain:
+    case Opcode::kFusion:
+    case Opcode::kGetTupleElement:
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kParameter:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
+    case Opcode::kReducePrecision:
+    case Opcode::kReduceWindow:
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kSort:
+    case Opcode::kTuple:
+    case Opcode::kWhile:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Opcodes whose result must match exactly (no precision change allowed).
+bool IsPassThrough(Opcode op) {
+  switch (op) {
+    case Opcode::kBitcast:
+    case Opcode::kCall:
+    case Opcode::kConditional:
+    case Opcode::kConstant:
+    case Opcode::kCopyDone:
+    case Opcode::kCopyStart:
+    case Opcode::kCustomCall:
+    case Opcode::kGetTupleElement:
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kParameter:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kTuple:
+    case Opcode::kWhile:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsCollective(Opcode op) { return CategoryOf(op) == OpcodeCategory::kCollective; }
+
+void CollectFloatTypes(const Shape& s, std::vector<PrimitiveType>* out) {
+  if (s.IsTuple()) {
+    for (const Shape& e : s.tuple_shapes()) CollectFloatTypes(e, out);
+  } else if (IsFloatingPoint(s.element_type())) {
+    out->push_back(s.element_type());
+  }
+}
+
+Status ValidateShape(const Shape& s) {
+  if (s.IsTuple() || s.IsBuffer()) {
+    for (const Shape& e : s.tuple_shapes()) KILN_RETURN_IF_ERROR(ValidateShape(e));
+    return Ok();
+  }
+  if (s.element_type() == PrimitiveType::kInvalid) return MakeError("shape has no element type");
+  if (!s.IsArray()) return Ok();
+  if (s.rank() > kMaxRank) return MakeError("shape " + s.ToString() + " has rank above 64");
+  for (int64_t d : s.dimensions()) {
+    if (d < 0 && d != kUnboundedDim)
+      return MakeError("shape " + s.ToString() + " has a negative dimension");
+  }
+  const auto& m2m = s.layout().minor_to_major;
+  if (!m2m.empty() || s.rank() == 0) {
+    std::vector<bool> seen(s.rank(), false);
+    bool ok = static_cast<int64_t>(m2m.size()) == s.rank();
+    for (int64_t d : m2m) {
+      if (!ok || d < 0 || d >= s.rank() || seen[d]) {
+        ok = false;
+        break;
+      }
+      seen[d] = true;
+    }
+    if (!ok)
+      return MakeError("layout of " + s.ToString(true) + " is not a permutation of its dimensions");
+  }
+  return Ok();
+}
+
+// ---- Structure ------------------------------------------------------------
+
+// Checks one computation's structure. `module_computations` is null for a
+// computation without a module.
+Status VerifyStructure(const Computation& comp,
+                       const std::unordered_set<const Computation*>* module_computations) {
+  if (comp.instructions().empty()) return CompError(comp, "has no instructions");
+  std::unordered_set<const Instruction*> members;
+  std::unordered_set<std::string_view> names;
+  for (const auto& owned : comp.instructions()) {
+    if (owned == nullptr) return CompError(comp, "holds a null instruction");
+    if (owned->parent() != &comp) return InstrError(*owned, "has a different parent computation");
+    members.insert(owned.get());
+    if (!names.insert(owned->name()).second) {
+      return InstrError(*owned, "reuses a name already defined in the computation");
+    }
+  }
+  if (comp.root() == nullptr) return CompError(comp, "has no root instruction");
+  if (!members.contains(comp.root())) {
+    return CompError(comp, "root %" + comp.root()->name() + " is not an instruction of it");
+  }
+  int64_t parameter_instructions = 0;
+  for (const auto& owned : comp.instructions()) {
+    const Instruction& instr = *owned;
+    if (Status valid = ValidateShape(instr.shape()); !valid) {
+      return InstrError(instr, valid.error().message);
+    }
+    for (int64_t i = 0; i < instr.operand_count(); ++i) {
+      const Instruction* op = instr.operand(i);
+      if (op == nullptr) return InstrError(instr, "operand " + std::to_string(i) + " is null");
+      if (!members.contains(op)) {
+        return InstrError(instr, "operand " + std::to_string(i) + " %" + op->name() +
+                                     " is not in the same computation");
+      }
+    }
+    for (const Instruction* pred : instr.control_predecessors()) {
+      if (pred == nullptr || !members.contains(pred)) {
+        return InstrError(instr, "control predecessor is not in the same computation");
+      }
+    }
+    for (const Attribute& a : instr.attributes()) {
+      if (a.kind != Attribute::Kind::kComputations) continue;
+      for (const Computation* callee : a.computations) {
+        if (callee == nullptr) return InstrError(instr, a.name + " refers to a null computation");
+        if (module_computations != nullptr && !module_computations->contains(callee)) {
+          return InstrError(instr, a.name + " refers to computation %" + callee->name() +
+                                       " which is not in the module");
+        }
+      }
+    }
+    const int arity = FixedArity(instr.opcode());
+    const bool sparse_dot = instr.opcode() == Opcode::kDot && instr.FindAttribute("sparsity");
+    if (arity >= 0 && !sparse_dot && instr.operand_count() != arity) {
+      return InstrError(instr, std::string(OpcodeName(instr.opcode())) + " expects " +
+                                   std::to_string(arity) + " operand(s), has " +
+                                   std::to_string(instr.operand_count()));
+    }
+    if (instr.operand_count() < MinArity(instr.opcode())) {
+      return InstrError(instr, std::string(OpcodeName(instr.opcode())) + " expects at least " +
+                                   std::to_string(MinArity(instr.opcode())) + " operand(s)");
+    }
+    if (instr.opcode() == Opcode::kParameter) {
+      ++parameter_instructions;
+      const int64_t n = instr.parameter_number();
+      if (n < 0) return InstrError(instr, "has a negative parameter number");
+      const auto& slots = comp.parameters();
+      if (n >= static_cast<int64_t>(slots.size()) || slots[n] != &instr) {
+        if (n < static_cast<int64_t>(slots.size()) && slots[n] != nullptr) {
+          return InstrError(instr, "parameter number " + std::to_string(n) +
+                                       " is already used by %" + slots[n]->name());
+        }
+        return InstrError(instr, "parameter number " + std::to_string(n) + " is too large");
+      }
+    }
+  }
+  for (size_t i = 0; i < comp.parameters().size(); ++i) {
+    if (comp.parameters()[i] == nullptr) {
+      return CompError(comp, "parameter number " + std::to_string(i) +
+                                 " is missing (parameters must be numbered 0.." +
+                                 std::to_string(parameter_instructions - 1) + ")");
+    }
+  }
+  // Cycles through operands and control predecessors (Kahn's algorithm).
+  std::unordered_map<const Instruction*, int64_t> pending;
+  std::unordered_map<const Instruction*, std::vector<const Instruction*>> users;
+  for (const auto& owned : comp.instructions()) {
+    const Instruction* instr = owned.get();
+    int64_t& count = pending[instr];
+    for (const Instruction* op : instr->operands()) {
+      ++count;
+      users[op].push_back(instr);
+    }
+    for (const Instruction* pred : instr->control_predecessors()) {
+      ++count;
+      users[pred].push_back(instr);
+    }
+  }
+  std::vector<const Instruction*> ready;
+  for (const auto& [instr, count] : pending) {
+    if (count == 0) ready.push_back(instr);
+  }
+  size_t done = 0;
+  while (!ready.empty()) {
+    const Instruction* instr = ready.back();
+    ready.pop_back();
+    ++done;
+    for (const Instruction* user : users[instr]) {
+      if (--pending[user] == 0) ready.push_back(user);
+    }
+  }
+  if (done != comp.instructions().size()) {
+    for (const auto& owned : comp.instructions()) {
+      if (pending[owned.get()] > 0) {
+        return InstrError(*owned,
+                          "is part of a cycle through its operands or control predecessors");
+      }
+    }
+  }
+  return Ok();
+}
+
+// Fails if a computation calls itself, directly or through others.
+Status VerifyCallGraph(const Module& module) {
+  std::unordered_map<const Computation*, int64_t> pending;
+  std::unordered_map<const Computation*, std::vector<const Computation*>> callers;
+  for (const auto& comp : module.computations()) pending[comp.get()];
+  for (const auto& comp : module.computations()) {
+    for (const auto& instr : comp->instructions()) {
+      for (const Computation* callee : instr->called_computations()) {
+        ++pending[comp.get()];
+        callers[callee].push_back(comp.get());
+      }
+    }
+  }
+  std::vector<const Computation*> ready;
+  for (const auto& [comp, count] : pending) {
+    if (count == 0) ready.push_back(comp);
+  }
+  size_t done = 0;
+  while (!ready.empty()) {
+    const Computation* comp = ready.back();
+    ready.pop_back();
+    ++done;
+    for (const Computation* caller : callers[comp]) {
+      if (--pending[caller] == 0) ready.push_back(caller);
+    }
+  }
+  if (done == pending.size()) return Ok();
+  for (const auto& comp : module.computations()) {
+    if (pending[comp.get()] > 0) return CompError(*comp, "calls itself (directly or indirectly)");
+  }
+  return Ok();
+}
+
+// ---- Shapes -------------------------------------------------------------------
+
+class ShapeChecker {
+ public:
+  ShapeChecker(const Instruction& instr, const VerifierOptions& options)
+      : instr_(instr), options_(options) {}
+
+  Status Run() const {
+    Status s = Check();
+    if (!s) return InstrError(instr_, s.error().message);
+    return Ok();
+  }
+
+ private:
+  const Shape& Op(int64_t i) const { return instr_.operand(i)->shape(); }
+
+  Status Check() const {
+    KILN_RETURN_IF_ERROR(CheckMixedPrecision());
+    KILN_RETURN_IF_ERROR(CheckAttributes());
+    const Shape& declared = instr_.shape();
+    KILN_ASSIGN_OR_RETURN(Shape inferred, InferInstructionShape(instr_, &declared));
+    const bool ignore_fp = options_.allow_mixed_precision && !IsPassThrough(instr_.opcode());
+    if (!ShapesCompatible(declared, inferred, ignore_fp)) {
+      return MakeError("result shape " + declared.ToString() + " does not match the expected " +
+                       inferred.ToString());
+    }
+    return Ok();
+  }
+
+  Status CheckMixedPrecision() const {
+    if (options_.allow_mixed_precision || AllowsMixedOperands(instr_.opcode())) return Ok();
+    std::vector<PrimitiveType> types;
+    for (const Instruction* op : instr_.operands()) CollectFloatTypes(op->shape(), &types);
+    for (PrimitiveType t : types) {
+      if (t != types[0]) {
+        return MakeError("mixes floating-point precisions " +
+                         std::string(PrimitiveTypeName(types[0])) + " and " +
+                         std::string(PrimitiveTypeName(t)) + " among its operands");
+      }
+    }
+    return Ok();
+  }
+
+  // Opcode-specific checks beyond the result shape.
+  Status CheckAttributes() const {
+    const Opcode op = instr_.opcode();
+    switch (op) {
+      case Opcode::kCompare: {
+        KILN_ASSIGN_OR_RETURN(Comparison c, GetComparison(instr_));
+        const PrimitiveType t = Op(0).element_type();
+        if (!c.type_explicit) return Ok();
+        const bool ok = IsFloatingPoint(t) ? (c.type == ComparisonType::kFloat ||
+                                              c.type == ComparisonType::kTotalOrder)
+                                           : c.type == DefaultComparisonType(t);
+        if (!ok) {
+          return MakeError("comparison type " + std::string(ComparisonTypeName(c.type)) +
+                           " does not fit operands of type " + std::string(PrimitiveTypeName(t)));
+        }
+        return Ok();
+      }
+      case Opcode::kMap: {
+        KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                              GetIntListAttributeOr(instr_, "dimensions"));
+        for (size_t i = 0; i < dims.size(); ++i) {
+          if (dims[i] != static_cast<int64_t>(i) ||
+              static_cast<int64_t>(dims.size()) != Op(0).rank()) {
+            return MakeError("map dimensions must be {0,...,rank-1}");
+          }
+        }
+        return Ok();
+      }
+      case Opcode::kFusion:
+        KILN_RETURN_IF_ERROR(GetFusionKind(instr_));
+        return Ok();
+      case Opcode::kCustomCall:
+        KILN_RETURN_IF_ERROR(GetStringAttribute(instr_, "custom_call_target"));
+        return Ok();
+      case Opcode::kRng: {
+        KILN_RETURN_IF_ERROR(GetRngDistribution(instr_));
+        for (int64_t i = 0; i < 2; ++i) {
+          if (!Op(i).IsArray() || Op(i).rank() != 0 ||
+              Op(i).element_type() != instr_.shape().element_type()) {
+            return MakeError("rng parameters must be scalars of the result type, got " +
+                             Op(i).ToString());
+          }
+        }
+        return Ok();
+      }
+      case Opcode::kRngBitGenerator: {
+        KILN_RETURN_IF_ERROR(GetRngAlgorithm(instr_));
+        const Shape& result = instr_.shape();
+        if (!result.IsTuple()) return Ok();
+        if (result.tuple_shapes().size() != 2 || !ShapesCompatible(result.tuple_shapes(0), Op(0))) {
+          return MakeError(
+              "rng-bit-generator result must be a (state, bits) tuple whose state "
+              "matches operand " +
+              Op(0).ToString());
+        }
+        return Ok();
+      }
+      default:
+        break;
+    }
+    if (IsCollective(op)) {
+      // The attributes that describe the participants must decode.
+      KILN_RETURN_IF_ERROR(GetReplicaGroups(instr_));
+      KILN_RETURN_IF_ERROR(GetSourceTargetPairs(instr_));
+    }
+    return Ok();
+  }
+
+  const Instruction& instr_;
+  const VerifierOptions& options_;
+};
+
+Status VerifyShapes(const Computation& comp, const VerifierOptions& options) {
+  for (const auto& instr : comp.instructions()) {
+    KILN_RETURN_IF_ERROR(ShapeChecker(*instr, options).Run());
+  }
+  return Ok();
+}
+
+Status VerifyEntryLayout(const Module& module) {
+  const Computation& entry = *module.entry();
+  const ComputationLayout& layout = *module.entry_layout();
+  if (layout.parameters.size() != entry.parameters().size()) {
+    return MakeError("entry_computation_layout has " + std::to_string(layout.parameters.size()) +
+                     " parameters but entry computation %" + entry.name() + " has " +
+                     std::to_string(entry.parameters().size()));
+  }
+  for (size_t i = 0; i < layout.parameters.size(); ++i) {
+    const Shape& actual = entry.parameters()[i]->shape();
+    if (!ShapesCompatible(actual, layout.parameters[i])) {
+      return MakeError("entry_computation_layout parameter " + std::to_string(i) + " " +
+                       layout.parameters[i].ToString() + " does not match parameter %" +
+                       entry.parameters()[i]->name() + " of shape " + actual.ToString());
+    }
+  }
+  if (!ShapesCompatible(entry.root()->shape(), layout.result)) {
+    return MakeError("entry_computation_layout result " + layout.result.ToString() +
+                     " does not match the root %" + entry.root()->name() + " of shape " +
+                     entry.root()->shape().ToString());
+  }
+  return Ok();
+}
+
+}  // namespace
+
+Status VerifyComputation(const Computation& computation, const VerifierOptions& options) {
+  std::unordered_set<const Computation*> members;
+  const Module* module = computation.parent();
+  if (module != nullptr) {
+    for (const auto& c : module->computations()) members.insert(c.get());
+  }
+  KILN_RETURN_IF_ERROR(VerifyStructure(computation, module != nullptr ? &members : nullptr));
+  return VerifyShapes(computation, options);
+}
+
+Status VerifyModule(const Module& module, const VerifierOptions& options) {
+  std::unordered_set<const Computation*> members;
+  std::unordered_set<std::string_view> names;
+  for (const auto& c : module.computations()) {
+    if (c == nullptr) return MakeError("module " + module.name() + " holds a null computation");
+    if (c->parent() != &module) return CompError(*c, "has a different parent module");
+    if (!names.insert(c->name()).second) return CompError(*c, "name is used twice in the module");
+    members.insert(c.get());
+  }
+  if (module.entry() == nullptr)
+    return MakeError("module " + module.name() + " has no entry computation");
+  if (!members.contains(module.entry())) {
+    return MakeError("entry computation %" + module.entry()->name() + " is not in the module");
+  }
+  for (const auto& c : module.computations()) KILN_RETURN_IF_ERROR(VerifyStructure(*c, &members));
+  KILN_RETURN_IF_ERROR(VerifyCallGraph(module));
+  for (const auto& c : module.computations()) KILN_RETURN_IF_ERROR(VerifyShapes(*c, options));
+  if (module.entry_layout()) KILN_RETURN_IF_ERROR(VerifyEntryLayout(module));
+  return Ok();
+}
+
+}  // namespace kiln::hlo

@@ -1,0 +1,30 @@
+#include "tools/load_module.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/verifier.h"
+
+namespace kiln::tools {
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return MakeError(path + ": cannot open: " + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return MakeError(path + ": read failed");
+  return ss.str();
+}
+
+Result<std::unique_ptr<hlo::Module>> LoadVerifiedModule(const std::string& path) {
+  KILN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, hlo::ParseModule(text, path));
+  Status verified = hlo::VerifyModule(*module);
+  if (!verified) return MakeError(path + ": verification failed: " + verified.error().message);
+  return module;
+}
+
+}  // namespace kiln::tools

@@ -1,0 +1,16 @@
+// Reads an HLO text file, parses and verifies it. Errors name the file and,
+// for parse errors, the line and column. Thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "compiler/hlo/module.h"
+#include "compiler/hlo/status.h"
+
+namespace kiln::tools {
+
+Result<std::string> ReadFile(const std::string& path);
+Result<std::unique_ptr<hlo::Module>> LoadVerifiedModule(const std::string& path);
+
+}  // namespace kiln::tools
