@@ -1,5 +1,7 @@
 #include "compiler/hlo/parser.h"
 
+#include <unordered_map>
+
 #include "compiler/hlo/name_table.h"
 
 #include "compiler/hlo/shape_inference.h"
@@ -74,6 +76,7 @@ class ModuleParser {
   NameTable<Computation> computations_;
   // Instructions written without a shape; inferred once the module is built.
   std::vector<Instruction*> pending_shapes_;
+  std::unordered_map<const Instruction*, uint32_t> shape_offsets_;
   int nested_count_ = 0;
 };
 
@@ -97,8 +100,10 @@ Result<std::unique_ptr<Module>> ModuleParser::Parse() {
   for (Instruction* instr : pending_shapes_) {
     Result<Shape> shape = InferInstructionShape(*instr, /*declared=*/nullptr);
     if (!shape) {
-      return MakeError(std::string(cur_.filename()) + ":" + std::to_string(instr->source_line()) +
-                       ": cannot infer the shape of %" + instr->name() + ": " + shape.error().message);
+      Token at;
+      at.offset = shape_offsets_[instr];
+      return std::unexpected(cur_.ErrorAt(at, "cannot infer the shape of %" + instr->name() + ": " +
+                                                  shape.error().message));
     }
     instr->set_shape(std::move(*shape));
   }
@@ -342,7 +347,10 @@ Result<std::unique_ptr<Instruction>> ModuleParser::ParseInstructionBody(Computat
     instr = Instruction::Create(*opcode, std::move(shape), std::move(operands), std::move(name));
   }
   instr->set_async_wrapped_opcode(std::move(wrapped));
-  if (!has_shape) pending_shapes_.push_back(instr.get());
+  if (!has_shape) {
+    pending_shapes_.push_back(instr.get());
+    shape_offsets_[instr.get()] = opcode_tok.offset;
+  }
   return instr;
 }
 

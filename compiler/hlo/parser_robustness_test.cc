@@ -21,7 +21,6 @@
 #include <gtest/gtest.h>
 
 #include "compiler/hlo/parser.h"
-#include "compiler/hlo/printer.h"
 
 namespace kiln::hlo {
 namespace {
@@ -568,6 +567,20 @@ TEST(NastyInputTest, EmptyAndHeaderOnly) {
   ExpectShapeError("", "empty shape");
   ExpectLiteralError("", "empty literal");
   ExpectLiteralError("f32[2]", "literal without a value");
+}
+
+// Instructions written without a shape get one from shape inference once
+// the module is read; when that fails the error still says where.
+TEST(NastyInputTest, ShapeInferenceErrorsArePositioned) {
+  for (std::string_view body : {
+           "  ROOT p = parameter(0)",
+           "  p = f32[2,3] parameter(0)\n  ROOT r = reshape(p)",
+           "  p = f32[2] parameter(0)\n  q = f32[3] parameter(1)\n  ROOT r = add(p, q)",
+           "  p = (f32[2]) parameter(0)\n  ROOT g = get-tuple-element(p), index=7",
+           "  p = f32[2] parameter(0)\n  ROOT d = dot(p, p), lhs_contracting_dims={0}",
+       }) {
+    ExpectModuleError(Entry(body), body);
+  }
 }
 
 // A value used by many instructions must not make parsing quadratic

@@ -95,7 +95,16 @@ std::string PrintModule(const Module& module) {
     }
     out += '}';
     if (!comp->execution_thread().empty()) {
-      out += ", execution_thread=\"" + comp->execution_thread() + "\"";
+      out += ", execution_thread=\"";
+      for (char c : comp->execution_thread()) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (c == '\n') {
+          out += "\\n";
+          continue;
+        }
+        out += c;
+      }
+      out += '"';
     }
     out += "\n";
   }

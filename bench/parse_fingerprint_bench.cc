@@ -1,0 +1,197 @@
+// kiln_parse_bench: throughput of the HLO front end on the largest corpus
+// modules, next to the speed of hashing the same bytes.
+//
+//   kiln_parse_bench [corpus_dir] [repetitions]
+//
+// corpus_dir defaults to ../shared/corpus (as seen from the checkout), then
+// to the corpus the build was configured with. For each of the five largest
+// .hlo files under it, single-threaded and best of `repetitions` (default
+// 5) runs each, it measures:
+//   raw hash  XXH3-128 over the file's bytes (the floor: touching the input)
+//   parse     ParseModule alone
+//   fp        FingerprintModule alone, on the parsed module
+//   parse+fp  ParseModule then FingerprintModule (what a cache lookup costs)
+// and prints MB/s (10^6 bytes of HLO text per second) per module, the
+// aggregate (total bytes over total best times) and how many times slower
+// parse+fp is than the raw hash. It reports whether the target is met but
+// never fails on timing: exit status 1 only when the corpus cannot be read
+// or a module does not parse.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <xxhash.h>
+
+#include "compiler/hlo/fingerprint.h"
+#include "compiler/hlo/parser.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr double kTargetMBps = 150.0;
+constexpr size_t kModules = 5;
+
+#ifndef KILN_CORPUS_DIR
+#define KILN_CORPUS_DIR "../shared/corpus"
+#endif
+
+// Keeps results alive so the timed work cannot be optimised away.
+volatile uint64_t g_sink = 0;
+
+struct Input {
+  fs::path path;
+  std::string text;
+};
+
+struct Timings {
+  double raw_hash = std::numeric_limits<double>::infinity();  // seconds, best run
+  double parse = std::numeric_limits<double>::infinity();
+  double fingerprint = std::numeric_limits<double>::infinity();
+  double parse_fp = std::numeric_limits<double>::infinity();
+};
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+double MBps(size_t bytes, double seconds) { return static_cast<double>(bytes) / 1e6 / seconds; }
+
+fs::path ChooseCorpus(int argc, char** argv) {
+  if (argc > 1) return argv[1];
+  std::error_code ec;
+  if (fs::is_directory("../shared/corpus", ec)) return "../shared/corpus";
+  return KILN_CORPUS_DIR;
+}
+
+// The `count` largest .hlo files under `root`, largest first.
+std::vector<fs::path> LargestModules(const fs::path& root, size_t count) {
+  std::vector<std::pair<uintmax_t, fs::path>> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_regular_file(ec) && it->path().extension() == ".hlo") {
+      files.emplace_back(it->file_size(ec), it->path());
+    }
+  }
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<fs::path> out;
+  for (size_t i = 0; i < files.size() && i < count; ++i) out.push_back(files[i].second);
+  return out;
+}
+
+// Returns false (after printing why) when the module does not parse or
+// fingerprint.
+bool Measure(const Input& in, int repetitions, Timings& t) {
+  const std::string& text = in.text;
+  const std::string name = in.path.filename().string();
+  for (int r = 0; r < repetitions; ++r) {
+    auto a = Clock::now();
+    XXH128_hash_t h = XXH3_128bits(text.data(), text.size());
+    auto b = Clock::now();
+    g_sink = g_sink + h.low64;
+    t.raw_hash = std::min(t.raw_hash, Seconds(a, b));
+  }
+  for (int r = 0; r < repetitions; ++r) {
+    auto a = Clock::now();
+    kiln::Result<std::unique_ptr<kiln::hlo::Module>> m = kiln::hlo::ParseModule(text, name);
+    auto b = Clock::now();
+    if (!m) {
+      std::fprintf(stderr, "%s: %s\n", in.path.c_str(), m.error().message.c_str());
+      return false;
+    }
+    g_sink = g_sink + static_cast<uint64_t>((*m)->instruction_count());
+    t.parse = std::min(t.parse, Seconds(a, b));
+    // Fingerprint alone, on this parsed module.
+    a = Clock::now();
+    kiln::Result<kiln::hlo::Fingerprint> fp = kiln::hlo::FingerprintModule(**m, {});
+    b = Clock::now();
+    if (!fp) {
+      std::fprintf(stderr, "%s: fingerprint: %s\n", in.path.c_str(), fp.error().message.c_str());
+      return false;
+    }
+    g_sink = g_sink + fp->key.low;
+    t.fingerprint = std::min(t.fingerprint, Seconds(a, b));
+  }  // the module is freed outside the timed regions
+  for (int r = 0; r < repetitions; ++r) {
+    std::unique_ptr<kiln::hlo::Module> keep;
+    auto a = Clock::now();
+    kiln::Result<std::unique_ptr<kiln::hlo::Module>> m = kiln::hlo::ParseModule(text, name);
+    if (!m) return false;
+    kiln::Result<kiln::hlo::Fingerprint> fp = kiln::hlo::FingerprintModule(**m, {});
+    auto b = Clock::now();
+    if (!fp) return false;
+    g_sink = g_sink + fp->key.high;
+    keep = std::move(*m);
+    t.parse_fp = std::min(t.parse_fp, Seconds(a, b));
+  }
+  return true;
+}
+
+void PrintRow(const char* label, size_t bytes, const Timings& t) {
+  std::printf("%-52s %8.2f %10.0f %9.1f %9.1f %9.1f %7.1fx\n", label,
+              static_cast<double>(bytes) / 1e6, MBps(bytes, t.raw_hash), MBps(bytes, t.parse),
+              MBps(bytes, t.fingerprint), MBps(bytes, t.parse_fp), t.parse_fp / t.raw_hash);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const fs::path corpus = ChooseCorpus(argc, argv);
+  const int repetitions = argc > 2 ? std::max(1, std::atoi(argv[2])) : 5;
+  std::vector<fs::path> paths = LargestModules(corpus, kModules);
+  if (paths.empty()) {
+    std::fprintf(stderr, "no .hlo files under %s\n", corpus.c_str());
+    return 1;
+  }
+  std::vector<Input> inputs;
+  for (const fs::path& p : paths) {
+    std::ifstream f(p, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (!f.good() && !f.eof()) {
+      std::fprintf(stderr, "cannot read %s\n", p.c_str());
+      return 1;
+    }
+    inputs.push_back({p, std::move(text)});
+  }
+
+  std::printf("kiln_parse_bench: %zu largest modules under %s, best of %d, 1 thread\n",
+              inputs.size(), corpus.c_str(), repetitions);
+  std::printf("MB/s = 10^6 bytes of HLO text per second; ratio = parse+fp time / raw hash time\n\n");
+  std::printf("%-52s %8s %10s %9s %9s %9s %8s\n", "module", "MB", "raw hash", "parse", "fp",
+              "parse+fp", "ratio");
+  Timings total{0, 0, 0, 0};
+  size_t total_bytes = 0;
+  for (const Input& in : inputs) {
+    Timings t;
+    if (!Measure(in, repetitions, t)) return 1;
+    std::string label = in.path.filename().string();
+    if (label.size() > 52) label = "..." + label.substr(label.size() - 49);
+    PrintRow(label.c_str(), in.text.size(), t);
+    total.raw_hash += t.raw_hash;
+    total.parse += t.parse;
+    total.fingerprint += t.fingerprint;
+    total.parse_fp += t.parse_fp;
+    total_bytes += in.text.size();
+  }
+  std::printf("\n");
+  PrintRow("aggregate", total_bytes, total);
+
+  const double achieved = MBps(total_bytes, total.parse_fp);
+  std::printf("\ntarget: >= %.0f MB/s parse+fingerprint\n", kTargetMBps);
+  std::printf("result: %.1f MB/s aggregate parse+fingerprint, %s (parse+fp is %.1fx the raw "
+              "XXH3-128 time)\n",
+              achieved, achieved >= kTargetMBps ? "MET" : "NOT MET", total.parse_fp / total.raw_hash);
+  return 0;
+}
