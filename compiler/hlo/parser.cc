@@ -78,6 +78,7 @@ class ModuleParser {
   std::vector<Instruction*> pending_shapes_;
   std::unordered_map<const Instruction*, uint32_t> shape_offsets_;
   int nested_count_ = 0;
+  int64_t splat_bytes_ = 0;
 };
 
 Result<std::unique_ptr<Module>> ModuleParser::Parse() {
@@ -359,11 +360,16 @@ Result<std::unique_ptr<Instruction>> ModuleParser::ParseInstructionBody(Computat
 Result<Literal> ModuleParser::ParseConstantLiteral(const Shape& shape) {
   bool splat = shape.IsArray() && shape.rank() > 0 && !cur_.Is(TokKind::kLbrace);
   if (!splat) return ParseLiteralValue(cur_, shape);
+  // Expanded splats are bounded in bytes per parse, so a short input cannot
+  // make the parser allocate without bound.
+  constexpr int64_t kSplatBudgetBytes = int64_t{64} << 20;
   int64_t count = shape.ElementCount();
-  if (count < 0 || count > (int64_t{1} << 24)) {
+  int64_t bytes = shape.ByteSize();
+  if (count < 0 || bytes < 0 || bytes > kSplatBudgetBytes - splat_bytes_) {
     return std::unexpected(Err(cur_.tok(), "scalar constant of shape " + shape.ToString() +
-                                               " is too large to expand"));
+                                               " is too large to expand (splat constants are limited to 64 MiB per module)"));
   }
+  splat_bytes_ += bytes;
   KILN_ASSIGN_OR_RETURN(Literal scalar, ParseLiteralValue(cur_, Shape(shape.element_type(), {})));
   std::vector<uint8_t> data;
   data.reserve(scalar.data().size() * count);
