@@ -15,6 +15,7 @@
 
 #include "compiler/hlo/module_equal.h"
 #include "compiler/hlo/parser.h"
+#include "compiler/hlo/test_corpus.h"
 #include "compiler/hlo/printer.h"
 
 namespace kiln::hlo {
@@ -33,31 +34,9 @@ constexpr size_t kMaxModulesAwaitingShapeInference = 13;
 // Failures reported one by one before the rest are only counted.
 constexpr int kMaxReportedFailures = 25;
 
-fs::path CorpusRoot() { return fs::path(KILN_CORPUS_DIR); }
-
-// All *.hlo files under <corpus>/hlo, sorted; empty if the folder is absent.
-const std::vector<fs::path>& CorpusModules() {
-  static const std::vector<fs::path> files = [] {
-    std::vector<fs::path> out;
-    std::error_code ec;
-    fs::path dir = CorpusRoot() / "hlo";
-    if (!fs::is_directory(dir, ec)) return out;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-         it.increment(ec)) {
-      if (it->is_regular_file() && it->path().extension() == ".hlo") out.push_back(it->path());
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  }();
-  return files;
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::CorpusModules;
+using testing::CorpusRoot;
+using testing::ReadTextFile;
 
 std::string DisplayName(const fs::path& path) {
   return path.lexically_relative(CorpusRoot()).generic_string();
@@ -93,7 +72,7 @@ TEST(CorpusRoundTripTest, EveryModuleParses) {
   std::vector<std::string> awaiting_shape_inference;
   for (const fs::path& path : files) {
     std::string name = DisplayName(path);
-    std::string text = ReadFile(path);
+    std::string text = ReadTextFile(path);
     ASSERT_FALSE(text.empty()) << name << " is empty or unreadable";
     Result<std::unique_ptr<Module>> m = ParseModule(text, name);
     if (m) continue;
@@ -119,7 +98,7 @@ TEST(CorpusRoundTripTest, PrintParseGivesEqualModuleAndFixedPoint) {
   size_t round_tripped = 0;
   for (const fs::path& path : files) {
     std::string name = DisplayName(path);
-    Result<std::unique_ptr<Module>> first = ParseModule(ReadFile(path), name);
+    Result<std::unique_ptr<Module>> first = ParseModule(ReadTextFile(path), name);
     if (!first) continue;  // reported by EveryModuleParses
     std::string printed = PrintModule(**first);
     Result<std::unique_ptr<Module>> second = ParseModule(printed, name + " (printed)");
@@ -160,7 +139,7 @@ TEST(CorpusRoundTripTest, SidecarLiteralsParseAndRoundTrip) {
     sidecar.replace_extension(".expected.txt");
     std::error_code ec;
     if (!fs::exists(sidecar, ec)) continue;
-    std::istringstream lines(ReadFile(sidecar));
+    std::istringstream lines(ReadTextFile(sidecar));
     int line_no = 0;
     for (std::string line; std::getline(lines, line);) {
       ++line_no;
@@ -199,7 +178,7 @@ TEST(CorpusRoundTripTest, ModulesEqualSeesSmallChangesInCorpusModules) {
   int checked = 0;
   for (size_t f = 0; f < files.size(); f += 7) {  // every 7th module keeps this quick
     std::string name = DisplayName(files[f]);
-    std::string text = ReadFile(files[f]);
+    std::string text = ReadTextFile(files[f]);
     Result<std::unique_ptr<Module>> a = ParseModule(text, name);
     Result<std::unique_ptr<Module>> b = ParseModule(text, name);
     if (!a || !b) continue;

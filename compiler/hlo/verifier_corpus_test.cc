@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "compiler/hlo/parser.h"
+#include "compiler/hlo/test_corpus.h"
 #include "compiler/hlo/verifier.h"
 
 namespace kiln::hlo {
@@ -73,27 +74,9 @@ const std::map<std::string, std::string>& InvalidModules() {
   return modules;
 }
 
-fs::path CorpusRoot() { return fs::path(KILN_CORPUS_DIR); }
-
-std::vector<fs::path> CorpusModules() {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  const fs::path dir = CorpusRoot() / "hlo";
-  if (!fs::is_directory(dir, ec)) return out;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    if (it->is_regular_file() && it->path().extension() == ".hlo") out.push_back(it->path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::CorpusModules;
+using testing::CorpusRoot;
+using testing::ReadTextFile;
 
 TEST(VerifierCorpusTest, EveryValidModuleVerifies) {
   const std::vector<fs::path> files = CorpusModules();
@@ -102,7 +85,7 @@ TEST(VerifierCorpusTest, EveryValidModuleVerifies) {
   std::map<std::string, bool> seen;
   for (const fs::path& path : files) {
     const std::string name = path.lexically_relative(CorpusRoot() / "hlo").generic_string();
-    Result<std::unique_ptr<Module>> module = ParseModule(ReadFile(path), name);
+    Result<std::unique_ptr<Module>> module = ParseModule(ReadTextFile(path), name);
     auto invalid = InvalidModules().find(name);
     if (invalid != InvalidModules().end()) seen[name] = true;
     if (!module) {
