@@ -1,0 +1,22 @@
+# kiln_library(NAME name [DEPS lib...] [TEST_DEPS lib...])
+#
+# One static library per folder: every *.cc in the calling folder except
+# *_test.cc. The *_test.cc files form `${name}_tests`, registered with ctest
+# through gtest_discover_tests; they see KILN_CORPUS_DIR.
+function(kiln_library)
+  cmake_parse_arguments(KL "" "NAME" "DEPS;TEST_DEPS" ${ARGN})
+  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
+  list(FILTER sources EXCLUDE REGEX "_test\\.cc$")
+  add_library(${KL_NAME} STATIC ${sources})
+  target_include_directories(${KL_NAME} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${KL_NAME} PUBLIC ${KL_DEPS})
+
+  file(GLOB tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cc)
+  if(tests)
+    add_executable(${KL_NAME}_tests ${tests})
+    target_link_libraries(${KL_NAME}_tests PRIVATE ${KL_NAME} ${KL_TEST_DEPS} GTest::gtest_main GTest::gmock)
+    target_compile_definitions(${KL_NAME}_tests PRIVATE KILN_CORPUS_DIR="${KILN_CORPUS_DIR}")
+    include(GoogleTest)
+    gtest_discover_tests(${KL_NAME}_tests DISCOVERY_TIMEOUT 120)
+  endif()
+endfunction()

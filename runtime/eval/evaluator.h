@@ -1,0 +1,40 @@
+// The op evaluator: runs a verified HLO module on host literals, following
+// XLA's operation semantics. This is the numerics of a simulated chip.
+//
+// The module and the arguments are borrowed for the call; the result is
+// owned by the caller. An evaluation that exceeds its step budget (runaway
+// while loops), meets an unsupported op or custom-call target
+// (`unsupported custom-call target "X"`) or gets arguments of the wrong
+// shape returns an Error naming the instruction; it never crashes. Each call
+// is independent: concurrent calls on one module are safe.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "compiler/hlo/literal.h"
+#include "compiler/hlo/module.h"
+#include "compiler/hlo/status.h"
+
+namespace kiln::runtime {
+
+struct EvalOptions {
+  // Units of work (elements produced, loop iterations) before the evaluation
+  // gives up with an error.
+  int64_t step_budget = int64_t{1} << 34;
+  // Seed of `rng` and of any other source of randomness.
+  uint64_t rng_seed = 0;
+};
+
+// Evaluates the module's entry computation. `args[i]` is parameter i; its
+// shape must equal the parameter's (layouts may differ: literals are
+// row-major). Returns the root's value (a tuple literal for a tuple root).
+Result<hlo::Literal> EvaluateModule(const hlo::Module& module, std::span<const hlo::Literal> args,
+                                    const EvalOptions& options = {});
+
+// Evaluates one computation of a module on borrowed arguments.
+Result<hlo::Literal> EvaluateComputation(const hlo::Computation& computation,
+                                         std::span<const hlo::Literal* const> args,
+                                         const EvalOptions& options = {});
+
+}  // namespace kiln::runtime
