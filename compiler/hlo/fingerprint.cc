@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <unordered_map>
 
 #define XXH_INLINE_ALL
@@ -114,7 +116,8 @@ class Fingerprinter {
   Hash128 ModuleConfigHash();
 
  private:
-  void HashAttributes(const Instruction& instr, const std::vector<Hash128>& data_hashes);
+  void HashAttributes(const Instruction& instr);
+  void FoldOrderingAndChannels(const Computation& comp, std::vector<Hash128>& hashes);
 
   const Module& module_;
   HashWriter w_;
@@ -124,10 +127,11 @@ class Fingerprinter {
   int depth_guard_ = 0;
 };
 
-void Fingerprinter::HashAttributes(const Instruction& instr,
-                                   const std::vector<Hash128>& data_hashes) {
+void Fingerprinter::HashAttributes(const Instruction& instr) {
   sorted_attrs_.clear();
   for (const Attribute& a : instr.attributes()) {
+    // Ordering edges are folded in by FoldOrderingAndChannels.
+    if (a.kind == Attribute::Kind::kInstructions) continue;
     if (!IsNonSemanticAttribute(a.name)) sorted_attrs_.push_back(&a);
   }
   std::sort(sorted_attrs_.begin(), sorted_attrs_.end(),
@@ -147,18 +151,65 @@ void Fingerprinter::HashAttributes(const Instruction& instr,
         w_.U64(a->computations.size());
         for (const Computation* c : a->computations) w_.Hash(computation_hashes_.at(c));
         break;
-      case Attribute::Kind::kInstructions: {
-        // Ordering edges: a set of predecessors, identified by content.
-        scratch_.clear();
-        for (const Instruction* p : a->instructions) {
-          scratch_.push_back(data_hashes[p->index_in_parent()]);
-        }
-        std::sort(scratch_.begin(), scratch_.end());
-        w_.U64(scratch_.size());
-        for (const Hash128& h : scratch_) w_.Hash(h);
+      case Attribute::Kind::kInstructions:
         break;
-      }
     }
+  }
+}
+
+// Pass 2 of a computation's hash. Control predecessors and channel ids
+// relate instructions that need not be operand-connected, so they are folded
+// in after every instruction's content hash is known: an instruction with
+// control predecessors adds their content hashes (as a set, so textual order
+// does not matter); one sharing a channel id with others adds a label made
+// of the content hashes of the whole group (so which send pairs with which
+// recv counts, but not the id's number). Changes then propagate to users.
+void Fingerprinter::FoldOrderingAndChannels(const Computation& comp,
+                                            std::vector<Hash128>& hashes) {
+  const auto& instrs = comp.instructions();
+  const size_t n = instrs.size();
+  std::unordered_map<std::string, std::vector<size_t>> channels;
+  bool any = false;
+  for (size_t i = 0; i < n; ++i) {
+    if (!instrs[i]->control_predecessors().empty()) any = true;
+    if (const std::string* id = instrs[i]->AttributeText("channel_id")) channels[*id].push_back(i);
+  }
+  std::vector<std::optional<Hash128>> labels(n);
+  for (const auto& [id, members] : channels) {
+    if (members.size() < 2) continue;
+    any = true;
+    scratch_.clear();
+    for (size_t i : members) scratch_.push_back(hashes[i]);
+    std::sort(scratch_.begin(), scratch_.end());
+    w_.Clear();
+    w_.Tag('G');
+    for (const Hash128& h : scratch_) w_.Hash(h);
+    Hash128 label = w_.Finish();
+    for (size_t i : members) labels[i] = label;
+  }
+  if (!any) return;
+  const std::vector<Hash128> content = hashes;
+  for (size_t i = 0; i < n; ++i) {
+    const Instruction& instr = *instrs[i];
+    bool changed = !instr.control_predecessors().empty() || labels[i].has_value();
+    for (const Instruction* op : instr.operands()) {
+      if (hashes[op->index_in_parent()] != content[op->index_in_parent()]) changed = true;
+    }
+    if (!changed) continue;
+    w_.Clear();
+    w_.Tag('K');
+    w_.Hash(content[i]);
+    for (const Instruction* op : instr.operands()) w_.Hash(hashes[op->index_in_parent()]);
+    scratch_.clear();
+    for (const Instruction* p : instr.control_predecessors()) {
+      scratch_.push_back(content[p->index_in_parent()]);
+    }
+    std::sort(scratch_.begin(), scratch_.end());
+    w_.U64(scratch_.size());
+    for (const Hash128& h : scratch_) w_.Hash(h);
+    w_.U64(labels[i].has_value());
+    if (labels[i]) w_.Hash(*labels[i]);
+    hashes[i] = w_.Finish();
   }
 }
 
@@ -181,11 +232,8 @@ Result<Hash128> Fingerprinter::ComputationHash(const Computation* comp) {
   const size_t n = instrs.size();
   // Pass 1: content and operands; operands precede users in the list.
   std::vector<Hash128> hashes(n);
-  std::vector<Hash128> data_hashes;
-  bool has_control = false;
   for (size_t i = 0; i < n; ++i) {
     const Instruction& instr = *instrs[i];
-    if (!instr.control_predecessors().empty()) has_control = true;
     w_.Clear();
     w_.Tag('I');
     w_.U64(static_cast<uint64_t>(instr.opcode()));
@@ -202,27 +250,10 @@ Result<Hash128> Fingerprinter::ComputationHash(const Computation* comp) {
       }
       w_.Hash(hashes[j]);
     }
-    HashAttributes(instr, hashes);
+    HashAttributes(instr);
     hashes[i] = w_.Finish();
   }
-  if (has_control) {
-    // Pass 2: fold ordering edges in (predecessors by content).
-    data_hashes = hashes;
-    for (size_t i = 0; i < n; ++i) {
-      const Instruction& instr = *instrs[i];
-      if (instr.control_predecessors().empty()) continue;
-      scratch_.clear();
-      for (const Instruction* p : instr.control_predecessors()) {
-        scratch_.push_back(data_hashes[p->index_in_parent()]);
-      }
-      std::sort(scratch_.begin(), scratch_.end());
-      w_.Clear();
-      w_.Tag('K');
-      w_.Hash(hashes[i]);
-      for (const Hash128& h : scratch_) w_.Hash(h);
-      hashes[i] = w_.Finish();
-    }
-  }
+  FoldOrderingAndChannels(*comp, hashes);
   // The computation: its parameters in order, its root, and every other
   // instruction nobody uses (side effects, dead code), as a sorted set.
   std::vector<Hash128> leaves;

@@ -12,8 +12,6 @@
 // backend_config, the module header, the chip and compile options),
 // re-parse it and compare keys and sub-hashes. Counts go to stdout.
 //
-// Tests named DISABLED_ document known fingerprint bugs; run them with
-// --gtest_also_run_disabled_tests and enable them once fixed.
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -487,7 +485,7 @@ TEST(FingerprintTest, ChipAndCompileOptionsChangeOnlyTheirSubHashes) {
 // the fingerprint's first pass reads the predecessor's hash before it is
 // computed (all zeros), so the key depends on the textual order of two
 // data-independent instructions.
-TEST(FingerprintTest, DISABLED_ControlPredecessorWrittenAfterItsSuccessorKeepsKey) {
+TEST(FingerprintTest, ControlPredecessorWrittenAfterItsSuccessorKeepsKey) {
   constexpr std::string_view kBefore = R"(
 HloModule m
 ENTRY %main {
@@ -535,7 +533,7 @@ ENTRY %main {
 // which send a recv pairs with is lost. Here %r1 receives %p0 in one module
 // and %p1 in the other (the root computes p0 - p1 or p1 - p0), yet both get
 // the same key. Renumbering must keep the grouping of ids, not drop it.
-TEST(FingerprintTest, DISABLED_ChannelIdPairingChangesKey) {
+TEST(FingerprintTest, ChannelIdPairingChangesKey) {
   constexpr std::string_view kTemplate = R"(
 HloModule m
 ENTRY %main {

@@ -29,7 +29,13 @@ void AppendAttribute(const Attribute& a, std::string& out) {
   }
 }
 
-void AppendInstruction(const Instruction& instr, bool is_root, std::string& out) {
+bool ShouldPrint(const Attribute& a, const PrintOptions& options) {
+  if (a.kind == Attribute::Kind::kInstructions) return options.control_predecessors;
+  return options.informational_attributes || !IsNonSemanticAttribute(a.name);
+}
+
+void AppendInstruction(const Instruction& instr, bool is_root, const PrintOptions& options,
+                       std::string& out) {
   out += "  ";
   if (is_root) out += "ROOT ";
   out += '%';
@@ -52,17 +58,47 @@ void AppendInstruction(const Instruction& instr, bool is_root, std::string& out)
   }
   out += ')';
   for (const Attribute& a : instr.attributes()) {
+    if (!ShouldPrint(a, options)) continue;
     out += ", ";
     AppendAttribute(a, out);
   }
 }
 
+void AppendComputation(const Computation& comp, const PrintOptions& options, std::string& out) {
+  out += '%';
+  out += comp.name();
+  out += " {\n";
+  for (const auto& instr : comp.instructions()) {
+    AppendInstruction(*instr, instr.get() == comp.root(), options, out);
+    out += '\n';
+  }
+  out += '}';
+  if (!comp.execution_thread().empty()) {
+    out += ", execution_thread=\"";
+    for (char c : comp.execution_thread()) {
+      if (c == '"' || c == '\\') out += '\\';
+      if (c == '\n') {
+        out += "\\n";
+        continue;
+      }
+      out += c;
+    }
+    out += '"';
+  }
+}
+
 }  // namespace
 
-std::string PrintInstruction(const Instruction& instruction) {
+std::string PrintInstruction(const Instruction& instruction, const PrintOptions& options) {
   std::string out;
   bool is_root = instruction.parent() != nullptr && instruction.parent()->root() == &instruction;
-  AppendInstruction(instruction, is_root, out);
+  AppendInstruction(instruction, is_root, options, out);
+  return out;
+}
+
+std::string PrintComputation(const Computation& computation, const PrintOptions& options) {
+  std::string out;
+  AppendComputation(computation, options, out);
   return out;
 }
 
@@ -86,26 +122,7 @@ std::string PrintModule(const Module& module) {
   for (const auto& comp : module.computations()) {
     out += "\n";
     if (comp->is_entry()) out += "ENTRY ";
-    out += '%';
-    out += comp->name();
-    out += " {\n";
-    for (const auto& instr : comp->instructions()) {
-      AppendInstruction(*instr, instr.get() == comp->root(), out);
-      out += '\n';
-    }
-    out += '}';
-    if (!comp->execution_thread().empty()) {
-      out += ", execution_thread=\"";
-      for (char c : comp->execution_thread()) {
-        if (c == '"' || c == '\\') out += '\\';
-        if (c == '\n') {
-          out += "\\n";
-          continue;
-        }
-        out += c;
-      }
-      out += '"';
-    }
+    AppendComputation(*comp, PrintOptions{}, out);
     out += "\n";
   }
   return out;
