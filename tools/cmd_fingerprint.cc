@@ -1,8 +1,10 @@
-// kiln fingerprint [--chip C] FILE...: one "<32 hex digits>  <file>" line per
-// file, as sha256sum prints.
+// kiln fingerprint [--chip C] [--plan P] FILE...: one "<32 hex digits>  <file>"
+// line per file, as sha256sum prints. The key is the one `kiln compile` and
+// the server use for the same chip and options.
 #include <cstdio>
 
 #include "compiler/hlo/fingerprint.h"
+#include "compiler/lowering/compile_module.h"
 #include "tools/commands.h"
 #include "tools/load_module.h"
 
@@ -13,15 +15,19 @@ void RegisterFingerprint(CLI::App& app, int* exit_code) {
   struct Args {
     std::vector<std::string> files;
     std::string chip = kDefaultChip;
+    std::string plan = "heuristic";
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--chip", args->chip, "Target chip (v4, v5e, v5p, v6e, tpu7x)")
       ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+  cmd->add_option("--plan", args->plan, "Fusion plan the key is for: none, heuristic or given")
+      ->check(CLI::IsMember({"none", "heuristic", "given"}));
   cmd->add_option("files", args->files, "HLO text files")->required();
   cmd->callback([args, exit_code] {
-    hlo::FingerprintOptions options;
-    options.chip = args->chip;
-    for (char& c : options.chip) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    fusion::CompileOptions compile_options;
+    compile_options.chip = args->chip;
+    compile_options.plan = *fusion::ParsePlanKind(args->plan);  // checked by CLI11
+    const hlo::FingerprintOptions options = lowering::FingerprintOptionsFor(compile_options);
     for (const std::string& path : args->files) {
       auto module = LoadVerifiedModule(path);
       if (!module) {

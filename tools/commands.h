@@ -8,6 +8,8 @@ namespace kiln::tools {
 
 void RegisterParse(CLI::App& app, int* exit_code);
 void RegisterFingerprint(CLI::App& app, int* exit_code);
+void RegisterRun(CLI::App& app, int* exit_code);
+void RegisterCompile(CLI::App& app, int* exit_code);
 
 // The chip `kiln serve` targets when none is named.
 inline constexpr const char* kDefaultChip = "v5e";

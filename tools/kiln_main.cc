@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   kiln::tools::RegisterParse(app, &exit_code);
   kiln::tools::RegisterFingerprint(app, &exit_code);
+  kiln::tools::RegisterRun(app, &exit_code);
+  kiln::tools::RegisterCompile(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -1,6 +1,8 @@
 #include "compiler/hlo/computation.h"
 
 #include <algorithm>
+#include <string>
+#include <unordered_set>
 
 namespace kiln::hlo {
 
@@ -25,6 +27,91 @@ Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instructio
   }
   instructions_.push_back(std::move(instruction));
   return instr;
+}
+
+Status Computation::ReplaceAllUsesWith(Instruction* old, Instruction* replacement) {
+  if (old == nullptr || replacement == nullptr || old->parent_ != this ||
+      replacement->parent_ != this) {
+    return MakeError("computation %" + name_ +
+                     ": ReplaceAllUsesWith needs two instructions of this computation");
+  }
+  if (old == replacement) return Ok();
+  std::vector<Instruction*> users = old->users_;
+  for (Instruction* user : users) {
+    if (user == replacement) continue;  // would create a self-loop
+    for (int64_t i = 0; i < user->operand_count(); ++i) {
+      if (user->operands_[i] == old) {
+        KILN_RETURN_IF_ERROR(user->ReplaceOperandWith(i, replacement));
+      }
+    }
+  }
+  if (root_ == old) root_ = replacement;
+  return Ok();
+}
+
+Status Computation::RemoveInstructions(std::span<Instruction* const> dead) {
+  if (dead.empty()) return Ok();
+  std::unordered_set<const Instruction*> doomed(dead.begin(), dead.end());
+  for (const Instruction* instr : dead) {
+    std::string where = "computation %" + name_ + ": cannot remove %" +
+                        (instr != nullptr ? instr->name() : std::string("<null>"));
+    if (instr == nullptr || instr->parent_ != this) {
+      return MakeError(where + ": not an instruction of this computation");
+    }
+    if (instr == root_) return MakeError(where + ": it is the root");
+    if (instr->opcode() == Opcode::kParameter) return MakeError(where + ": it is a parameter");
+    for (const Instruction* user : instr->users_) {
+      if (!doomed.contains(user)) {
+        return MakeError(where + ": it is used by %" + user->name());
+      }
+    }
+  }
+  for (const auto& instr : instructions_) {
+    if (doomed.contains(instr.get())) continue;
+    for (const Instruction* pred : instr->control_preds_) {
+      if (doomed.contains(pred)) {
+        return MakeError("computation %" + name_ + ": cannot remove %" + pred->name() +
+                         ": it is a control predecessor of %" + instr->name());
+      }
+    }
+  }
+  for (Instruction* instr : dead) {
+    for (Instruction* operand : instr->operands_) {
+      if (!doomed.contains(operand)) std::erase(operand->users_, instr);
+    }
+  }
+  std::erase_if(instructions_, [&](const std::unique_ptr<Instruction>& instr) {
+    return doomed.contains(instr.get());
+  });
+  for (size_t i = 0; i < instructions_.size(); ++i) {
+    instructions_[i]->index_in_parent_ = static_cast<int64_t>(i);
+  }
+  return Ok();
+}
+
+Status Computation::SetInstructionOrder(std::span<Instruction* const> order) {
+  if (order.size() != instructions_.size()) {
+    return MakeError("computation %" + name_ + ": new order has " + std::to_string(order.size()) +
+                     " instructions, the computation has " +
+                     std::to_string(instructions_.size()));
+  }
+  std::vector<char> placed(instructions_.size(), 0);
+  for (const Instruction* instr : order) {
+    if (instr == nullptr || instr->parent_ != this || placed[instr->index_in_parent_]) {
+      return MakeError("computation %" + name_ +
+                       ": new order is not a permutation of its instructions");
+    }
+    placed[instr->index_in_parent_] = 1;
+  }
+  std::vector<std::unique_ptr<Instruction>> reordered(instructions_.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    reordered[i] = std::move(instructions_[order[i]->index_in_parent_]);
+  }
+  instructions_ = std::move(reordered);
+  for (size_t i = 0; i < instructions_.size(); ++i) {
+    instructions_[i]->index_in_parent_ = static_cast<int64_t>(i);
+  }
+  return Ok();
 }
 
 }  // namespace kiln::hlo

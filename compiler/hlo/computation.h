@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,22 @@ class Computation {
   // Takes ownership; records the instruction as a user of its operands.
   // Parameters are also indexed by their number.
   Instruction* AddInstruction(std::unique_ptr<Instruction> instruction);
+
+  // Mutation for passes. Makes every user of `old` (and the root, if it is
+  // `old`) use `replacement`, an instruction of this computation, instead.
+  // Control edges are not moved. Fails, changing nothing, on a foreign
+  // instruction.
+  Status ReplaceAllUsesWith(Instruction* old, Instruction* replacement);
+  // Deletes `dead` instructions, which must belong here and have no users
+  // outside `dead`, not be the root or a parameter, and not be a control
+  // predecessor of an instruction that stays. Re-numbers index_in_parent()
+  // densely in the old order. Fails, changing nothing, otherwise.
+  Status RemoveInstructions(std::span<Instruction* const> dead);
+  // Reorders the instruction list to `order`, which must hold each
+  // instruction of this computation exactly once (the caller keeps operands
+  // before users); re-numbers index_in_parent(). Fails, changing nothing,
+  // otherwise.
+  Status SetInstructionOrder(std::span<Instruction* const> order);
 
   const std::vector<std::unique_ptr<Instruction>>& instructions() const { return instructions_; }
   int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }

@@ -11,7 +11,6 @@
 // order of non-commutative operands, parameter numbers, a callee,
 // backend_config, the module header, the chip and compile options),
 // re-parse it and compare keys and sub-hashes. Counts go to stdout.
-//
 #include <algorithm>
 #include <cctype>
 #include <cstdint>

@@ -1,5 +1,7 @@
 #include "compiler/hlo/instruction.h"
 
+#include <algorithm>
+
 namespace kiln::hlo {
 
 std::unique_ptr<Instruction> Instruction::Create(Opcode opcode, Shape shape,
@@ -48,6 +50,42 @@ void Instruction::AddAttribute(Attribute attribute) {
                           attribute.instructions.end());
   }
   attributes_.push_back(std::move(attribute));
+}
+
+Status Instruction::ReplaceOperandWith(int64_t index, Instruction* new_operand) {
+  if (index < 0 || index >= operand_count()) {
+    return MakeError("instruction %" + name_ + ": no operand " + std::to_string(index));
+  }
+  if (new_operand == nullptr || new_operand->parent_ != parent_ || new_operand == this) {
+    return MakeError("instruction %" + name_ +
+                     ": replacement operand must be another instruction of the same "
+                     "computation");
+  }
+  Instruction* old_operand = operands_[index];
+  if (old_operand == new_operand) return Ok();
+  operands_[index] = new_operand;
+  if (std::find(operands_.begin(), operands_.end(), old_operand) == operands_.end()) {
+    std::erase(old_operand->users_, this);
+  }
+  if (std::find(new_operand->users_.begin(), new_operand->users_.end(), this) ==
+      new_operand->users_.end()) {
+    new_operand->users_.push_back(this);
+  }
+  return Ok();
+}
+
+void Instruction::SetTextAttribute(std::string_view name, std::string value) {
+  for (Attribute& a : attributes_) {
+    if (a.name == name) {
+      a.kind = Attribute::Kind::kText;
+      a.value = std::move(value);
+      return;
+    }
+  }
+  Attribute a;
+  a.name = std::string(name);
+  a.value = std::move(value);
+  attributes_.push_back(std::move(a));
 }
 
 std::string Instruction::OpcodeText() const {

@@ -17,6 +17,7 @@
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/opcode.h"
 #include "compiler/hlo/shape.h"
+#include "compiler/hlo/status.h"
 
 namespace kiln::hlo {
 
@@ -80,6 +81,14 @@ class Instruction {
 
   void set_name(std::string name) { name_ = std::move(name); }
   void set_shape(Shape shape) { shape_ = std::move(shape); }
+
+  // Mutation for passes. Replaces operand `index` with `new_operand`, which
+  // must belong to the same computation; users() of the old and new operand
+  // stay consistent. Fails, changing nothing, on a bad index or operand.
+  Status ReplaceOperandWith(int64_t index, Instruction* new_operand);
+  // Sets a kText attribute (canonical text), replacing one of that name or
+  // appending it.
+  void SetTextAttribute(std::string_view name, std::string value);
 
  private:
   friend class Computation;

@@ -4,7 +4,17 @@ namespace kiln::runtime {
 
 KernelFn FindHeavyKernel(hlo::Opcode opcode) {
   switch (opcode) {
-    // Each kernel joins this table when it lands.
+    case hlo::Opcode::kDot: return EvalDot;
+    case hlo::Opcode::kConvolution: return EvalConvolution;
+    case hlo::Opcode::kReduce: return EvalReduce;
+    case hlo::Opcode::kGather: return EvalGather;
+    case hlo::Opcode::kScatter: return EvalScatter;
+    case hlo::Opcode::kSort: return EvalSort;
+    case hlo::Opcode::kFft: return EvalFft;
+    case hlo::Opcode::kRng: return EvalRng;
+    case hlo::Opcode::kRngBitGenerator: return EvalRngBitGenerator;
+    case hlo::Opcode::kReduceWindow: return EvalReduceWindow;
+    case hlo::Opcode::kSelectAndScatter: return EvalSelectAndScatter;
     default:
       return nullptr;
   }

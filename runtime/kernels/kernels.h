@@ -37,6 +37,8 @@ Result<hlo::Literal> EvalSort(const hlo::Instruction& instr, Operands operands, 
 Result<hlo::Literal> EvalRngBitGenerator(const hlo::Instruction& instr, Operands operands,
                                          EvalContext& ctx);
 Result<hlo::Literal> EvalRng(const hlo::Instruction& instr, Operands operands, EvalContext& ctx);
+// Kernels for further heavy ops.
+Result<hlo::Literal> EvalFft(const hlo::Instruction& instr, Operands operands, EvalContext& ctx);
 
 // The kernel for an opcode this library implements (the ones above plus any
 // other heavy op it adds: triangular-solve, cholesky, fft, top-k, ...);

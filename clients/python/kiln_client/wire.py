@@ -1,0 +1,248 @@
+"""What goes over the wire: building requests and decoding answers.
+
+Pure functions with no I/O, so every request the client sends can be checked
+without a server. `Request` is a plain value; `Answer` is what the transport
+hands back (headers with lower-case names, the decoded body).
+
+Naming of execute inputs and outputs (see schema/openapi.yaml): value i is
+named "i"; a tuple value's leaves are "i.0", "i.1", ... (nested "i.1.0").
+"""
+
+import json
+from dataclasses import dataclass, field
+from urllib.parse import quote, urlencode
+
+from . import safetensors
+from .errors import KilnProtocolError
+from .results import ExecuteResult, KernelProfile
+from .tensor import Tensor, as_tensor
+
+SAFETENSORS_TYPE = "application/vnd.safetensors"
+EXECUTABLE_TYPE = "application/vnd.kiln.executable"
+JSON_TYPE = "application/json"
+CHIPS = ("v4", "v5e", "v5p", "v6e", "tpu7x")
+
+
+@dataclass
+class Request:
+    method: str
+    path: str                      # with the query, relative to the API root: "/v1/entries?limit=5"
+    headers: dict = field(default_factory=dict)
+    body: bytes | None = None
+
+    def describe(self):
+        return f"{self.method} {self.path.split('?', 1)[0]}"
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: dict                  # lower-case names
+    body: bytes
+
+    def json(self, what):
+        try:
+            return json.loads(self.body)
+        except ValueError as error:
+            raise KilnProtocolError(self.status, f"{what}: answer is not JSON: {error}") from None
+
+
+def _hlo_text(hlo):
+    if isinstance(hlo, str):
+        return hlo
+    if isinstance(hlo, (bytes, bytearray)):
+        return bytes(hlo).decode("utf-8")
+    raise TypeError(f"HLO must be str or bytes, got {type(hlo).__name__}")
+
+
+def compile_body(hlo, chip=None, options=None):
+    """The JSON compile/explain body. Keys are sorted so that an identical
+    request is byte-identical and takes the server's fast path."""
+    body = {"hlo": _hlo_text(hlo)}
+    if chip is not None:
+        if chip not in CHIPS:
+            raise ValueError(f"unknown chip {chip!r}; expected one of {', '.join(CHIPS)}")
+        body["chip"] = chip
+    if options:
+        if not isinstance(options, dict):
+            raise TypeError(f"options must be a dict, got {type(options).__name__}")
+        body["options"] = options
+    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def compile_request(hlo, chip=None, options=None, return_executable=False):
+    path = "/v1/compile?return=executable" if return_executable else "/v1/compile"
+    accept = EXECUTABLE_TYPE if return_executable else JSON_TYPE
+    return Request("POST", path, {"Content-Type": JSON_TYPE, "Accept": accept},
+                   compile_body(hlo, chip, options))
+
+
+def explain_request(hlo, chip=None, options=None):
+    return Request("POST", "/v1/explain", {"Content-Type": JSON_TYPE, "Accept": JSON_TYPE},
+                   compile_body(hlo, chip, options))
+
+
+def executable_path(key):
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"key must be a non-empty string, got {key!r}")
+    return "/v1/executables/" + quote(key, safe="")
+
+
+def get_executable_request(key, as_json=False):
+    return Request("GET", executable_path(key), {"Accept": JSON_TYPE if as_json else EXECUTABLE_TYPE})
+
+
+def head_executable_request(key):
+    return Request("HEAD", executable_path(key))
+
+
+def delete_executable_request(key):
+    return Request("DELETE", executable_path(key))
+
+
+def entries_request(chip=None, plan=None, sort=None, limit=None, cursor=None):
+    query = {name: value for name, value in
+             (("chip", chip), ("plan", plan), ("sort", sort), ("limit", limit), ("cursor", cursor))
+             if value is not None}
+    path = "/v1/entries" + ("?" + urlencode(query) if query else "")
+    return Request("GET", path, {"Accept": JSON_TYPE})
+
+
+def get_request(path, accept=JSON_TYPE):
+    return Request("GET", path, {"Accept": accept})
+
+
+def tune_request(key, max_trials=None, time_budget_s=None):
+    body = {"key": key}
+    if max_trials is not None:
+        body["max_trials"] = max_trials
+    if time_budget_s is not None:
+        body["time_budget_s"] = time_budget_s
+    return Request("POST", "/v1/tune", {"Content-Type": JSON_TYPE, "Accept": JSON_TYPE},
+                   json.dumps(body, sort_keys=True).encode("utf-8"))
+
+
+def tuning_request(job_id):
+    if not isinstance(job_id, str) or not job_id:
+        raise ValueError(f"job id must be a non-empty string, got {job_id!r}")
+    return get_request("/v1/tune/" + quote(job_id, safe=""))
+
+
+# ---- execute --------------------------------------------------------------
+
+def flatten_values(values):
+    """{name: Tensor} for a list of inputs; a Python tuple is a tuple value."""
+    named = {}
+
+    def add(prefix, value):
+        if isinstance(value, tuple):
+            for i, element in enumerate(value):
+                add(f"{prefix}.{i}", element)
+        else:
+            named[prefix] = as_tensor(value)
+
+    if not isinstance(values, (list, tuple)):
+        raise TypeError(f"inputs must be a list (one value per parameter), got {type(values).__name__}")
+    for i, value in enumerate(values):
+        add(str(i), value)
+    return named
+
+
+def nest_values(named):
+    """Inverse of flatten_values: [Tensor | [..tuple..], ...] ordered by index."""
+    root = {}
+    for name, tensor in named.items():
+        try:
+            path = [int(part) for part in name.split(".")]
+        except ValueError:
+            raise KilnProtocolError(200, f"output name {name!r} is not 'i' or 'i.j...'") from None
+        node = root
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise KilnProtocolError(200, f"output {name!r} is inside a non-tuple output")
+        if path[-1] in node:
+            raise KilnProtocolError(200, f"output {name!r} is both a tensor and a tuple")
+        node[path[-1]] = tensor
+
+    def build(node, where):
+        indices = sorted(node)
+        if indices != list(range(len(indices))):
+            raise KilnProtocolError(200, f"outputs under {where or 'the root'} are numbered "
+                                         f"{indices}, expected 0..{len(indices) - 1}")
+        return [build(node[i], f"{where}{i}.") if isinstance(node[i], dict) else node[i]
+                for i in indices]
+
+    return build(root, "")
+
+
+def _json_value(value):
+    if isinstance(value, tuple):
+        return {"tuple": [_json_value(v) for v in value]}
+    return as_tensor(value).to_json()
+
+
+def _from_json_value(value):
+    if isinstance(value, dict) and "tuple" in value:
+        return [_from_json_value(v) for v in value["tuple"]]
+    try:
+        return Tensor.from_json(value)
+    except (ValueError, TypeError) as error:
+        raise KilnProtocolError(200, f"execute answer: bad output tensor: {error}") from None
+
+
+def execute_request(key, inputs, form="safetensors"):
+    """The execute request; `form` is "safetensors" (exact, any size) or "json" (small)."""
+    path = executable_path(key) + "/execute"
+    if form == "safetensors":
+        body = safetensors.encode(flatten_values(inputs))
+        return Request("POST", path, {"Content-Type": SAFETENSORS_TYPE, "Accept": SAFETENSORS_TYPE},
+                       body)
+    if form == "json":
+        if not isinstance(inputs, (list, tuple)):
+            raise TypeError(f"inputs must be a list, got {type(inputs).__name__}")
+        body = json.dumps({"inputs": [_json_value(v) for v in inputs]}, allow_nan=False)
+        return Request("POST", path, {"Content-Type": JSON_TYPE, "Accept": JSON_TYPE},
+                       body.encode("utf-8"))
+    raise ValueError(f"form must be 'safetensors' or 'json', got {form!r}")
+
+
+def _number(text, what):
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        raise KilnProtocolError(200, f"execute answer: {what} is not a number: {text!r}") from None
+
+
+def parse_execute(answer):
+    """The ExecuteResult from a safetensors or JSON execute answer."""
+    content_type = answer.headers.get("content-type", "").split(";", 1)[0].strip()
+    if content_type == JSON_TYPE:
+        obj = answer.json("execute answer")
+        if not isinstance(obj, dict) or not isinstance(obj.get("outputs"), list):
+            raise KilnProtocolError(answer.status, "execute answer: no 'outputs' list")
+        return ExecuteResult(key=obj.get("key", ""),
+                             outputs=[_from_json_value(v) for v in obj["outputs"]],
+                             device_us=_number(obj.get("device_us"), "device_us"),
+                             kernels=[KernelProfile.from_json(k) for k in obj.get("kernels", [])],
+                             device=obj.get("device", ""), queue_ms=obj.get("queue_ms"), raw=obj)
+    if content_type in (SAFETENSORS_TYPE, "application/octet-stream"):
+        try:
+            named, metadata = safetensors.decode(answer.body)
+        except safetensors.SafetensorsError as error:
+            raise KilnProtocolError(answer.status, f"execute answer: {error}") from None
+        headers = answer.headers
+        device_us = metadata.get("kiln.device_us", headers.get("x-kiln-device-us"))
+        profile = metadata.get("kiln.kernels", headers.get("x-kiln-profile", "[]"))
+        try:
+            kernels = [KernelProfile.from_json(k) for k in json.loads(profile)]
+        except (ValueError, TypeError) as error:
+            raise KilnProtocolError(answer.status, f"execute answer: bad kernel profile: {error}") from None
+        queue_ms = metadata.get("kiln.queue_ms", headers.get("x-kiln-queue-ms"))
+        return ExecuteResult(key=metadata.get("kiln.key", headers.get("x-kiln-key", "")),
+                             outputs=nest_values(named),
+                             device_us=_number(device_us, "device_us"), kernels=kernels,
+                             device=metadata.get("kiln.device", headers.get("x-kiln-device", "")),
+                             queue_ms=None if queue_ms is None else _number(queue_ms, "queue_ms"),
+                             raw=metadata)
+    raise KilnProtocolError(answer.status, f"execute answer has Content-Type {content_type!r}")

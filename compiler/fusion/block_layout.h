@@ -1,0 +1,59 @@
+// Arithmetic of VMEM blocks on the chip's (sublane, 128) layout tiles, for
+// tiling and its tests: padding, alignment to an iteration space, candidate
+// sizes, saturating byte counts.
+//
+// Pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/hlo/shape.h"
+
+namespace kiln::fusion {
+
+inline constexpr int64_t kLanes = 128;
+
+// Sublane rows of one layout tile for an element type: 8 for 32-bit types,
+// 16 for 16-bit, 32 for 8-bit and narrower.
+int64_t SublaneTile(hlo::PrimitiveType type);
+
+// "18.5 MiB", "512.0 KiB", "96 B".
+std::string FormatBytes(int64_t bytes);
+
+inline int64_t RoundUp(int64_t value, int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+inline int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
+
+// Saturate at INT64_MAX instead of overflowing (absurd shapes); operands
+// are non-negative.
+int64_t SatMul(int64_t a, int64_t b);
+int64_t SatAdd(int64_t a, int64_t b);
+
+// The array a value is tiled as: itself, or the first array leaf of a
+// tuple; nullptr for tokens.
+const hlo::Shape* ArrayShapeOf(const hlo::Shape& shape);
+
+// Dimensions with unbounded dynamic ones (`?`) taken as 1.
+std::vector<int64_t> StaticDims(const hlo::Shape& shape);
+
+// Bytes of a block of `dims` of `type`, padded to whole layout tiles (a
+// rank-1 block to whole (sublane x 128) tiles, a scalar to one tile).
+int64_t PaddedBytes(const std::vector<int64_t>& dims, hlo::PrimitiveType type);
+
+// Block of an array read or written by a kernel iterating over `space` with
+// blocks `block`: dimensions that match the space (aligned from the minor
+// end) follow its blocks; the two minor dimensions are otherwise taken
+// whole, the others one at a time.
+std::vector<int64_t> AlignedBlock(const std::vector<int64_t>& dims,
+                                  const std::vector<int64_t>& space,
+                                  const std::vector<int64_t>& block);
+
+// Block-size candidates for one dimension: descending powers of two from
+// `largest` down to `smallest`, clipped to the dimension (a block equal to
+// the whole dimension needs no alignment).
+std::vector<int64_t> Candidates(int64_t dim, int64_t smallest, int64_t largest);
+
+}  // namespace kiln::fusion

@@ -1,0 +1,174 @@
+#include "compiler/fusion/buffer_assignment.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <string>
+#include <unordered_set>
+
+#include "compiler/fusion/block_layout.h"
+#include "compiler/fusion/op_class.h"
+#include "compiler/hlo/op_attributes.h"
+
+namespace kiln::fusion {
+namespace {
+
+using hlo::Instruction;
+
+// Buffers a value lives in: its own, or those of the values a free
+// instruction aliases.
+void CollectSources(const Instruction* value, const std::vector<int64_t>& buffer_of,
+                    std::vector<int64_t>& out) {
+  if (int64_t direct = buffer_of[value->index_in_parent()]; direct >= 0) {
+    out.push_back(direct);
+    return;
+  }
+  std::vector<const Instruction*> stack = {value};
+  std::unordered_set<const Instruction*> seen;
+  while (!stack.empty()) {
+    const Instruction* v = stack.back();
+    stack.pop_back();
+    if (!seen.insert(v).second) continue;
+    int64_t b = buffer_of[v->index_in_parent()];
+    if (b >= 0) {
+      out.push_back(b);
+      continue;
+    }
+    if (!IsFreeInstruction(*v)) continue;
+    if (v->opcode() == hlo::Opcode::kGetTupleElement && v->operand_count() == 1 &&
+        v->operand(0)->opcode() == hlo::Opcode::kTuple) {
+      Result<int64_t> index = hlo::GetTupleIndex(*v);
+      if (index && *index >= 0 && *index < v->operand(0)->operand_count()) {
+        stack.push_back(v->operand(0)->operand(*index));
+        continue;
+      }
+    }
+    for (const Instruction* operand : v->operands()) stack.push_back(operand);
+  }
+}
+
+}  // namespace
+
+int64_t SizeClass(int64_t bytes) {
+  if (bytes <= 512) return 512;
+  int64_t scale = 1;
+  while (bytes > 7 * scale) {
+    if (scale > std::numeric_limits<int64_t>::max() / 16) return bytes;
+    scale *= 2;
+  }
+  for (int64_t m = 4; m <= 7; ++m) {
+    if (m * scale >= bytes) return m * scale;
+  }
+  return 7 * scale;
+}
+
+Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, const FusionPlan& plan,
+                                       int64_t hbm_bytes, std::string_view chip_name) {
+  const auto& instrs = computation.instructions();
+  const int64_t n = computation.instruction_count();
+  const int64_t kernel_count = static_cast<int64_t>(plan.kernels.size());
+  BufferAssignment out;
+  out.buffer_of.assign(n, -1);
+
+  auto define = [&](int64_t i, Buffer::Kind kind, int64_t at) {
+    Buffer b;
+    b.kind = kind;
+    b.instruction = i;
+    b.bytes = ShapeBytes(instrs[i]->shape());
+    b.defined_at = at;
+    b.last_use = at;
+    out.buffer_of[i] = static_cast<int64_t>(out.buffers.size());
+    out.buffers.push_back(b);
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    hlo::Opcode op = instrs[i]->opcode();
+    if (op == hlo::Opcode::kParameter) define(i, Buffer::Kind::kParameter, -1);
+    if (op == hlo::Opcode::kConstant) define(i, Buffer::Kind::kConstant, -1);
+  }
+  for (const Kernel& kernel : plan.kernels) {
+    for (int64_t r : kernel.roots) define(r, Buffer::Kind::kTemporary, kernel.id);
+  }
+
+  // Liveness: the last kernel reading each buffer.
+  std::vector<int64_t> sources;
+  for (const Kernel& kernel : plan.kernels) {
+    for (int64_t i : kernel.inputs) {
+      sources.clear();
+      CollectSources(instrs[i].get(), out.buffer_of, sources);
+      for (int64_t b : sources) {
+        out.buffers[b].last_use = std::max(out.buffers[b].last_use, kernel.id);
+      }
+    }
+  }
+  if (computation.root() != nullptr) {
+    sources.clear();
+    CollectSources(computation.root(), out.buffer_of, sources);
+    for (int64_t b : sources) {
+      out.buffers[b].last_use = kernel_count;
+      if (out.buffers[b].kind == Buffer::Kind::kTemporary) {
+        out.buffers[b].kind = Buffer::Kind::kOutput;
+      }
+    }
+  }
+
+  // Linear scan over the kernel order with per-size-class free lists.
+  std::vector<std::vector<int64_t>> defined_at(kernel_count), dies_at(kernel_count);
+  for (size_t b = 0; b < out.buffers.size(); ++b) {
+    Buffer& buffer = out.buffers[b];
+    out.sum_buffer_bytes = SatAdd(out.sum_buffer_bytes, buffer.bytes);
+    if (buffer.kind == Buffer::Kind::kParameter) {
+      out.parameter_bytes = SatAdd(out.parameter_bytes, buffer.bytes);
+      buffer.last_use = kernel_count;
+      continue;
+    }
+    if (buffer.kind == Buffer::Kind::kConstant) {
+      out.constant_bytes = SatAdd(out.constant_bytes, buffer.bytes);
+      buffer.last_use = kernel_count;
+      continue;
+    }
+    if (buffer.bytes == 0) continue;
+    defined_at[buffer.defined_at].push_back(static_cast<int64_t>(b));
+    if (buffer.last_use < kernel_count) dies_at[buffer.last_use].push_back(static_cast<int64_t>(b));
+  }
+  std::map<int64_t, std::vector<int64_t>> free_slots;  // size class -> slots
+  std::vector<int64_t> slot_offsets;
+  std::vector<int64_t> slot_sizes;
+  int64_t live = SatAdd(out.parameter_bytes, out.constant_bytes);
+  out.max_live_bytes = live;
+  for (int64_t k = 0; k < kernel_count; ++k) {
+    for (int64_t b : defined_at[k]) {
+      Buffer& buffer = out.buffers[b];
+      int64_t size_class = SizeClass(buffer.bytes);
+      std::vector<int64_t>& slots = free_slots[size_class];
+      if (!slots.empty()) {
+        buffer.slot = slots.back();
+        slots.pop_back();
+      } else {
+        buffer.slot = static_cast<int64_t>(slot_offsets.size());
+        slot_offsets.push_back(out.slot_bytes);
+        slot_sizes.push_back(size_class);
+        out.slot_bytes = SatAdd(out.slot_bytes, size_class);
+      }
+      buffer.offset = slot_offsets[buffer.slot];
+      live = SatAdd(live, buffer.bytes);
+    }
+    out.max_live_bytes = std::max(out.max_live_bytes, live);
+    for (int64_t b : dies_at[k]) {
+      const Buffer& buffer = out.buffers[b];
+      free_slots[slot_sizes[buffer.slot]].push_back(buffer.slot);
+      live -= buffer.bytes;
+    }
+  }
+  out.slot_count = static_cast<int64_t>(slot_offsets.size());
+  out.peak_bytes = SatAdd(SatAdd(out.parameter_bytes, out.constant_bytes), out.slot_bytes);
+  if (out.peak_bytes > hbm_bytes) {
+    return MakeError("program needs " + FormatBytes(out.peak_bytes) +
+                     " of HBM at peak (parameters " + FormatBytes(out.parameter_bytes) +
+                     ", constants " + FormatBytes(out.constant_bytes) + ", temporaries " +
+                     FormatBytes(out.slot_bytes) + "); chip " + std::string(chip_name) + " has " +
+                     FormatBytes(hbm_bytes));
+  }
+  return out;
+}
+
+}  // namespace kiln::fusion

@@ -1,0 +1,62 @@
+// Buffer assignment: HBM buffers for the values of a FusionPlan, reused
+// across the kernel schedule by liveness.
+//
+// Buffers are defined by entry parameters (caller-owned, live for the whole
+// program), constants (live for the whole program) and kernel roots (live
+// from their kernel to the last kernel reading them; values the entry root
+// returns live to the end). Free instructions (get-tuple-element, tuple,
+// bitcast, ...) alias the buffers of their operands and extend their
+// lives. Kernel buffers are placed by a linear scan over the kernel order:
+// a kernel's outputs are allocated while its inputs are still live, then
+// buffers whose last reader ran are released to a free list per size class
+// (sizes rounded up to m x 2^e, m in 4..7, so at most 25% waste) and reused
+// by later buffers of the same class. Peak HBM = parameters + constants +
+// every slot ever opened.
+//
+// Pure function of its arguments; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "compiler/fusion/fusion_plan.h"
+#include "compiler/hlo/computation.h"
+#include "compiler/hlo/status.h"
+
+namespace kiln::fusion {
+
+struct Buffer {
+  enum class Kind : uint8_t { kParameter, kConstant, kTemporary, kOutput };
+  Kind kind = Kind::kTemporary;
+  int64_t instruction = -1;  // defining value (entry index)
+  int64_t bytes = 0;         // the value's size
+  int64_t defined_at = -1;   // kernel position; -1 for parameters/constants
+  int64_t last_use = -1;     // kernel position of the last reader
+  int64_t slot = -1;         // reused slot; -1 for parameters/constants/empty
+  int64_t offset = 0;        // byte offset of the slot in the temporaries area
+};
+
+struct BufferAssignment {
+  std::vector<Buffer> buffers;
+  // Entry index -> buffer it defines, or -1 (free aliases, fused values).
+  std::vector<int64_t> buffer_of;
+  int64_t parameter_bytes = 0;
+  int64_t constant_bytes = 0;
+  int64_t slot_bytes = 0;  // temporaries area: sum of all slots
+  int64_t slot_count = 0;
+  int64_t sum_buffer_bytes = 0;  // every buffer's bytes, as if none were reused
+  int64_t peak_bytes = 0;        // parameter + constant + slot bytes
+  int64_t max_live_bytes = 0;    // most bytes live after any kernel
+};
+
+// Fails when the peak exceeds `hbm_bytes`: "program needs 17.2 GiB of HBM
+// at peak (parameters 4.0 GiB, constants 0 B, temporaries 13.2 GiB); chip
+// v5e has 14.9 GiB".
+Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, const FusionPlan& plan,
+                                       int64_t hbm_bytes, std::string_view chip_name);
+
+// The size class a buffer of `bytes` is placed in.
+int64_t SizeClass(int64_t bytes);
+
+}  // namespace kiln::fusion

@@ -1,0 +1,94 @@
+#include "compiler/fusion/buffer_assignment.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/fusion/planner.h"
+#include "compiler/passes/pass_test_util.h"
+
+namespace kiln::fusion {
+namespace {
+
+using passes::testing::ParseVerified;
+
+// A chain of `length` elementwise ops over f32[1024,1024] (4 MiB each).
+std::string Chain(int length) {
+  std::string text = "HloModule chain\nENTRY e {\n  v0 = f32[1024,1024] parameter(0)\n";
+  for (int i = 1; i <= length; ++i) {
+    text += std::string(i == length ? "  ROOT " : "  ") + "v" + std::to_string(i) +
+            " = f32[1024,1024] " + (i % 2 ? "negate" : "exponential") + "(v" +
+            std::to_string(i - 1) + ")\n";
+  }
+  return text + "}\n";
+}
+
+TEST(BufferAssignmentTest, LongChainReusesBuffers) {
+  auto module = ParseVerified(Chain(64));
+  ASSERT_NE(module, nullptr);
+  auto plan = PlanComputation(*module->entry(), PlanKind::kNone, PlannerOptions{});
+  ASSERT_TRUE(plan.has_value());
+  ASSERT_EQ(plan->kernels.size(), 64u);
+  auto buffers = AssignBuffers(*module->entry(), *plan, int64_t{16} << 30, "v5e");
+  ASSERT_TRUE(buffers.has_value()) << buffers.error().message;
+  constexpr int64_t kBuffer = 4 << 20;
+  EXPECT_EQ(buffers->sum_buffer_bytes, 65 * kBuffer);
+  // Parameter + two alternating slots.
+  EXPECT_EQ(buffers->slot_count, 2);
+  EXPECT_EQ(buffers->peak_bytes, 3 * kBuffer);
+  EXPECT_LT(buffers->peak_bytes * 10, buffers->sum_buffer_bytes);
+  // Consecutive kernels never share a slot; the output lives to the end.
+  const auto& b = buffers->buffers;
+  for (size_t i = 2; i < b.size(); ++i) EXPECT_NE(b[i].slot, b[i - 1].slot);
+  EXPECT_EQ(b.back().kind, Buffer::Kind::kOutput);
+  EXPECT_EQ(b.back().last_use, 64);
+}
+
+TEST(BufferAssignmentTest, ValuesReadLaterStayLive) {
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY e {
+  x = f32[1024] parameter(0)
+  a = f32[1024] negate(x)
+  b = f32[1024] exponential(a)
+  c = f32[1024] exponential(b)
+  ROOT d = f32[1024] add(c, a)
+})");
+  ASSERT_NE(module, nullptr);
+  auto plan = PlanComputation(*module->entry(), PlanKind::kNone, PlannerOptions{});
+  ASSERT_TRUE(plan.has_value());
+  auto buffers = AssignBuffers(*module->entry(), *plan, int64_t{1} << 30, "v5e");
+  ASSERT_TRUE(buffers.has_value());
+  const Buffer& a = buffers->buffers[buffers->buffer_of[1]];
+  const Buffer& b = buffers->buffers[buffers->buffer_of[2]];
+  const Buffer& c = buffers->buffers[buffers->buffer_of[3]];
+  EXPECT_EQ(a.last_use, 3);  // read by d, the fourth kernel
+  EXPECT_NE(a.slot, b.slot);
+  EXPECT_NE(a.slot, c.slot);
+  EXPECT_EQ(b.last_use, 2);
+}
+
+TEST(BufferAssignmentTest, ProgramsLargerThanHbmFailWithTheReason) {
+  auto module = ParseVerified(Chain(4));
+  ASSERT_NE(module, nullptr);
+  auto plan = PlanComputation(*module->entry(), PlanKind::kNone, PlannerOptions{});
+  ASSERT_TRUE(plan.has_value());
+  auto buffers = AssignBuffers(*module->entry(), *plan, 8 << 20, "tiny");
+  ASSERT_FALSE(buffers.has_value());
+  EXPECT_EQ(buffers.error().message,
+            "program needs 12.0 MiB of HBM at peak (parameters 4.0 MiB, constants 0 B, "
+            "temporaries 8.0 MiB); chip tiny has 8.0 MiB");
+}
+
+TEST(BufferAssignmentTest, SizeClassesWasteAtMostAQuarter) {
+  for (int64_t bytes : {1, 512, 513, 1000, 4096, 5000, 123456789}) {
+    int64_t size_class = SizeClass(bytes);
+    EXPECT_GE(size_class, bytes);
+    if (bytes > 512) {
+      EXPECT_LE(size_class, bytes + bytes / 4 + 1) << bytes;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::fusion

@@ -1,0 +1,201 @@
+#include "compiler/fusion/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "compiler/fusion/op_class.h"
+#include "compiler/hlo/op_attributes.h"
+
+namespace kiln::fusion {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+constexpr int kMaxCallDepth = 16;
+
+struct Work {
+  double vector_flops = 0;
+  double mxu_seconds = 0;  // MXU time at the operand type's rate
+  double mxu_flops = 0;
+  double extra_seconds = 0;  // called computations
+};
+
+double MxuRate(const Instruction& op, const runtime::ChipSpec& chip) {
+  hlo::PrimitiveType type = op.operand(0)->shape().element_type();
+  if (hlo::BitWidth(type) <= 8) return chip.int8_ops;
+  if (type == hlo::PrimitiveType::kF32 || type == hlo::PrimitiveType::kC64) {
+    Result<std::vector<hlo::Precision>> precision = hlo::GetOperandPrecision(op);
+    hlo::Precision p = hlo::Precision::kDefault;
+    if (precision) {
+      for (hlo::Precision q : *precision) p = std::max(p, q);
+    }
+    if (p == hlo::Precision::kHighest) return chip.bf16_flops / 6;
+    if (p == hlo::Precision::kHigh) return chip.bf16_flops / 3;
+    return chip.bf16_flops;
+  }
+  if (hlo::BitWidth(type) >= 64) return chip.vector_flops / 4;
+  return chip.bf16_flops;
+}
+
+// known_trip_count={"n":"12"} inside a while's backend_config.
+int64_t KnownTripCount(const Instruction& loop) {
+  const std::string* config = loop.AttributeText("backend_config");
+  if (config == nullptr) return 1;
+  size_t at = config->find("known_trip_count");
+  if (at == std::string::npos) return 1;
+  at = config->find("\"n\"", at);
+  if (at == std::string::npos) return 1;
+  at = config->find_first_of("0123456789", at + 3);
+  if (at == std::string::npos) return 1;
+  int64_t n = std::strtoll(config->c_str() + at, nullptr, 10);
+  return n > 0 ? n : 1;
+}
+
+double ComputationSeconds(const hlo::Computation& computation, const runtime::ChipSpec& chip,
+                          int depth);
+
+bool IsControlFlow(const Instruction& instr) {
+  return instr.opcode() == Opcode::kWhile || instr.opcode() == Opcode::kConditional ||
+         instr.opcode() == Opcode::kCall;
+}
+
+Work InstructionWork(const Instruction& instr, const runtime::ChipSpec& chip, int depth) {
+  Work work;
+  double elements =
+      std::max<int64_t>(instr.shape().IsArray() ? instr.shape().ElementCount() : 0, 0);
+  switch (ClassOf(instr)) {
+    case OpClass::kElementwise:
+      work.vector_flops = elements * (IsExpensive(instr) ? 4 : 1);
+      return work;
+    case OpClass::kReduce:
+      for (const Instruction* operand : instr.operands()) {
+        if (operand->shape().IsArray()) {
+          work.vector_flops += std::max<int64_t>(operand->shape().ElementCount(), 0);
+        }
+      }
+      return work;
+    case OpClass::kContraction: {
+      GemmDims g = GemmOf(instr);
+      work.mxu_flops = 2.0 * g.batch * g.m * g.n * g.k;
+      work.mxu_seconds = work.mxu_flops / MxuRate(instr, chip);
+      return work;
+    }
+    default:
+      break;
+  }
+  if (depth >= kMaxCallDepth) return work;
+  switch (instr.opcode()) {
+    case Opcode::kWhile: {
+      double body = 0;
+      for (const hlo::Computation* c : instr.called_computations()) {
+        body += ComputationSeconds(*c, chip, depth + 1);
+      }
+      work.extra_seconds = body * static_cast<double>(KnownTripCount(instr));
+      return work;
+    }
+    case Opcode::kConditional:
+      for (const hlo::Computation* c : instr.called_computations()) {
+        work.extra_seconds = std::max(work.extra_seconds, ComputationSeconds(*c, chip, depth + 1));
+      }
+      return work;
+    case Opcode::kCall:
+    case Opcode::kAsyncStart:
+      for (const hlo::Computation* c : instr.called_computations()) {
+        work.extra_seconds += ComputationSeconds(*c, chip, depth + 1);
+      }
+      return work;
+    case Opcode::kFusion:
+      // XLA's fused computation: its work, without its own HBM traffic.
+      for (const hlo::Computation* c : instr.called_computations()) {
+        for (const auto& inner : c->instructions()) {
+          Work w = InstructionWork(*inner, chip, depth + 1);
+          work.vector_flops += w.vector_flops;
+          work.mxu_flops += w.mxu_flops;
+          work.mxu_seconds += w.mxu_seconds;
+          work.extra_seconds += w.extra_seconds;
+        }
+      }
+      return work;
+    case Opcode::kSort: {
+      double n = std::max(elements, 2.0);
+      work.vector_flops = n * std::log2(n);
+      return work;
+    }
+    default:
+      return work;
+  }
+}
+
+double Roofline(const Work& work, double hbm_bytes, int64_t steps, const runtime::ChipSpec& chip) {
+  double compute = std::max(work.mxu_seconds, work.vector_flops / chip.vector_flops);
+  double memory = hbm_bytes / chip.hbm_bytes_per_s;
+  return std::max(compute, memory) + static_cast<double>(steps) * chip.step_overhead_s +
+         chip.launch_overhead_s + work.extra_seconds;
+}
+
+double ComputationSeconds(const hlo::Computation& computation, const runtime::ChipSpec& chip,
+                          int depth) {
+  double total = 0;
+  for (const auto& instr : computation.instructions()) {
+    if (IsFreeInstruction(*instr)) continue;
+    double bytes = static_cast<double>(ShapeBytes(instr->shape()));
+    for (const Instruction* operand : instr->operands()) {
+      bytes += static_cast<double>(ShapeBytes(operand->shape()));
+    }
+    total += Roofline(InstructionWork(*instr, chip, depth), bytes, 1, chip);
+  }
+  return total;
+}
+
+}  // namespace
+
+KernelCost EstimateKernel(const hlo::Computation& computation, const Kernel& kernel,
+                          const runtime::ChipSpec& chip) {
+  const auto& instrs = computation.instructions();
+  Work work;
+  const Instruction* contraction = nullptr;
+  for (int64_t i : kernel.instructions) {
+    Work w = InstructionWork(*instrs[i], chip, 0);
+    work.vector_flops += w.vector_flops;
+    work.mxu_flops += w.mxu_flops;
+    work.mxu_seconds += w.mxu_seconds;
+    work.extra_seconds += w.extra_seconds;
+    if (ClassOf(*instrs[i]) == OpClass::kContraction) contraction = instrs[i].get();
+  }
+  const TileChoice& tile = kernel.tile;
+  bool gemm = tile.tiled && contraction != nullptr && tile.grid.size() == 4;
+  double bytes = 0;
+  for (int64_t i : kernel.inputs) {
+    const Instruction* in = instrs[i].get();
+    double b = static_cast<double>(ShapeBytes(in->shape()));
+    if (gemm && in == contraction->operand(0)) b *= static_cast<double>(tile.grid[2]);
+    if (gemm && in == contraction->operand(1)) b *= static_cast<double>(tile.grid[1]);
+    bytes += b;
+  }
+  for (int64_t r : kernel.roots) bytes += static_cast<double>(ShapeBytes(instrs[r]->shape()));
+  if (kernel.instructions.size() == 1 && IsControlFlow(*instrs[kernel.instructions[0]])) {
+    bytes = 0;  // the loop state is aliased; the called computations move the data
+  }
+  KernelCost cost;
+  cost.vector_flops = work.vector_flops;
+  cost.mxu_flops = work.mxu_flops;
+  cost.hbm_bytes = bytes;
+  cost.seconds = Roofline(work, bytes, tile.grid_steps(), chip);
+  return cost;
+}
+
+PlanCost EstimatePlan(const hlo::Computation& computation, const FusionPlan& plan,
+                      const runtime::ChipSpec& chip) {
+  PlanCost cost;
+  cost.kernels.reserve(plan.kernels.size());
+  for (const Kernel& kernel : plan.kernels) {
+    cost.kernels.push_back(EstimateKernel(computation, kernel, chip));
+    cost.seconds += cost.kernels.back().seconds;
+  }
+  return cost;
+}
+
+}  // namespace kiln::fusion

@@ -1,0 +1,95 @@
+// The heuristic planner's working state (planner.h, heuristic.cc,
+// sibling_fusion.cc). Private to kiln_fusion.
+//
+// Walks the entry computation from the root towards the parameters, so that
+// every consumer's kernels are known when its producers are decided. Each
+// kernel under construction is a Group: its root, members, the arrays it
+// reads and writes. Then siblings are merged into multi-output kernels.
+// One planner per computation and call; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/fusion/fusion_plan.h"
+#include "compiler/fusion/planner.h"
+#include "compiler/fusion/tiling.h"
+#include "compiler/hlo/computation.h"
+
+namespace kiln::fusion::internal {
+
+using hlo::Instruction;
+
+// A kernel under construction.
+struct Group {
+  const Instruction* root = nullptr;
+  int64_t member_count = 0;
+  std::vector<const Instruction*> inputs;
+  std::vector<const Instruction*> outputs;
+  const Instruction* contraction = nullptr;
+  const Instruction* reduce = nullptr;
+  bool opaque = false;
+  int64_t first_root = 0;  // smallest and largest entry index of its roots
+  int64_t last_root = 0;
+};
+
+class HeuristicPlanner {
+ public:
+  HeuristicPlanner(const hlo::Computation& computation, const PlannerOptions& options)
+      : computation_(computation),
+        options_(options),
+        groups_of_(computation.instruction_count()),
+        own_group_(computation.instruction_count(), -1) {}
+
+  std::vector<FusionEdge> Run();
+
+ private:
+  // Decides every edge from `producer` to its users and starts its own
+  // group when it stays materialized.
+  void VisitProducer(const Instruction* producer);
+  FusionEdge Refuse(const Instruction& p, const Instruction& c, FusionRule rule,
+                    std::string reason);
+  // The decision for p -> c, given the groups c is already in.
+  FusionEdge Decide(const Instruction& p, const Instruction& c);
+  // Inputs of `group` once `p`, one of its inputs, is computed inside it.
+  static std::vector<const Instruction*> InputsWith(const Group& group, const Instruction& p);
+  TilingProblem ProblemOf(const Group& group, const Instruction* extra_contraction) const;
+  // Why `p` cannot join `group`, or nullopt when it can.
+  std::optional<std::string> CheckFit(const Group& group, const Instruction& p) const;
+  // Adds `p` to every group `c` is in.
+  void Commit(const Instruction& p, const Instruction& c);
+  void StartGroup(const Instruction& p);
+  // Representative of a group after sibling merges.
+  int32_t Rep(int32_t g);
+  // The shape a group iterates over; empty when it cannot be a sibling.
+  const hlo::Shape* SiblingKey(const Group& group) const;
+  // True when group `from` (a representative) reads, through any chain of
+  // kernels, a value of group `target`. Groups whose roots all come before
+  // the target's first root cannot reach it (operands precede users) and
+  // are pruned. Gives up (true) after a bounded search.
+  bool DependsOn(int32_t from, int32_t target, bool& gave_up);
+  // Records a sibling edge per pair of kernels reading a shared value and
+  // merges the pairs that pass CheckSiblings.
+  void MergeSiblings();
+  // Why representatives `a` and `b` cannot merge, or nullopt.
+  std::optional<std::string> CheckSiblings(int32_t a, int32_t b);
+  static Group Merged(const Group& a, const Group& b);
+  void Merge(int32_t a, int32_t b);
+
+  const hlo::Computation& computation_;
+  const PlannerOptions& options_;
+  std::vector<std::vector<int32_t>> groups_of_;  // per instruction
+  std::vector<int32_t> own_group_;               // group rooted at each instruction
+  std::vector<Group> groups_;
+  std::vector<int32_t> rep_;  // sibling merges (union-find)
+  std::vector<FusionEdge> edges_;
+  // DependsOn scratch.
+  std::vector<int64_t> visited_;
+  int64_t epoch_ = 0;
+  std::vector<int32_t> stack_;
+  std::vector<const Instruction*> values_;
+};
+
+}  // namespace kiln::fusion::internal

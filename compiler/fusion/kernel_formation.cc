@@ -1,0 +1,316 @@
+#include "compiler/fusion/kernel_formation.h"
+
+#include <algorithm>
+#include <numeric>
+#include <queue>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/fusion/op_class.h"
+#include "compiler/hlo/op_attributes.h"
+
+namespace kiln::fusion {
+namespace {
+
+using hlo::Instruction;
+
+std::string EdgeText(const hlo::Computation& computation, const FusionEdge& edge) {
+  const auto& instrs = computation.instructions();
+  auto name = [&](int64_t i) { return "%" + instrs[i]->name(); };
+  if (edge.is_sibling()) {
+    return "fused sibling edge " + name(edge.consumer) + " + " + name(edge.sibling) + " (reading " +
+           name(edge.producer) + ")";
+  }
+  return "fused edge " + name(edge.producer) + " -> " + name(edge.consumer);
+}
+
+Status CheckEdgeIndices(const hlo::Computation& computation, const FusionEdge& edge) {
+  int64_t n = computation.instruction_count();
+  auto ok = [&](int64_t i) { return i >= 0 && i < n; };
+  if (!ok(edge.producer) || !ok(edge.consumer) || (edge.is_sibling() && !ok(edge.sibling))) {
+    return MakeError("edge refers to an instruction index outside computation %" +
+                     computation.name());
+  }
+  return Ok();
+}
+
+// Structural validity of a fused producer->consumer edge.
+Status CheckFusedEdge(const hlo::Computation& computation, const FusionEdge& edge) {
+  const auto& instrs = computation.instructions();
+  const Instruction& producer = *instrs[edge.producer];
+  const Instruction& consumer = *instrs[edge.consumer];
+  std::string where = EdgeText(computation, edge) + ": ";
+  const auto& ops = consumer.operands();
+  if (std::find(ops.begin(), ops.end(), &producer) == ops.end()) {
+    return MakeError(where + "the producer is not an operand of the consumer");
+  }
+  OpClass pc = ClassOf(producer);
+  OpClass cc = ClassOf(consumer);
+  if (pc == OpClass::kFree || pc == OpClass::kOpaque) {
+    return MakeError(where + "producer " + Describe(producer) + " cannot be fused");
+  }
+  if (cc == OpClass::kFree || cc == OpClass::kOpaque || cc == OpClass::kContraction) {
+    return MakeError(where + "consumer " + Describe(consumer) + " takes no fused producers");
+  }
+  return Ok();
+}
+
+// Union-find over materialized roots (sibling merges).
+class DisjointSets {
+ public:
+  explicit DisjointSets(int64_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
+  int64_t Find(int64_t x) {
+    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
+    return x;
+  }
+  void Union(int64_t a, int64_t b) {
+    a = Find(a);
+    b = Find(b);
+    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
+  }
+
+ private:
+  std::vector<int64_t> parent_;
+};
+
+KernelKind KindOf(const hlo::Computation& computation, const Kernel& kernel) {
+  const auto& instrs = computation.instructions();
+  bool contraction = false, reduce = false;
+  for (int64_t i : kernel.instructions) {
+    const Instruction& instr = *instrs[i];
+    if (instr.opcode() == hlo::Opcode::kFusion) return KernelKind::kGiven;
+    OpClass c = ClassOf(instr);
+    contraction |= c == OpClass::kContraction;
+    reduce |= c == OpClass::kReduce;
+  }
+  if (kernel.roots.size() > 1) return KernelKind::kMultiOutput;
+  if (kernel.instructions.size() == 1) return KernelKind::kSingle;
+  if (contraction) return KernelKind::kOutput;
+  if (reduce) return KernelKind::kInput;
+  return KernelKind::kLoop;
+}
+
+// Kernels whose roots a value depends on, looking through free
+// instructions (get-tuple-element of a tuple follows the one element).
+void CollectProducerKernels(const Instruction* value, const std::vector<int64_t>& root_kernel,
+                            std::vector<int64_t>& out) {
+  int64_t direct = root_kernel[value->index_in_parent()];
+  if (direct >= 0) {
+    out.push_back(direct);
+    return;
+  }
+  std::vector<const Instruction*> stack = {value};
+  std::unordered_set<const Instruction*> seen;
+  while (!stack.empty()) {
+    const Instruction* v = stack.back();
+    stack.pop_back();
+    if (!seen.insert(v).second) continue;
+    int64_t k = root_kernel[v->index_in_parent()];
+    if (k >= 0) {
+      out.push_back(k);
+      continue;
+    }
+    if (!IsFreeInstruction(*v)) continue;
+    if (v->opcode() == hlo::Opcode::kGetTupleElement && v->operand_count() == 1 &&
+        v->operand(0)->opcode() == hlo::Opcode::kTuple) {
+      Result<int64_t> index = hlo::GetTupleIndex(*v);
+      const Instruction* tuple = v->operand(0);
+      if (index && *index >= 0 && *index < tuple->operand_count()) {
+        stack.push_back(tuple->operand(*index));
+        continue;
+      }
+    }
+    for (const Instruction* operand : v->operands()) stack.push_back(operand);
+    for (const Instruction* pred : v->control_predecessors()) stack.push_back(pred);
+  }
+}
+
+}  // namespace
+
+Status FormKernels(const hlo::Computation& computation, const TilingOptions& options,
+                   FusionPlan& plan) {
+  const auto& instrs = computation.instructions();
+  const int64_t n = computation.instruction_count();
+
+  // Fused producers of each consumer, and how many users fuse each producer.
+  std::vector<std::vector<int64_t>> fused_producers(n);
+  std::vector<int64_t> fused_users(n, 0);
+  std::vector<std::pair<int64_t, int64_t>> sibling_pairs;
+  for (const FusionEdge& edge : plan.edges) {
+    KILN_RETURN_IF_ERROR(CheckEdgeIndices(computation, edge));
+    if (!edge.fused) continue;
+    if (edge.is_sibling()) {
+      sibling_pairs.emplace_back(edge.consumer, edge.sibling);
+      continue;
+    }
+    KILN_RETURN_IF_ERROR(CheckFusedEdge(computation, edge));
+    std::vector<int64_t>& producers = fused_producers[edge.consumer];
+    if (std::find(producers.begin(), producers.end(), edge.producer) != producers.end()) {
+      continue;  // a repeated edge
+    }
+    producers.push_back(edge.producer);
+    ++fused_users[edge.producer];
+  }
+
+  std::vector<char> materialized(n, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    const Instruction& instr = *instrs[i];
+    if (IsFreeInstruction(instr)) continue;
+    materialized[i] =
+        &instr == computation.root() || fused_users[i] < static_cast<int64_t>(instr.users().size());
+  }
+
+  DisjointSets sets(n);
+  for (const auto& [a, b] : sibling_pairs) {
+    if (!materialized[a] || !materialized[b]) {
+      return MakeError("fused sibling edge %" + instrs[a]->name() + " + %" + instrs[b]->name() +
+                       ": both must be kernel roots");
+    }
+    if (ClassOf(*instrs[a]) == OpClass::kOpaque || ClassOf(*instrs[b]) == OpClass::kOpaque) {
+      return MakeError("fused sibling edge %" + instrs[a]->name() + " + %" + instrs[b]->name() +
+                       ": opaque ops run as their own kernels");
+    }
+    sets.Union(a, b);
+  }
+
+  // Gather each kernel's members: every root of the set plus the producers
+  // reachable over fused edges.
+  std::vector<int64_t> kernel_of_set(n, -1);
+  std::vector<Kernel> kernels;
+  std::vector<int64_t> mark(n, -1);
+  for (int64_t i = 0; i < n; ++i) {
+    if (!materialized[i]) continue;
+    int64_t set = sets.Find(i);
+    if (kernel_of_set[set] < 0) {
+      kernel_of_set[set] = static_cast<int64_t>(kernels.size());
+      kernels.emplace_back();
+    }
+    int64_t k = kernel_of_set[set];
+    Kernel& kernel = kernels[k];
+    kernel.roots.push_back(i);
+    std::vector<int64_t> stack = {i};
+    while (!stack.empty()) {
+      int64_t x = stack.back();
+      stack.pop_back();
+      if (mark[x] == k) continue;
+      mark[x] = k;
+      kernel.instructions.push_back(x);
+      for (int64_t p : fused_producers[x]) stack.push_back(p);
+    }
+  }
+  plan.root_kernel.assign(n, -1);
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    Kernel& kernel = kernels[k];
+    std::sort(kernel.instructions.begin(), kernel.instructions.end());
+    for (int64_t r : kernel.roots) plan.root_kernel[r] = static_cast<int64_t>(k);
+    for (int64_t x : kernel.instructions) mark[x] = -2 - static_cast<int64_t>(k);
+    for (int64_t x : kernel.instructions) {
+      for (const Instruction* operand : instrs[x]->operands()) {
+        int64_t o = operand->index_in_parent();
+        if (mark[o] != -2 - static_cast<int64_t>(k)) kernel.inputs.push_back(o);
+      }
+    }
+    std::sort(kernel.inputs.begin(), kernel.inputs.end());
+    kernel.inputs.erase(std::unique(kernel.inputs.begin(), kernel.inputs.end()),
+                        kernel.inputs.end());
+  }
+
+  // Order kernels: producers first, ties by first root (program order).
+  const int64_t kernel_count = static_cast<int64_t>(kernels.size());
+  std::vector<std::vector<int64_t>> dependents(kernel_count);
+  std::vector<int64_t> pending(kernel_count, 0);
+  for (int64_t k = 0; k < kernel_count; ++k) {
+    std::vector<int64_t> deps;
+    for (int64_t x : kernels[k].inputs)
+      CollectProducerKernels(instrs[x].get(), plan.root_kernel, deps);
+    for (int64_t x : kernels[k].instructions) {
+      for (const Instruction* pred : instrs[x]->control_predecessors()) {
+        CollectProducerKernels(pred, plan.root_kernel, deps);
+      }
+    }
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    for (int64_t d : deps) {
+      if (d == k) {
+        return MakeError("fused edges form a cycle through the kernel of %" +
+                         instrs[kernels[k].roots.front()]->name());
+      }
+      dependents[d].push_back(k);
+      ++pending[k];
+    }
+  }
+  using Entry = std::pair<int64_t, int64_t>;  // (first root, kernel)
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
+  for (int64_t k = 0; k < kernel_count; ++k) {
+    if (pending[k] == 0) ready.emplace(kernels[k].roots.front(), k);
+  }
+  std::vector<int64_t> order;
+  order.reserve(kernel_count);
+  while (!ready.empty()) {
+    int64_t k = ready.top().second;
+    ready.pop();
+    order.push_back(k);
+    for (int64_t d : dependents[k]) {
+      if (--pending[d] == 0) ready.emplace(kernels[d].roots.front(), d);
+    }
+  }
+  if (static_cast<int64_t>(order.size()) != kernel_count) {
+    for (int64_t k = 0; k < kernel_count; ++k) {
+      if (pending[k] > 0) {
+        return MakeError("fused edges form a cycle through the kernel of %" +
+                         instrs[kernels[k].roots.front()]->name());
+      }
+    }
+  }
+
+  plan.kernels.clear();
+  plan.kernels.reserve(kernel_count);
+  for (int64_t k : order) {
+    Kernel kernel = std::move(kernels[k]);
+    kernel.id = static_cast<int64_t>(plan.kernels.size());
+    kernel.kind = KindOf(computation, kernel);
+    for (int64_t r : kernel.roots) plan.root_kernel[r] = kernel.id;
+    TilingProblem problem = MakeTilingProblem(computation, kernel);
+    Result<TileChoice> tile = ChooseTile(problem, options);
+    if (tile) {
+      kernel.tile = std::move(*tile);
+    } else if (kernel.instructions.size() == 1) {
+      kernel.tile = TileChoice{};  // nothing to un-fuse: stream it from HBM
+    } else {
+      return MakeError("kernel " + std::to_string(kernel.id) + " (" +
+                       std::string(KernelKindName(kernel.kind)) + ", root %" +
+                       instrs[kernel.roots.front()]->name() + "): " + tile.error().message);
+    }
+    plan.kernels.push_back(std::move(kernel));
+  }
+  plan.scoped_vmem_bytes = options.scoped_vmem_bytes;
+  return Ok();
+}
+
+Status ValidatePlan(const hlo::Computation& computation, const TilingOptions& options,
+                    const FusionPlan& plan) {
+  FusionPlan expected;
+  expected.edges = plan.edges;
+  KILN_RETURN_IF_ERROR(FormKernels(computation, options, expected));
+  if (expected.kernels.size() != plan.kernels.size()) {
+    return MakeError("plan has " + std::to_string(plan.kernels.size()) +
+                     " kernels, its edges describe " + std::to_string(expected.kernels.size()));
+  }
+  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+    const Kernel& have = plan.kernels[k];
+    const Kernel& want = expected.kernels[k];
+    if (have.id != static_cast<int64_t>(k) || have.instructions != want.instructions ||
+        have.roots != want.roots || have.inputs != want.inputs || have.kind != want.kind) {
+      return MakeError("kernel " + std::to_string(k) +
+                       " differs from the kernel its edges describe (re-run FormKernels)");
+    }
+    Status tile = ValidateTile(MakeTilingProblem(computation, have), have.tile, options);
+    if (!tile) {
+      return MakeError("kernel " + std::to_string(k) + ": " + tile.error().message);
+    }
+  }
+  return Ok();
+}
+
+}  // namespace kiln::fusion

@@ -1,0 +1,30 @@
+// Kernel formation: derives FusionPlan::kernels, root_kernel and the tiles
+// from FusionPlan::edges (rules in fusion_plan.h), and validates edited
+// plans.
+//
+// Errors name the edge or kernel at fault: "fused edge %add.3 -> %dot.1:
+// consumer %dot.1 (dot) takes no fused producers", "fused edges form a
+// cycle through the kernel of %mul.2", "kernel 4 (loop, root %add.9): ...".
+// Pure functions of their arguments; thread-safe.
+#pragma once
+
+#include "compiler/fusion/fusion_plan.h"
+#include "compiler/fusion/tiling.h"
+#include "compiler/hlo/computation.h"
+#include "compiler/hlo/status.h"
+
+namespace kiln::fusion {
+
+// Replaces plan.kernels and plan.root_kernel with the kernels the edges
+// describe, each with the largest fitting tile. A kernel of one instruction
+// (or a given XLA fusion) that no block fits runs untiled; a fused kernel
+// that does not fit is an error.
+Status FormKernels(const hlo::Computation& computation, const TilingOptions& options,
+                   FusionPlan& plan);
+
+// Checks that plan.kernels are what the edges describe (instructions, roots,
+// inputs, order) and that every tile is valid and fits the scoped VMEM.
+Status ValidatePlan(const hlo::Computation& computation, const TilingOptions& options,
+                    const FusionPlan& plan);
+
+}  // namespace kiln::fusion

@@ -1,0 +1,165 @@
+#include "compiler/fusion/op_class.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "compiler/hlo/op_attributes.h"
+#include "compiler/hlo/opcode.h"
+
+namespace kiln::fusion {
+
+using hlo::Opcode;
+
+OpClass ClassOf(const hlo::Instruction& instr) {
+  switch (instr.opcode()) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kGetTupleElement:
+    case Opcode::kTuple:
+    case Opcode::kBitcast:
+    case Opcode::kAfterAll:
+    case Opcode::kAddDependency:
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kDomain:
+      return OpClass::kFree;
+    default:
+      break;
+  }
+  if (!instr.shape().IsArray()) return OpClass::kOpaque;
+  if (hlo::IsElementwise(instr.opcode())) return OpClass::kElementwise;
+  switch (instr.opcode()) {
+    case Opcode::kBroadcast:
+    case Opcode::kIota:
+      return OpClass::kBroadcast;
+    case Opcode::kReshape:
+    case Opcode::kTranspose:
+    case Opcode::kSlice:
+    case Opcode::kConcatenate:
+    case Opcode::kPad:
+    case Opcode::kReverse:
+    case Opcode::kDynamicSlice:
+    case Opcode::kBitcastConvert:
+      return OpClass::kDataMovement;
+    case Opcode::kReduce:
+      return OpClass::kReduce;
+    case Opcode::kDot:
+    case Opcode::kConvolution:
+      return OpClass::kContraction;
+    default:
+      return OpClass::kOpaque;
+  }
+}
+
+bool IsLoopFusible(const hlo::Instruction& instr) {
+  OpClass c = ClassOf(instr);
+  return c == OpClass::kElementwise || c == OpClass::kBroadcast || c == OpClass::kDataMovement;
+}
+
+bool IsExpensive(const hlo::Instruction& instr) {
+  switch (ClassOf(instr)) {
+    case OpClass::kReduce:
+    case OpClass::kContraction:
+    case OpClass::kOpaque:
+      return true;
+    case OpClass::kElementwise:
+      break;
+    default:
+      return false;
+  }
+  switch (instr.opcode()) {
+    case Opcode::kDivide:
+    case Opcode::kRemainder:
+    case Opcode::kPower:
+    case Opcode::kExp:
+    case Opcode::kExpm1:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kLogistic:
+    case Opcode::kTanh:
+    case Opcode::kSqrt:
+    case Opcode::kRsqrt:
+    case Opcode::kCbrt:
+    case Opcode::kSin:
+    case Opcode::kCos:
+    case Opcode::kTan:
+    case Opcode::kAtan2:
+    case Opcode::kErf:
+    case Opcode::kAcos:
+    case Opcode::kAsin:
+    case Opcode::kAcosh:
+    case Opcode::kAsinh:
+    case Opcode::kAtanh:
+    case Opcode::kCosh:
+    case Opcode::kSinh:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int64_t OperandReuse(const hlo::Instruction& consumer, int64_t operand_index) {
+  if (consumer.opcode() != Opcode::kBroadcast) return 1;
+  int64_t in = consumer.operand(operand_index)->shape().ElementCount();
+  int64_t out = consumer.shape().ElementCount();
+  if (in <= 0 || out <= in) return 1;
+  return out / in;
+}
+
+GemmDims GemmOf(const hlo::Instruction& op) {
+  GemmDims g;
+  const hlo::Shape& out = op.shape();
+  if (!out.IsArray() || op.operand_count() != 2) return g;
+  int64_t out_elements = std::max<int64_t>(out.ElementCount(), 1);
+  if (op.opcode() == Opcode::kDot) {
+    Result<hlo::DotDimensionNumbers> dnums = hlo::GetDotDimensionNumbers(op);
+    const hlo::Shape& lhs = op.operand(0)->shape();
+    if (!dnums || !lhs.IsArray()) return g;
+    for (int64_t d : dnums->lhs_batch_dimensions) {
+      if (d >= 0 && d < lhs.rank()) g.batch *= std::max<int64_t>(lhs.dimensions(d), 1);
+    }
+    for (int64_t d : dnums->lhs_contracting_dimensions) {
+      if (d >= 0 && d < lhs.rank()) g.k *= std::max<int64_t>(lhs.dimensions(d), 1);
+    }
+    int64_t lhs_elements = std::max<int64_t>(lhs.ElementCount(), 1);
+    g.m = std::max<int64_t>(lhs_elements / (g.batch * g.k), 1);
+    g.n = std::max<int64_t>(out_elements / (g.batch * g.m), 1);
+    return g;
+  }
+  if (op.opcode() == Opcode::kConvolution) {
+    Result<hlo::ConvolutionDimensionNumbers> dnums = hlo::GetConvolutionDimensionNumbers(op);
+    if (dnums && dnums->output_feature_dimension >= 0 &&
+        dnums->output_feature_dimension < out.rank()) {
+      g.n = std::max<int64_t>(out.dimensions(dnums->output_feature_dimension), 1);
+    }
+    g.m = std::max<int64_t>(out_elements / g.n, 1);
+    g.k = std::max<int64_t>(std::max<int64_t>(op.operand(1)->shape().ElementCount(), 1) / g.n, 1);
+  }
+  return g;
+}
+
+std::string Describe(const hlo::Instruction& instr) {
+  return "%" + instr.name() + " (" + instr.OpcodeText() + ")";
+}
+
+int64_t ShapeBytes(const hlo::Shape& shape) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  if (shape.IsTuple()) {
+    int64_t total = 0;
+    for (const hlo::Shape& element : shape.tuple_shapes()) {
+      int64_t bytes = ShapeBytes(element);
+      if (total > kMax - bytes) return kMax;
+      total += bytes;
+    }
+    return total;
+  }
+  if (!shape.IsArray()) return 0;
+  int64_t bytes = hlo::HostByteWidth(shape.element_type());
+  for (int64_t d : shape.dimensions()) {
+    d = std::max<int64_t>(d, d == hlo::kUnboundedDim ? 1 : 0);
+    if (d != 0 && bytes > kMax / d) return kMax;
+    bytes *= d;
+  }
+  return bytes;
+}
+
+}  // namespace kiln::fusion

@@ -1,0 +1,60 @@
+// How the fusion planner, tiling and cost model see each opcode.
+//
+// Pure functions over the IR; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "compiler/hlo/instruction.h"
+
+namespace kiln::fusion {
+
+enum class OpClass : uint8_t {
+  kFree,          // no kernel: parameter, constant, get-tuple-element, tuple,
+                  // bitcast, after-all, add-dependency, opt-barrier, domain
+  kElementwise,   // unary/binary/ternary elementwise on arrays
+  kBroadcast,     // broadcast, iota: cheap producers of large arrays
+  kDataMovement,  // reshape, transpose, slice, concatenate, pad, reverse,
+                  // dynamic-slice, bitcast-convert
+  kReduce,        // reduce with an array result
+  kContraction,   // dot, convolution (MXU work)
+  kOpaque,        // everything else: its own kernel, never fused
+};
+
+OpClass ClassOf(const hlo::Instruction& instr);
+
+// True when the instruction never forms (or joins) a kernel.
+inline bool IsFreeInstruction(const hlo::Instruction& instr) {
+  return ClassOf(instr) == OpClass::kFree;
+}
+
+// Elementwise, broadcast and data-movement ops: fusible into loop kernels.
+bool IsLoopFusible(const hlo::Instruction& instr);
+
+// Work that should not be recomputed: contractions, reductions, opaque ops
+// and the transcendental or division elementwise ops.
+bool IsExpensive(const hlo::Instruction& instr);
+
+// How many times a consumer reads each element of `operand_index`, when
+// more than once (an expanding broadcast); 1 otherwise.
+int64_t OperandReuse(const hlo::Instruction& consumer, int64_t operand_index);
+
+// A dot or convolution seen as a batched GEMM: batch x (M x K) . (K x N).
+// A convolution is its implicit GEMM (M = output elements / N, N = output
+// features, K = kernel elements / N). All 1 for other opcodes or malformed
+// attributes.
+struct GemmDims {
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+};
+GemmDims GemmOf(const hlo::Instruction& op);
+
+// "%name (opcode)", for reasons and errors.
+std::string Describe(const hlo::Instruction& instr);
+
+// Bytes of an array or of all leaves of a tuple; 0 for tokens; saturates
+// instead of overflowing. An unbounded dynamic dimension (`?`) counts as 1:
+// its size is only known at run time.
+int64_t ShapeBytes(const hlo::Shape& shape);
+
+}  // namespace kiln::fusion

@@ -1,0 +1,351 @@
+// One test per fusion rule and per refusal reason of the heuristic, plus
+// the `none` and `given` plans.
+#include "compiler/fusion/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/fusion/kernel_formation.h"
+#include "compiler/passes/pass_test_util.h"
+
+namespace kiln::fusion {
+namespace {
+
+using passes::testing::FindInstruction;
+using passes::testing::ParseVerified;
+
+class PlannerTest : public ::testing::Test {
+ protected:
+  const FusionPlan& Plan(std::string_view text, PlanKind kind = PlanKind::kHeuristic) {
+    module_ = ParseVerified(text);
+    EXPECT_NE(module_, nullptr);
+    auto plan = PlanComputation(*module_->entry(), kind, options_);
+    EXPECT_TRUE(plan.has_value()) << (plan ? "" : plan.error().message);
+    plan_ = plan.value_or(FusionPlan{});
+    if (plan) {
+      auto valid = ValidatePlan(*module_->entry(), options_.tiling, plan_);
+      EXPECT_TRUE(valid.has_value()) << (valid ? "" : valid.error().message);
+    }
+    return plan_;
+  }
+  int64_t Index(std::string_view name) {
+    hlo::Instruction* instr = FindInstruction(*module_, name);
+    EXPECT_NE(instr, nullptr) << name;
+    return instr ? instr->index_in_parent() : -1;
+  }
+  const FusionEdge* Edge(std::string_view producer, std::string_view consumer) {
+    for (const FusionEdge& e : plan_.edges) {
+      if (!e.is_sibling() && e.producer == Index(producer) && e.consumer == Index(consumer)) {
+        return &e;
+      }
+    }
+    ADD_FAILURE() << "no edge " << producer << " -> " << consumer;
+    return nullptr;
+  }
+  const Kernel& KernelOf(std::string_view root) {
+    int64_t k = plan_.root_kernel[Index(root)];
+    EXPECT_GE(k, 0) << root << " is not a kernel root";
+    return plan_.kernels[std::max<int64_t>(k, 0)];
+  }
+
+  PlannerOptions options_;
+  std::unique_ptr<hlo::Module> module_;
+  FusionPlan plan_;
+};
+
+TEST_F(PlannerTest, LoopFusionTakesElementwiseChainWithBroadcasts) {
+  const FusionPlan& plan = Plan(R"(
+HloModule m
+ENTRY e {
+  x = f32[256,512] parameter(0)
+  b = f32[512] parameter(1)
+  bb = f32[256,512] broadcast(b), dimensions={1}
+  two = f32[] constant(2)
+  twos = f32[256,512] broadcast(two), dimensions={}
+  a = f32[256,512] add(x, bb)
+  m = f32[256,512] multiply(a, twos)
+  ROOT t = f32[256,512] tanh(m)
+})");
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  const Kernel& k = plan.kernels[0];
+  EXPECT_EQ(k.kind, KernelKind::kLoop);
+  EXPECT_EQ(k.instructions.size(), 5u);
+  EXPECT_EQ(k.roots, std::vector<int64_t>{Index("t")});
+  EXPECT_EQ(k.inputs, (std::vector<int64_t>{Index("x"), Index("b"), Index("two")}));
+  const FusionEdge* edge = Edge("bb", "a");
+  ASSERT_NE(edge, nullptr);
+  EXPECT_TRUE(edge->fused);
+  EXPECT_EQ(edge->rule, FusionRule::kLoop);
+}
+
+TEST_F(PlannerTest, InputFusionTakesReductionProducers) {
+  const FusionPlan& plan = Plan(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[128,1024] parameter(0)
+  ex = f32[128,1024] exponential(x)
+  zero = f32[] constant(0)
+  ROOT r = f32[128] reduce(ex, zero), dimensions={1}, to_apply=add
+})");
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_EQ(plan.kernels[0].kind, KernelKind::kInput);
+  const FusionEdge* edge = Edge("ex", "r");
+  ASSERT_NE(edge, nullptr);
+  EXPECT_TRUE(edge->fused);
+  EXPECT_EQ(edge->rule, FusionRule::kInput);
+  EXPECT_NE(edge->reason.find("input fusion into reduction %r"), std::string::npos);
+}
+
+TEST_F(PlannerTest, OutputFusionTakesDotEpilogue) {
+  const FusionPlan& plan = Plan(R"(
+HloModule m
+ENTRY e {
+  x = bf16[256,512] parameter(0)
+  w = bf16[512,1024] parameter(1)
+  bias = bf16[1024] parameter(2)
+  d = bf16[256,1024] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = bf16[256,1024] broadcast(bias), dimensions={1}
+  a = bf16[256,1024] add(d, bb)
+  zero = bf16[] constant(0)
+  zeros = bf16[256,1024] broadcast(zero), dimensions={}
+  ROOT relu = bf16[256,1024] maximum(a, zeros)
+})");
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  const Kernel& k = plan.kernels[0];
+  EXPECT_EQ(k.kind, KernelKind::kOutput);
+  const FusionEdge* edge = Edge("d", "a");
+  ASSERT_NE(edge, nullptr);
+  EXPECT_TRUE(edge->fused);
+  EXPECT_EQ(edge->rule, FusionRule::kOutput);
+  // Producers are not fused into the dot itself.
+  EXPECT_EQ(k.inputs, (std::vector<int64_t>{Index("x"), Index("w"), Index("bias"), Index("zero")}));
+  ASSERT_TRUE(k.tile.tiled);
+  EXPECT_EQ(k.tile.grid.size(), 4u);
+}
+
+TEST_F(PlannerTest, SiblingsReadingTheSameInputBecomeOneMultiOutputKernel) {
+  const FusionPlan& plan = Plan(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,256] parameter(0)
+  zero = f32[] constant(0)
+  sum = f32[64] reduce(x, zero), dimensions={1}, to_apply=add
+  sq = f32[64,256] multiply(x, x)
+  sumsq = f32[64] reduce(sq, zero), dimensions={1}, to_apply=add
+  ROOT t = (f32[64], f32[64]) tuple(sum, sumsq)
+})");
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_EQ(plan.kernels[0].kind, KernelKind::kMultiOutput);
+  EXPECT_EQ(plan.kernels[0].roots.size(), 2u);
+  bool found = false;
+  for (const FusionEdge& e : plan.edges) {
+    if (e.is_sibling() && e.fused) {
+      found = true;
+      EXPECT_EQ(e.rule, FusionRule::kMultiOutput);
+      EXPECT_EQ(e.producer, Index("x"));
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(PlannerTest, RefusesToRecomputeAnExpensiveProducerWithSeveralConsumers) {
+  Plan(R"(
+HloModule m
+ENTRY e {
+  x = f32[128,128] parameter(0)
+  w = f32[128,128] parameter(1)
+  d = f32[128,128] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  a = f32[128,128] add(d, x)
+  s = f32[128,128] subtract(d, x)
+  ROOT t = (f32[128,128], f32[128,128]) tuple(a, s)
+})");
+  const FusionEdge* edge = Edge("d", "a");
+  ASSERT_NE(edge, nullptr);
+  EXPECT_FALSE(edge->fused);
+  EXPECT_EQ(edge->reason,
+            "producer %d is expensive and has 2 consumers: fusing would recompute it");
+  EXPECT_EQ(KernelOf("d").kind, KernelKind::kSingle);
+}
+
+TEST_F(PlannerTest, DuplicatesCheapProducersIntoEachConsumer) {
+  const FusionPlan& plan = Plan(R"(
+HloModule m
+ENTRY e {
+  x = f32[128,128] parameter(0)
+  n = f32[128,128] negate(x)
+  a = f32[128,128] add(n, x)
+  s = f32[128,128] subtract(n, x)
+  ROOT t = (f32[128,128], f32[128,128]) tuple(a, s)
+})");
+  EXPECT_TRUE(Edge("n", "a")->fused);
+  EXPECT_TRUE(Edge("n", "s")->fused);
+  // Both consumers compute n; they then merge as siblings reading x.
+  EXPECT_EQ(plan.root_kernel[Index("n")], -1);
+}
+
+TEST_F(PlannerTest, RefusesToRereadAnExpensiveProducerThroughABroadcast) {
+  Plan(R"(
+HloModule m
+ENTRY e {
+  x = f32[512] parameter(0)
+  ex = f32[512] exponential(x)
+  ROOT b = f32[1024,512] broadcast(ex), dimensions={1}
+})");
+  const FusionEdge* edge = Edge("ex", "b");
+  ASSERT_NE(edge, nullptr);
+  EXPECT_FALSE(edge->fused);
+  EXPECT_NE(edge->reason.find("reads each element of %ex 1024 times"), std::string::npos)
+      << edge->reason;
+}
+
+TEST_F(PlannerTest, RefusesFusionThatDoesNotFitScopedVmem) {
+  options_.tiling.scoped_vmem_bytes = 64 << 10;
+  Plan(R"(
+HloModule m
+ENTRY e {
+  x = f32[1024,1024] parameter(0)
+  y = f32[1024,1024] parameter(1)
+  z = f32[1024,1024] parameter(2)
+  a = f32[1024,1024] add(x, y)
+  ROOT m = f32[1024,1024] multiply(a, z)
+})");
+  // Smallest blocks: 4 arrays x (8,128) f32 x 2 buffers = 32 KiB fits; the
+  // fused kernel needs 3 inputs + 1 output = 32 KiB; with a 24 KiB limit:
+  const FusionEdge* edge = Edge("a", "m");
+  ASSERT_NE(edge, nullptr);
+  EXPECT_TRUE(edge->fused) << edge->reason;
+
+  options_.tiling.scoped_vmem_bytes = 24 << 10;
+  Plan(R"(
+HloModule m
+ENTRY e {
+  x = f32[1024,1024] parameter(0)
+  y = f32[1024,1024] parameter(1)
+  z = f32[1024,1024] parameter(2)
+  a = f32[1024,1024] add(x, y)
+  ROOT m = f32[1024,1024] multiply(a, z)
+})");
+  edge = Edge("a", "m");
+  ASSERT_NE(edge, nullptr);
+  EXPECT_FALSE(edge->fused);
+  EXPECT_EQ(edge->reason,
+            "fusing %a into the kernel of %m would need 32.0 KiB of VMEM, scoped VMEM is "
+            "24.0 KiB");
+}
+
+TEST_F(PlannerTest, OpaqueOpsAndDotOperandsAreNotFused) {
+  Plan(R"(
+HloModule m
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  x = f32[128,128] parameter(0)
+  n = f32[128,128] negate(x)
+  s = f32[128,128] sort(n), dimensions={1}, to_apply=lt
+  ROOT d = f32[128,128] dot(n, s), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  const FusionEdge* into_sort = Edge("n", "s");
+  ASSERT_NE(into_sort, nullptr);
+  EXPECT_FALSE(into_sort->fused);
+  EXPECT_EQ(into_sort->reason, "consumer %s (sort) is not fusible: it runs as its own kernel");
+  const FusionEdge* into_dot = Edge("n", "d");
+  ASSERT_NE(into_dot, nullptr);
+  EXPECT_FALSE(into_dot->fused);
+  EXPECT_NE(into_dot->reason.find("producers are not fused into a dot"), std::string::npos);
+}
+
+TEST_F(PlannerTest, NonePlanMakesEveryInstructionItsOwnKernel) {
+  const FusionPlan& plan = Plan(R"(
+HloModule m
+ENTRY e {
+  x = f32[8,128] parameter(0)
+  c = f32[] constant(1.5)
+  cb = f32[8,128] broadcast(c), dimensions={}
+  a = f32[8,128] add(x, cb)
+  ROOT n = f32[8,128] negate(a)
+})",
+                                PlanKind::kNone);
+  ASSERT_EQ(plan.kernels.size(), 3u);  // broadcast, add, negate
+  for (const Kernel& k : plan.kernels) EXPECT_EQ(k.kind, KernelKind::kSingle);
+  EXPECT_EQ(KernelOf("cb").instructions, std::vector<int64_t>{Index("cb")});
+  EXPECT_EQ(plan.fused_edge_count(), 0);
+  EXPECT_EQ(Edge("cb", "a")->reason, "plan none: every instruction is its own kernel");
+}
+
+TEST_F(PlannerTest, GivenPlanKeepsXlaFusions) {
+  const FusionPlan& plan = Plan(R"(
+HloModule m
+fused {
+  p0 = f32[128] parameter(0)
+  p1 = f32[128] parameter(1)
+  a = f32[128] add(p0, p1)
+  ROOT n = f32[128] negate(a)
+}
+ENTRY e {
+  x = f32[128] parameter(0)
+  y = f32[128] parameter(1)
+  f = f32[128] fusion(x, y), kind=kLoop, calls=fused
+  ROOT e2 = f32[128] exponential(f)
+})",
+                                PlanKind::kGiven);
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  EXPECT_EQ(KernelOf("f").kind, KernelKind::kGiven);
+  EXPECT_EQ(KernelOf("e2").kind, KernelKind::kSingle);
+  EXPECT_FALSE(Edge("f", "e2")->fused);
+}
+
+TEST_F(PlannerTest, EditedPlansAreReformedAndValidated) {
+  Plan(R"(
+HloModule m
+ENTRY e {
+  x = f32[64,128] parameter(0)
+  a = f32[64,128] negate(x)
+  ROOT b = f32[64,128] exponential(a)
+})");
+  ASSERT_EQ(plan_.kernels.size(), 1u);
+  FusionPlan edited = plan_;
+  for (FusionEdge& e : edited.edges) e.fused = false;
+  // Kernels no longer match the edges until re-formed.
+  EXPECT_FALSE(ValidatePlan(*module_->entry(), options_.tiling, edited).has_value());
+  ASSERT_TRUE(FormKernels(*module_->entry(), options_.tiling, edited).has_value());
+  EXPECT_EQ(edited.kernels.size(), 2u);
+  EXPECT_TRUE(ValidatePlan(*module_->entry(), options_.tiling, edited).has_value());
+  // A tampered tile is caught.
+  edited.kernels[0].tile.vmem_bytes += 1;
+  auto bad = ValidatePlan(*module_->entry(), options_.tiling, edited);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("kernel 0: tile says"), std::string::npos);
+}
+
+TEST_F(PlannerTest, FusingIntoADotIsRejectedOnEditedPlans) {
+  Plan(R"(
+HloModule m
+ENTRY e {
+  x = f32[128,128] parameter(0)
+  n = f32[128,128] negate(x)
+  ROOT d = f32[128,128] dot(n, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  FusionPlan edited = plan_;
+  for (FusionEdge& e : edited.edges) e.fused = true;
+  auto formed = FormKernels(*module_->entry(), options_.tiling, edited);
+  ASSERT_FALSE(formed.has_value());
+  EXPECT_EQ(formed.error().message,
+            "fused edge %n -> %d: consumer %d (dot) takes no fused producers");
+}
+
+}  // namespace
+}  // namespace kiln::fusion

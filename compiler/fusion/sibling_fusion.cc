@@ -1,0 +1,174 @@
+// Multi-output (sibling) fusion of the heuristic planner: kernels of the
+// same iteration shape that read the same value merge when they do not
+// depend on each other and still fit.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/fusion/heuristic_planner.h"
+#include "compiler/fusion/op_class.h"
+
+namespace kiln::fusion::internal {
+
+int32_t HeuristicPlanner::Rep(int32_t g) {
+  while (rep_[g] != g) g = rep_[g] = rep_[rep_[g]];
+  return g;
+}
+
+// The shape a group iterates over; empty when it cannot be a sibling.
+const hlo::Shape* HeuristicPlanner::SiblingKey(const Group& group) const {
+  if (group.opaque || group.contraction != nullptr || !group.root->shape().IsArray()) {
+    return nullptr;
+  }
+  if (group.reduce != nullptr) return &group.reduce->operand(0)->shape();
+  return &group.root->shape();
+}
+
+// True when group `from` (a representative) reads, through any chain of
+// kernels, a value of group `target`. Groups whose roots all come before
+// the target's first root cannot reach it (operands precede users) and
+// are pruned. Gives up (true) after a bounded search.
+bool HeuristicPlanner::DependsOn(int32_t from, int32_t target, bool& gave_up) {
+  constexpr int kMaxVisits = 256;
+  const int64_t target_first = groups_[target].first_root;
+  if (groups_[from].last_root < target_first) return false;
+  ++epoch_;
+  int visits = 0;
+  stack_.assign(1, from);
+  while (!stack_.empty()) {
+    int32_t g = stack_.back();
+    stack_.pop_back();
+    if (visited_[g] == epoch_) continue;
+    visited_[g] = epoch_;
+    if (++visits > kMaxVisits) {
+      gave_up = true;
+      return true;
+    }
+    for (const Instruction* in : groups_[g].inputs) {
+      values_.assign(1, in);
+      while (!values_.empty()) {
+        const Instruction* v = values_.back();
+        values_.pop_back();
+        int32_t owner = own_group_[v->index_in_parent()];
+        if (owner >= 0) {
+          int32_t r = Rep(owner);
+          if (r == target) return true;
+          if (r != g && groups_[r].last_root >= target_first) stack_.push_back(r);
+        } else if (IsFreeInstruction(*v) && v->index_in_parent() > target_first) {
+          for (const Instruction* operand : v->operands()) values_.push_back(operand);
+        }
+      }
+    }
+  }
+  return false;
+}
+
+void HeuristicPlanner::MergeSiblings() {
+  const auto& instrs = computation_.instructions();
+  visited_.assign(groups_.size(), 0);
+  std::vector<std::vector<int32_t>> readers(instrs.size());
+  for (int32_t g = 0; g < static_cast<int32_t>(groups_.size()); ++g) {
+    if (SiblingKey(groups_[g]) == nullptr) continue;
+    for (const Instruction* in : groups_[g].inputs) {
+      // Sharing a constant or a small value is no reason to merge.
+      if (in->opcode() == hlo::Opcode::kConstant ||
+          ShapeBytes(in->shape()) < options_.sibling_min_shared_bytes) {
+        continue;
+      }
+      std::vector<int32_t>& list = readers[in->index_in_parent()];
+      if (static_cast<int64_t>(list.size()) < options_.max_sibling_candidates) {
+        list.push_back(g);
+      }
+    }
+  }
+  for (size_t x = 0; x < instrs.size(); ++x) {
+    if (readers[x].size() < 2) continue;
+    int32_t first = -1;
+    for (int32_t g : readers[x]) {
+      if (first < 0) {
+        first = g;
+        continue;
+      }
+      int32_t a = Rep(first);
+      int32_t b = Rep(g);
+      if (a == b) continue;
+      FusionEdge edge{static_cast<int64_t>(x),
+                      groups_[a].root->index_in_parent(),
+                      groups_[g].root->index_in_parent(),
+                      FusionRule::kMultiOutput,
+                      false,
+                      ""};
+      std::optional<std::string> why = CheckSiblings(a, b);
+      if (why) {
+        edge.reason = *why;
+      } else {
+        edge.fused = true;
+        edge.reason = "multi-output fusion: %" + groups_[a].root->name() + " and %" +
+                      groups_[b].root->name() + " both read %" + instrs[x]->name();
+        Merge(a, b);
+      }
+      edges_.push_back(std::move(edge));
+    }
+  }
+}
+
+std::optional<std::string> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b) {
+  const Group& ga = groups_[a];
+  const Group& gb = groups_[b];
+  const hlo::Shape* ka = SiblingKey(ga);
+  const hlo::Shape* kb = SiblingKey(gb);
+  std::string pair = "siblings %" + ga.root->name() + " and %" + gb.root->name();
+  if (ka == nullptr || kb == nullptr) return pair + " cannot share a kernel";
+  if (!ka->SameDimensions(*kb)) {
+    return pair + " iterate over different shapes (" + ka->ToString() + " vs " + kb->ToString() +
+           ")";
+  }
+  if (ga.reduce != nullptr && gb.reduce != nullptr && !(ga.reduce->shape() == gb.reduce->shape())) {
+    return pair + " reduce to different shapes";
+  }
+  if (ga.member_count + gb.member_count > options_.max_kernel_instructions) {
+    return pair + " together have more than " + std::to_string(options_.max_kernel_instructions) +
+           " instructions";
+  }
+  bool gave_up = false;
+  if (DependsOn(a, b, gave_up) || DependsOn(b, a, gave_up)) {
+    return gave_up ? pair + ": could not prove them independent within 256 kernels"
+                   : pair + " depend on each other: merging them would create a cycle";
+  }
+  Group merged = Merged(ga, gb);
+  if (static_cast<int64_t>(merged.inputs.size()) > options_.max_kernel_inputs) {
+    return pair + " together read " + std::to_string(merged.inputs.size()) + " arrays (limit " +
+           std::to_string(options_.max_kernel_inputs) + ")";
+  }
+  TilingProblem problem = ProblemOf(merged, nullptr);
+  problem.inputs = merged.inputs;
+  int64_t vmem = MinimalVmemBytes(problem, options_.tiling);
+  if (vmem > options_.tiling.scoped_vmem_bytes) {
+    return "fusing " + pair + " would need " + FormatBytes(vmem) + " of VMEM, scoped VMEM is " +
+           FormatBytes(options_.tiling.scoped_vmem_bytes);
+  }
+  return std::nullopt;
+}
+
+Group HeuristicPlanner::Merged(const Group& a, const Group& b) {
+  Group m = a;
+  m.member_count = a.member_count + b.member_count;
+  for (const Instruction* in : b.inputs) {
+    if (std::find(m.inputs.begin(), m.inputs.end(), in) == m.inputs.end()) {
+      m.inputs.push_back(in);
+    }
+  }
+  m.outputs.insert(m.outputs.end(), b.outputs.begin(), b.outputs.end());
+  if (m.reduce == nullptr) m.reduce = b.reduce;
+  m.first_root = std::min(a.first_root, b.first_root);
+  m.last_root = std::max(a.last_root, b.last_root);
+  return m;
+}
+
+void HeuristicPlanner::Merge(int32_t a, int32_t b) {
+  groups_[a] = Merged(groups_[a], groups_[b]);
+  rep_[b] = a;
+}
+
+}  // namespace kiln::fusion::internal

@@ -1,0 +1,65 @@
+// Tiling: the block shapes, grid and VMEM footprint of one kernel.
+//
+// A kernel iterates over a space: the shape of its largest root (loop
+// kernels), the operand of its reduction (input kernels; reduced dimensions
+// are walked sequentially into f32 accumulators) or the (batch, M, N, K)
+// GEMM of its dot or convolution (output kernels; a convolution is seen as
+// its implicit GEMM). Blocks tile the two minor dimensions; every other
+// dimension has block 1. A block dimension is either the whole dimension or
+// a multiple of the chip's layout tile: (8,128) for 32-bit types, (16,128)
+// for 16-bit, (32,128) for 8-bit; GEMM blocks are multiples of the MXU
+// size. Blocks are padded to whole tiles when their bytes are counted.
+// Every array the kernel reads or writes gets a block (arrays whose minor
+// dimensions match the iteration space follow its blocks, others are
+// brought in whole); VMEM = 2 x (input + output blocks) for double
+// buffering, plus accumulators. The largest candidate block that fits the
+// scoped VMEM is chosen.
+//
+// Pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/fusion/block_layout.h"
+#include "compiler/fusion/fusion_plan.h"
+#include "compiler/hlo/computation.h"
+#include "compiler/hlo/status.h"
+
+namespace kiln::fusion {
+
+struct TilingOptions {
+  int64_t scoped_vmem_bytes = 16 << 20;
+  int64_t mxu_size = 128;
+};
+
+// What a kernel computes, as far as tiling is concerned.
+struct TilingProblem {
+  enum class Space : uint8_t { kUntiled, kLoop, kReduce, kContraction };
+  Space space = Space::kUntiled;
+  // kLoop, kReduce: the iteration shape; kContraction: the dot/conv output.
+  const hlo::Instruction* anchor = nullptr;
+  std::vector<const hlo::Instruction*> inputs;   // arrays read from HBM
+  std::vector<const hlo::Instruction*> outputs;  // arrays written to HBM
+};
+
+// The tiling problem of a kernel of `computation` (its instructions, roots
+// and inputs index the computation).
+TilingProblem MakeTilingProblem(const hlo::Computation& computation, const Kernel& kernel);
+
+// The largest fitting tile, or an error naming the smallest VMEM the kernel
+// needs: "kernel needs 18.5 MiB of VMEM even with the smallest blocks,
+// scoped VMEM is 16.0 MiB". Untiled problems get an untiled choice.
+Result<TileChoice> ChooseTile(const TilingProblem& problem, const TilingOptions& options);
+
+// VMEM the kernel needs with its smallest candidate blocks (what the
+// planner checks before fusing); 0 for untiled problems.
+int64_t MinimalVmemBytes(const TilingProblem& problem, const TilingOptions& options);
+
+// Checks an edited tile: one block per input and output, block dimensions
+// within the arrays and aligned, VMEM recomputed and within the scoped
+// VMEM.
+Status ValidateTile(const TilingProblem& problem, const TileChoice& tile,
+                    const TilingOptions& options);
+
+}  // namespace kiln::fusion

@@ -1,0 +1,129 @@
+#include "compiler/fusion/tiling.h"
+
+#include <gtest/gtest.h>
+
+#include "compiler/fusion/planner.h"
+#include "compiler/passes/pass_test_util.h"
+
+namespace kiln::fusion {
+namespace {
+
+using passes::testing::ParseVerified;
+
+// The single kernel of a one-kernel module under the heuristic plan.
+Result<Kernel> OnlyKernel(const hlo::Module& module, const TilingOptions& tiling) {
+  PlannerOptions options;
+  options.tiling = tiling;
+  KILN_ASSIGN_OR_RETURN(FusionPlan plan,
+                        PlanComputation(*module.entry(), PlanKind::kHeuristic, options));
+  if (plan.kernels.size() != 1) return MakeError("expected one kernel");
+  return plan.kernels[0];
+}
+
+constexpr char kElementwise[] = R"(
+HloModule m
+ENTRY e {
+  x = $T[4096,4096] parameter(0)
+  y = $T[4096,4096] parameter(1)
+  ROOT a = $T[4096,4096] add(x, y)
+})";
+
+std::string WithType(std::string text, std::string_view type) {
+  for (size_t at = text.find("$T"); at != std::string::npos; at = text.find("$T")) {
+    text.replace(at, 2, type);
+  }
+  return text;
+}
+
+TEST(TilingTest, BlocksAlignToTheLayoutTileOfEachType) {
+  for (auto [type, sublanes] : {std::pair{"f32", 8}, {"bf16", 16}, {"s8", 32}}) {
+    auto module = ParseVerified(WithType(kElementwise, type));
+    ASSERT_NE(module, nullptr);
+    TilingOptions tiling;
+    auto kernel = OnlyKernel(*module, tiling);
+    ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+    const TileChoice& tile = kernel->tile;
+    ASSERT_TRUE(tile.tiled);
+    ASSERT_EQ(tile.outputs.size(), 1u);
+    const auto& block = tile.outputs[0].dimensions;
+    ASSERT_EQ(block.size(), 2u);
+    EXPECT_EQ(block[0] % sublanes, 0) << type;
+    EXPECT_EQ(block[1] % 128, 0) << type;
+    EXPECT_LE(tile.vmem_bytes, tiling.scoped_vmem_bytes) << type;
+    // Three arrays, double-buffered.
+    EXPECT_EQ(tile.vmem_bytes, 6 * tile.outputs[0].bytes) << type;
+    EXPECT_EQ(tile.grid, (std::vector<int64_t>{4096 / block[0], 4096 / block[1]}));
+    EXPECT_TRUE(
+        ValidateTile(MakeTilingProblem(*module->entry(), *kernel), tile, tiling).has_value());
+  }
+}
+
+TEST(TilingTest, SmallerScopedVmemGivesSmallerBlocksThatStillFit) {
+  auto module = ParseVerified(WithType(kElementwise, "f32"));
+  ASSERT_NE(module, nullptr);
+  TilingOptions large, small;
+  small.scoped_vmem_bytes = 1 << 20;
+  auto big_kernel = OnlyKernel(*module, large);
+  auto small_kernel = OnlyKernel(*module, small);
+  ASSERT_TRUE(big_kernel.has_value() && small_kernel.has_value());
+  EXPECT_LE(small_kernel->tile.vmem_bytes, small.scoped_vmem_bytes);
+  EXPECT_LT(small_kernel->tile.outputs[0].bytes, big_kernel->tile.outputs[0].bytes);
+  EXPECT_GT(small_kernel->tile.grid_steps(), big_kernel->tile.grid_steps());
+  // The small tile does not fit a smaller VMEM still.
+  TilingOptions tiny;
+  tiny.scoped_vmem_bytes = small_kernel->tile.vmem_bytes - 1;
+  auto refused =
+      ValidateTile(MakeTilingProblem(*module->entry(), *small_kernel), small_kernel->tile, tiny);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("scoped VMEM is"), std::string::npos);
+}
+
+TEST(TilingTest, NothingFitsGivesAnErrorNamingTheNeed) {
+  auto module = ParseVerified(WithType(kElementwise, "f32"));
+  ASSERT_NE(module, nullptr);
+  TilingProblem problem;
+  problem.space = TilingProblem::Space::kLoop;
+  problem.anchor = module->entry()->root();
+  for (const auto& instr : module->entry()->instructions()) {
+    if (instr->opcode() == hlo::Opcode::kParameter) problem.inputs.push_back(instr.get());
+  }
+  problem.outputs = {module->entry()->root()};
+  TilingOptions tiny;
+  tiny.scoped_vmem_bytes = 16 << 10;
+  auto tile = ChooseTile(problem, tiny);
+  ASSERT_FALSE(tile.has_value());
+  EXPECT_EQ(tile.error().message,
+            "kernel of %a (add) needs 24.0 KiB of VMEM even with the smallest blocks, scoped "
+            "VMEM is 16.0 KiB");
+  EXPECT_EQ(MinimalVmemBytes(problem, tiny), 24 << 10);
+}
+
+TEST(TilingTest, DotBlocksAreMultiplesOfTheMxu) {
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY e {
+  x = bf16[2048,4096] parameter(0)
+  w = bf16[4096,2048] parameter(1)
+  ROOT d = bf16[2048,2048] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_NE(module, nullptr);
+  for (int64_t mxu : {128, 256}) {
+    TilingOptions tiling;
+    tiling.mxu_size = mxu;
+    auto kernel = OnlyKernel(*module, tiling);
+    ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+    const TileChoice& tile = kernel->tile;
+    ASSERT_EQ(tile.inputs.size(), 2u);
+    int64_t bm = tile.inputs[0].dimensions[0], bk = tile.inputs[0].dimensions[1];
+    int64_t bn = tile.inputs[1].dimensions[1];
+    EXPECT_EQ(bm % mxu, 0);
+    EXPECT_EQ(bn % mxu, 0);
+    EXPECT_EQ(bk % mxu, 0);
+    EXPECT_EQ(tile.grid, (std::vector<int64_t>{1, 2048 / bm, 2048 / bn, 4096 / bk}));
+    EXPECT_EQ(tile.accumulator_bytes, bm * bn * 4);
+    EXPECT_LE(tile.vmem_bytes, tiling.scoped_vmem_bytes);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::fusion

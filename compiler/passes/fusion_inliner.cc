@@ -1,0 +1,131 @@
+#include "compiler/passes/fusion_inliner.h"
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace kiln::passes {
+namespace {
+
+using hlo::Instruction;
+
+bool IsInlinable(const Instruction& instr) {
+  if (instr.opcode() != hlo::Opcode::kFusion || instr.called_computations().size() != 1 ||
+      !instr.control_predecessors().empty()) {
+    return false;
+  }
+  const hlo::Computation* body = instr.called_computations()[0];
+  return body != nullptr && body->root() != nullptr &&
+         body->parameter_count() == instr.operand_count();
+}
+
+class Inliner {
+ public:
+  explicit Inliner(hlo::Computation& computation) : computation_(computation) {
+    for (const auto& instr : computation.instructions()) names_.insert(instr->name());
+  }
+
+  Result<bool> Run() {
+    std::vector<Instruction*> original;
+    original.reserve(computation_.instructions().size());
+    for (const auto& instr : computation_.instructions()) original.push_back(instr.get());
+    // A fusion that is some instruction's control predecessor must stay.
+    std::unordered_set<const Instruction*> ordered;
+    for (Instruction* instr : original) {
+      ordered.insert(instr->control_predecessors().begin(), instr->control_predecessors().end());
+    }
+    std::unordered_map<const Instruction*, std::vector<Instruction*>> expansions;
+    for (Instruction* instr : original) {
+      if (!IsInlinable(*instr) || ordered.contains(instr)) continue;
+      KILN_ASSIGN_OR_RETURN(std::vector<Instruction*> clones, Expand(*instr));
+      expansions.emplace(instr, std::move(clones));
+    }
+    if (expansions.empty()) return false;
+    // Clones go where their fusion was: after its operands, before its users.
+    std::vector<Instruction*> order;
+    order.reserve(computation_.instructions().size());
+    for (Instruction* instr : original) {
+      auto it = expansions.find(instr);
+      if (it != expansions.end()) order.insert(order.end(), it->second.begin(), it->second.end());
+      order.push_back(instr);
+    }
+    KILN_RETURN_IF_ERROR(computation_.SetInstructionOrder(order));
+    return true;
+  }
+
+ private:
+  std::string UniqueName(const std::string& base) {
+    std::string name = base;
+    for (int suffix = 1; names_.contains(name); ++suffix) {
+      name = base + "." + std::to_string(suffix);
+    }
+    names_.insert(name);
+    return name;
+  }
+
+  // Clones the fused computation of `fusion` into the caller and redirects
+  // the fusion's users; returns the clones in topological order.
+  Result<std::vector<Instruction*>> Expand(Instruction& fusion) {
+    const hlo::Computation& body = *fusion.called_computations()[0];
+    std::vector<Instruction*> value_of(body.instructions().size(), nullptr);
+    std::vector<Instruction*> clones;
+    for (const auto& inner : body.instructions()) {
+      if (inner->opcode() == hlo::Opcode::kParameter) {
+        value_of[inner->index_in_parent()] = fusion.operand(inner->parameter_number());
+        continue;
+      }
+      std::vector<Instruction*> operands;
+      for (const Instruction* operand : inner->operands()) {
+        Instruction* mapped = value_of[operand->index_in_parent()];
+        if (mapped == nullptr) {
+          return MakeError("fusion %" + fusion.name() + ": %" + inner->name() +
+                           " uses %" + operand->name() + " before it is defined");
+        }
+        operands.push_back(mapped);
+      }
+      std::string name = UniqueName(fusion.name() + "." + inner->name());
+      std::unique_ptr<Instruction> clone =
+          inner->literal() != nullptr
+              ? Instruction::CreateConstant(*inner->literal(), std::move(name))
+              : Instruction::Create(inner->opcode(), inner->shape(), std::move(operands),
+                                    std::move(name));
+      for (const hlo::Attribute& attribute : inner->attributes()) {
+        // Control edges inside the fused computation do not carry over.
+        if (attribute.kind != hlo::Attribute::Kind::kInstructions) clone->AddAttribute(attribute);
+      }
+      clone->set_async_wrapped_opcode(inner->async_wrapped_opcode());
+      clone->set_source_line(inner->source_line());
+      Instruction* added = computation_.AddInstruction(std::move(clone));
+      value_of[inner->index_in_parent()] = added;
+      clones.push_back(added);
+    }
+    Instruction* replacement = value_of[body.root()->index_in_parent()];
+    if (!clones.empty() && replacement == clones.back() &&
+        replacement->shape().Compatible(fusion.shape())) {
+      replacement->set_shape(fusion.shape());  // keep the fusion's layout
+    }
+    KILN_RETURN_IF_ERROR(computation_.ReplaceAllUsesWith(&fusion, replacement));
+    return clones;
+  }
+
+  hlo::Computation& computation_;
+  std::unordered_set<std::string> names_;
+};
+
+}  // namespace
+
+Result<bool> InlineFusions(hlo::Computation& computation) { return Inliner(computation).Run(); }
+
+Result<bool> FusionInliner::Run(hlo::Module& module) {
+  bool changed = false;
+  // Fused computations themselves may hold fusions; only callers outside
+  // them matter for planning, but expanding every computation is simplest.
+  for (const auto& computation : module.computations()) {
+    KILN_ASSIGN_OR_RETURN(bool inlined, InlineFusions(*computation));
+    changed |= inlined;
+  }
+  return changed;
+}
+
+}  // namespace kiln::passes

@@ -1,0 +1,51 @@
+#include "compiler/passes/pass_pipeline.h"
+
+#include <algorithm>
+
+#include "compiler/hlo/verifier.h"
+#include "compiler/passes/algebraic_simplifier.h"
+#include "compiler/passes/common_subexpression_elimination.h"
+#include "compiler/passes/dead_code_elimination.h"
+#include "compiler/passes/fusion_inliner.h"
+
+namespace kiln::passes {
+
+Result<bool> PassPipeline::Run(hlo::Module& module) {
+  changed_.clear();
+  bool any_change = false;
+  int iterations = std::max(1, options_.max_iterations);
+  for (int iteration = 0; iteration < iterations; ++iteration) {
+    bool changed_this_round = false;
+    for (const auto& pass : passes_) {
+      Result<bool> changed = pass->Run(module);
+      if (!changed) {
+        return MakeError("pass " + std::string(pass->name()) + ": " + changed.error().message);
+      }
+      if (*changed) {
+        changed_this_round = true;
+        changed_.emplace_back(pass->name());
+      }
+      if (options_.verify) {
+        Status verified = hlo::VerifyModule(module);
+        if (!verified) {
+          return MakeError("after pass " + std::string(pass->name()) + ": " +
+                           verified.error().message);
+        }
+      }
+    }
+    any_change |= changed_this_round;
+    if (!changed_this_round) break;
+  }
+  return any_change;
+}
+
+PassPipeline MakeDefaultPipeline(PipelineOptions options, bool inline_fusions) {
+  PassPipeline pipeline(options);
+  if (inline_fusions) pipeline.Add<FusionInliner>();
+  pipeline.Add<AlgebraicSimplifier>();
+  pipeline.Add<CommonSubexpressionElimination>();
+  pipeline.Add<DeadCodeElimination>();
+  return pipeline;
+}
+
+}  // namespace kiln::passes

@@ -1,0 +1,83 @@
+#include "compiler/passes/pass_pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include "compiler/hlo/shape.h"
+#include "compiler/passes/pass_test_util.h"
+
+namespace kiln::passes {
+namespace {
+
+using testing::FindInstruction;
+using testing::ParseVerified;
+
+constexpr char kModule[] = R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  one = f32[] constant(1)
+  ones = f32[4] broadcast(one), dimensions={}
+  a = f32[4] multiply(x, ones)
+  b = f32[4] exponential(a)
+  c = f32[4] exponential(x)
+  ROOT r = f32[4] add(b, c)
+})";
+
+TEST(PassPipelineTest, DefaultPipelineSimplifiesMergesAndCleansUp) {
+  auto module = ParseVerified(kModule);
+  ASSERT_NE(module, nullptr);
+  PipelineOptions options;
+  options.verify = true;
+  PassPipeline pipeline = MakeDefaultPipeline(options);
+  auto changed = pipeline.Run(*module);
+  ASSERT_TRUE(changed.has_value()) << changed.error().message;
+  EXPECT_TRUE(*changed);
+  // x*1 -> x, then exp(x) twice -> once, then the leftovers are dead.
+  const hlo::Instruction* root = module->entry()->root();
+  EXPECT_EQ(root->operand(0), root->operand(1));
+  EXPECT_EQ(FindInstruction(*module, "ones"), nullptr);
+  EXPECT_EQ(module->entry()->instruction_count(), 3);
+  EXPECT_FALSE(pipeline.changed_passes().empty());
+}
+
+// A broken pass: gives the root a shape its operands do not produce.
+class CorruptingPass : public Pass {
+ public:
+  std::string_view name() const override { return "corrupt"; }
+  Result<bool> Run(hlo::Module& module) override {
+    module.entry()->root()->set_shape(hlo::Shape(hlo::PrimitiveType::kF32, {5}));
+    return true;
+  }
+};
+
+class FailingPass : public Pass {
+ public:
+  std::string_view name() const override { return "failing"; }
+  Result<bool> Run(hlo::Module&) override { return MakeError("cannot do this"); }
+};
+
+TEST(PassPipelineTest, VerifierBetweenPassesNamesTheBrokenPass) {
+  auto module = ParseVerified(kModule);
+  ASSERT_NE(module, nullptr);
+  PipelineOptions options;
+  options.verify = true;
+  PassPipeline pipeline(options);
+  pipeline.Add<CorruptingPass>();
+  auto result = pipeline.Run(*module);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_NE(result.error().message.find("after pass corrupt:"), std::string::npos)
+      << result.error().message;
+}
+
+TEST(PassPipelineTest, PassErrorsAreReturnedWithThePassName) {
+  auto module = ParseVerified(kModule);
+  ASSERT_NE(module, nullptr);
+  PassPipeline pipeline;
+  pipeline.Add<FailingPass>();
+  auto result = pipeline.Run(*module);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().message, "pass failing: cannot do this");
+}
+
+}  // namespace
+}  // namespace kiln::passes

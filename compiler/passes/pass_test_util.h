@@ -1,0 +1,34 @@
+// Test support for pass and planner tests: parse HLO text, find
+// instructions by name. Header-only, for *_test.cc files.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string_view>
+
+#include "compiler/hlo/module.h"
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/verifier.h"
+
+namespace kiln::passes::testing {
+
+// Parses and verifies `text`; fails the test (and returns nullptr) otherwise.
+inline std::unique_ptr<hlo::Module> ParseVerified(std::string_view text) {
+  auto module = hlo::ParseModule(text, "test.hlo");
+  EXPECT_TRUE(module.has_value()) << (module ? "" : module.error().message);
+  if (!module) return nullptr;
+  auto verified = hlo::VerifyModule(**module);
+  EXPECT_TRUE(verified.has_value()) << (verified ? "" : verified.error().message);
+  return std::move(*module);
+}
+
+// The entry instruction named `name`, or nullptr.
+inline hlo::Instruction* FindInstruction(const hlo::Module& module, std::string_view name) {
+  for (const auto& instr : module.entry()->instructions()) {
+    if (instr->name() == name) return instr.get();
+  }
+  return nullptr;
+}
+
+}  // namespace kiln::passes::testing

@@ -1,0 +1,95 @@
+#include "runtime/eval/elementwise_kernel.h"
+
+#include <string>
+
+#include "compiler/hlo/op_attributes.h"
+
+namespace kiln::runtime {
+namespace {
+
+using hlo::Opcode;
+using hlo::PrimitiveType;
+namespace ei = elementwise_internal;
+
+// Host storage has one natural-width element per value for these types, so
+// bits can be reinterpreted by copying bytes.
+bool HasNaturalStorage(PrimitiveType t) {
+  return hlo::IsArrayType(t) && hlo::HostByteWidth(t) * 8 == hlo::BitWidth(t);
+}
+
+Error NotDefined(const hlo::Instruction& instr, PrimitiveType t) {
+  return Error{"instruction %" + instr.name() + ": " + instr.OpcodeText() +
+               " is not defined on " + std::string(hlo::PrimitiveTypeName(t))};
+}
+
+}  // namespace
+
+bool IsElementwiseInstruction(const hlo::Instruction& instr) {
+  if (!instr.shape().IsArray()) return false;
+  for (const hlo::Instruction* op : instr.operands()) {
+    if (!op->shape().IsArray()) return false;
+  }
+  if (instr.opcode() == Opcode::kBroadcast) {
+    return instr.operand_count() == 1 && instr.operand(0)->shape().ElementCount() == 1;
+  }
+  if (instr.opcode() == Opcode::kBitcastConvert) {
+    const PrimitiveType from = instr.operand(0)->shape().element_type();
+    const PrimitiveType to = instr.shape().element_type();
+    return hlo::BitWidth(from) == hlo::BitWidth(to) && HasNaturalStorage(from) &&
+           HasNaturalStorage(to);
+  }
+  return hlo::IsElementwise(instr.opcode()) && instr.async_wrapped_opcode().empty();
+}
+
+Result<ElementwiseKernel> ResolveElementwiseKernel(const hlo::Instruction& instr) {
+  const PrimitiveType result = instr.shape().element_type();
+  const PrimitiveType operand =
+      instr.operand_count() > 0 ? instr.operand(0)->shape().element_type() : result;
+  ElementwiseKernel kernel;
+  switch (instr.opcode()) {
+    case Opcode::kBroadcast:
+    case Opcode::kCopy:
+    case Opcode::kBitcastConvert:
+      kernel.fn = ei::ResolveCopy(hlo::HostByteWidth(result));
+      break;
+    case Opcode::kConvert:
+      kernel.fn = ei::ResolveConvert(operand, result);
+      break;
+    case Opcode::kCompare: {
+      KILN_ASSIGN_OR_RETURN(kernel.fn, ei::ResolveCompare(instr));
+      break;
+    }
+    case Opcode::kSelect:
+      kernel.fn = ei::ResolveSelect(result);
+      break;
+    case Opcode::kClamp:
+      kernel.fn = ei::ResolveClamp(result);
+      break;
+    case Opcode::kReducePrecision: {
+      KILN_ASSIGN_OR_RETURN(hlo::ReducePrecisionConfig config, hlo::GetReducePrecisionConfig(instr));
+      if (config.exponent_bits < 1 || config.mantissa_bits < 0) {
+        return MakeError("instruction %" + instr.name() +
+                         ": reduce-precision needs exponent_bits >= 1 and mantissa_bits >= 0");
+      }
+      kernel.params.exponent_bits = static_cast<int>(config.exponent_bits);
+      kernel.params.mantissa_bits = static_cast<int>(config.mantissa_bits);
+      kernel.fn = ei::ResolveReducePrecision(result);
+      break;
+    }
+    default:
+      switch (hlo::CategoryOf(instr.opcode())) {
+        case hlo::OpcodeCategory::kUnary:
+          kernel.fn = ei::ResolveUnary(instr.opcode(), operand, result);
+          break;
+        case hlo::OpcodeCategory::kBinary:
+          kernel.fn = ei::ResolveBinary(instr.opcode(), operand);
+          break;
+        default:
+          break;
+      }
+  }
+  if (kernel.fn == nullptr) return std::unexpected(NotDefined(instr, operand));
+  return kernel;
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,263 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/pool/device_pool.h"
+
+namespace kiln::runtime::pool {
+namespace {
+
+// Records completions in order; lets tests wait for a number of them.
+class Completions {
+ public:
+  std::function<void(Status, const JobStats&)> Callback(std::string label) {
+    return [this, label](Status status, const JobStats& stats) {
+      std::lock_guard<std::mutex> lock(mu_);
+      order_.push_back(label);
+      errors_.push_back(status ? "" : status.error().message);
+      stats_.push_back(stats);
+      cv_.notify_all();
+    };
+  }
+  void WaitFor(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return order_.size() >= n; });
+  }
+  std::vector<std::string> order() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return order_;
+  }
+  std::vector<std::string> errors() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return errors_;
+  }
+  std::vector<JobStats> stats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stats_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> order_;
+  std::vector<std::string> errors_;
+  std::vector<JobStats> stats_;
+};
+
+// A job that takes `ms` of host time and reports `device_seconds`.
+Job Sleeper(std::string client, int ms, double device_seconds,
+            std::function<void(Status, const JobStats&)> done) {
+  Job job;
+  job.client = std::move(client);
+  job.run = [ms, device_seconds](const ChipContext&) -> Result<double> {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    return device_seconds;
+  };
+  job.done = std::move(done);
+  return job;
+}
+
+// Blocks the pool's only chip until released, so a queue can build up.
+struct Gate {
+  std::promise<void> release;
+  std::shared_future<void> opened = release.get_future().share();
+  Job Hold(Completions& c) {
+    Job job;
+    job.client = "gate";
+    job.run = [f = opened](const ChipContext&) -> Result<double> {
+      f.wait();
+      return 0.0;
+    };
+    job.done = c.Callback("gate");
+    return job;
+  }
+};
+
+TEST(DevicePoolTest, FloodingClientDoesNotStarveOthers) {
+  auto pool = DevicePool::Create("v5e:1");
+  ASSERT_TRUE(pool) << pool.error().message;
+  Completions done;
+  Gate gate;
+  ASSERT_TRUE((*pool)->Submit(gate.Hold(done)));
+  while (!(*pool)->status().chips[0].busy) std::this_thread::yield();
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE((*pool)->Submit(Sleeper("A", 0, 1e-3, done.Callback("A"))));
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE((*pool)->Submit(Sleeper("B", 0, 1e-3, done.Callback("B"))));
+  PoolStatus queued = (*pool)->status();
+  EXPECT_EQ(queued.queued, 105u);
+  EXPECT_EQ(queued.queued_by_client["A"], 100u);
+  EXPECT_EQ(queued.queued_by_client["B"], 5u);
+  EXPECT_TRUE(queued.chips[0].busy);
+  gate.release.set_value();
+  done.WaitFor(106);
+  std::vector<std::string> order = done.order();
+  size_t last_b = 0, last_a = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] == "B") last_b = i;
+    if (order[i] == "A") last_a = i;
+  }
+  // Round-robin: B's five jobs alternate with A's first ones.
+  EXPECT_LE(last_b, 11u);
+  EXPECT_EQ(last_a, 105u);
+}
+
+TEST(DevicePoolTest, HbmOverflowIsAnErrorAndFreesTheChip) {
+  auto pool = DevicePool::Create("v5e:1");
+  ASSERT_TRUE(pool) << pool.error().message;
+  Completions done;
+  std::atomic<bool> ran{false};
+  Job big = Sleeper("a", 0, 1, done.Callback("big"));
+  big.hbm_bytes = 17'000'000'000ULL;  // v5e has 16 GB
+  big.run = [&](const ChipContext&) -> Result<double> {
+    ran = true;
+    return 1.0;
+  };
+  ASSERT_TRUE((*pool)->Submit(std::move(big)));
+  Job small = Sleeper("a", 0, 2e-3, done.Callback("small"));
+  small.hbm_bytes = 1'000'000'000ULL;
+  ASSERT_TRUE((*pool)->Submit(std::move(small)));
+  done.WaitFor(2);
+  EXPECT_FALSE(ran);
+  std::vector<std::string> errors = done.errors();
+  EXPECT_NE(errors[0].find("HBM"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("17.00 GB"), std::string::npos) << errors[0];
+  EXPECT_EQ(errors[1], "");
+  PoolStatus s = (*pool)->status();
+  EXPECT_FALSE(s.chips[0].busy);
+  EXPECT_EQ(s.chips[0].jobs_run, 2u);
+  EXPECT_EQ(s.chips[0].jobs_failed, 1u);
+  EXPECT_DOUBLE_EQ(s.chips[0].device_seconds, 2e-3);
+}
+
+TEST(DevicePoolTest, JobErrorsAndExceptionsAreDeliveredAndFreeTheChip) {
+  auto pool = DevicePool::Create("v5e:1");
+  ASSERT_TRUE(pool) << pool.error().message;
+  Completions done;
+  Job runaway = Sleeper("a", 0, 0, done.Callback("runaway"));
+  runaway.run = [](const ChipContext&) -> Result<double> {
+    return MakeError("while loop %w exceeded the step budget");
+  };
+  Job throws = Sleeper("a", 0, 0, done.Callback("throws"));
+  throws.run = [](const ChipContext&) -> Result<double> { throw std::runtime_error("boom"); };
+  ASSERT_TRUE((*pool)->Submit(std::move(runaway)));
+  ASSERT_TRUE((*pool)->Submit(std::move(throws)));
+  ASSERT_TRUE((*pool)->Submit(Sleeper("a", 0, 0, done.Callback("after"))));
+  done.WaitFor(3);
+  std::vector<std::string> errors = done.errors();
+  EXPECT_NE(errors[0].find("step budget"), std::string::npos);
+  EXPECT_NE(errors[1].find("boom"), std::string::npos);
+  EXPECT_EQ(errors[2], "");
+}
+
+TEST(DevicePoolTest, RoutesJobsToTheRequestedChipKind) {
+  auto pool = DevicePool::Create("v5e:2,v6e:1");
+  ASSERT_TRUE(pool) << pool.error().message;
+  Completions done;
+  std::mutex mu;
+  std::vector<std::string> kinds;
+  for (int i = 0; i < 6; ++i) {
+    Job job = Sleeper("c", 0, 0, done.Callback("job"));
+    job.chip_kind = i % 2 == 0 ? "v6e" : "V5E";
+    std::string want = i % 2 == 0 ? "v6e" : "v5e";
+    job.run = [&, want](const ChipContext& chip) -> Result<double> {
+      std::lock_guard<std::mutex> lock(mu);
+      kinds.push_back(std::string(chip.chip->name) + "/" + want);
+      return 0.0;
+    };
+    ASSERT_TRUE((*pool)->Submit(std::move(job)));
+  }
+  done.WaitFor(6);
+  for (const std::string& k : kinds) EXPECT_EQ(k.substr(0, 3), k.substr(4)) << k;
+  Job tpu7x = Sleeper("c", 0, 0, done.Callback("x"));
+  tpu7x.chip_kind = "tpu7x";
+  auto refused = (*pool)->Submit(std::move(tpu7x));
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("no tpu7x chips"), std::string::npos);
+}
+
+TEST(DevicePoolTest, BoundedQueueRefusesWhenSaturated) {
+  auto pool = DevicePool::Create("v5e:1", PoolOptions{3});
+  ASSERT_TRUE(pool) << pool.error().message;
+  Completions done;
+  Gate gate;
+  ASSERT_TRUE((*pool)->Submit(gate.Hold(done)));
+  // Wait until the gate job occupies the chip, so the queue holds only ours.
+  while (!(*pool)->status().chips[0].busy) std::this_thread::yield();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*pool)->Submit(Sleeper("a", 0, 0, done.Callback("a"))));
+  auto refused = (*pool)->Submit(Sleeper("a", 0, 0, done.Callback("refused")));
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("pool saturated"), std::string::npos);
+  gate.release.set_value();
+  done.WaitFor(4);
+  EXPECT_EQ(done.order().size(), 4u);
+}
+
+TEST(DevicePoolTest, ReportsUtilizationAndDeviceTime) {
+  auto pool = DevicePool::Create("v5e:2");
+  ASSERT_TRUE(pool) << pool.error().message;
+  Completions done;
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE((*pool)->Submit(Sleeper("a", 20, 0.5, done.Callback("a"))));
+  done.WaitFor(4);
+  PoolStatus s = (*pool)->status();
+  ASSERT_EQ(s.chips.size(), 2u);
+  double busy = 0, device = 0;
+  uint64_t jobs = 0;
+  for (const ChipStatus& c : s.chips) {
+    busy += c.busy_seconds;
+    device += c.device_seconds;
+    jobs += c.jobs_run;
+    EXPECT_GE(c.utilization, 0.0);
+    EXPECT_LE(c.utilization, 1.0);
+    EXPECT_FALSE(c.busy);
+  }
+  EXPECT_EQ(jobs, 4u);
+  EXPECT_DOUBLE_EQ(device, 2.0);
+  EXPECT_GE(busy, 4 * 0.020);  // each job slept 20 ms on its chip
+  EXPECT_LE(busy, 2 * s.uptime_seconds);
+  EXPECT_GT(s.utilization, 0.0);
+  for (const JobStats& st : done.stats()) {
+    EXPECT_GE(st.chip, 0);
+    EXPECT_GE(st.run_seconds, 0.020);
+  }
+}
+
+TEST(DevicePoolTest, ShutdownCompletesQueuedJobsWithAnError) {
+  Completions done;
+  Gate gate;
+  std::once_flag opened;
+  {
+    auto pool = DevicePool::Create("v5e:1");
+    ASSERT_TRUE(pool) << pool.error().message;
+    ASSERT_TRUE((*pool)->Submit(gate.Hold(done)));
+    while (!(*pool)->status().chips[0].busy) std::this_thread::yield();
+    auto record = done.Callback("a");
+    for (int i = 0; i < 3; ++i) {
+      // The running job is released only once shutdown has failed a queued
+      // one, so none of them can run.
+      ASSERT_TRUE((*pool)->Submit(Sleeper("a", 0, 0, [&, record](Status s, const JobStats& st) {
+        record(std::move(s), st);
+        std::call_once(opened, [&] { gate.release.set_value(); });
+      })));
+    }
+    pool->reset();
+  }
+  done.WaitFor(4);
+  std::vector<std::string> order = done.order();
+  std::vector<std::string> errors = done.errors();
+  ASSERT_EQ(order.size(), 4u);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] == "a") {
+      EXPECT_NE(errors[i].find("shutting down"), std::string::npos) << errors[i];
+    } else {
+      EXPECT_EQ(errors[i], "");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::runtime::pool

@@ -1,0 +1,93 @@
+// FairQueue: pending jobs, one FIFO per client, served round-robin across
+// the clients that have work, so a client flooding the queue delays others
+// by at most one job each turn.
+//
+// A job may ask for one chip kind ("" = any); Pop(kind) takes the next job,
+// in round-robin order, that a chip of `kind` may run, skipping (without
+// reordering) clients whose queued jobs all need another kind.
+//
+// Not thread-safe: the DevicePool guards it with its mutex.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace kiln::runtime::pool {
+
+template <typename Job>
+class FairQueue {
+ public:
+  void Push(std::string client, std::string kind, Job job) {
+    auto& queue = queues_[client];
+    if (queue.empty()) rotation_.push_back(client);
+    queue.push_back({std::move(kind), std::move(job)});
+    ++size_;
+  }
+
+  // The next job a chip of `kind` may run, or nullopt.
+  std::optional<std::pair<std::string, Job>> Pop(std::string_view kind) {
+    for (auto turn = rotation_.begin(); turn != rotation_.end(); ++turn) {
+      auto& queue = queues_[*turn];
+      for (auto it = queue.begin(); it != queue.end(); ++it) {
+        if (!it->kind.empty() && it->kind != kind) continue;
+        std::pair<std::string, Job> out{*turn, std::move(it->job)};
+        queue.erase(it);
+        --size_;
+        rotation_.erase(turn);
+        if (queue.empty()) {
+          queues_.erase(out.first);
+        } else {
+          rotation_.push_back(out.first);  // back of the line
+        }
+        return out;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // True when Pop(kind) would return a job.
+  bool HasWorkFor(std::string_view kind) const {
+    for (const auto& [client, queue] : queues_) {
+      for (const Entry& e : queue) {
+        if (e.kind.empty() || e.kind == kind) return true;
+      }
+    }
+    return false;
+  }
+
+  // Takes every queued job (for shutdown), in no particular order.
+  std::deque<std::pair<std::string, Job>> Drain() {
+    std::deque<std::pair<std::string, Job>> out;
+    for (auto& [client, queue] : queues_) {
+      for (Entry& e : queue) out.emplace_back(client, std::move(e.job));
+    }
+    queues_.clear();
+    rotation_.clear();
+    size_ = 0;
+    return out;
+  }
+
+  size_t size() const { return size_; }
+  // Queued jobs per client (clients with none are absent).
+  std::map<std::string, size_t> Depths() const {
+    std::map<std::string, size_t> out;
+    for (const auto& [client, queue] : queues_) out[client] = queue.size();
+    return out;
+  }
+
+ private:
+  struct Entry {
+    std::string kind;
+    Job job;
+  };
+  std::map<std::string, std::deque<Entry>> queues_;
+  std::deque<std::string> rotation_;  // clients with work, next to serve first
+  size_t size_ = 0;
+};
+
+}  // namespace kiln::runtime::pool

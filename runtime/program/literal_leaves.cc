@@ -1,0 +1,52 @@
+#include "runtime/program/literal_leaves.h"
+
+#include <string>
+
+namespace kiln::runtime {
+namespace {
+
+void CollectLeaves(const hlo::Shape& shape, std::vector<const hlo::Shape*>& out) {
+  if (!shape.IsTuple()) {
+    out.push_back(&shape);
+    return;
+  }
+  for (const hlo::Shape& element : shape.tuple_shapes()) CollectLeaves(element, out);
+}
+
+}  // namespace
+
+std::vector<const hlo::Shape*> ShapeLeaves(const hlo::Shape& shape) {
+  std::vector<const hlo::Shape*> out;
+  CollectLeaves(shape, out);
+  return out;
+}
+
+void FlattenLiteral(hlo::Literal literal, std::vector<hlo::Literal>& out) {
+  if (!literal.shape().IsTuple()) {
+    out.push_back(std::move(literal));
+    return;
+  }
+  for (const hlo::Literal& element : literal.tuple_elements()) FlattenLiteral(element, out);
+}
+
+Result<hlo::Literal> AssembleLiteral(const hlo::Shape& shape, std::vector<hlo::Literal>& leaves,
+                                     size_t& next) {
+  if (!shape.IsTuple()) {
+    if (next >= leaves.size()) return MakeError("result has fewer arrays than its shape");
+    hlo::Literal& leaf = leaves[next++];
+    if (!leaf.shape().Compatible(shape)) {
+      return MakeError("result array is " + leaf.shape().ToString() + ", expected " +
+                       shape.ToString());
+    }
+    return std::move(leaf);
+  }
+  std::vector<hlo::Literal> elements;
+  elements.reserve(shape.tuple_shapes().size());
+  for (const hlo::Shape& element : shape.tuple_shapes()) {
+    KILN_ASSIGN_OR_RETURN(hlo::Literal value, AssembleLiteral(element, leaves, next));
+    elements.push_back(std::move(value));
+  }
+  return hlo::Literal::Tuple(std::move(elements));
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,140 @@
+// SerializeProgram / ParseProgram: Program <-> envelope + FlatBuffer.
+#include <flatbuffers/flatbuffers.h>
+
+#include <string>
+
+#include "runtime/program/executable_envelope.h"
+#include "runtime/program/program.h"
+#include "schema/executable_generated.h"
+
+namespace kiln::runtime {
+namespace {
+
+namespace fb = ::kiln::fb;
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+Offset<fb::Block> BuildBlock(FlatBufferBuilder& b, const std::vector<int64_t>& dims) {
+  return fb::CreateBlock(b, b.CreateVector(dims));
+}
+
+Offset<flatbuffers::Vector<Offset<fb::Block>>> BuildBlocks(
+    FlatBufferBuilder& b, const std::vector<std::vector<int64_t>>& blocks) {
+  std::vector<Offset<fb::Block>> out;
+  out.reserve(blocks.size());
+  for (const auto& dims : blocks) out.push_back(BuildBlock(b, dims));
+  return b.CreateVector(out);
+}
+
+Offset<fb::Kernel> BuildKernel(FlatBufferBuilder& b, const ProgramKernel& k) {
+  auto operand_blocks = BuildBlocks(b, k.tiling.operand_blocks);
+  auto result_blocks = BuildBlocks(b, k.tiling.result_blocks);
+  auto tiling = fb::CreateTiling(b, operand_blocks, result_blocks,
+                                 b.CreateVector(k.tiling.grid), k.tiling.vmem_bytes);
+  return fb::CreateKernel(b, b.CreateString(k.name), b.CreateString(k.kind),
+                          b.CreateString(k.hlo), b.CreateVector(k.inputs),
+                          b.CreateVector(k.outputs), tiling, k.fused_instructions, k.flops,
+                          k.bytes_accessed, k.estimated_seconds);
+}
+
+std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+template <typename T>
+std::vector<T> Vec(const flatbuffers::Vector<T>* v) {
+  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
+}
+
+std::vector<std::vector<int64_t>> Blocks(const flatbuffers::Vector<Offset<fb::Block>>* v) {
+  std::vector<std::vector<int64_t>> out;
+  if (!v) return out;
+  for (const fb::Block* block : *v) out.push_back(Vec(block->dims()));
+  return out;
+}
+
+ProgramKernel DecodeKernel(const fb::Kernel& k) {
+  ProgramKernel out;
+  out.name = Str(k.name());
+  out.kind = Str(k.kind());
+  out.hlo = Str(k.hlo());
+  out.inputs = Vec(k.inputs());
+  out.outputs = Vec(k.outputs());
+  if (const fb::Tiling* t = k.tiling()) {
+    out.tiling.operand_blocks = Blocks(t->operand_blocks());
+    out.tiling.result_blocks = Blocks(t->result_blocks());
+    out.tiling.grid = Vec(t->grid());
+    out.tiling.vmem_bytes = t->vmem_bytes();
+  }
+  out.fused_instructions = k.fused_instructions();
+  out.flops = k.flops();
+  out.bytes_accessed = k.bytes_accessed();
+  out.estimated_seconds = k.estimated_seconds();
+  return out;
+}
+
+}  // namespace
+
+std::vector<uint8_t> SerializeProgram(const Program& p) {
+  FlatBufferBuilder b(1024);
+  std::vector<Offset<fb::Buffer>> buffers;
+  buffers.reserve(p.buffers.size());
+  for (const ProgramBuffer& buf : p.buffers) {
+    buffers.push_back(fb::CreateBuffer(b, static_cast<fb::BufferKind>(buf.kind),
+                                       b.CreateString(buf.shape), buf.size_bytes, buf.offset,
+                                       buf.parameter_number, b.CreateVector(buf.parameter_path),
+                                       b.CreateString(buf.literal)));
+  }
+  std::vector<Offset<fb::Kernel>> kernels;
+  kernels.reserve(p.kernels.size());
+  for (const ProgramKernel& k : p.kernels) kernels.push_back(BuildKernel(b, k));
+  auto root = fb::CreateExecutable(
+      b, p.format_version, b.CreateString(p.key), b.CreateString(p.chip), b.CreateString(p.plan),
+      b.CreateString(p.options), b.CreateVector(buffers), b.CreateVector(kernels),
+      b.CreateVector(p.parameters), b.CreateString(p.result_shape), b.CreateVector(p.results),
+      p.peak_hbm_bytes, p.estimated_seconds, p.compile_ms);
+  fb::FinishExecutableBuffer(b, root);
+  return WrapInEnvelope(p.format_version, {b.GetBufferPointer(), b.GetSize()});
+}
+
+Result<Program> ParseProgram(std::span<const uint8_t> bytes) {
+  KILN_ASSIGN_OR_RETURN(EnvelopeContents envelope, OpenEnvelope(bytes));
+  if (envelope.format_version != kExecutableFormatVersion) {
+    return MakeError("executable format version " + std::to_string(envelope.format_version) +
+                     ", this kiln reads " + std::to_string(kExecutableFormatVersion));
+  }
+  flatbuffers::Verifier verifier(envelope.payload.data(), envelope.payload.size());
+  if (!fb::ExecutableBufferHasIdentifier(envelope.payload.data()) ||
+      !fb::VerifyExecutableBuffer(verifier)) {
+    return MakeError("executable fails FlatBuffers verification: the layout is malformed");
+  }
+  const fb::Executable& e = *fb::GetExecutable(envelope.payload.data());
+  if (e.format_version() != envelope.format_version) {
+    return MakeError("executable format version differs between envelope and body");
+  }
+  Program p;
+  p.format_version = e.format_version();
+  p.key = Str(e.key());
+  p.chip = Str(e.chip());
+  p.plan = Str(e.plan());
+  p.options = Str(e.options());
+  if (e.buffers()) {
+    for (const fb::Buffer* buf : *e.buffers()) {
+      p.buffers.push_back(ProgramBuffer{static_cast<BufferKind>(buf->kind()), Str(buf->shape()),
+                                        buf->size_bytes(), buf->offset(),
+                                        buf->parameter_number(), Vec(buf->parameter_path()),
+                                        Str(buf->literal())});
+    }
+  }
+  if (e.kernels()) {
+    for (const fb::Kernel* k : *e.kernels()) p.kernels.push_back(DecodeKernel(*k));
+  }
+  p.parameters = Vec(e.parameters());
+  p.results = Vec(e.results());
+  p.result_shape = Str(e.result_shape());
+  p.peak_hbm_bytes = e.peak_hbm_bytes();
+  p.estimated_seconds = e.estimated_seconds();
+  p.compile_ms = e.compile_ms();
+  KILN_RETURN_IF_ERROR(VerifyProgram(p));
+  return p;
+}
+
+}  // namespace kiln::runtime

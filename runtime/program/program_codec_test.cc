@@ -1,0 +1,101 @@
+#include <gtest/gtest.h>
+
+#include "runtime/program/program.h"
+
+namespace kiln::runtime {
+namespace {
+
+// x + y as one kernel, written by hand the way lowering would.
+Program AddProgram() {
+  Program p;
+  p.key = "00112233445566778899aabbccddeeff";
+  p.chip = "v5e";
+  p.plan = "heuristic";
+  p.options = "{}";
+  p.buffers = {
+      {BufferKind::kParameter, "f32[4]", 16, 0, 0, {}, ""},
+      {BufferKind::kParameter, "f32[4]", 16, 16, 1, {}, ""},
+      {BufferKind::kOutput, "f32[4]", 16, 32, -1, {}, ""},
+  };
+  ProgramKernel k;
+  k.name = "add.1";
+  k.kind = "loop";
+  k.hlo =
+      "HloModule k\nENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n"
+      "  ROOT s = f32[4] add(a, b)\n}\n";
+  k.inputs = {0, 1};
+  k.outputs = {2};
+  k.tiling = {{{4}, {4}}, {{4}}, {1}, 4096};
+  k.fused_instructions = 1;
+  k.flops = 4;
+  k.bytes_accessed = 48;
+  k.estimated_seconds = 2e-6;
+  p.kernels = {k};
+  p.parameters = {0, 1};
+  p.result_shape = "f32[4]";
+  p.results = {2};
+  p.peak_hbm_bytes = 48;
+  p.estimated_seconds = 2e-6;
+  p.compile_ms = 0.5;
+  return p;
+}
+
+TEST(ProgramCodecTest, RoundTripsExactly) {
+  Program p = AddProgram();
+  std::vector<uint8_t> bytes = SerializeProgram(p);
+  auto back = ParseProgram(bytes);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, p);
+  EXPECT_EQ(SerializeProgram(*back), bytes);
+}
+
+TEST(ProgramCodecTest, RejectsEveryTruncation) {
+  std::vector<uint8_t> bytes = SerializeProgram(AddProgram());
+  for (size_t n = 0; n < bytes.size(); n += 7) {
+    auto r = ParseProgram(std::span<const uint8_t>(bytes.data(), n));
+    ASSERT_FALSE(r) << "accepted " << n << " of " << bytes.size() << " bytes";
+    EXPECT_NE(r.error().message.find("executable"), std::string::npos) << r.error().message;
+  }
+}
+
+TEST(ProgramCodecTest, RejectsEveryFlippedByte) {
+  std::vector<uint8_t> bytes = SerializeProgram(AddProgram());
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::vector<uint8_t> bad = bytes;
+    bad[i] ^= 0x5a;
+    EXPECT_FALSE(ParseProgram(bad)) << "flipping byte " << i << " went unnoticed";
+  }
+}
+
+TEST(ProgramCodecTest, RejectsAnotherFormatVersion) {
+  Program p = AddProgram();
+  p.format_version = kExecutableFormatVersion + 1;
+  auto r = ParseProgram(SerializeProgram(p));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("format version"), std::string::npos) << r.error().message;
+}
+
+TEST(ProgramVerifyTest, RejectsReadBeforeWrite) {
+  Program p = AddProgram();
+  p.kernels[0].inputs = {0, 2};
+  auto s = VerifyProgram(p);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("before any kernel writes it"), std::string::npos);
+}
+
+TEST(ProgramVerifyTest, RejectsOutOfRangeAndDoubleWrites) {
+  Program p = AddProgram();
+  p.kernels[0].outputs = {7};
+  EXPECT_FALSE(VerifyProgram(p));
+  p = AddProgram();
+  p.kernels.push_back(p.kernels[0]);
+  auto s = VerifyProgram(p);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("already holds a value"), std::string::npos);
+  p = AddProgram();
+  p.parameters = {0};
+  EXPECT_FALSE(VerifyProgram(p));
+}
+
+}  // namespace
+}  // namespace kiln::runtime

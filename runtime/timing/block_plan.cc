@@ -1,0 +1,189 @@
+#include "runtime/timing/block_plan.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <optional>
+
+#include "runtime/timing/tpu_tiles.h"
+
+namespace kiln::runtime::timing {
+namespace {
+
+using Space = IterationSpace;
+
+std::string Mib(double bytes) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.1f MiB", bytes / (1 << 20));
+  return buffer;
+}
+
+// Grid position of each space dimension: parallel dimensions first, the
+// sequential (reduction) ones innermost.
+std::vector<int> GridOrder(const IterationSpace& space) {
+  std::vector<int> order(space.extents.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_partition(order.begin(), order.end(), [&](int s) { return !space.sequential[s]; });
+  std::vector<int> position(order.size());
+  for (size_t g = 0; g < order.size(); ++g) position[order[g]] = static_cast<int>(g);
+  return position;
+}
+
+// Powers of two times `align` below `extent` and within `cap`, plus the
+// whole extent when it is within `cap`; largest first.
+std::vector<int64_t> Candidates(int64_t extent, int64_t align, int64_t cap) {
+  std::vector<int64_t> out;
+  if (extent <= cap) out.push_back(extent);
+  for (int64_t b = align; b < extent && b <= cap; b *= 2) out.push_back(b);
+  if (out.empty()) out.push_back(std::min(extent, align));
+  std::sort(out.rbegin(), out.rend());
+  return out;
+}
+
+double AccumulatorBytes(const IterationSpace& space, const std::vector<int64_t>& blocks) {
+  if (space.kind != SpaceKind::kContraction) return 0;
+  return PaddedBlockBytes(hlo::PrimitiveType::kF32, 1, blocks[Space::kM], blocks[Space::kN]);
+}
+
+BlockPlan Evaluate(const IterationSpace& space, const KernelWork& work, std::vector<int64_t> blocks,
+                   const ChipSpec& chip, std::string source) {
+  BlockPlan plan;
+  plan.problem = MakeGridProblem(space, work, blocks, chip);
+  plan.vmem_bytes = PipelineVmemBytes(plan.problem) + AccumulatorBytes(space, blocks);
+  plan.cost = SimulateGrid(plan.problem, chip.hbm_bytes_per_s, chip.step_overhead_s);
+  plan.blocks = std::move(blocks);
+  plan.source = std::move(source);
+  return plan;
+}
+
+// The executable's tiling, when its grid matches this space.
+std::optional<std::vector<int64_t>> BlocksFromTiling(const IterationSpace& space,
+                                                     const ProgramTiling& tiling) {
+  if (tiling.grid.size() != space.extents.size() || tiling.grid.empty()) return std::nullopt;
+  std::vector<int64_t> blocks;
+  for (size_t i = 0; i < space.extents.size(); ++i) {
+    int64_t g = tiling.grid[i];
+    if (g < 1 || g > std::max<int64_t>(space.extents[i], 1)) return std::nullopt;
+    if (!space.blockable[i] && g != space.extents[i]) return std::nullopt;
+    blocks.push_back(CeilDiv(space.extents[i], g));
+  }
+  return blocks;
+}
+
+// Candidate block sizes per space dimension.
+std::vector<std::vector<int64_t>> SearchSpace(const IterationSpace& space, const ChipSpec& chip) {
+  const size_t rank = space.extents.size();
+  std::vector<std::vector<int64_t>> options(rank);
+  const int64_t mxu = std::max<int64_t>(chip.mxu_size, kLanes);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t extent = std::max<int64_t>(space.extents[i], 1);
+    if (!space.blockable[i]) {
+      options[i] = {1};
+    } else if (space.kind == SpaceKind::kContraction) {
+      if (i == Space::kM) options[i] = Candidates(extent, kLanes, 2048);
+      if (i == Space::kN) options[i] = Candidates(extent, mxu, 2048);
+      if (i == Space::kK) options[i] = Candidates(extent, mxu, 16384);
+    } else if (rank == 1) {
+      options[i] = Candidates(extent, space.sublanes * kLanes, int64_t{1} << 20);
+    } else if (i + 1 == rank) {
+      options[i] = Candidates(extent, kLanes, 16384);
+    } else {
+      options[i] = Candidates(extent, space.sublanes, 2048);
+    }
+  }
+  return options;
+}
+
+BlockPlan SearchBlocks(const IterationSpace& space, const KernelWork& work, const ChipSpec& chip,
+                       double vmem_limit) {
+  std::vector<std::vector<int64_t>> options = SearchSpace(space, chip);
+  std::vector<size_t> index(options.size(), 0);
+  std::optional<BlockPlan> best, smallest;
+  while (true) {
+    std::vector<int64_t> blocks;
+    for (size_t i = 0; i < options.size(); ++i) blocks.push_back(options[i][index[i]]);
+    BlockPlan plan = Evaluate(space, work, std::move(blocks), chip, "default");
+    if (plan.vmem_bytes <= vmem_limit) {
+      if (!best || plan.cost.seconds < best->cost.seconds * (1 - 1e-9)) best = std::move(plan);
+    } else if (!smallest || plan.vmem_bytes < smallest->vmem_bytes) {
+      smallest = std::move(plan);
+    }
+    size_t d = 0;
+    while (d < options.size() && ++index[d] == options[d].size()) index[d++] = 0;
+    if (d == options.size()) break;
+  }
+  if (best) return *std::move(best);
+  smallest->source = "default, over scoped VMEM";
+  return *std::move(smallest);
+}
+
+}  // namespace
+
+GridProblem MakeGridProblem(const IterationSpace& space, const KernelWork& work,
+                            const std::vector<int64_t>& blocks, const ChipSpec& chip) {
+  const std::vector<int> position = GridOrder(space);
+  const size_t rank = space.extents.size();
+  GridProblem problem;
+  problem.dims.resize(rank);
+  for (size_t s = 0; s < rank; ++s) {
+    problem.dims[position[s]] = GridDim{std::max<int64_t>(space.extents[s], 1), blocks[s]};
+  }
+  for (const SpaceArray& a : space.arrays) {
+    Stream stream;
+    stream.type = a.type;
+    stream.output = a.output;
+    for (size_t d = 0; d < a.dims.size(); ++d) {
+      int s = a.space_dim[d];
+      stream.axes.push_back(s >= 0 ? BlockAxis{position[s], 1} : BlockAxis{-1, a.dims[d]});
+    }
+    problem.streams.push_back(std::move(stream));
+  }
+  // Work spread evenly over the grid, except the main contraction, whose
+  // blocks pay their own MXU padding.
+  double spread = work.vector_ops / chip.vector_flops;
+  for (const Contraction& c : work.contractions) {
+    if (&c != space.contraction) spread += MxuSeconds(c, c.gemm, chip) * c.multiplicity;
+  }
+  double total = 1;
+  for (int64_t e : space.extents) total *= static_cast<double>(std::max<int64_t>(e, 1));
+  std::optional<Contraction> main;
+  if (space.contraction != nullptr) main = *space.contraction;
+  problem.step_compute = [position, spread, total, main, chip](std::span<const int64_t> extents) {
+    double share = 1;
+    for (size_t s = 0; s < position.size(); ++s) share *= static_cast<double>(extents[position[s]]);
+    double seconds = spread * share / total;
+    if (main) {
+      GemmShape block{1, extents[position[Space::kM]], extents[position[Space::kN]],
+                      extents[position[Space::kK]]};
+      seconds += MxuSeconds(*main, block, chip) * main->multiplicity;
+    }
+    return seconds;
+  };
+  return problem;
+}
+
+Result<BlockPlan> PlanBlocks(const IterationSpace& space, const KernelWork& work,
+                             const ProgramTiling& tiling, const ChipSpec& chip,
+                             const TimingOptions& options) {
+  const double vmem_limit = static_cast<double>(
+      options.scoped_vmem_bytes > 0 ? options.scoped_vmem_bytes : chip.scoped_vmem_bytes);
+  if (space.kind == SpaceKind::kContraction && options.dot_tiles) {
+    const DotTiles& t = *options.dot_tiles;
+    std::vector<int64_t> blocks = {1, std::min(t.bm, space.extents[Space::kM]),
+                                   std::min(t.bn, space.extents[Space::kN]),
+                                   std::min(t.bk, space.extents[Space::kK])};
+    BlockPlan plan = Evaluate(space, work, std::move(blocks), chip, "forced");
+    if (plan.vmem_bytes > vmem_limit) {
+      return MakeError("dot tiles " + std::to_string(t.bm) + "," + std::to_string(t.bn) + "," +
+                       std::to_string(t.bk) + " need " + Mib(plan.vmem_bytes) +
+                       " of VMEM double-buffered, the scoped VMEM is " + Mib(vmem_limit));
+    }
+    return plan;
+  }
+  if (std::optional<std::vector<int64_t>> blocks = BlocksFromTiling(space, tiling)) {
+    return Evaluate(space, work, *std::move(blocks), chip, "executable");
+  }
+  return SearchBlocks(space, work, chip, vmem_limit);
+}
+
+}  // namespace kiln::runtime::timing

@@ -1,0 +1,47 @@
+// Choosing a kernel's blocks and pricing its grid.
+//
+// The blocks come, in order of precedence, from TimingOptions::dot_tiles
+// (contraction kernels only), from the executable's own tiling when it fits
+// the kernel's iteration space, or from a search of aligned candidates
+// (powers of two times the MXU size, sublane tile or 128 lanes, and the
+// whole dimension) that fit the scoped VMEM double-buffered; the search
+// keeps the fastest. For 8192^3 bf16 on v5e it lands on 1024-class blocks;
+// for a memory-bound [128,8192]x[8192,8192] it takes the whole K so the lhs
+// is fetched once.
+//
+// Pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/hlo/status.h"
+#include "runtime/chip/chip_spec.h"
+#include "runtime/program/program.h"
+#include "runtime/timing/grid_model.h"
+#include "runtime/timing/kernel_space.h"
+#include "runtime/timing/kernel_work.h"
+#include "runtime/timing/timing_options.h"
+
+namespace kiln::runtime::timing {
+
+struct BlockPlan {
+  std::vector<int64_t> blocks;  // per space dimension
+  GridProblem problem;
+  GridCost cost;
+  double vmem_bytes = 0;
+  std::string source;  // "forced", "executable" or "default"
+};
+
+// The grid of `space` cut into `blocks`; step compute from `work`.
+GridProblem MakeGridProblem(const IterationSpace& space, const KernelWork& work,
+                            const std::vector<int64_t>& blocks, const ChipSpec& chip);
+
+// Errors only for forced dot tiles that exceed the scoped VMEM (the message
+// gives both sizes). `space` must not be kUntiled.
+Result<BlockPlan> PlanBlocks(const IterationSpace& space, const KernelWork& work,
+                             const ProgramTiling& tiling, const ChipSpec& chip,
+                             const TimingOptions& options);
+
+}  // namespace kiln::runtime::timing

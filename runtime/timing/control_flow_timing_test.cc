@@ -1,0 +1,147 @@
+// Timing of kernels with control flow: static trip counts, data-dependent
+// loops (an error without values, priced from observed counts with them),
+// the step budget, and the Chrome trace of a run.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "runtime/chip/chip_spec.h"
+#include "runtime/timing/profile_output.h"
+#include "runtime/timing/test_programs.h"
+#include "runtime/timing/timing_simulator.h"
+
+namespace kiln::runtime::timing {
+namespace {
+
+// A loop of `trips` matmuls; `limit` is either a constant or parameter 1.
+std::string LoopKernel(const std::string& limit) {
+  return "HloModule loop\n"
+         "cond {\n  p = (s32[], f32[512,512], s32[]) parameter(0)\n"
+         "  i = s32[] get-tuple-element(p), index=0\n  n = s32[] get-tuple-element(p), index=2\n"
+         "  k = s32[] constant(10)\n  ROOT c = pred[] compare(i, " + limit + "), direction=LT\n}\n"
+         "body {\n  p = (s32[], f32[512,512], s32[]) parameter(0)\n"
+         "  i = s32[] get-tuple-element(p), index=0\n  x = f32[512,512] get-tuple-element(p), index=1\n"
+         "  n = s32[] get-tuple-element(p), index=2\n  one = s32[] constant(1)\n"
+         "  j = s32[] add(i, one)\n"
+         "  y = f32[512,512] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+         "  ROOT t = (s32[], f32[512,512], s32[]) tuple(j, y, n)\n}\n"
+         "ENTRY e {\n  x = f32[512,512] parameter(0)\n  n = s32[] parameter(1)\n"
+         "  zero = s32[] constant(0)\n  t = (s32[], f32[512,512], s32[]) tuple(zero, x, n)\n"
+         "  w = (s32[], f32[512,512], s32[]) while(t), condition=cond, body=body\n"
+         "  ROOT r = f32[512,512] get-tuple-element(w), index=1\n}\n";
+}
+
+std::unique_ptr<LoadedProgram> LoopProgram(const std::string& limit) {
+  testing::ProgramBuilder b;
+  uint32_t x = b.Parameter("f32[512,512]");
+  uint32_t n = b.Parameter("s32[]");
+  uint32_t r = b.Kernel("while", "control", LoopKernel(limit), {x, n}, {"f32[512,512]"})[0];
+  auto loaded = b.Load(r);
+  EXPECT_TRUE(loaded) << loaded.error().message;
+  return loaded ? std::move(*loaded) : nullptr;
+}
+
+const hlo::Instruction* FindWhile(const LoadedProgram& program) {
+  for (const auto& i : program.kernel_module(0).entry()->instructions()) {
+    if (i->opcode() == hlo::Opcode::kWhile) return i.get();
+  }
+  return nullptr;
+}
+
+TEST(ControlFlowTimingTest, StaticTripCountMultipliesTheBody) {
+  auto program = LoopProgram("k");
+  ASSERT_NE(program, nullptr);
+  auto profile = SimulateProgram(*program, *FindChip("v5e"));
+  ASSERT_TRUE(profile) << profile.error().message;
+  const KernelProfile& k = profile->kernels[0];
+  EXPECT_DOUBLE_EQ(k.grid_steps, 11);  // one launch step + ten iterations
+  // Ten matmuls, ten counter increments and eleven condition checks.
+  EXPECT_DOUBLE_EQ(k.flops, 10 * 2.0 * 512 * 512 * 512 + 10 + 11);
+  EXPECT_EQ(k.tiling, "untiled");
+}
+
+TEST(ControlFlowTimingTest, DataDependentLoopNeedsValues) {
+  auto program = LoopProgram("n");
+  ASSERT_NE(program, nullptr);
+  auto profile = SimulateProgram(*program, *FindChip("v5e"));
+  ASSERT_FALSE(profile);
+  EXPECT_NE(profile.error().message.find("timing-only: while loop %w trip count depends on data"),
+            std::string::npos)
+      << profile.error().message;
+}
+
+TEST(ControlFlowTimingTest, ObservedCountsPriceDataDependentLoops) {
+  auto program = LoopProgram("n");
+  ASSERT_NE(program, nullptr);
+  auto timer = ProgramTimer::Create(*program, *FindChip("v5e"));
+  ASSERT_TRUE(timer) << timer.error().message;
+  ControlFlowCounts counts;
+  counts.while_iterations[FindWhile(*program)] = 7;
+  auto seven = (*timer)->TimeKernel(0, &counts);
+  ASSERT_TRUE(seven) << seven.error().message;
+  counts.while_iterations[FindWhile(*program)] = 70;
+  auto seventy = (*timer)->TimeKernel(0, &counts);
+  ASSERT_TRUE(seventy) << seventy.error().message;
+  EXPECT_DOUBLE_EQ(seven->grid_steps, 8);
+  EXPECT_DOUBLE_EQ(seventy->grid_steps, 71);
+  // Launch and argument traffic are paid once; the body ten times as often.
+  EXPECT_GT(seventy->seconds, 7 * seven->seconds);
+  EXPECT_LT(seventy->seconds, 10 * seven->seconds);
+  EXPECT_FALSE((*timer)->TimeKernel(0, nullptr));
+  EXPECT_FALSE((*timer)->TimeKernel(1, &counts));
+}
+
+TEST(ControlFlowTimingTest, RunawayLoopsHitTheStepBudget) {
+  auto program = LoopProgram("k");
+  ASSERT_NE(program, nullptr);
+  TimingOptions options;
+  options.iteration_budget = 5;
+  auto profile = SimulateProgram(*program, *FindChip("v5e"), options);
+  ASSERT_FALSE(profile);
+  EXPECT_NE(profile.error().message.find("step budget"), std::string::npos) << profile.error().message;
+}
+
+TEST(ChromeTraceTest, WritesCompleteEventsPerKernel) {
+  auto program = testing::DotProgram("bf16[1024,1024]", "bf16[1024,1024]", "bf16[1024,1024]");
+  ASSERT_TRUE(program) << program.error().message;
+  auto loop = LoopProgram("k");
+  ASSERT_NE(loop, nullptr);
+  auto a = SimulateProgram(**program, *FindChip("v5e"));
+  auto b = SimulateProgram(*loop, *FindChip("v5e"));
+  ASSERT_TRUE(a && b);
+  std::vector<KernelProfile> kernels = a->kernels;
+  kernels.push_back(b->kernels[0]);
+  DeviceProfile profile = AssembleProfile("v5e", kernels);
+
+  std::string path = ::testing::TempDir() + "/kiln_trace.json";
+  ASSERT_TRUE(WriteChromeTrace(profile, path));
+  std::ifstream in(path);
+  nlohmann::json trace = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(trace.is_discarded()) << "not valid JSON";
+  int complete = 0;
+  double end = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    ++complete;
+    EXPECT_GE(e["ts"].get<double>(), end - 1e-9) << "events overlap on one track";
+    end = e["ts"].get<double>() + e["dur"].get<double>();
+    EXPECT_GT(e["dur"].get<double>(), 0);
+    EXPECT_TRUE(e["args"].contains("bound"));
+  }
+  EXPECT_EQ(complete, 2);
+  EXPECT_NEAR(end, profile.seconds * 1e6, 1e-6);
+
+  EXPECT_FALSE(WriteChromeTrace(profile, "/nonexistent-dir/trace.json"));
+  nlohmann::json summary = ProfileToJson(profile);
+  EXPECT_NEAR(summary["device_us"].get<double>(), profile.seconds * 1e6, 1e-9);
+  ASSERT_EQ(summary["kernels"].size(), 2u);
+  for (const char* field : {"name", "us", "bound", "flops", "bytes"}) {
+    EXPECT_TRUE(summary["kernels"][0].contains(field)) << field;
+  }
+  EXPECT_NE(FormatProfile(profile).find("device time on v5e"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln::runtime::timing

@@ -1,0 +1,92 @@
+#include "runtime/timing/kernel_timer.h"
+
+#include <algorithm>
+#include <string>
+
+#include "runtime/timing/block_plan.h"
+#include "runtime/timing/kernel_space.h"
+#include "runtime/timing/tpu_tiles.h"
+
+namespace kiln::runtime::timing {
+namespace {
+
+std::string Join(const std::vector<int64_t>& blocks) {
+  std::string out;
+  for (int64_t b : blocks) {
+    if (!out.empty()) out += 'x';
+    out += std::to_string(b);
+  }
+  return out.empty() ? "scalar" : out;
+}
+
+Bound Classify(double compute, double memory, double overhead) {
+  if (compute >= memory && compute >= overhead) return Bound::kCompute;
+  if (memory >= overhead) return Bound::kMemory;
+  return Bound::kOverhead;
+}
+
+// The profile of a kernel run from HBM without a block pipeline.
+KernelProfile TimeUntiled(const KernelDescription& kernel, const KernelWork& work,
+                          const ChipSpec& chip) {
+  KernelProfile p;
+  double bytes = work.loop_bytes;
+  for (const hlo::Shape* s : kernel.inputs) bytes += PaddedArrayBytes(*s);
+  for (const hlo::Shape* s : kernel.outputs) bytes += PaddedArrayBytes(*s);
+  double compute = work.vector_ops / chip.vector_flops;
+  for (const Contraction& c : work.contractions) compute += MxuSeconds(c, c.gemm, chip) * c.multiplicity;
+  p.bytes = bytes;
+  p.compute_seconds = compute;
+  p.memory_seconds = bytes / chip.hbm_bytes_per_s;
+  p.grid_steps = 1 + work.loop_iterations;
+  p.overhead_seconds = chip.launch_overhead_s + chip.step_overhead_s * p.grid_steps;
+  p.seconds = p.overhead_seconds + std::max(p.compute_seconds, p.memory_seconds);
+  p.tiling = "untiled";
+  return p;
+}
+
+}  // namespace
+
+Result<KernelProfile> TimeKernel(const KernelDescription& kernel, const ChipSpec& chip,
+                                 const TimingOptions& options, const ControlFlowCounts* counts) {
+  auto fail = [&](const Error& e) {
+    return MakeError("kernel " + std::string(kernel.name) + ": " + e.message);
+  };
+  if (kernel.module == nullptr) return MakeError("kernel " + std::string(kernel.name) + ": no module");
+  WorkOptions work_options;
+  work_options.counts = counts;
+  work_options.iteration_budget = options.iteration_budget;
+  Result<KernelWork> work = AnalyzeKernelWork(*kernel.module, work_options);
+  if (!work) return fail(work.error());
+
+  IterationSpace space = MakeIterationSpace(*kernel.module, *work, kernel.inputs, kernel.outputs);
+  KernelProfile p;
+  if (space.kind == SpaceKind::kUntiled) {
+    p = TimeUntiled(kernel, *work, chip);
+  } else {
+    static const ProgramTiling kNoTiling;
+    Result<BlockPlan> plan =
+        PlanBlocks(space, *work, kernel.tiling != nullptr ? *kernel.tiling : kNoTiling, chip, options);
+    if (!plan) return fail(plan.error());
+    const GridCost& cost = plan->cost;
+    p.bytes = cost.bytes;
+    p.compute_seconds = cost.compute_seconds;
+    p.memory_seconds = cost.transfer_seconds;
+    p.overhead_seconds = cost.overhead_seconds + chip.launch_overhead_s;
+    p.grid_steps = cost.steps;
+    p.seconds = cost.seconds + chip.launch_overhead_s;
+    p.tiling = Join(plan->blocks) + " (" + plan->source + ")";
+  }
+  p.name = std::string(kernel.name);
+  p.kind = std::string(kernel.kind);
+  p.flops = work->Flops();
+  p.bound = Classify(p.compute_seconds, p.memory_seconds, p.overhead_seconds);
+  double mxu_flops = work->ContractionFlops();
+  if (mxu_flops > 0 && p.seconds > 0) {
+    const Contraction* main = work->MainContraction();
+    double peak = main != nullptr ? MxuPeakFlops(*main, chip) : chip.bf16_flops;
+    p.mxu_utilization = std::min(1.0, mxu_flops / (p.seconds * peak));
+  }
+  return p;
+}
+
+}  // namespace kiln::runtime::timing

@@ -1,0 +1,312 @@
+#include "runtime/timing/kernel_work.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "compiler/hlo/op_attributes.h"
+#include "runtime/timing/tpu_tiles.h"
+#include "runtime/timing/trip_count.h"
+
+namespace kiln::runtime::timing {
+namespace {
+
+using hlo::Computation;
+using hlo::Instruction;
+using hlo::Opcode;
+
+// Vector-unit operations per element of an elementwise op: one for plain
+// arithmetic, more for ops the unit runs as short sequences (division,
+// square roots) or as polynomial/EUP sequences (transcendentals).
+double ElementwiseCost(Opcode op) {
+  switch (op) {
+    case Opcode::kDivide:
+    case Opcode::kRemainder:
+    case Opcode::kSqrt:
+    case Opcode::kRsqrt:
+    case Opcode::kCbrt:
+      return 4;
+    case Opcode::kExp:
+    case Opcode::kExpm1:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kLogistic:
+    case Opcode::kTanh:
+    case Opcode::kSin:
+    case Opcode::kCos:
+    case Opcode::kTan:
+    case Opcode::kAtan2:
+    case Opcode::kErf:
+    case Opcode::kPower:
+    case Opcode::kAsin:
+    case Opcode::kAcos:
+    case Opcode::kAsinh:
+    case Opcode::kAcosh:
+    case Opcode::kAtanh:
+    case Opcode::kSinh:
+    case Opcode::kCosh:
+      return 8;
+    default:
+      return 1;
+  }
+}
+
+// Ops that only rename or alias data (no vector work, no traffic of their own).
+bool IsFree(Opcode op) {
+  switch (op) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kGetTupleElement:
+    case Opcode::kTuple:
+    case Opcode::kBitcast:
+    case Opcode::kReshape:
+    case Opcode::kBroadcast:
+    case Opcode::kAfterAll:
+    case Opcode::kAddDependency:
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kDomain:
+    case Opcode::kGetDimensionSize:
+    case Opcode::kPartitionId:
+    case Opcode::kReplicaId:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Ops the block pipeline does not model; their kernels are timed whole.
+bool IsOpaque(Opcode op) {
+  switch (op) {
+    case Opcode::kWhile:
+    case Opcode::kConditional:
+    case Opcode::kSort:
+    case Opcode::kScatter:
+    case Opcode::kGather:
+    case Opcode::kCustomCall:
+    case Opcode::kFft:
+    case Opcode::kTriangularSolve:
+    case Opcode::kCholesky:
+    case Opcode::kSelectAndScatter:
+    case Opcode::kTopK:
+    case Opcode::kRngBitGenerator:
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
+    case Opcode::kDynamicUpdateSlice:
+      return true;
+    default:
+      return hlo::CategoryOf(op) == hlo::OpcodeCategory::kCollective;
+  }
+}
+
+double Elements(const hlo::Shape& shape) {
+  if (shape.IsTuple()) {
+    double total = 0;
+    for (const hlo::Shape& s : shape.tuple_shapes()) total += Elements(s);
+    return total;
+  }
+  if (!shape.IsArray()) return 0;
+  double n = 1;
+  for (int64_t d : shape.dimensions()) n *= static_cast<double>(std::max<int64_t>(d, 0));
+  return n;
+}
+
+class WorkWalker {
+ public:
+  explicit WorkWalker(const WorkOptions& options) : options_(options) {}
+
+  Status Walk(const Computation& computation, double times, bool in_loop, bool entry) {
+    for (const auto& owned : computation.instructions()) {
+      KILN_RETURN_IF_ERROR(Visit(*owned, times, in_loop, entry));
+    }
+    return Ok();
+  }
+
+  KernelWork Take() { return std::move(work_); }
+
+ private:
+  // Vector work of one element of a scalar computation (a combiner).
+  static double ScalarCost(const Computation& computation) {
+    double cost = 0;
+    for (const auto& i : computation.instructions()) {
+      if (hlo::IsElementwise(i->opcode())) cost += ElementwiseCost(i->opcode());
+    }
+    return std::max(cost, 1.0);
+  }
+
+  void AddVector(const hlo::Shape& shape, double ops_per_element, double times, bool in_loop) {
+    work_.vector_ops += PaddedVectorElements(shape) * ops_per_element * times;
+    work_.vector_flops += Elements(shape) * ops_per_element * times;
+    if (in_loop) work_.loop_bytes += 2 * PaddedArrayBytes(shape) * times;
+  }
+
+  Status Visit(const Instruction& instr, double times, bool in_loop, bool entry) {
+    const Opcode op = instr.opcode();
+    if (IsOpaque(op)) work_.opaque = true;
+    if (IsFree(op)) return Ok();
+    if (hlo::IsElementwise(op)) {
+      AddVector(instr.shape(), ElementwiseCost(op), times, in_loop);
+      return Ok();
+    }
+    switch (op) {
+      case Opcode::kDot:
+      case Opcode::kConvolution: {
+        KILN_ASSIGN_OR_RETURN(Contraction c, DescribeContraction(instr));
+        c.multiplicity = times;
+        if (!entry) c.instruction = nullptr;  // not a candidate for the grid
+        work_.contractions.push_back(c);
+        if (in_loop) work_.loop_bytes += 2 * PaddedArrayBytes(instr.shape()) * times;
+        return Ok();
+      }
+      case Opcode::kReduce: {
+        KILN_ASSIGN_OR_RETURN(const Computation* combiner, hlo::GetCalledComputation(instr, "to_apply"));
+        double cost = ScalarCost(*combiner);
+        double before = work_.vector_ops;
+        for (int64_t i = 0; i < instr.operand_count() / 2; ++i) {
+          AddVector(instr.operand(i)->shape(), cost, times, in_loop);
+        }
+        if (entry && (widest_reduce_ops_ < work_.vector_ops - before)) {
+          widest_reduce_ops_ = work_.vector_ops - before;
+          work_.widest_reduce = &instr;
+        }
+        return Ok();
+      }
+      case Opcode::kReduceWindow: {
+        KILN_ASSIGN_OR_RETURN(hlo::Window window, hlo::GetWindow(instr));
+        double size = 1;
+        for (const hlo::WindowDimension& d : window.dimensions) size *= static_cast<double>(d.size);
+        AddVector(instr.shape(), size, times, in_loop);
+        return Ok();
+      }
+      case Opcode::kSort: {
+        const hlo::Shape& keys = instr.operand(0)->shape();
+        KILN_ASSIGN_OR_RETURN(hlo::SortConfig config, hlo::GetSortConfig(instr));
+        double n = config.dimension < keys.rank() ? static_cast<double>(keys.dimensions(config.dimension)) : 1;
+        double stages = std::ceil(std::log2(std::max(n, 2.0)));
+        AddVector(instr.shape(), stages * (stages + 1) / 2, times, in_loop);  // bitonic network
+        return Ok();
+      }
+      case Opcode::kRng: AddVector(instr.shape(), 4, times, in_loop); return Ok();
+      case Opcode::kRngBitGenerator: AddVector(instr.shape(), 8, times, in_loop); return Ok();
+      case Opcode::kFusion:
+      case Opcode::kCall:
+      case Opcode::kAsyncStart: {
+        for (const Computation* callee : instr.called_computations()) {
+          KILN_RETURN_IF_ERROR(Walk(*callee, times, in_loop, entry && op == Opcode::kFusion));
+        }
+        return Ok();
+      }
+      case Opcode::kMap: {
+        KILN_ASSIGN_OR_RETURN(const Computation* f, hlo::GetCalledComputation(instr, "to_apply"));
+        AddVector(instr.shape(), ScalarCost(*f), times, in_loop);
+        return Ok();
+      }
+      case Opcode::kWhile: return VisitWhile(instr, times);
+      case Opcode::kConditional: return VisitConditional(instr, times);
+      case Opcode::kDynamicUpdateSlice:
+        AddVector(instr.operand(1)->shape(), 1, times, in_loop);
+        return Ok();
+      case Opcode::kScatter:
+        AddVector(instr.operand(instr.operand_count() - 1)->shape(), 2, times, in_loop);
+        return Ok();
+      default:
+        // Data movement (copy, transpose, slice, concatenate, pad, gather,
+        // iota, ...) and anything else: one operation per element produced.
+        AddVector(instr.shape(), 1, times, in_loop);
+        return Ok();
+    }
+  }
+
+  Status VisitWhile(const Instruction& w, double times) {
+    double iterations = 0;
+    if (options_.counts != nullptr) {
+      auto it = options_.counts->while_iterations.find(&w);
+      if (it == options_.counts->while_iterations.end()) {
+        return MakeError("while loop %" + w.name() + ": the executor reported no trip count");
+      }
+      iterations = static_cast<double>(it->second);
+    } else {
+      KILN_ASSIGN_OR_RETURN(int64_t trips, StaticTripCount(w));
+      iterations = static_cast<double>(trips) * times;
+    }
+    work_.loop_iterations += iterations;
+    if (work_.loop_iterations > options_.iteration_budget) {
+      return MakeError("while loop %" + w.name() + " runs " + std::to_string(static_cast<int64_t>(iterations)) +
+                       " iterations, over the step budget of " +
+                       std::to_string(static_cast<int64_t>(options_.iteration_budget)));
+    }
+    KILN_ASSIGN_OR_RETURN(const Computation* body, hlo::GetCalledComputation(w, "body"));
+    KILN_ASSIGN_OR_RETURN(const Computation* cond, hlo::GetCalledComputation(w, "condition"));
+    KILN_RETURN_IF_ERROR(Walk(*body, iterations, /*in_loop=*/true, /*entry=*/false));
+    double checks = iterations + (options_.counts != nullptr ? 1 : times);
+    return Walk(*cond, checks, /*in_loop=*/true, /*entry=*/false);
+  }
+
+  Status VisitConditional(const Instruction& c, double times) {
+    std::vector<const Computation*> branches;
+    if (c.FindAttribute("branch_computations") != nullptr) {
+      KILN_ASSIGN_OR_RETURN(branches, hlo::GetCalledComputations(c, "branch_computations"));
+    } else {
+      KILN_ASSIGN_OR_RETURN(const Computation* t, hlo::GetCalledComputation(c, "true_computation"));
+      KILN_ASSIGN_OR_RETURN(const Computation* f, hlo::GetCalledComputation(c, "false_computation"));
+      branches = {t, f};
+    }
+    if (options_.counts != nullptr) {
+      auto it = options_.counts->branch_runs.find(&c);
+      if (it == options_.counts->branch_runs.end() || it->second.size() != branches.size()) {
+        return MakeError("conditional %" + c.name() + ": the executor reported no branch counts");
+      }
+      for (size_t b = 0; b < branches.size(); ++b) {
+        KILN_RETURN_IF_ERROR(Walk(*branches[b], static_cast<double>(it->second[b]), true, false));
+      }
+      return Ok();
+    }
+    const Instruction* predicate = c.operand(0);
+    if (predicate->opcode() != Opcode::kConstant || predicate->literal() == nullptr ||
+        predicate->literal()->elided()) {
+      return MakeError("timing-only: conditional %" + c.name() + " branch depends on data");
+    }
+    // pred selects true/false; s32 selects a branch, out of range the last.
+    double value = predicate->literal()->GetAsDouble(0);
+    size_t index = branches.size() - 1;
+    if (predicate->shape().element_type() == hlo::PrimitiveType::kPred) {
+      index = value != 0 ? 0 : 1;
+    } else if (value >= 0 && value < static_cast<double>(branches.size())) {
+      index = static_cast<size_t>(value);
+    }
+    return Walk(*branches[index], times, true, false);
+  }
+
+  const WorkOptions& options_;
+  KernelWork work_;
+  double widest_reduce_ops_ = 0;
+};
+
+}  // namespace
+
+double KernelWork::ContractionFlops() const {
+  double total = 0;
+  for (const Contraction& c : contractions) total += c.gemm.Flops() * c.multiplicity;
+  return total;
+}
+
+const Contraction* KernelWork::MainContraction() const {
+  const Contraction* best = nullptr;
+  for (const Contraction& c : contractions) {
+    if (c.instruction == nullptr) continue;
+    if (best == nullptr || c.gemm.Flops() > best->gemm.Flops()) best = &c;
+  }
+  return best;
+}
+
+Result<KernelWork> AnalyzeKernelWork(const hlo::Module& module, const WorkOptions& options) {
+  if (module.entry() == nullptr) return MakeError("kernel module " + module.name() + " has no entry");
+  WorkWalker walker(options);
+  KILN_RETURN_IF_ERROR(walker.Walk(*module.entry(), 1, /*in_loop=*/false, /*entry=*/true));
+  return walker.Take();
+}
+
+}  // namespace kiln::runtime::timing

@@ -1,0 +1,63 @@
+// What one kernel computes, in the units the timing model charges: MXU
+// contractions, vector-unit element operations, and the extra HBM traffic
+// and loop iterations of control flow.
+//
+// The walk covers the kernel module's entry and everything it calls
+// (fusions, calls, maps, reductions' combiners, loop bodies, branches).
+// Elementwise work is charged per (8,128)-padded 32-bit element; free ops
+// (parameters, inlined constants, bitcasts, reshapes, broadcasts, tuples)
+// cost nothing. While loops are charged trip-count times: the count comes
+// from ControlFlowCounts when the executor observed the run, otherwise from
+// StaticTripCount (an error when it depends on data). Conditionals without
+// observed counts need a constant predicate.
+//
+// Pure function over an immutable module; the result's instruction
+// pointers borrow from the module. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/hlo/module.h"
+#include "compiler/hlo/status.h"
+#include "runtime/timing/mxu_model.h"
+
+namespace kiln::runtime::timing {
+
+// Control flow observed while a kernel ran (the executor fills this in).
+struct ControlFlowCounts {
+  // Body executions of each while loop over one kernel invocation (all the
+  // loop's runs summed).
+  std::unordered_map<const hlo::Instruction*, int64_t> while_iterations;
+  // Executions of each branch of each conditional over one invocation.
+  std::unordered_map<const hlo::Instruction*, std::vector<int64_t>> branch_runs;
+};
+
+struct KernelWork {
+  std::vector<Contraction> contractions;  // every dot and convolution
+  double vector_ops = 0;    // padded 32-bit element operations
+  double vector_flops = 0;  // unpadded element operations (reported FLOPs)
+  double loop_bytes = 0;    // HBM traffic of values made inside loops/branches
+  double loop_iterations = 0;  // body executions, each a sequential step
+  // Holds ops the block pipeline does not model (control flow, sort,
+  // scatter, gather, custom calls, collectives): timed from HBM as a whole.
+  bool opaque = false;
+  // The entry-level reduce with the largest operand, if any.
+  const hlo::Instruction* widest_reduce = nullptr;
+
+  double ContractionFlops() const;
+  double Flops() const { return ContractionFlops() + vector_flops; }
+  // The entry-level contraction with the most FLOPs; nullptr when none.
+  const Contraction* MainContraction() const;
+};
+
+struct WorkOptions {
+  const ControlFlowCounts* counts = nullptr;  // observed control flow, or none
+  // Loop iterations beyond which a kernel is a runaway ("step budget").
+  double iteration_budget = static_cast<double>(int64_t{1} << 34);
+};
+
+Result<KernelWork> AnalyzeKernelWork(const hlo::Module& module, const WorkOptions& options);
+
+}  // namespace kiln::runtime::timing

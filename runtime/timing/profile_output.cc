@@ -1,0 +1,106 @@
+#include "runtime/timing/profile_output.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+namespace kiln::runtime::timing {
+namespace {
+
+constexpr double kMicros = 1e6;
+
+std::string Scaled(double value, const char* unit) {
+  static constexpr const char* kPrefixes[] = {"", "K", "M", "G", "T", "P"};
+  int i = 0;
+  while (value >= 1000 && i < 5) {
+    value /= 1000;
+    ++i;
+  }
+  char buffer[48];
+  std::snprintf(buffer, sizeof(buffer), "%.3g %s%s", value, kPrefixes[i], unit);
+  return buffer;
+}
+
+}  // namespace
+
+nlohmann::json ProfileToJson(const DeviceProfile& profile) {
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const KernelProfile& k : profile.kernels) {
+    kernels.push_back({{"name", k.name},
+                       {"kind", k.kind},
+                       {"us", k.seconds * kMicros},
+                       {"bound", BoundName(k.bound)},
+                       {"flops", k.flops},
+                       {"bytes", k.bytes},
+                       {"mxu_utilization", k.mxu_utilization},
+                       {"grid_steps", k.grid_steps},
+                       {"tiling", k.tiling}});
+  }
+  return {{"chip", profile.chip},
+          {"device_us", profile.seconds * kMicros},
+          {"flops", profile.flops},
+          {"bytes", profile.bytes},
+          {"kernels", std::move(kernels)}};
+}
+
+std::string FormatProfile(const DeviceProfile& profile) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-28s %12s  %-8s %12s %12s %6s %10s  %s\n", "kernel", "time",
+                "bound", "flops", "bytes", "mxu", "steps", "tiling");
+  out += line;
+  for (const KernelProfile& k : profile.kernels) {
+    std::snprintf(line, sizeof(line), "%-28.28s %9.3f us  %-8s %12s %12s %5.1f%% %10.0f  %s\n",
+                  k.name.c_str(), k.seconds * kMicros, std::string(BoundName(k.bound)).c_str(),
+                  Scaled(k.flops, "FLOP").c_str(), Scaled(k.bytes, "B").c_str(),
+                  k.mxu_utilization * 100, k.grid_steps, k.tiling.c_str());
+    out += line;
+  }
+  std::snprintf(line, sizeof(line), "device time on %s: %.3f us (%zu kernels, %s, %s)\n",
+                profile.chip.c_str(), profile.seconds * kMicros, profile.kernels.size(),
+                Scaled(profile.flops, "FLOP").c_str(), Scaled(profile.bytes, "B").c_str());
+  out += line;
+  return out;
+}
+
+nlohmann::json ChromeTraceJson(const DeviceProfile& profile, int chip_index) {
+  nlohmann::json events = nlohmann::json::array();
+  events.push_back({{"name", "process_name"},
+                    {"ph", "M"},
+                    {"pid", chip_index},
+                    {"args", {{"name", profile.chip + " chip " + std::to_string(chip_index)}}}});
+  events.push_back({{"name", "thread_name"},
+                    {"ph", "M"},
+                    {"pid", chip_index},
+                    {"tid", 0},
+                    {"args", {{"name", "TensorCore"}}}});
+  for (const KernelProfile& k : profile.kernels) {
+    events.push_back({{"name", k.name},
+                      {"cat", k.kind.empty() ? "kernel" : k.kind},
+                      {"ph", "X"},
+                      {"ts", k.start_seconds * kMicros},
+                      {"dur", k.seconds * kMicros},
+                      {"pid", chip_index},
+                      {"tid", 0},
+                      {"args",
+                       {{"bound", BoundName(k.bound)},
+                        {"flops", k.flops},
+                        {"bytes", k.bytes},
+                        {"mxu_utilization", k.mxu_utilization},
+                        {"grid_steps", k.grid_steps},
+                        {"tiling", k.tiling}}}});
+  }
+  return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}};
+}
+
+Status WriteChromeTrace(const DeviceProfile& profile, const std::string& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return MakeError("cannot write trace " + path + ": " + std::strerror(errno));
+  out << ChromeTraceJson(profile).dump() << '\n';
+  out.close();
+  if (!out) return MakeError("cannot write trace " + path + ": write failed");
+  return Ok();
+}
+
+}  // namespace kiln::runtime::timing

@@ -1,0 +1,32 @@
+// Renderings of a DeviceProfile: the JSON that `kiln run --json` and the
+// HTTP execute endpoint return, the text table `kiln run` prints, and the
+// Chrome trace-event file (`--trace F.json`, opens in Perfetto).
+//
+// Pure functions except WriteChromeTrace, which writes one file (an Error
+// names the path when it cannot). Thread-safe.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/hlo/status.h"
+#include "runtime/timing/device_profile.h"
+
+namespace kiln::runtime::timing {
+
+// {"chip", "device_us", "flops", "bytes", "kernels": [{"name", "kind", "us",
+//  "bound", "flops", "bytes", "mxu_utilization", "grid_steps", "tiling"}]}.
+nlohmann::json ProfileToJson(const DeviceProfile& profile);
+
+// One line per kernel (name, time, bound, FLOPs, bytes, MXU utilization,
+// steps, tiling) and a total line.
+std::string FormatProfile(const DeviceProfile& profile);
+
+// Trace-event JSON: one complete event ("ph":"X", ts/dur in microseconds)
+// per kernel on the track (pid = chip, tid = TensorCore) of `chip_index`,
+// with metadata events naming the tracks.
+nlohmann::json ChromeTraceJson(const DeviceProfile& profile, int chip_index = 0);
+Status WriteChromeTrace(const DeviceProfile& profile, const std::string& path);
+
+}  // namespace kiln::runtime::timing

@@ -1,0 +1,38 @@
+// Options of the timing simulator (the `kiln run` flags that steer it).
+//
+// Plain values; thread-compatible. ParseDotTiles is a pure function.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "compiler/hlo/status.h"
+
+namespace kiln::runtime::timing {
+
+// Block shape forced on every dot/convolution kernel (`--dot-tiles BM,BN,BK`).
+struct DotTiles {
+  int64_t bm = 0;
+  int64_t bn = 0;
+  int64_t bk = 0;
+  bool operator==(const DotTiles&) const = default;
+};
+
+struct TimingOptions {
+  // Overrides the block shape of every contraction kernel, whatever the
+  // executable's tiling says. A shape that needs more than the scoped VMEM
+  // is an error.
+  std::optional<DotTiles> dot_tiles;
+  // Scoped VMEM a kernel's double-buffered blocks may use; 0 means the
+  // chip's default (ChipSpec::scoped_vmem_bytes).
+  int64_t scoped_vmem_bytes = 0;
+  // While-loop iterations per kernel beyond which timing gives up with a
+  // "step budget" error (runaway loops).
+  double iteration_budget = static_cast<double>(int64_t{1} << 34);
+};
+
+// Parses "BM,BN,BK" (three positive integers); the error quotes the text.
+Result<DotTiles> ParseDotTiles(std::string_view text);
+
+}  // namespace kiln::runtime::timing

@@ -1,0 +1,66 @@
+#include "runtime/timing/tpu_tiles.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kiln::runtime::timing {
+
+int64_t SublaneTile(hlo::PrimitiveType type) {
+  int bits = hlo::BitWidth(type);
+  if (bits >= 32) return 8;
+  if (bits == 16) return 16;
+  return 32;
+}
+
+double DeviceElementBytes(hlo::PrimitiveType type) {
+  return std::max(hlo::BitWidth(type), 1) / 8.0;
+}
+
+double PaddedBlockBytes(hlo::PrimitiveType type, double planes, int64_t rows, int64_t lanes) {
+  double padded_rows = static_cast<double>(RoundUp(std::max<int64_t>(rows, 1), SublaneTile(type)));
+  double padded_lanes = static_cast<double>(RoundUp(std::max<int64_t>(lanes, 1), kLanes));
+  return std::max(planes, 1.0) * padded_rows * padded_lanes * DeviceElementBytes(type);
+}
+
+double PaddedFlatBytes(hlo::PrimitiveType type, double elements) {
+  double tile = static_cast<double>(SublaneTile(type) * kLanes);
+  double tiles = std::max(1.0, std::ceil(elements / tile));
+  return tiles * tile * DeviceElementBytes(type);
+}
+
+RowsLanes SplitMinor(std::span<const int64_t> dims) {
+  RowsLanes out;
+  size_t rank = dims.size();
+  if (rank >= 1) out.lanes = dims[rank - 1];
+  if (rank >= 2) out.rows = dims[rank - 2];
+  for (size_t i = 0; i + 2 < rank; ++i) out.planes *= static_cast<double>(dims[i]);
+  return out;
+}
+
+double PaddedArrayBytes(const hlo::Shape& shape) {
+  if (shape.IsTuple()) {
+    double total = 0;
+    for (const hlo::Shape& element : shape.tuple_shapes()) total += PaddedArrayBytes(element);
+    return total;
+  }
+  if (!shape.IsArray()) return 0;
+  if (shape.rank() <= 1) {
+    return PaddedFlatBytes(shape.element_type(), shape.rank() == 0 ? 1.0 : shape.dimensions(0));
+  }
+  RowsLanes split = SplitMinor(shape.dimensions());
+  return PaddedBlockBytes(shape.element_type(), split.planes, split.rows, split.lanes);
+}
+
+double PaddedVectorElements(const hlo::Shape& shape) {
+  if (shape.IsTuple()) {
+    double total = 0;
+    for (const hlo::Shape& element : shape.tuple_shapes()) total += PaddedVectorElements(element);
+    return total;
+  }
+  if (!shape.IsArray()) return 0;
+  RowsLanes split = SplitMinor(shape.dimensions());
+  return split.planes * static_cast<double>(RoundUp(std::max<int64_t>(split.rows, 1), kVectorSublanes)) *
+         static_cast<double>(RoundUp(std::max<int64_t>(split.lanes, 1), kLanes));
+}
+
+}  // namespace kiln::runtime::timing

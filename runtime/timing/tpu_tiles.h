@@ -1,0 +1,59 @@
+// TPU memory tiling arithmetic used by the timing model.
+//
+// Arrays live in HBM and VMEM as (sublane, 128) tiles of their two minor
+// dimensions: (8,128) for 32-bit element types, (16,128) for 16-bit and
+// (32,128) for 8-bit and narrower. Every transfer moves whole tiles, so a
+// block's traffic is its padded size. The vector unit computes on (8,128)
+// tiles of 32-bit lanes whatever the storage type.
+//
+// Pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "compiler/hlo/primitive_type.h"
+#include "compiler/hlo/shape.h"
+
+namespace kiln::runtime::timing {
+
+inline constexpr int64_t kLanes = 128;
+inline constexpr int64_t kVectorSublanes = 8;
+
+inline int64_t RoundUp(int64_t value, int64_t multiple) {
+  return multiple <= 0 ? value : (value + multiple - 1) / multiple * multiple;
+}
+inline int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
+
+// Rows of one memory tile for `type`: 8, 16 or 32.
+int64_t SublaneTile(hlo::PrimitiveType type);
+
+// Bytes one element occupies on the device (sub-byte types are packed).
+double DeviceElementBytes(hlo::PrimitiveType type);
+
+// Bytes of a block of `rows` x `lanes` elements repeated `planes` times,
+// padded to whole memory tiles of `type`. Saturates instead of overflowing.
+double PaddedBlockBytes(hlo::PrimitiveType type, double planes, int64_t rows, int64_t lanes);
+
+// Bytes of `elements` elements of a rank-0 or rank-1 array, which XLA lays
+// out flat in whole (sublane x 128) tiles.
+double PaddedFlatBytes(hlo::PrimitiveType type, double elements);
+
+// Bytes of a whole array: rank >= 2 pads its two minor dimensions to tiles,
+// rank 0 and 1 are flat. Tuples sum their elements; tokens are free.
+double PaddedArrayBytes(const hlo::Shape& shape);
+
+// Elements the vector unit touches to produce `shape`: the array padded to
+// (8,128) tiles of 32-bit lanes. Tuples sum their elements.
+double PaddedVectorElements(const hlo::Shape& shape);
+
+// Splits an array's dimensions into (planes, rows, lanes): the two minor
+// dimensions and the product of the others (rank 0: 1,1,1; rank 1: 1,1,n).
+struct RowsLanes {
+  double planes = 1;
+  int64_t rows = 1;
+  int64_t lanes = 1;
+};
+RowsLanes SplitMinor(std::span<const int64_t> dims);
+
+}  // namespace kiln::runtime::timing

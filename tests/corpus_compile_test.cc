@@ -1,0 +1,114 @@
+// Every corpus module compiles under the `none` and `heuristic` plans (and
+// `given` where XLA already fused it), and running the executable gives the
+// outputs of direct evaluation of the module on the same random arguments:
+// bit-exact for integers and pred, floats within the default tolerance.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/test_corpus.h"
+#include "compiler/hlo/verifier.h"
+#include "compiler/lowering/compile_module.h"
+#include "runtime/eval/evaluator.h"
+#include "runtime/io/eval_budget.h"
+#include "runtime/io/literal_compare.h"
+#include "runtime/io/random_inputs.h"
+#include "runtime/program/loaded_program.h"
+
+namespace kiln {
+namespace {
+
+// Evaluations are bounded so the whole walk stays within minutes.
+constexpr int64_t kStepBudget = int64_t{1} << 27;
+constexpr int64_t kMemoryBudget = int64_t{2} << 30;
+// Modules the verifier rejects (see compiler/hlo/verifier_corpus_test.cc).
+constexpr int kKnownInvalidModules = 10;
+
+struct Tally {
+  int compiled = 0;
+  int executed_equal = 0;
+  int not_evaluable = 0;  // direct evaluation unsupported or over budget
+  std::vector<std::string> does_not_fit;
+  std::vector<std::string> failures;
+};
+
+bool HasFusion(const std::string& text) { return text.find(" fusion(") != std::string::npos; }
+
+void CheckPlan(const std::string& name, const std::string& text, fusion::PlanKind plan,
+               bool evaluate, Tally& tally) {
+  std::string label = name + " [" + std::string(fusion::PlanKindName(plan)) + "]";
+  auto module = hlo::ParseModule(text, name);
+  if (!module) return tally.failures.push_back(label + ": parse: " + module.error().message);
+  Result<std::vector<hlo::Literal>> args = MakeError("over the memory budget");
+  Result<hlo::Literal> direct = MakeError("not evaluated");
+  if (evaluate) {
+    args = runtime::io::RandomArguments(**module, 7);
+    if (args) direct = runtime::EvaluateModule(**module, *args, {.step_budget = kStepBudget});
+  }
+
+  fusion::CompileOptions options;
+  options.plan = plan;
+  options.verify_passes = true;
+  auto compiled = lowering::CompileModule(**module, options);
+  if (!compiled && compiled.error().message.find("of HBM at peak") != std::string::npos) {
+    // Refusing a program that cannot fit the chip is the specified outcome.
+    tally.does_not_fit.push_back(label + ": " + compiled.error().message);
+    return;
+  }
+  if (!compiled) return tally.failures.push_back(label + ": compile: " + compiled.error().message);
+  auto loaded = runtime::LoadedProgram::FromBytes(compiled->executable);
+  if (!loaded) return tally.failures.push_back(label + ": load: " + loaded.error().message);
+  ++tally.compiled;
+  if (!direct) {
+    ++tally.not_evaluable;
+    return;
+  }
+  auto executed = runtime::ExecuteProgram(**loaded, *args, {.step_budget = kStepBudget});
+  if (!executed) return tally.failures.push_back(label + ": execute: " + executed.error().message);
+  if (Status s = runtime::io::CompareLiterals(*direct, *executed); !s) {
+    return tally.failures.push_back(label + ": differs from direct evaluation: " + s.error().message);
+  }
+  ++tally.executed_equal;
+}
+
+TEST(CorpusCompileTest, EveryModuleCompilesAndMatchesDirectEvaluation) {
+  const auto& files = hlo::testing::CorpusModules();
+  ASSERT_GE(files.size(), 700u) << "corpus missing at " << hlo::testing::CorpusRoot();
+  Tally tally;
+  int invalid = 0;
+  int too_large = 0;
+  const bool verbose = std::getenv("KILN_TEST_VERBOSE") != nullptr;
+  for (const auto& path : files) {
+    std::string text = hlo::testing::ReadTextFile(path);
+    std::string name = path.parent_path().filename().string() + "/" + path.filename().string();
+    if (verbose) std::fprintf(stderr, "%s\n", name.c_str());
+    auto module = hlo::ParseModule(text, name);
+    ASSERT_TRUE(module) << module.error().message;
+    if (!hlo::VerifyModule(**module)) {
+      ++invalid;
+      continue;
+    }
+    // Too large to evaluate here: still compiled, neither side evaluated.
+    const bool evaluate = runtime::io::CheckEvalMemory(**module, kMemoryBudget).has_value();
+    if (!evaluate) ++too_large;
+    CheckPlan(name, text, fusion::PlanKind::kNone, evaluate, tally);
+    CheckPlan(name, text, fusion::PlanKind::kHeuristic, evaluate, tally);
+    if (HasFusion(text)) CheckPlan(name, text, fusion::PlanKind::kGiven, evaluate, tally);
+  }
+  std::printf("corpus compile: %d plans compiled, %d executed equal to direct evaluation, "
+              "%d not evaluable directly (unsupported or over budget; %d modules over %lld MiB), "
+              "%d invalid modules skipped, %zu refused for HBM, %zu failures\n",
+              tally.compiled, tally.executed_equal, tally.not_evaluable, too_large,
+              static_cast<long long>(kMemoryBudget >> 20), invalid, tally.does_not_fit.size(), tally.failures.size());
+  for (const std::string& f : tally.does_not_fit) std::printf("  HBM %s\n", f.c_str());
+  for (const std::string& f : tally.failures) std::printf("  FAIL %s\n", f.c_str());
+  EXPECT_LE(invalid, kKnownInvalidModules);
+  EXPECT_TRUE(tally.failures.empty()) << tally.failures.size() << " failures (listed above)";
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,215 @@
+// End-to-end tests of `kiln run`: inputs from safetensors, literal files and
+// a random seed; outputs printed, as JSON and written to safetensors; errors
+// for missing or misshapen inputs. Drives the real binary.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "compiler/hlo/parser.h"
+#include "runtime/io/safetensors.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using runtime::io::SafetensorsFile;
+
+struct RunResult {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+class KilnRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kiln_run_test_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(Path(name)) << text;
+    return Path(name);
+  }
+  std::string WriteTensors(const std::string& name,
+                           std::vector<std::pair<std::string, const char*>> tensors) {
+    SafetensorsFile file;
+    for (const auto& [tensor_name, literal] : tensors) {
+      auto value = hlo::ParseLiteral(literal);
+      EXPECT_TRUE(value) << value.error().message;
+      file.tensors.push_back({tensor_name, *value});
+    }
+    EXPECT_TRUE(runtime::io::WriteSafetensorsFile(Path(name), file));
+    return Path(name);
+  }
+
+  RunResult Run(const std::string& args) {
+    std::string err_file = Path("stderr.txt");
+    std::string cmd = std::string(KILN_BINARY) + " run " + args + " 2>" + err_file;
+    FILE* pipe = popen(cmd.c_str(), "r");
+    EXPECT_NE(pipe, nullptr);
+    std::string out;
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+    int status = pclose(pipe);
+    std::ifstream ef(err_file);
+    std::string err((std::istreambuf_iterator<char>(ef)), std::istreambuf_iterator<char>());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, err};
+  }
+
+  fs::path dir_;
+};
+
+// Output 0 is a + b, output 1 is a.
+constexpr const char* kAddModule = R"(HloModule add_pair
+ENTRY main {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  sum = f32[4] add(a, b)
+  ROOT out = (f32[4], f32[4]) tuple(sum, a)
+}
+)";
+
+constexpr const char* kInputs =
+    "param.0 = f32[4] {1, 2, 3, 4}\n"
+    "param.1 = f32[4] {0.5, 0.5, 0.5, 0.5}\n";
+
+TEST_F(KilnRunTest, LiteralInputsPrintShapesAndSummaries) {
+  RunResult r = Run(Write("m.hlo", kAddModule) + " --input-literals " + Write("in.txt", kInputs));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("output 0: f32[4]\n  min 1.5 max 4.5 mean 3\n  first: 1.5, 2.5, 3.5, 4.5"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("output 1: f32[4]"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("{1.5"), std::string::npos) << "literals printed without --print-literals";
+}
+
+TEST_F(KilnRunTest, PrintLiterals) {
+  RunResult r = Run(Write("m.hlo", kAddModule) + " --print-literals --input-literals " +
+                    Write("in.txt", kInputs));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("f32[4] {1.5, 2.5, 3.5, 4.5}\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("f32[4] {1, 2, 3, 4}\n"), std::string::npos) << r.out;
+}
+
+TEST_F(KilnRunTest, JsonOutput) {
+  RunResult r =
+      Run(Write("m.hlo", kAddModule) + " --json --input-literals " + Write("in.txt", kInputs));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto json = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(json.is_discarded()) << r.out;
+  EXPECT_EQ(json["module"], "add_pair");
+  ASSERT_EQ(json["outputs"].size(), 2u);
+  EXPECT_EQ(json["outputs"][0]["name"], "0");
+  EXPECT_EQ(json["outputs"][0]["shape"], "f32[4]");
+  EXPECT_DOUBLE_EQ(json["outputs"][0]["max"].get<double>(), 4.5);
+  EXPECT_DOUBLE_EQ(json["outputs"][1]["mean"].get<double>(), 2.5);
+  EXPECT_TRUE(json["eval_ms"].is_number());
+}
+
+TEST_F(KilnRunTest, SafetensorsInputsAndOutputsRoundTrip) {
+  std::string module = Write("m.hlo", kAddModule);
+  std::string inputs =
+      WriteTensors("in.safetensors", {{"0", "f32[4] {1, 2, 3, 4}"}, {"1", "f32[4] {4, 3, 2, 1}"}});
+  std::string outputs = Path("out.safetensors");
+  RunResult r = Run(module + " --inputs " + inputs + " --outputs " + outputs);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto written = runtime::io::ReadSafetensorsFile(outputs);
+  ASSERT_TRUE(written) << written.error().message;
+  ASSERT_EQ(written->tensors.size(), 2u);
+  ASSERT_NE(written->Find("0"), nullptr);
+  EXPECT_EQ(written->Find("0")->ToString(), "f32[4] {5, 5, 5, 5}");
+  EXPECT_EQ(written->Find("1")->ToString(), "f32[4] {1, 2, 3, 4}");
+
+  // The outputs are valid inputs again: (5+1, 5+2, ...).
+  RunResult again = Run(module + " --print-literals --inputs " + outputs);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("f32[4] {6, 7, 8, 9}"), std::string::npos) << again.out;
+}
+
+TEST_F(KilnRunTest, RandomInputsAreDeterministicPerSeed) {
+  std::string module = Write("m.hlo", kAddModule);
+  RunResult a = Run(module + " --print-literals --random-inputs 42");
+  RunResult b = Run(module + " --print-literals --random-inputs 42");
+  RunResult c = Run(module + " --print-literals --random-inputs 43");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  auto literals = [](const std::string& out) { return out.substr(0, out.rfind("eval ")); };
+  EXPECT_EQ(literals(a.out), literals(b.out));
+  EXPECT_NE(literals(a.out), literals(c.out));
+}
+
+TEST_F(KilnRunTest, ModuleWithoutParametersNeedsNoInputs) {
+  RunResult r =
+      Run(Write("c.hlo", "HloModule c\nENTRY e {\n  ROOT k = s32[3] constant({7, 8, 9})\n}\n") +
+          " --print-literals");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("output 0: s32[3]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("s32[3] {7, 8, 9}"), std::string::npos) << r.out;
+}
+
+// One line on stderr, "kiln run: ..." containing `substring`, exit code 1.
+void ExpectError(const RunResult& r, const std::string& substring) {
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(r.err.starts_with("kiln run: ")) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(substring), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST_F(KilnRunTest, ParametersWithoutInputsSayWhichFlagToPass) {
+  ExpectError(Run(Write("m.hlo", kAddModule)),
+              "has 2 parameter(s); pass --inputs F.safetensors, --input-literals F.txt or "
+              "--random-inputs SEED");
+}
+
+TEST_F(KilnRunTest, MissingTensorIsNamed) {
+  std::string inputs = WriteTensors("in.safetensors", {{"0", "f32[4] {1, 2, 3, 4}"}});
+  ExpectError(Run(Write("m.hlo", kAddModule) + " --inputs " + inputs),
+              "parameter 1 needs a tensor named \"1\" (f32[4])");
+}
+
+TEST_F(KilnRunTest, MisshapenTensorIsNamed) {
+  std::string inputs =
+      WriteTensors("in.safetensors", {{"0", "f32[4] {1, 2, 3, 4}"}, {"1", "f32[3] {1, 2, 3}"}});
+  ExpectError(Run(Write("m.hlo", kAddModule) + " --inputs " + inputs),
+              "parameter 1 tensor \"1\" must be f32[4], got f32[3]");
+}
+
+TEST_F(KilnRunTest, MisshapenLiteralIsNamed) {
+  std::string inputs =
+      Write("in.txt", "param.0 = f32[4] {1, 2, 3, 4}\nparam.1 = s32[4] {1, 2, 3, 4}\n");
+  ExpectError(Run(Write("m.hlo", kAddModule) + " --input-literals " + inputs),
+              "in.txt: parameter 1 must be f32[4], got s32[4]");
+}
+
+TEST_F(KilnRunTest, CorruptSafetensorsIsRejected) {
+  std::string inputs = Write("bad.safetensors", "\x08\x00\x00\x00\x00\x00\x00\x00{\"0\":1}");
+  ExpectError(Run(Write("m.hlo", kAddModule) + " --inputs " + inputs),
+              "bad.safetensors: safetensors:");
+}
+
+TEST_F(KilnRunTest, MissingFilesAreNamed) {
+  ExpectError(Run(Path("nope.hlo")), "nope.hlo: cannot open");
+  ExpectError(Run(Write("m.hlo", kAddModule) + " --inputs " + Path("none.safetensors")),
+              "none.safetensors: cannot open");
+}
+
+TEST_F(KilnRunTest, ConflictingInputFlagsAreRejected) {
+  RunResult r = Run(Write("m.hlo", kAddModule) + " --random-inputs 1 --input-literals " +
+                    Write("in.txt", kInputs));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("excludes"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,94 @@
+// kiln compile FILE [--chip C] [--plan none|heuristic|given] [--scoped-vmem B]
+//                   [--out F] [--json]
+// Compiles one HLO text file to an executable; prints a summary (or one JSON
+// object) and writes the executable bytes with --out.
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/lowering/compile_module.h"
+#include "tools/commands.h"
+#include "tools/load_module.h"
+
+namespace kiln::tools {
+namespace {
+
+struct CompileArgs {
+  std::string file;
+  std::string chip = kDefaultChip;
+  std::string plan = "heuristic";
+  int64_t scoped_vmem_bytes = 0;
+  std::string out;
+  bool json = false;
+};
+
+Status WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) return MakeError("cannot open " + path + " for writing");
+  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!f.flush()) return MakeError("write to " + path + " failed");
+  return Ok();
+}
+
+Status RunCompile(const CompileArgs& args) {
+  KILN_ASSIGN_OR_RETURN(auto module, LoadVerifiedModule(args.file));
+  KILN_ASSIGN_OR_RETURN(fusion::PlanKind plan, fusion::ParsePlanKind(args.plan));
+  fusion::CompileOptions options;
+  options.plan = plan;
+  options.chip = args.chip;
+  options.scoped_vmem_bytes = args.scoped_vmem_bytes;
+  auto out = lowering::CompileModule(*module, options);
+  if (!out) return MakeError(args.file + ": " + out.error().message);
+  if (!args.out.empty()) KILN_RETURN_IF_ERROR(WriteBytes(args.out, out->executable));
+  if (args.json) {
+    nlohmann::json j = {
+        {"key", out->fingerprint.key.Hex()},
+        {"chip", out->program.chip},
+        {"plan", out->program.plan},
+        {"kernels", out->kernels},
+        {"fused_instructions", out->fused_instructions},
+        {"peak_hbm_bytes", out->peak_hbm_bytes},
+        {"estimated_us", out->estimated_us},
+        {"compile_ms", out->compile_ms},
+        {"executable_bytes", out->executable.size()},
+    };
+    std::printf("%s\n", j.dump().c_str());
+    return Ok();
+  }
+  std::printf("key            %s\n", out->fingerprint.key.Hex().c_str());
+  std::printf("chip           %s\nplan           %s\n", out->program.chip.c_str(),
+              out->program.plan.c_str());
+  std::printf("kernels        %lld (%lld instructions fused)\n",
+              static_cast<long long>(out->kernels), static_cast<long long>(out->fused_instructions));
+  std::printf("peak HBM       %llu bytes\n", static_cast<unsigned long long>(out->peak_hbm_bytes));
+  std::printf("estimated      %.3f us\n", out->estimated_us);
+  std::printf("compile        %.3f ms\n", out->compile_ms);
+  std::printf("executable     %zu bytes%s%s\n", out->executable.size(),
+              args.out.empty() ? "" : " -> ", args.out.c_str());
+  return Ok();
+}
+
+}  // namespace
+
+void RegisterCompile(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand("compile", "Compile an HLO text file to a kiln executable");
+  auto args = std::make_shared<CompileArgs>();
+  cmd->add_option("file", args->file, "HLO text file")->required();
+  cmd->add_option("--chip", args->chip, "Target chip (v4, v5e, v5p, v6e, tpu7x)")
+      ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+  cmd->add_option("--plan", args->plan, "Fusion plan: none, heuristic or given")
+      ->check(CLI::IsMember({"none", "heuristic", "given"}));
+  cmd->add_option("--scoped-vmem", args->scoped_vmem_bytes,
+                  "Scoped VMEM per kernel in bytes (default: the chip's, 16 MiB)");
+  cmd->add_option("--out", args->out, "Write the executable here");
+  cmd->add_flag("--json", args->json, "Print one JSON object");
+  cmd->callback([args, exit_code] {
+    if (Status s = RunCompile(*args); !s) {
+      std::fprintf(stderr, "kiln compile: %s\n", s.error().message.c_str());
+      *exit_code = 1;
+    }
+  });
+}
+
+}  // namespace kiln::tools

@@ -1,0 +1,95 @@
+#include "tools/run_output.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace kiln::tools {
+namespace {
+
+std::string Number(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.6g", v);
+  return buffer;
+}
+
+}  // namespace
+
+LiteralSummary SummarizeLiteral(const hlo::Literal& array) {
+  LiteralSummary summary;
+  summary.count = array.element_count();
+  double sum = 0;
+  double min = std::numeric_limits<double>::infinity();
+  double max = -min;
+  for (int64_t i = 0; i < summary.count; ++i) {
+    double v = array.GetAsDouble(i);
+    if (std::isnan(v)) {
+      ++summary.nan_count;
+      continue;
+    }
+    min = std::min(min, v);
+    max = std::max(max, v);
+    sum += v;
+  }
+  int64_t numbers = summary.count - summary.nan_count;
+  if (numbers > 0) {
+    summary.min = min;
+    summary.max = max;
+    summary.mean = sum / static_cast<double>(numbers);
+  }
+  for (int64_t i = 0; i < std::min<int64_t>(summary.count, kSummaryValues); ++i) {
+    std::string text;
+    hlo::AppendLiteralElement(array, i, text);
+    summary.first.push_back(std::move(text));
+  }
+  return summary;
+}
+
+std::string FormatRunText(const RunReport& report, bool print_literals) {
+  std::string out;
+  for (const runtime::io::NamedTensor& output : report.outputs) {
+    out += "output " + output.name + ": " + output.value.shape().ToString() + "\n";
+    LiteralSummary s = SummarizeLiteral(output.value);
+    if (s.count > 0) {
+      out += "  min " + Number(s.min) + " max " + Number(s.max) + " mean " + Number(s.mean);
+      if (s.nan_count > 0) out += " nan " + std::to_string(s.nan_count);
+      out += "\n  first:";
+      for (size_t i = 0; i < s.first.size(); ++i) out += (i == 0 ? " " : ", ") + s.first[i];
+      if (s.count > static_cast<int64_t>(s.first.size())) out += ", ...";
+      out += "\n";
+    }
+    if (print_literals) out += output.value.ToString() + "\n";
+  }
+  out += "eval " + Number(report.eval_ms) + " ms\n";
+  return out;
+}
+
+std::string FormatRunJson(const RunReport& report, bool print_literals) {
+  nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
+  for (const runtime::io::NamedTensor& output : report.outputs) {
+    LiteralSummary s = SummarizeLiteral(output.value);
+    nlohmann::ordered_json entry = {
+        {"name", output.name},
+        {"shape", output.value.shape().ToString()},
+        {"count", s.count},
+        {"min", s.min},
+        {"max", s.max},
+        {"mean", s.mean},
+        {"nan_count", s.nan_count},
+        {"first", s.first},
+    };
+    if (print_literals) entry["literal"] = output.value.ToString();
+    outputs.push_back(std::move(entry));
+  }
+  nlohmann::ordered_json root = {
+      {"module", report.module_name},
+      {"outputs", std::move(outputs)},
+      {"eval_ms", report.eval_ms},
+  };
+  // Names come from HLO text and literals are ASCII; replace anything else
+  // rather than throw.
+  return root.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace kiln::tools

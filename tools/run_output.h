@@ -1,0 +1,36 @@
+// Printing the result of `kiln run`: one block per output (shape and a
+// summary: min/max/mean and the first values), optionally the full HLO
+// literal, or one JSON object. Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+
+#include "compiler/hlo/literal.h"
+#include "tools/run_command.h"
+
+namespace kiln::tools {
+
+// Statistics of an array literal's elements (complex: real parts; pred:
+// 0/1). NaNs are counted and left out of min/max/mean.
+struct LiteralSummary {
+  int64_t count = 0;
+  int64_t nan_count = 0;
+  double min = 0;
+  double max = 0;
+  double mean = 0;
+  std::vector<std::string> first;  // up to kSummaryValues elements as HLO text
+};
+inline constexpr int kSummaryValues = 8;
+
+LiteralSummary SummarizeLiteral(const hlo::Literal& array);
+
+// "output 0: f32[2,3]\n  min -1 max 2 mean 0.5\n  first: 1, 2, ...\n" per
+// output; with print_literals, the literal in HLO text follows each.
+std::string FormatRunText(const RunReport& report, bool print_literals);
+
+// {"module": ..., "outputs": [{"name", "shape", "count", "min", "max",
+// "mean", "nan_count", "first": [...]}], "eval_ms": ...}; with
+// print_literals, each output also has "literal".
+std::string FormatRunJson(const RunReport& report, bool print_literals);
+
+}  // namespace kiln::tools
