@@ -1,0 +1,257 @@
+// The cache store: compiled executables in SQLite, behind a hot set.
+//
+// A CacheStore owns one SQLite file (WAL mode, migrated to the latest schema
+// on Open), one writer connection, a pool of reader connections, the
+// in-memory hot set and the active zstd dictionary. Executables are stored
+// zstd-compressed with an XXH3-64 checksum of their raw bytes; every read
+// from SQLite is decompressed and checked, and a mismatch quarantines the
+// entry (never served again, counted) and reads as a miss, so the caller
+// recompiles and Puts a good copy. The hot set holds bytes that were
+// checked when they entered it (or were just Put), and serves them without
+// hashing again. An entry is served only for its exact tenant (or the
+// shared namespace), chip and compiler format version.
+//
+// Space: when the stored (compressed) bytes exceed `max_bytes`, Put evicts
+// by EvictionPolicy (compile-seconds saved per byte, decayed by idleness),
+// skipping entries pinned by a live EntryPin (pins are per process), then
+// returns freed pages to the file system (incremental vacuum).
+//
+// Errors: I/O and SQLite failures are returned as errors; a miss is an empty
+// optional, not an error. Bad arguments (empty tenant, oversized executable)
+// are errors naming the argument.
+//
+// Thread-safety: every method is safe to call concurrently. Reads use the
+// reader pool and run in parallel; writes are serialized through the single
+// writer connection. Several processes may open the same file; SQLite's
+// locks (with the busy timeout) serialize their writes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/entry.h"
+#include "cache/eviction_policy.h"
+#include "cache/hot_set.h"
+#include "cache/pin_registry.h"
+#include "cache/reader_pool.h"
+#include "cache/sqlite_connection.h"
+#include "cache/zstd_codec.h"
+#include "compiler/hlo/status.h"
+
+namespace kiln::cache {
+
+struct StoredRow;  // store_rows.h
+
+struct CacheStoreOptions {
+  std::string path = "kiln-cache.sqlite";
+  uint64_t max_bytes = 0;  // budget for stored (compressed) bytes; 0: none
+  uint64_t hot_set_bytes = uint64_t{256} << 20;
+  int zstd_level = kDefaultZstdLevel;
+  int reader_connections = 4;
+  // Per reader connection: page cache, and the part of the file read via
+  // mmap (hit latency stays flat as the store grows; see the bench).
+  int reader_cache_kib = 16 * 1024;
+  int64_t reader_mmap_bytes = int64_t{1} << 30;
+  int busy_timeout_ms = 5000;
+  bool synchronous_full = false;  // see ConnectionOptions
+  // Entries of this tenant are visible to every tenant; empty: no sharing.
+  std::string shared_tenant = "shared";
+  EvictionPolicy eviction = {};
+  // Hit counts and times are buffered and written after this many hits or
+  // this long since the last write (and before any eviction, listing or
+  // close). Each write invalidates the readers' page caches, so frequent
+  // writes slow hits on large stores (bench: 256 hits doubled p50 at 100k
+  // entries).
+  int hit_flush_interval = 4096;
+  int64_t hit_flush_delay_ms = 10'000;
+  // After this many puts in a process, a store without a dictionary tries
+  // training one (kept only if it pays; see TrainDictionary). 0: never.
+  int64_t dictionary_training_puts = 1000;
+  // Milliseconds since the Unix epoch; the system clock when unset.
+  std::function<int64_t()> clock = nullptr;
+};
+
+// A served entry: the verified executable and a pin that keeps the entry
+// from being evicted while the caller uses it.
+struct CacheHit {
+  std::shared_ptr<const HotEntry> entry;
+  EntryPin pin;
+  bool from_memory = false;  // served by the hot set
+};
+
+// Entries come back in row id order (stable across calls, not by age);
+// page with `after_row_id` = the last row id seen.
+struct ListFilter {
+  std::optional<std::string> tenant = std::nullopt;
+  std::optional<std::string> chip = std::nullopt;
+  std::optional<std::string> key_prefix = std::nullopt;  // hex
+  bool quarantined_only = false;
+  int64_t after_row_id = 0;  // for paging: rows with a larger id
+  int limit = 1000;
+};
+
+struct VerifyReport {
+  int64_t checked = 0;
+  int64_t ok = 0;
+  int64_t already_quarantined = 0;
+  std::vector<EntryMetadata> newly_quarantined;
+  std::string integrity_check;  // PRAGMA integrity_check: "ok" when sound
+};
+
+struct EvictionReport {
+  int64_t evicted = 0;
+  uint64_t freed_bytes = 0;  // stored bytes of evicted entries
+  int64_t skipped_pinned = 0;
+};
+
+struct StoreStats {
+  int64_t entries = 0;
+  int64_t quarantined_entries = 0;
+  uint64_t raw_bytes = 0;
+  uint64_t stored_bytes = 0;
+  uint64_t max_bytes = 0;
+  uint64_t file_bytes = 0;  // page_count * page_size
+  uint64_t free_bytes = 0;  // freelist pages not yet returned
+  uint64_t hot_bytes = 0;
+  size_t hot_entries = 0;
+  uint32_t dictionary_id = 0;  // used for new entries; 0: none
+  // Since open:
+  int64_t memory_hits = 0;
+  int64_t disk_hits = 0;
+  int64_t misses = 0;
+  int64_t puts = 0;
+  // Persisted over the life of the file:
+  int64_t quarantined_total = 0;
+  int64_t evicted_total = 0;
+};
+
+struct Explanation {
+  EntryMetadata nearest;
+  std::vector<KeyComponent> nearest_components;
+  int shared_components = 0;
+  std::vector<std::string> differing;  // component names, see components.h
+};
+
+struct DictionaryReport {
+  bool kept = false;
+  std::string reason;
+  size_t training_samples = 0;
+  size_t holdout_samples = 0;
+  uint64_t holdout_raw_bytes = 0;
+  uint64_t holdout_bytes_without = 0;  // compressed without a dictionary
+  uint64_t holdout_bytes_with = 0;     // compressed with the trained one
+  uint32_t dictionary_id = 0;
+};
+
+class CacheStore {
+ public:
+  // Opens or creates the file and migrates it to the latest schema.
+  static Result<std::unique_ptr<CacheStore>> Open(CacheStoreOptions options);
+  ~CacheStore();  // flushes buffered hit statistics
+
+  // The entry for `id` (or for the shared tenant), pinned; empty on a miss
+  // or when the stored copy failed its checksum (now quarantined).
+  Result<std::optional<CacheHit>> Get(const EntryId& id);
+
+  // Stores (or replaces, clearing any quarantine) an executable, then
+  // evicts if over budget. The put that reaches
+  // `dictionary_training_puts` also runs TrainDictionary() once.
+  Status Put(const PutRequest& request);
+
+  // The key stored for a raw request body hash, if any.
+  Result<std::optional<Hash128>> LookupRequest(const std::string& tenant, const Hash128& request_hash,
+                                               const std::string& chip, uint32_t format_version);
+
+  // --- Inspection and maintenance (a CLI wraps these) ---
+  Result<std::vector<EntryMetadata>> List(const ListFilter& filter);
+  Result<std::optional<EntryMetadata>> GetMetadata(const EntryId& id);
+  Result<std::vector<KeyComponent>> Components(const EntryId& id);
+  // Reads and checks every entry, quarantining those that fail.
+  Result<VerifyReport> VerifyAll();
+  // Removes one entry. False when absent; an error when it is pinned.
+  Result<bool> Evict(const EntryId& id);
+  // Evicts to the budget now (Put does this when over budget).
+  Result<EvictionReport> EvictToBudget();
+  Result<StoreStats> Stats();
+  Status FlushHitStats();
+
+  // The stored entry (same tenant or shared, chip and format version)
+  // sharing the most components with `components`, and what differs; empty
+  // when no entry shares any component.
+  Result<std::optional<Explanation>> Explain(const std::string& tenant, const std::string& chip,
+                                             uint32_t format_version,
+                                             const std::vector<KeyComponent>& components);
+
+  // --- Tuning records ---
+  Status AddTuningRecord(TuningRecord record);
+  // Newest first.
+  Result<std::vector<TuningRecord>> TuningRecords(const std::string& workload_key, const std::string& chip);
+  // The fastest successful record.
+  Result<std::optional<TuningRecord>> BestTuningRecord(const std::string& workload_key,
+                                                       const std::string& chip);
+
+  // Trains a zstd dictionary on up to `max_samples` stored executables and
+  // keeps it (for new entries) only when it shrinks a held-out fifth of
+  // them by at least `min_gain` (0.05 = 5%) over plain zstd.
+  Result<DictionaryReport> TrainDictionary(size_t max_samples = 2000, double min_gain = 0.05);
+
+  const CacheStoreOptions& options() const { return options_; }
+
+ private:
+  struct PendingHit {
+    int64_t count = 0;
+    int64_t last_ms = 0;
+  };
+  explicit CacheStore(CacheStoreOptions options);
+  int64_t Now() const;
+  std::vector<EntryId> LookupOrder(const EntryId& id) const;
+
+  // Reads and verifies one entry from SQLite; quarantines it on mismatch.
+  Result<std::shared_ptr<const HotEntry>> ReadVerified(const EntryId& id);
+  Status StoreEntry(const PutRequest& request);
+  // Decodes and checks a row; the error says what is wrong with it.
+  Result<std::string> DecodeRow(const StoredRow& row);
+  Result<std::shared_ptr<const ZstdDictionary>> DictionaryById(uint32_t id);
+  Status Quarantine(int64_t row_id, uint64_t checksum);
+  void RecordHit(const EntryMetadata& metadata);
+
+  // Callers hold writer_mutex_.
+  Status FlushHitStatsLocked();
+  Result<EvictionReport> EvictToBudgetLocked();
+  Status BumpCounterLocked(const char* name, int64_t delta);
+  Status LoadDictionariesLocked();
+
+  CacheStoreOptions options_;
+  std::mutex writer_mutex_;
+  std::unique_ptr<Connection> writer_;
+  std::unique_ptr<ReaderPool> readers_;
+  // Stored bytes as this process last counted them (guarded by
+  // writer_mutex_); other processes' writes show up at the next recount.
+  uint64_t approx_stored_bytes_ = 0;
+  HotSet hot_set_;
+  std::shared_ptr<PinRegistry> pins_ = PinRegistry::Create();
+
+  std::mutex dictionaries_mutex_;
+  std::unordered_map<uint32_t, std::shared_ptr<const ZstdDictionary>> dictionaries_;
+  std::shared_ptr<const ZstdDictionary> active_dictionary_;
+
+  std::mutex hits_mutex_;
+  std::unordered_map<int64_t, PendingHit> pending_hits_;  // by row id
+  int64_t pending_hit_total_ = 0;
+  int64_t last_hit_flush_ms_ = 0;
+
+  std::atomic<int64_t> memory_hits_ = 0;
+  std::atomic<int64_t> disk_hits_ = 0;
+  std::atomic<int64_t> misses_ = 0;
+  std::atomic<int64_t> puts_ = 0;
+  std::atomic<bool> dictionary_attempted_ = false;
+};
+
+}  // namespace kiln::cache

@@ -1,0 +1,187 @@
+#include "cache/cache_store.h"
+
+#include <gtest/gtest.h>
+
+#include "cache/testing/test_store.h"
+
+namespace kiln::cache {
+namespace {
+
+using testing::TempDir;
+using testing::TestExecutable;
+using testing::TestId;
+using testing::TestPut;
+
+class CacheStoreTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<CacheStore> OpenStore(uint64_t hot_set_bytes = 1 << 20) {
+    CacheStoreOptions options;
+    options.path = dir_.File("cache.db");
+    options.hot_set_bytes = hot_set_bytes;
+    options.clock = [this] { return now_ms_; };
+    auto store = CacheStore::Open(std::move(options));
+    EXPECT_TRUE(store) << store.error().message;
+    return store ? std::move(*store) : nullptr;
+  }
+
+  TempDir dir_;
+  int64_t now_ms_ = 1'700'000'000'000;
+};
+
+TEST_F(CacheStoreTest, PutThenGetFromMemoryAndAfterReopenFromDisk) {
+  const std::string executable = TestExecutable(1, 50'000);
+  PutRequest put = TestPut(TestId(1), executable, 12.5);
+  put.plan_kind = PlanKind::kTuned;
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put(put));
+    auto hit = store->Get(TestId(1));
+    ASSERT_TRUE(hit) << hit.error().message;
+    ASSERT_TRUE(hit->has_value());
+    EXPECT_TRUE((*hit)->from_memory);
+    EXPECT_EQ((*hit)->entry->executable, executable);
+  }
+  auto store = OpenStore();
+  auto hit = store->Get(TestId(1));
+  ASSERT_TRUE(hit && hit->has_value());
+  EXPECT_FALSE((*hit)->from_memory);
+  EXPECT_EQ((*hit)->entry->executable, executable);
+  const EntryMetadata& metadata = (*hit)->entry->metadata;
+  EXPECT_EQ(metadata.plan_kind, PlanKind::kTuned);
+  EXPECT_EQ(metadata.options, "opt_level=2");
+  EXPECT_EQ(metadata.raw_bytes, executable.size());
+  EXPECT_LT(metadata.stored_bytes, executable.size());
+  EXPECT_EQ(metadata.compile_seconds, 12.5);
+  EXPECT_EQ(metadata.created_ms, now_ms_);
+  // A second read is served by the hot set.
+  auto again = store->Get(TestId(1));
+  ASSERT_TRUE(again && again->has_value());
+  EXPECT_TRUE((*again)->from_memory);
+}
+
+TEST_F(CacheStoreTest, MissesOtherChipFormatVersionAndTenant) {
+  auto store = OpenStore();
+  ASSERT_TRUE(store->Put(TestPut(TestId(1), TestExecutable(1))));
+  EXPECT_FALSE(store->Get(TestId(1, "alice", "v4"))->has_value());
+  EntryId newer = TestId(1);
+  newer.format_version = 2;
+  EXPECT_FALSE(store->Get(newer)->has_value());
+  EXPECT_FALSE(store->Get(TestId(1, "bob"))->has_value());
+  EXPECT_FALSE(store->Get(TestId(2))->has_value());
+  // Also after a reopen (no hot set): SQLite lookups are exact too.
+  store.reset();
+  store = OpenStore();
+  EXPECT_FALSE(store->Get(TestId(1, "alice", "v4"))->has_value());
+  EXPECT_FALSE(store->Get(newer)->has_value());
+  EXPECT_TRUE(store->Get(TestId(1))->has_value());
+  auto stats = store->Stats();
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->misses, 2);
+  EXPECT_EQ(stats->disk_hits, 1);
+}
+
+TEST_F(CacheStoreTest, SharedTenantIsVisibleToEveryTenant) {
+  auto store = OpenStore();
+  const std::string executable = TestExecutable(3);
+  ASSERT_TRUE(store->Put(TestPut(TestId(3, "shared"), executable)));
+  auto hit = store->Get(TestId(3, "bob"));
+  ASSERT_TRUE(hit && hit->has_value());
+  EXPECT_EQ((*hit)->entry->executable, executable);
+  EXPECT_EQ((*hit)->entry->metadata.id.tenant, "shared");
+}
+
+TEST_F(CacheStoreTest, RejectsBadArguments) {
+  auto store = OpenStore();
+  auto put = store->Put(TestPut(TestId(1, ""), "x"));
+  ASSERT_FALSE(put);
+  EXPECT_NE(put.error().message.find("tenant"), std::string::npos);
+  EXPECT_FALSE(store->Get(TestId(1, "alice", "")));
+}
+
+TEST_F(CacheStoreTest, ReplacingAnEntryServesTheNewBytes) {
+  auto store = OpenStore();
+  ASSERT_TRUE(store->Put(TestPut(TestId(1), TestExecutable(1))));
+  ASSERT_TRUE(store->Put(TestPut(TestId(1), TestExecutable(2))));
+  EXPECT_EQ((*store->Get(TestId(1)))->entry->executable, TestExecutable(2));
+  store.reset();
+  store = OpenStore();
+  EXPECT_EQ((*store->Get(TestId(1)))->entry->executable, TestExecutable(2));
+  EXPECT_EQ(store->Stats()->entries, 1);
+}
+
+TEST_F(CacheStoreTest, MapsRequestBodyHashToKey) {
+  auto store = OpenStore();
+  const std::string executable = TestExecutable(5);
+  PutRequest put = TestPut(TestId(5), executable);
+  put.request_hash = Hash128{11, 22};
+  ASSERT_TRUE(store->Put(put));
+  auto key = store->LookupRequest("alice", Hash128{11, 22}, "v5e", 1);
+  ASSERT_TRUE(key && key->has_value());
+  EXPECT_EQ(**key, TestId(5).key);
+  EXPECT_FALSE(store->LookupRequest("alice", Hash128{11, 22}, "v4", 1)->has_value());
+  EXPECT_FALSE(store->LookupRequest("bob", Hash128{11, 22}, "v5e", 1)->has_value());
+  EXPECT_FALSE(store->LookupRequest("alice", Hash128{11, 23}, "v5e", 1)->has_value());
+}
+
+TEST_F(CacheStoreTest, CountsHitsAndLastUse) {
+  auto store = OpenStore();
+  ASSERT_TRUE(store->Put(TestPut(TestId(1), TestExecutable(1))));
+  now_ms_ += 5000;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(store->Get(TestId(1))->has_value());
+  auto metadata = store->GetMetadata(TestId(1));
+  ASSERT_TRUE(metadata && metadata->has_value());
+  EXPECT_EQ((*metadata)->hit_count, 3);
+  EXPECT_EQ((*metadata)->last_hit_ms, now_ms_);
+  EXPECT_EQ((*metadata)->created_ms, now_ms_ - 5000);
+}
+
+TEST_F(CacheStoreTest, ListsWithFiltersAndPaging) {
+  auto store = OpenStore();
+  for (uint64_t i = 0; i < 6; ++i) {
+    ASSERT_TRUE(store->Put(TestPut(TestId(i, i % 2 ? "bob" : "alice", i < 3 ? "v5e" : "v4"), TestExecutable(i))));
+  }
+  EXPECT_EQ(store->List({})->size(), 6u);
+  EXPECT_EQ(store->List({.tenant = "bob"})->size(), 3u);
+  EXPECT_EQ(store->List({.tenant = "alice", .chip = "v4"})->size(), 1u);
+  EXPECT_EQ(store->List({.key_prefix = TestId(2).key.Hex().substr(0, 16)})->size(), 1u);
+  auto first = store->List({.limit = 4});
+  ASSERT_EQ(first->size(), 4u);
+  auto rest = store->List({.after_row_id = first->back().row_id, .limit = 4});
+  EXPECT_EQ(rest->size(), 2u);
+  EXPECT_TRUE(store->List({.quarantined_only = true})->empty());
+}
+
+TEST_F(CacheStoreTest, TuningRecordsNewestFirstAndBestSuccessful) {
+  auto store = OpenStore();
+  ASSERT_TRUE(store->AddTuningRecord({"w1", "v5e", "tile=64", 0.30, std::nullopt, 1}));
+  ASSERT_TRUE(store->AddTuningRecord({"w1", "v5e", "tile=128", 0.20, std::nullopt, 2}));
+  ASSERT_TRUE(store->AddTuningRecord({"w1", "v5e", "tile=512", std::nullopt, "VMEM overflow", 3}));
+  ASSERT_TRUE(store->AddTuningRecord({"w1", "v4", "tile=256", 0.01, std::nullopt, 4}));
+  EXPECT_FALSE(store->AddTuningRecord({"w1", "v5e", "both", 0.1, "error too", 5}));
+  auto records = store->TuningRecords("w1", "v5e");
+  ASSERT_TRUE(records);
+  ASSERT_EQ(records->size(), 3u);
+  EXPECT_EQ((*records)[0].plan, "tile=512");
+  EXPECT_EQ((*records)[0].error, "VMEM overflow");
+  auto best = store->BestTuningRecord("w1", "v5e");
+  ASSERT_TRUE(best && best->has_value());
+  EXPECT_EQ((*best)->plan, "tile=128");
+  EXPECT_FALSE(store->BestTuningRecord("w2", "v5e")->has_value());
+}
+
+TEST_F(CacheStoreTest, HotSetIsBoundedByBytes) {
+  auto store = OpenStore(/*hot_set_bytes=*/20'000);
+  for (uint64_t i = 0; i < 10; ++i) ASSERT_TRUE(store->Put(TestPut(TestId(i), TestExecutable(i, 8'000))));
+  auto stats = store->Stats();
+  ASSERT_TRUE(stats);
+  EXPECT_LE(stats->hot_bytes, 20'000u);
+  EXPECT_EQ(stats->hot_entries, 2u);
+  // Older entries come from disk, intact.
+  auto hit = store->Get(TestId(0));
+  ASSERT_TRUE(hit && hit->has_value());
+  EXPECT_FALSE((*hit)->from_memory);
+  EXPECT_EQ((*hit)->entry->executable, TestExecutable(0, 8'000));
+}
+
+}  // namespace
+}  // namespace kiln::cache

@@ -1,0 +1,91 @@
+// The plain data the cache store keeps and returns. Values; copyable;
+// thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/hlo/fingerprint.h"
+#include "compiler/hlo/status.h"
+
+namespace kiln::cache {
+
+using hlo::Hash128;
+
+// Parses Hash128::Hex() output (32 hex digits, either case).
+Result<Hash128> ParseHash128(std::string_view hex);
+
+// What identifies one cached executable. An entry is only ever served for
+// exactly this tenant (or the shared namespace), chip and compiler format
+// version.
+struct EntryId {
+  std::string tenant;
+  Hash128 key;
+  std::string chip;
+  uint32_t format_version = hlo::kCompilerFormatVersion;
+
+  bool operator==(const EntryId&) const = default;
+  std::string ToString() const;  // "tenant/key/chip/vN", for messages
+};
+
+struct EntryIdHash {
+  size_t operator()(const EntryId& id) const;
+};
+
+// How the executable's fusion/tiling plan was chosen.
+enum class PlanKind { kHeuristic, kTuned, kGiven };
+std::string_view PlanKindName(PlanKind kind);  // "heuristic", "tuned", "given"
+Result<PlanKind> ParsePlanKind(std::string_view name);
+
+// One named sub-hash of a key ("parameter 2", "entry body"), see
+// components.h.
+struct KeyComponent {
+  std::string name;
+  Hash128 hash;
+  bool operator==(const KeyComponent&) const = default;
+};
+
+// Everything stored about an entry except its executable bytes.
+struct EntryMetadata {
+  int64_t row_id = 0;  // SQLite rowid; stable while the entry exists
+  EntryId id;
+  std::string options;
+  PlanKind plan_kind = PlanKind::kHeuristic;
+  uint64_t raw_bytes = 0;
+  uint64_t stored_bytes = 0;  // compressed
+  uint64_t checksum = 0;      // XXH3-64 of the raw executable
+  uint32_t dictionary_id = 0;
+  double compile_seconds = 0;
+  double device_seconds = 0;
+  int64_t created_ms = 0;   // Unix time
+  int64_t last_hit_ms = 0;  // Unix time; created_ms until the first hit
+  int64_t hit_count = 0;
+  bool quarantined = false;
+};
+
+// An executable to store.
+struct PutRequest {
+  EntryId id;
+  std::string options;
+  PlanKind plan_kind = PlanKind::kHeuristic;
+  std::string_view executable;  // raw bytes; copied (compressed) by Put
+  double compile_seconds = 0;
+  double device_seconds = 0;
+  std::vector<KeyComponent> components = {};              // for explaining misses
+  std::optional<Hash128> request_hash = std::nullopt;   // raw request body -> key map
+};
+
+// A measured tuning trial for a workload on a chip.
+struct TuningRecord {
+  std::string workload_key;
+  std::string chip;
+  std::string plan;                         // opaque to the store
+  std::optional<double> measured_seconds = std::nullopt;  // absent when the trial failed
+  std::optional<std::string> error = std::nullopt;        // why the trial failed
+  int64_t created_ms = 0;                   // set by the store when 0
+};
+
+}  // namespace kiln::cache

@@ -1,0 +1,62 @@
+#include "cache/migrations.h"
+
+#include <string>
+
+namespace kiln::cache {
+
+int LatestVersion(std::span<const Migration> migrations) {
+  return migrations.empty() ? 0 : migrations.back().version;
+}
+
+Result<int> SchemaVersion(Connection& connection) {
+  KILN_ASSIGN_OR_RETURN(int64_t version, connection.QueryInt("PRAGMA user_version"));
+  return static_cast<int>(version);
+}
+
+Status Migrate(Connection& connection, std::span<const Migration> migrations, int target_version) {
+  for (size_t i = 0; i < migrations.size(); ++i) {
+    if (migrations[i].version != static_cast<int>(i) + 1) {
+      return MakeError("migrations: " + std::string(migrations[i].name) + " has version " +
+                       std::to_string(migrations[i].version) + ", expected " + std::to_string(i + 1) +
+                       " (versions must run 1, 2, ... without gaps)");
+    }
+  }
+  const int latest = LatestVersion(migrations);
+  if (target_version < 0) target_version = latest;
+  if (target_version > latest) {
+    return MakeError("migrations: target version " + std::to_string(target_version) +
+                     " is beyond the latest known migration " + std::to_string(latest));
+  }
+  KILN_ASSIGN_OR_RETURN(int current, SchemaVersion(connection));
+  if (current > latest) {
+    return MakeError("migrations: database schema version " + std::to_string(current) +
+                     " is newer than this kiln knows (" + std::to_string(latest) +
+                     "); refusing to open it");
+  }
+  if (current > target_version) {
+    return MakeError("migrations: database is at version " + std::to_string(current) +
+                     ", cannot go back to " + std::to_string(target_version) +
+                     " (migrations are forward-only)");
+  }
+  if (current == 0 && target_version > 0) {
+    // Switching to WAL already wrote the header, so the mode only takes
+    // effect through a VACUUM (instant on an empty file).
+    KILN_RETURN_IF_ERROR(connection.Execute("PRAGMA auto_vacuum=INCREMENTAL; VACUUM"));
+  }
+  for (int version = current + 1; version <= target_version; ++version) {
+    const Migration& migration = migrations[version - 1];
+    KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(connection));
+    // Another process may have migrated between our read and the lock.
+    KILN_ASSIGN_OR_RETURN(int locked_version, SchemaVersion(connection));
+    if (locked_version >= version) continue;
+    Status applied = connection.Execute(migration.sql);
+    if (!applied) {
+      return MakeError("migration " + std::string(migration.name) + ": " + applied.error().message);
+    }
+    KILN_RETURN_IF_ERROR(connection.Execute("PRAGMA user_version=" + std::to_string(version)));
+    KILN_RETURN_IF_ERROR(transaction.Commit());
+  }
+  return Ok();
+}
+
+}  // namespace kiln::cache

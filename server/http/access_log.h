@@ -1,0 +1,34 @@
+// One line per answered request.
+//
+// The server formats an AccessRecord and hands the line (without a trailing
+// newline) to an AccessLogSink on the loop thread; a sink must be cheap and
+// must not block for long. An empty sink disables the log.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace kiln::http {
+
+using AccessLogSink = std::function<void(std::string_view line)>;
+
+struct AccessRecord {
+  std::string_view peer;
+  std::string_view method;
+  std::string_view target;
+  std::string_view route;  // matched pattern, or "-" when none matched
+  int status = 0;
+  uint64_t body_bytes = 0;  // bytes of body sent (after compression)
+  double seconds = 0;       // first request byte to response queued
+  bool zstd = false;
+};
+
+// `127.0.0.1:5123 "GET /v1/stats" 200 512 0.214ms route=/v1/stats enc=zstd`
+std::string FormatAccessLine(const AccessRecord& record);
+
+// Writes each line to stderr with a newline, one write per line.
+AccessLogSink StderrAccessLog();
+
+}  // namespace kiln::http

@@ -1,0 +1,152 @@
+// Internal to kiln_http: one accepted TCP connection.
+//
+// Following libuv's examples, a Connection owns its TCP and timer handles,
+// its llhttp parser and its buffers; each write owns its bytes (and holds the
+// shared response bodies) until its callback. Lives on the loop thread only.
+// The ServerLoop owns Connections; Close() starts closing the handles and
+// the ServerLoop destroys the Connection once both have closed.
+//
+// Requests are answered in arrival order through a pipeline of slots: a
+// request takes a slot when it is complete, its handler fills the slot, and
+// the ready slots at the head are written together with one writev.
+#pragma once
+
+#include <llhttp.h>
+#include <uv.h>
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "compiler/hlo/status.h"
+#include "server/http/json_response.h"
+#include "server/http/request.h"
+#include "server/http/response_channel.h"
+
+namespace kiln::http::internal {
+
+class ServerLoop;
+
+class Connection {
+ public:
+  Connection(ServerLoop& server, uint64_t id);
+  ~Connection() = default;
+
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Initializes the handles and accepts a pending connection on `listener`,
+  // then starts reading. On failure the caller must still call Close().
+  Status Accept(uv_stream_t* listener);
+
+  // A handler's answer for the request in slot `completion.sequence`.
+  void Deliver(Completion completion);
+
+  // Shutdown: no new requests; close once the answered ones are written.
+  void BeginDrain();
+  // Closes now; idempotent. Pending writes are cancelled. Requests still
+  // unanswered are logged with status 499 (the client went away) by Close,
+  // or 503 (the server gave up on them at shutdown) by Abort.
+  void Close();
+  void Abort();
+
+  static constexpr int kClientClosedStatus = 499;
+
+  uint64_t id() const { return id_; }
+
+ private:
+  // One request's place in the pipeline, from dispatch until written.
+  struct Slot {
+    uint64_t sequence = 0;
+    bool ready = false;
+    bool head = false;  // HEAD: the body is not written
+    bool keep_alive = true;
+    bool http10 = false;
+    std::string_view method;  // static string from llhttp
+    std::string target;
+    std::string_view route;  // owned by the Router, or "-"
+    uint64_t start_ns = 0;
+    Response response;
+    WireBody wire;
+  };
+
+  // The request being received.
+  struct Incoming {
+    bool active = false;  // between message begin and message complete
+    uint64_t start_ns = 0;
+    size_t header_bytes = 0;
+    std::string field;
+    std::string value;
+    Request request;
+  };
+
+  // connection_parser.cc: llhttp callbacks and request assembly.
+  static const llhttp_settings_t& ParserSettings();
+  static int OnMessageBegin(llhttp_t* parser);
+  static int OnUrl(llhttp_t* parser, const char* at, size_t length);
+  static int OnHeaderField(llhttp_t* parser, const char* at, size_t length);
+  static int OnHeaderValue(llhttp_t* parser, const char* at, size_t length);
+  static int OnHeaderValueComplete(llhttp_t* parser);
+  static int OnHeadersComplete(llhttp_t* parser);
+  static int OnBody(llhttp_t* parser, const char* at, size_t length);
+  static int OnMessageComplete(llhttp_t* parser);
+  int CountHeaderBytes(size_t length);
+  int Reject(HttpError error);
+  int HandleHeadersComplete();
+  int HandleMessageComplete();
+  void Dispatch(Request request, Slot& slot);
+  void SendContinue();
+
+  // connection.cc: reading, timers, closing; connection_writer.cc: responses.
+  static void OnAlloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
+  static void OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
+  static void OnWrite(uv_write_t* req, int status);
+  static void OnTimer(uv_timer_t* timer);
+  static void OnShutdown(uv_shutdown_t* req, int status);
+  static void OnClosed(uv_handle_t* handle);
+  void Consume(const char* data, size_t size);
+  void Parse(const char* data, size_t size);
+  void HandleEof();
+  bool CanAcceptMore() const;
+  // Resumes a paused parse when there is room, then starts or stops reading.
+  void UpdateReading();
+  void UpdateTimer();
+  void HandleTimeout();
+  Slot& AddSlot();
+  void Finish(Slot& slot, Response response);    // fills a slot on the loop thread
+  void FinishWithError(const HttpError& error);  // answers and stops reading
+  void Flush();
+  void AfterWrites();
+  void StartLingeringClose();
+  void CloseWithUnanswered(int status);
+
+  ServerLoop& server_;
+  const uint64_t id_;
+  std::string peer_;
+  uv_tcp_t tcp_{};
+  uv_timer_t timer_{};
+  llhttp_t parser_{};
+  int open_handles_ = 0;
+
+  Incoming incoming_;
+  std::optional<HttpError> rejection_;  // set by a callback that refused the request
+  std::string paused_input_;            // bytes after a pause, parsed on resume
+  bool parser_paused_ = false;          // pipeline full: resume when it drains
+
+  std::deque<Slot> pipeline_;
+  uint64_t next_sequence_ = 0;
+  bool in_read_callback_ = false;  // defer Flush until the read is parsed
+  size_t writes_in_flight_ = 0;
+  uint64_t last_write_ns_ = 0;
+
+  bool reading_ = false;
+  bool eof_ = false;
+  bool no_more_requests_ = false;  // after Connection: close, an error, or drain
+  bool linger_on_close_ = false;   // unread input may remain: close by lingering
+  bool lingering_ = false;         // write side shut; discarding input until EOF
+  bool closing_ = false;
+};
+
+}  // namespace kiln::http::internal

@@ -1,0 +1,52 @@
+// Maps method + path pattern to handlers.
+//
+// Patterns are literal segments and `{name}` captures of one whole segment:
+// "/v1/executables/{key}/execute". Matching is exact (no prefix or trailing
+// slash folding). A path that matches a pattern under another method yields
+// 405 with the Allow list; HEAD falls back to the GET route. The Router is
+// built before the server starts and is read-only (thread-safe) afterwards.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/hlo/status.h"
+#include "server/http/handler.h"
+#include "server/http/request.h"
+
+namespace kiln::http {
+
+struct Route {
+  std::string method;
+  std::string pattern;
+  std::vector<std::string> segments;  // pattern split on '/'; "{x}" captures
+  Handler handler;
+  Execution execution = Execution::kWorkerPool;
+};
+
+struct RouteMatch {
+  enum class Kind { kFound, kNotFound, kMethodNotAllowed, kBadPath };
+  Kind kind = Kind::kNotFound;
+  const Route* route = nullptr;  // kFound: owned by the Router
+  Params path_params;            // kFound: decoded captures
+  std::string allow;             // kMethodNotAllowed: "GET, HEAD"
+  std::string error;             // kBadPath: why a capture failed to decode
+};
+
+class Router {
+ public:
+  // Fails on a pattern that does not start with '/', has an empty or
+  // half-braced segment, or repeats an existing method + pattern.
+  Status Add(std::string method, std::string pattern, Handler handler,
+             Execution execution = Execution::kWorkerPool);
+
+  RouteMatch Match(std::string_view method, std::string_view path) const;
+
+  const std::vector<Route>& routes() const { return routes_; }
+
+ private:
+  std::vector<Route> routes_;
+};
+
+}  // namespace kiln::http

@@ -1,0 +1,280 @@
+#include "server/http/server_loop.h"
+
+#include <csignal>
+#include <ctime>
+
+#include "server/http/connection.h"
+#include "server/http/str_cat.h"
+
+namespace kiln::http::internal {
+namespace {
+
+Result<sockaddr_storage> ResolveListenAddress(const std::string& host, uint16_t port) {
+  sockaddr_storage address{};
+  int rc = host.find(':') != std::string::npos
+               ? uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6*>(&address))
+               : uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in*>(&address));
+  if (rc != 0) {
+    return MakeError(StrCat("listen address \"", host,
+                            "\" is not a numeric IPv4 or IPv6 address: ", uv_strerror(rc)));
+  }
+  return address;
+}
+
+uint16_t BoundPort(const uv_tcp_t& tcp) {
+  sockaddr_storage address{};
+  int length = sizeof(address);
+  if (uv_tcp_getsockname(&tcp, reinterpret_cast<sockaddr*>(&address), &length) != 0) return 0;
+  if (address.ss_family == AF_INET6) {
+    return ntohs(reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port);
+  }
+  return ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
+}
+
+// Closes a handle unless it was never initialized (a value-initialized
+// handle has no loop until its uv_*_init) or is already closing.
+template <typename Handle>
+void CloseHandle(Handle* handle) {
+  uv_handle_t* base = reinterpret_cast<uv_handle_t*>(handle);
+  if (base->loop != nullptr && !uv_is_closing(base)) uv_close(base, nullptr);
+}
+
+Status ValidateOptions(const HttpServerOptions& options) {
+  if (options.max_pipelined_requests == 0 || options.max_write_queue_bytes == 0) {
+    return MakeError(
+        "HttpServerOptions: max_pipelined_requests and max_write_queue_bytes must be > 0");
+  }
+  if (options.request_timeout.count() <= 0 || options.idle_timeout.count() <= 0 ||
+      options.shutdown_grace.count() < 0) {
+    return MakeError("HttpServerOptions: timeouts must be positive");
+  }
+  if (options.max_header_bytes == 0 || options.worker_threads <= 0 ||
+      options.worker_queue_capacity == 0) {
+    return MakeError(
+        "HttpServerOptions: max_header_bytes, worker_threads and worker_queue_capacity must be > "
+        "0");
+  }
+  return Ok();
+}
+
+}  // namespace
+
+ServerLoop::ServerLoop(HttpServerOptions options, Router router)
+    : options_(std::move(options)),
+      router_(std::move(router)),
+      owned_metrics_(options_.metrics ? nullptr : std::make_unique<MetricsRegistry>()),
+      metrics_(options_.metrics ? options_.metrics : owned_metrics_.get()),
+      requests_total_(
+          metrics_->AddCounter("kiln_http_requests_total",
+                               "HTTP requests answered, by route pattern, method and status.",
+                               {"route", "method", "status"})),
+      request_seconds_(metrics_->AddHistogram(
+          "kiln_http_request_duration_seconds",
+          "Time from a request's first byte until its response is queued, by route pattern.",
+          {"route"})),
+      open_connections_(
+          metrics_->AddGauge("kiln_http_open_connections", "Client connections currently open.")
+              .WithLabels({})),
+      accepted_connections_(
+          metrics_
+              ->AddCounter("kiln_http_accepted_connections_total", "Client connections accepted.")
+              .WithLabels({})),
+      read_buffer_(std::make_unique<char[]>(kReadBufferBytes)) {}
+
+ServerLoop::~ServerLoop() {
+  {
+    std::lock_guard lock(stop_mu_);
+    stop_async_open_ = false;
+  }
+  // Joins the workers; responses they still post are dropped by the channel.
+  workers_.reset();
+  if (!loop_initialized_) return;
+  if (channel_) channel_->Close();
+  // Only after a failed Listen (or a loop that never ran) are handles left.
+  uv_walk(
+      &loop_,
+      [](uv_handle_t* handle, void*) {
+        if (!uv_is_closing(handle)) uv_close(handle, nullptr);
+      },
+      nullptr);
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  connections_.clear();
+  uv_loop_close(&loop_);
+}
+
+Result<uint16_t> ServerLoop::Listen() {
+  KILN_RETURN_IF_ERROR(ValidateOptions(options_));
+  std::signal(SIGPIPE, SIG_IGN);
+  KILN_ASSIGN_OR_RETURN(sockaddr_storage address,
+                        ResolveListenAddress(options_.host, options_.port));
+  if (int rc = uv_loop_init(&loop_); rc != 0) {
+    return MakeError(StrCat("uv_loop_init: ", uv_strerror(rc)));
+  }
+  loop_initialized_ = true;
+
+  channel_ = std::make_shared<ResponseChannel>(
+      CompressionPolicy{.min_bytes = options_.min_compress_bytes, .level = options_.zstd_level});
+  KILN_RETURN_IF_ERROR(channel_->Open(&loop_, [this](Completion c) { Deliver(std::move(c)); }));
+  uv_async_init(&loop_, &stop_async_, &ServerLoop::OnStopAsync);
+  stop_async_.data = this;
+  {
+    std::lock_guard lock(stop_mu_);
+    stop_async_open_ = true;
+  }
+  uv_timer_init(&loop_, &grace_timer_);
+  grace_timer_.data = this;
+
+  uv_tcp_init(&loop_, &listener_);
+  listener_.data = this;
+  std::string where = StrCat(options_.host, ":", options_.port);
+  if (int rc = uv_tcp_bind(&listener_, reinterpret_cast<const sockaddr*>(&address), 0); rc != 0) {
+    return MakeError(StrCat("bind ", where, ": ", uv_strerror(rc)));
+  }
+  if (int rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), options_.backlog,
+                         &ServerLoop::OnNewConnection);
+      rc != 0) {
+    return MakeError(StrCat("listen on ", where, ": ", uv_strerror(rc)));
+  }
+  workers_ = std::make_unique<WorkerPool>(options_.worker_threads, options_.worker_queue_capacity);
+  return BoundPort(listener_);
+}
+
+Status ServerLoop::WatchSignals() {
+  for (auto [handle, signum] : {std::pair{&sigint_, SIGINT}, std::pair{&sigterm_, SIGTERM}}) {
+    uv_signal_init(&loop_, handle);
+    handle->data = this;
+    signals_started_ = true;
+    if (int rc = uv_signal_start(handle, &ServerLoop::OnSignal, signum); rc != 0) {
+      return MakeError(StrCat("uv_signal_start(", signum, "): ", uv_strerror(rc)));
+    }
+  }
+  return Ok();
+}
+
+void ServerLoop::Run() {
+  channel_->SetLoopThread();
+  uv_run(&loop_, UV_RUN_DEFAULT);
+}
+
+void ServerLoop::RequestStop() {
+  std::lock_guard lock(stop_mu_);
+  if (stop_async_open_) uv_async_send(&stop_async_);
+}
+
+bool ServerLoop::SubmitToWorkers(WorkerPool::Task& task) { return workers_->TrySubmit(task); }
+
+std::string_view ServerLoop::Date() {
+  uint64_t second = uv_now(&loop_) / 1000;
+  if (date_.empty() || second != date_second_) {
+    date_second_ = second;
+    std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char buffer[64];
+    size_t length = std::strftime(buffer, sizeof(buffer), "%a, %d %b %Y %H:%M:%S GMT", &utc);
+    date_.assign(buffer, length);
+  }
+  return date_;
+}
+
+ServerLoop::Instruments& ServerLoop::InstrumentsFor(std::string_view route, std::string_view method,
+                                                    int status) {
+  auto key = std::make_tuple(route, method, status);
+  auto it = instruments_.find(key);
+  if (it != instruments_.end()) return it->second;
+  std::string route_label(route.empty() ? "-" : route);
+  Instruments instruments{
+      .requests =
+          &requests_total_.WithLabels({route_label, std::string(method), std::to_string(status)}),
+      .latency = &request_seconds_.WithLabels({route_label}),
+  };
+  return instruments_.emplace(key, instruments).first->second;
+}
+
+void ServerLoop::RecordRequest(const AccessRecord& record) {
+  Instruments& instruments = InstrumentsFor(record.route, record.method, record.status);
+  instruments.requests->Increment();
+  instruments.latency->Observe(record.seconds);
+  if (options_.access_log) options_.access_log(FormatAccessLine(record));
+}
+
+void ServerLoop::OnNewConnection(uv_stream_t* listener, int status) {
+  if (status < 0) return;  // e.g. EMFILE; libuv retries on the next readiness
+  static_cast<ServerLoop*>(listener->data)->Accept();
+}
+
+void ServerLoop::Accept() {
+  uint64_t id = next_connection_id_++;
+  auto connection = std::make_unique<Connection>(*this, id);
+  Connection* raw = connection.get();
+  connections_.emplace(id, std::move(connection));
+  open_connections_.Add(1);
+  if (!raw->Accept(reinterpret_cast<uv_stream_t*>(&listener_))) {
+    raw->Close();  // may destroy `raw`; nothing touches it afterwards
+    return;
+  }
+  accepted_connections_.Increment();
+}
+
+void ServerLoop::Deliver(Completion completion) {
+  auto it = connections_.find(completion.connection_id);
+  if (it == connections_.end()) return;  // the client went away meanwhile
+  it->second->Deliver(std::move(completion));
+}
+
+void ServerLoop::OnConnectionClosed(uint64_t id) {
+  if (connections_.erase(id) == 0) return;
+  open_connections_.Add(-1);
+  MaybeFinishShutdown();
+}
+
+void ServerLoop::OnStopAsync(uv_async_t* handle) {
+  static_cast<ServerLoop*>(handle->data)->BeginShutdown();
+}
+
+void ServerLoop::OnSignal(uv_signal_t* handle, int signum) {
+  auto* server = static_cast<ServerLoop*>(handle->data);
+  if (server->draining_) {
+    server->ForceCloseConnections();  // a second signal: no more grace
+  } else {
+    server->BeginShutdown();
+  }
+}
+
+void ServerLoop::OnGraceExpired(uv_timer_t* timer) {
+  static_cast<ServerLoop*>(timer->data)->ForceCloseConnections();
+}
+
+void ServerLoop::BeginShutdown() {
+  if (draining_) return;
+  draining_ = true;
+  CloseHandle(&listener_);
+  uv_timer_start(&grace_timer_, &ServerLoop::OnGraceExpired,
+                 static_cast<uint64_t>(options_.shutdown_grace.count()), 0);
+  // Closing happens in callbacks, so the map does not change under the loop.
+  for (auto& [id, connection] : connections_) connection->BeginDrain();
+  MaybeFinishShutdown();
+}
+
+void ServerLoop::ForceCloseConnections() {
+  for (auto& [id, connection] : connections_) connection->Abort();
+}
+
+void ServerLoop::MaybeFinishShutdown() {
+  if (!draining_ || finished_ || !connections_.empty()) return;
+  finished_ = true;
+  {
+    std::lock_guard lock(stop_mu_);
+    stop_async_open_ = false;
+  }
+  CloseHandle(&stop_async_);
+  CloseHandle(&grace_timer_);
+  if (signals_started_) {
+    CloseHandle(&sigint_);
+    CloseHandle(&sigterm_);
+  }
+  channel_->Close();
+  // With every handle closed, uv_run returns.
+}
+
+}  // namespace kiln::http::internal

@@ -1,0 +1,60 @@
+// A real HttpServer on 127.0.0.1 with an ephemeral port, for tests.
+//
+// Options default to short timeouts and a captured access log. Start() fails
+// the calling test (gtest ASSERT) when the server cannot listen. Header-only
+// so it stays out of kiln_http.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "server/http/http_server.h"
+
+namespace kiln::http::testing {
+
+// Lines the server wrote to its access log; thread-safe.
+class CapturedLog {
+ public:
+  AccessLogSink Sink() {
+    return [this](std::string_view line) {
+      std::lock_guard lock(mu_);
+      lines_.emplace_back(line);
+    };
+  }
+  std::vector<std::string> lines() const {
+    std::lock_guard lock(mu_);
+    return lines_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+inline HttpServerOptions TestOptions() {
+  HttpServerOptions options;
+  options.host = "127.0.0.1";
+  options.port = 0;
+  options.worker_threads = 4;
+  options.request_timeout = std::chrono::seconds(5);
+  options.idle_timeout = std::chrono::seconds(5);
+  options.shutdown_grace = std::chrono::seconds(5);
+  options.access_log = nullptr;
+  return options;
+}
+
+// Starts `router` behind a server; null (and a test failure) on error.
+inline std::unique_ptr<HttpServer> StartServer(HttpServerOptions options, Router router) {
+  auto server = std::make_unique<HttpServer>(std::move(options), std::move(router));
+  Status started = server->Start();
+  EXPECT_TRUE(started) << (started ? "" : started.error().message);
+  if (!started || server->port() == 0) return nullptr;
+  return server;
+}
+
+}  // namespace kiln::http::testing

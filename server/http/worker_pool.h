@@ -1,0 +1,48 @@
+// A fixed set of threads running tasks from a bounded queue.
+//
+// The HTTP server runs slow handlers here so the loop thread never parses,
+// compiles or touches SQLite. TrySubmit never blocks: a full queue is the
+// signal to answer 503. Thread-safe. Destruction discards tasks not yet
+// started and joins the threads, so it waits for running tasks to return.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kiln::http {
+
+class WorkerPool {
+ public:
+  using Task = std::move_only_function<void()>;
+
+  // `threads` >= 1; `queue_capacity` bounds tasks waiting for a thread.
+  WorkerPool(int threads, size_t queue_capacity);
+  ~WorkerPool();
+
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Queues `task` and returns true, or returns false (leaving `task` alone)
+  // when the queue is full or the pool is shutting down.
+  bool TrySubmit(Task& task);
+
+  // Tasks waiting for a thread (not the ones running).
+  size_t queued() const;
+
+ private:
+  void WorkLoop(std::stop_token stop);
+
+  const size_t queue_capacity_;
+  mutable std::mutex mu_;
+  std::condition_variable_any ready_;
+  std::deque<Task> queue_;  // guarded by mu_
+  bool stopping_ = false;   // guarded by mu_
+  std::vector<std::jthread> threads_;
+};
+
+}  // namespace kiln::http
