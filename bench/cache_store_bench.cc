@@ -248,7 +248,10 @@ Status RunCompression(const std::string& dir) {
   uint64_t total = 0;
   for (const std::string& blob : blobs) total += blob.size();
   std::printf("\nCompression over %zu files, %.1f MB under %s\n", blobs.size(), total / 1e6, dir.c_str());
-  std::printf("(input: stand-ins for executables until `kiln compile` writes them; pass --blobs DIR)\n");
+  if (dir.ends_with(".hlo") || dir.find("corpus") != std::string::npos) {
+    std::printf("(input: HLO text; for executables, write them with `kiln compile FILE --out` "
+                "and pass --blobs DIR)\n");
+  }
   std::printf("  level | all files: ratio  comp MB/s  decomp MB/s | held-out 20%%: ratio plain  ratio dict  "
               "dict gain  dict comp MB/s\n");
   KILN_ASSIGN_OR_RETURN(std::string trained, TrainZstdDictionary(training, 110 * 1024));

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the HLO unit tests with AddressSanitizer and UBSan in a separate
 # build directory and runs the parser tests under them: lexer/parser unit
-# tests, the robustness tests (truncated, mutated and pathological input)
-# and the corpus round trip.
+# tests, the robustness tests (truncated, mutated and pathological input),
+# the corpus round trip, and the safetensors and literal-file readers.
 #
 # Usage: scripts/asan_parser_tests.sh [extra ctest arguments]
 # Environment:
@@ -24,7 +24,7 @@ cmake -S "$root" -B "$build" -G Ninja \
   -DKILN_SANITIZE=ON \
   -DKILN_BUILD_BENCH=OFF >/dev/null
 
-cmake --build "$build" -j "$jobs" --target kiln_hlo_unit_tests
+cmake --build "$build" -j "$jobs" --target kiln_hlo_unit_tests kiln_runtime_io_tests
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:check_initialization_order=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
@@ -33,6 +33,8 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 suites='LexerTest|ShapeParseTest|ConstantParseTest|LiteralParseTest|ModuleParseTest'
 suites+='|NastyInputTest|ValueRobustnessTest|Sources/CorpusModuleRobustnessTest'
 suites+='|CorpusTest|CorpusRoundTripTest|ModulesEqualTest'
+# The safetensors reader takes untrusted bytes from the network.
+suites+='|SafetensorsTest|LiteralFileTest'
 
 cd "$build"
 ctest -R "^(${suites})\\." -j "$jobs" --timeout 600 --output-on-failure "$@"

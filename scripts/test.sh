@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds kiln and runs every test: the Release build's ctest suite, then the
-# parser tests again under AddressSanitizer. Installs missing Debian packages
-# first. Exits non-zero on any failure.
+# Builds kiln and runs every test: the Release build's ctest suite (unit,
+# corpus and end-to-end tests, including the Python client against a real
+# server), the Python client's offline tests, the OpenAPI lint, then the
+# parsers of untrusted input again under AddressSanitizer. Installs missing
+# Debian packages first. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,5 +13,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
+
+python3 -m unittest discover -s clients/python/tests
+bash scripts/lint_openapi.sh
 
 bash scripts/asan_parser_tests.sh

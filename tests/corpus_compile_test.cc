@@ -38,17 +38,28 @@ struct Tally {
 
 bool HasFusion(const std::string& text) { return text.find(" fusion(") != std::string::npos; }
 
+// Random arguments and the module's directly evaluated result, computed
+// once per module and compared against every plan.
+struct Reference {
+  Result<std::vector<hlo::Literal>> args = MakeError("not evaluated");
+  Result<hlo::Literal> result = MakeError("not evaluated");
+};
+
+Reference EvaluateDirectly(const hlo::Module& module, bool evaluate) {
+  Reference ref;
+  if (!evaluate) return ref;
+  ref.args = runtime::io::RandomArguments(module, 7);
+  if (ref.args) ref.result = runtime::EvaluateModule(module, *ref.args, {.step_budget = kStepBudget});
+  return ref;
+}
+
 void CheckPlan(const std::string& name, const std::string& text, fusion::PlanKind plan,
-               bool evaluate, Tally& tally) {
+               const Reference& ref, Tally& tally) {
   std::string label = name + " [" + std::string(fusion::PlanKindName(plan)) + "]";
   auto module = hlo::ParseModule(text, name);
   if (!module) return tally.failures.push_back(label + ": parse: " + module.error().message);
-  Result<std::vector<hlo::Literal>> args = MakeError("over the memory budget");
-  Result<hlo::Literal> direct = MakeError("not evaluated");
-  if (evaluate) {
-    args = runtime::io::RandomArguments(**module, 7);
-    if (args) direct = runtime::EvaluateModule(**module, *args, {.step_budget = kStepBudget});
-  }
+  const auto& args = ref.args;
+  const auto& direct = ref.result;
 
   fusion::CompileOptions options;
   options.plan = plan;
@@ -95,9 +106,10 @@ TEST(CorpusCompileTest, EveryModuleCompilesAndMatchesDirectEvaluation) {
     // Too large to evaluate here: still compiled, neither side evaluated.
     const bool evaluate = runtime::io::CheckEvalMemory(**module, kMemoryBudget).has_value();
     if (!evaluate) ++too_large;
-    CheckPlan(name, text, fusion::PlanKind::kNone, evaluate, tally);
-    CheckPlan(name, text, fusion::PlanKind::kHeuristic, evaluate, tally);
-    if (HasFusion(text)) CheckPlan(name, text, fusion::PlanKind::kGiven, evaluate, tally);
+    const Reference ref = EvaluateDirectly(**module, evaluate);
+    CheckPlan(name, text, fusion::PlanKind::kNone, ref, tally);
+    CheckPlan(name, text, fusion::PlanKind::kHeuristic, ref, tally);
+    if (HasFusion(text)) CheckPlan(name, text, fusion::PlanKind::kGiven, ref, tally);
   }
   std::printf("corpus compile: %d plans compiled, %d executed equal to direct evaluation, "
               "%d not evaluable directly (unsupported or over budget; %d modules over %lld MiB), "
