@@ -83,6 +83,21 @@ Result<std::optional<CacheHit>> CacheStore::Get(const EntryId& id) {
   return std::nullopt;
 }
 
+CacheStore::HotHit CacheStore::TryGetHot(const EntryId& id, bool count_hit) {
+  if (!ValidateId(id)) return {};
+  std::shared_ptr<const HotEntry> entry = hot_set_.Find(id);
+  if (entry == nullptr && !options_.shared_tenant.empty() && id.tenant != options_.shared_tenant) {
+    EntryId shared = id;
+    shared.tenant = options_.shared_tenant;
+    entry = hot_set_.Find(shared);
+  }
+  if (entry == nullptr) return {};
+  if (!count_hit) return HotHit{.entry = std::move(entry)};
+  ++memory_hits_;
+  const bool due = BufferHit(entry->metadata);
+  return HotHit{.entry = std::move(entry), .hit_stats_due = due};
+}
+
 Result<std::shared_ptr<const HotEntry>> CacheStore::ReadVerified(const EntryId& id) {
   StoredRow row;
   {
@@ -188,18 +203,18 @@ Status CacheStore::BumpCounterLocked(const char* name, int64_t delta) {
   return bump.BindText(1, name).Bind(2, delta).Run();
 }
 
+bool CacheStore::BufferHit(const EntryMetadata& metadata) {
+  std::lock_guard lock(hits_mutex_);
+  const int64_t now = Now();
+  PendingHit& pending = pending_hits_[metadata.row_id];
+  ++pending.count;
+  pending.last_ms = now;
+  return ++pending_hit_total_ >= options_.hit_flush_interval ||
+         now - last_hit_flush_ms_ >= options_.hit_flush_delay_ms;
+}
+
 void CacheStore::RecordHit(const EntryMetadata& metadata) {
-  bool flush = false;
-  {
-    std::lock_guard lock(hits_mutex_);
-    const int64_t now = Now();
-    PendingHit& pending = pending_hits_[metadata.row_id];
-    ++pending.count;
-    pending.last_ms = now;
-    flush = ++pending_hit_total_ >= options_.hit_flush_interval ||
-            now - last_hit_flush_ms_ >= options_.hit_flush_delay_ms;
-  }
-  if (!flush) return;
+  if (!BufferHit(metadata)) return;
   // Hit statistics are advisory (they steer eviction): a read never waits
   // for a writer to flush them, and a failed flush is retried by the next
   // hit rather than failing this read.

@@ -160,6 +160,20 @@ class CacheStore {
   // or when the stored copy failed its checksum (now quarantined).
   Result<std::optional<CacheHit>> Get(const EntryId& id);
 
+  // The entry for `id` (or for the shared tenant) only if the hot set holds
+  // it: never touches SQLite and never blocks on I/O, so an event loop may
+  // call it. Null on a memory miss (the entry may still be on disk: Get).
+  // With `count_hit` the hit is counted and buffered like Get's, but never
+  // written here: `hit_stats_due` says the buffer is due, and the caller
+  // should run FlushHitStats off the loop. Without it (a metadata-only
+  // look, e.g. HEAD) nothing is counted. No pin is taken: the bytes are
+  // shared and outlive an eviction.
+  struct HotHit {
+    std::shared_ptr<const HotEntry> entry;
+    bool hit_stats_due = false;
+  };
+  HotHit TryGetHot(const EntryId& id, bool count_hit = true);
+
   // Stores (or replaces, clearing any quarantine) an executable, then
   // evicts if over budget. The put that reaches
   // `dictionary_training_puts` also runs TrainDictionary() once.
@@ -221,6 +235,8 @@ class CacheStore {
   Result<std::shared_ptr<const ZstdDictionary>> DictionaryById(uint32_t id);
   Status Quarantine(int64_t row_id, uint64_t checksum);
   void RecordHit(const EntryMetadata& metadata);
+  // Buffers one hit; true when the buffer is due to be written.
+  bool BufferHit(const EntryMetadata& metadata);
 
   // Callers hold writer_mutex_.
   Status FlushHitStatsLocked();

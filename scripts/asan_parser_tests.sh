@@ -37,4 +37,7 @@ suites+='|CorpusTest|CorpusRoundTripTest|ModulesEqualTest'
 suites+='|SafetensorsTest|LiteralFileTest'
 
 cd "$build"
-ctest -R "^(${suites})\\." -j "$jobs" --timeout 600 --output-on-failure "$@"
+# The truncations of the multi-megabyte jax-dumps modules take minutes under
+# ASan; the Release run covers them, the other sources keep ASan's view.
+ctest -R "^(${suites})\\." -E "TruncatedModules/jax_dumps" -j "$jobs" --timeout 600 \
+  --output-on-failure "$@"

@@ -9,6 +9,7 @@ packages=(
   libeigen3-dev flatbuffers-compiler libflatbuffers-dev
   libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libssl-dev
   python3 python3-yaml
 )
 

@@ -1,74 +1,21 @@
-// End-to-end tests of `kiln run`: inputs from safetensors, literal files and
-// a random seed; outputs printed, as JSON and written to safetensors; errors
-// for missing or misshapen inputs. Drives the real binary.
+// End-to-end tests of `kiln run`'s values: inputs from safetensors, literal
+// files and a random seed; outputs printed, as JSON and written to
+// safetensors; errors for missing or misshapen inputs. Drives the real
+// binary. Compilation and device time: kiln_run_device_test.cc.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "compiler/hlo/parser.h"
 #include "runtime/io/safetensors.h"
+#include "tests/kiln_run_fixture.h"
 
 namespace kiln {
 namespace {
 
-namespace fs = std::filesystem;
-using runtime::io::SafetensorsFile;
-
-struct RunResult {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-class KilnRunTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kiln_run_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-  std::string Write(const std::string& name, const std::string& text) {
-    std::ofstream(Path(name)) << text;
-    return Path(name);
-  }
-  std::string WriteTensors(const std::string& name,
-                           std::vector<std::pair<std::string, const char*>> tensors) {
-    SafetensorsFile file;
-    for (const auto& [tensor_name, literal] : tensors) {
-      auto value = hlo::ParseLiteral(literal);
-      EXPECT_TRUE(value) << value.error().message;
-      file.tensors.push_back({tensor_name, *value});
-    }
-    EXPECT_TRUE(runtime::io::WriteSafetensorsFile(Path(name), file));
-    return Path(name);
-  }
-
-  RunResult Run(const std::string& args) {
-    std::string err_file = Path("stderr.txt");
-    std::string cmd = std::string(KILN_BINARY) + " run " + args + " 2>" + err_file;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    EXPECT_NE(pipe, nullptr);
-    std::string out;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-    int status = pclose(pipe);
-    std::ifstream ef(err_file);
-    std::string err((std::istreambuf_iterator<char>(ef)), std::istreambuf_iterator<char>());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, err};
-  }
-
-  fs::path dir_;
-};
+using testing::ExpectError;
+using testing::KilnRunTest;
+using testing::RunResult;
 
 // Output 0 is a + b, output 1 is a.
 constexpr const char* kAddModule = R"(HloModule add_pair
@@ -155,15 +102,6 @@ TEST_F(KilnRunTest, ModuleWithoutParametersNeedsNoInputs) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("output 0: s32[3]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("s32[3] {7, 8, 9}"), std::string::npos) << r.out;
-}
-
-// One line on stderr, "kiln run: ..." containing `substring`, exit code 1.
-void ExpectError(const RunResult& r, const std::string& substring) {
-  EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_TRUE(r.err.starts_with("kiln run: ")) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find(substring), std::string::npos) << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 TEST_F(KilnRunTest, ParametersWithoutInputsSayWhichFlagToPass) {

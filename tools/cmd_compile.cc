@@ -80,7 +80,7 @@ void RegisterCompile(CLI::App& app, int* exit_code) {
   cmd->add_option("--plan", args->plan, "Fusion plan: none, heuristic or given")
       ->check(CLI::IsMember({"none", "heuristic", "given"}));
   cmd->add_option("--scoped-vmem", args->scoped_vmem_bytes,
-                  "Scoped VMEM per kernel in bytes (default: the chip's, 16 MiB)");
+                  "Scoped VMEM per kernel in bytes (default: the chip's, 16 or 32 MiB)");
   cmd->add_option("--out", args->out, "Write the executable here");
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->callback([args, exit_code] {

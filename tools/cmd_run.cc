@@ -1,7 +1,11 @@
 // kiln run FILE [--inputs F.safetensors | --input-literals F.txt |
 //   --random-inputs SEED] [--outputs OUT.safetensors] [--print-literals]
-//   [--json] [--step-budget N]: evaluate the module on the host and print
-// its outputs.
+//   [--json] [--step-budget N] [--chip C] [--plan none|heuristic|given]
+//   [--scoped-vmem B] [--dot-tiles BM,BN,BK] [--trace F.json]
+//   [--timing-only | --direct]
+// Compiles the module (FILE may also be a kiln executable), runs the
+// executable on host inputs and prints its outputs, device time and kernel
+// profile. --direct evaluates the module as written instead.
 #include <cstdio>
 
 #include "tools/commands.h"
@@ -11,10 +15,11 @@
 namespace kiln::tools {
 
 void RegisterRun(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("run", "Evaluate an HLO module on host inputs; print its outputs");
+  auto* cmd = app.add_subcommand(
+      "run", "Compile an HLO module and run it on a simulated chip; print outputs and device time");
   auto options = std::make_shared<RunOptions>();
   auto seed = std::make_shared<uint64_t>(0);
-  cmd->add_option("file", options->module_path, "HLO text file")->required();
+  cmd->add_option("file", options->module_path, "HLO text file or kiln executable")->required();
   auto* inputs =
       cmd->add_option("--inputs", options->inputs_path,
                       "safetensors file with tensors \"0\", \"1\", ... for the parameters");
@@ -25,12 +30,40 @@ void RegisterRun(CLI::App& app, int* exit_code) {
                       "random parameters from this seed (floats in [-1,1), ints in [0,4))");
   inputs->excludes(literals)->excludes(random);
   literals->excludes(random);
-  cmd->add_option("--outputs", options->outputs_path,
-                  "write the outputs to this safetensors file (tensors \"0\", \"1\", ...)");
-  cmd->add_flag("--print-literals", options->print_literals, "print each output as an HLO literal");
+  auto* outputs = cmd->add_option(
+      "--outputs", options->outputs_path,
+      "write the outputs to this safetensors file (tensors \"0\", \"1\", ...)");
+  auto* print = cmd->add_flag("--print-literals", options->print_literals,
+                              "print each output as an HLO literal");
   cmd->add_flag("--json", options->json, "print one JSON object");
   cmd->add_option("--step-budget", options->step_budget, "units of work before evaluation gives up")
       ->check(CLI::PositiveNumber);
+
+  auto* chip = cmd->add_option("--chip", options->chip,
+                               "simulated chip (v4, v5e, v5p, v6e, tpu7x; default v5e, or an "
+                               "executable's own)")
+                   ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+  auto* plan = cmd->add_option("--plan", options->plan,
+                               "fusion plan to compile with: none, heuristic (default) or given")
+                   ->check(CLI::IsMember({"none", "heuristic", "given"}));
+  auto* vmem = cmd->add_option("--scoped-vmem", options->scoped_vmem_bytes,
+                               "scoped VMEM per kernel in bytes (default: the chip's)")
+                   ->check(CLI::NonNegativeNumber);
+  auto* tiles = cmd->add_option("--dot-tiles", options->dot_tiles,
+                                "force the block shape BM,BN,BK of every dot kernel (timing)");
+  auto* trace = cmd->add_option("--trace", options->trace_path,
+                                "write the kernel timeline as a Chrome trace (opens in Perfetto)");
+  auto* timing_only = cmd->add_flag("--timing-only", options->timing_only,
+                                    "simulate the device time without computing values");
+  auto* direct = cmd->add_flag("--direct", options->direct,
+                               "evaluate the module as written: no compile, no device time");
+  for (CLI::Option* value_flag : {inputs, literals, random, outputs, print}) {
+    timing_only->excludes(value_flag);
+  }
+  for (CLI::Option* compile_flag : {chip, plan, vmem, tiles, trace, timing_only}) {
+    direct->excludes(compile_flag);
+  }
+
   cmd->callback([options, seed, random, exit_code] {
     RunOptions run = *options;
     if (random->count() > 0) run.random_seed = *seed;
@@ -43,6 +76,11 @@ void RegisterRun(CLI::App& app, int* exit_code) {
     std::string text = run.json ? FormatRunJson(*report, run.print_literals)
                                 : FormatRunText(*report, run.print_literals);
     std::fwrite(text.data(), 1, text.size(), stdout);
+    if (!run.trace_path.empty() && !report->profile) {
+      std::fprintf(stderr, "kiln run: no trace written to %s: device time unavailable: %s\n",
+                   run.trace_path.c_str(), report->timing_error.c_str());
+      *exit_code = 1;
+    }
   });
 }
 

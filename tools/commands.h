@@ -10,6 +10,8 @@ void RegisterParse(CLI::App& app, int* exit_code);
 void RegisterFingerprint(CLI::App& app, int* exit_code);
 void RegisterRun(CLI::App& app, int* exit_code);
 void RegisterCompile(CLI::App& app, int* exit_code);
+void RegisterServe(CLI::App& app, int* exit_code);
+void RegisterInspect(CLI::App& app, int* exit_code);
 
 // The chip `kiln serve` targets when none is named.
 inline constexpr const char* kDefaultChip = "v5e";

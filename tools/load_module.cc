@@ -21,6 +21,11 @@ Result<std::string> ReadFile(const std::string& path) {
 
 Result<std::unique_ptr<hlo::Module>> LoadVerifiedModule(const std::string& path) {
   KILN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseVerifiedModule(text, path);
+}
+
+Result<std::unique_ptr<hlo::Module>> ParseVerifiedModule(const std::string& text,
+                                                         const std::string& path) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, hlo::ParseModule(text, path));
   Status verified = hlo::VerifyModule(*module);
   if (!verified) return MakeError(path + ": verification failed: " + verified.error().message);

@@ -12,5 +12,8 @@ namespace kiln::tools {
 
 Result<std::string> ReadFile(const std::string& path);
 Result<std::unique_ptr<hlo::Module>> LoadVerifiedModule(const std::string& path);
+// The same for text already read from `path`.
+Result<std::unique_ptr<hlo::Module>> ParseVerifiedModule(const std::string& text,
+                                                         const std::string& path);
 
 }  // namespace kiln::tools

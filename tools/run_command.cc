@@ -1,87 +1,214 @@
 #include "tools/run_command.h"
 
 #include <chrono>
+#include <filesystem>
 #include <span>
+#include <string_view>
 
-#include "compiler/hlo/instruction.h"
+#include "compiler/lowering/compile_module.h"
+#include "runtime/chip/chip_spec.h"
 #include "runtime/eval/evaluator.h"
-#include "runtime/io/literal_file.h"
-#include "runtime/io/random_inputs.h"
 #include "runtime/io/tensor_names.h"
+#include "runtime/program/loaded_program.h"
+#include "runtime/timing/profile_output.h"
+#include "runtime/timing/timed_execution.h"
+#include "runtime/timing/timing_simulator.h"
 #include "tools/load_module.h"
+#include "tools/run_inputs.h"
 
 namespace kiln::tools {
 namespace {
 
-using runtime::io::NamedTensor;
+using Clock = std::chrono::steady_clock;
 
-std::vector<hlo::Shape> ParameterShapes(const hlo::Module& module) {
-  std::vector<hlo::Shape> shapes;
-  for (const hlo::Instruction* parameter : module.entry()->parameters()) {
-    shapes.push_back(parameter->shape());
-  }
-  return shapes;
+// What is left to the user when the values cannot be computed here.
+constexpr std::string_view kTimingOnlyHint = "; --timing-only times it without computing values";
+
+double MillisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// The arguments from whichever input flag was given.
-Result<std::vector<hlo::Literal>> LoadArguments(const hlo::Module& module,
-                                                const RunOptions& options) {
-  std::vector<hlo::Shape> shapes = ParameterShapes(module);
-  int sources = !options.inputs_path.empty() + !options.input_literals_path.empty() +
-                options.random_seed.has_value();
-  if (sources > 1) {
-    return MakeError("give at most one of --inputs, --input-literals and --random-inputs");
+// Executable bytes start with the envelope's magic (executable_envelope.h).
+bool IsExecutable(std::string_view bytes) {
+  return bytes.starts_with(std::string_view("KILNEXE\0", 8));
+}
+
+Status WriteOutputs(const RunOptions& options, const RunReport& report) {
+  if (options.outputs_path.empty() || !report.computed_values) return Ok();
+  runtime::io::SafetensorsFile file;
+  file.tensors = report.outputs;
+  file.metadata["module"] = report.module_name;
+  return runtime::io::WriteSafetensorsFile(options.outputs_path, file);
+}
+
+// Host evaluation keeps the buffers the device would: refuse an executable
+// whose peak does not fit the budget before allocating any of it.
+Status CheckProgramMemory(const runtime::Program& program, const RunOptions& options) {
+  if (program.peak_hbm_bytes <= static_cast<uint64_t>(options.memory_budget)) return Ok();
+  return MakeError(options.module_path + ": too large to evaluate: the executable needs " +
+                   std::to_string(program.peak_hbm_bytes) + " bytes at peak, over the budget of " +
+                   std::to_string(options.memory_budget) + " bytes" + std::string(kTimingOnlyHint));
+}
+
+Status CheckModuleMemory(const hlo::Module& module, const RunOptions& options) {
+  Status fits = runtime::io::CheckEvalMemory(module, options.memory_budget);
+  if (fits) return Ok();
+  return MakeError(options.module_path + ": " + fits.error().message +
+                   std::string(kTimingOnlyHint));
+}
+
+Result<runtime::timing::TimingOptions> MakeTimingOptions(const RunOptions& options) {
+  runtime::timing::TimingOptions timing;
+  if (!options.dot_tiles.empty()) {
+    KILN_ASSIGN_OR_RETURN(timing.dot_tiles, runtime::timing::ParseDotTiles(options.dot_tiles));
   }
-  if (!options.inputs_path.empty()) {
-    KILN_ASSIGN_OR_RETURN(runtime::io::SafetensorsFile file,
-                          runtime::io::ReadSafetensorsFile(options.inputs_path));
-    auto args = runtime::io::ArgumentsFromTensors(file, shapes);
-    if (!args) return MakeError(options.inputs_path + ": " + args.error().message);
-    return args;
+  timing.scoped_vmem_bytes = options.scoped_vmem_bytes;
+  timing.iteration_budget = static_cast<double>(options.step_budget);
+  return timing;
+}
+
+Result<const runtime::ChipSpec*> LookUpChip(const std::string& name) {
+  const runtime::ChipSpec* chip = runtime::FindChip(name);
+  if (chip == nullptr) {
+    return MakeError("unknown chip \"" + name + "\" (known: v4, v5e, v5p, v6e, tpu7x)");
   }
-  if (!options.input_literals_path.empty()) {
-    KILN_ASSIGN_OR_RETURN(runtime::io::LiteralFile file,
-                          runtime::io::ReadLiteralFile(options.input_literals_path));
-    auto args = file.Arguments();
-    if (args) args = runtime::io::MatchArguments(std::move(*args), shapes);
-    if (!args) return MakeError(options.input_literals_path + ": " + args.error().message);
-    return args;
+  return chip;
+}
+
+// --direct: the module as written on the evaluator; no device time.
+Result<RunReport> RunDirect(const RunOptions& options, const hlo::Module& module) {
+  KILN_RETURN_IF_ERROR(CheckModuleMemory(module, options));
+  std::vector<hlo::Shape> shapes = ModuleParameterShapes(module);
+  KILN_ASSIGN_OR_RETURN(std::vector<hlo::Literal> args, LoadArguments(shapes, options));
+  runtime::EvalOptions eval_options;
+  eval_options.step_budget = options.step_budget;
+  auto start = Clock::now();
+  auto result = runtime::EvaluateModule(module, args, eval_options);
+  if (!result) return MakeError(options.module_path + ": " + result.error().message);
+  RunReport report;
+  report.module_name = module.name();
+  report.eval_ms = MillisecondsSince(start);
+  report.outputs = runtime::io::OutputTensors(*result);
+  report.computed_values = true;
+  return report;
+}
+
+// Runs (or, under --timing-only, only times) a loaded executable on `chip`.
+// `args` is empty under --timing-only.
+Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& program,
+                     const runtime::ChipSpec& chip, std::span<const hlo::Literal> args,
+                     RunReport& report) {
+  KILN_ASSIGN_OR_RETURN(runtime::timing::TimingOptions timing, MakeTimingOptions(options));
+  report.ran_executable = true;
+  report.executable_key = program.program().key;
+  report.plan = program.program().plan;
+  if (options.timing_only) {
+    auto profile = runtime::timing::SimulateProgram(program, chip, timing);
+    if (!profile) return MakeError(options.module_path + ": " + profile.error().message);
+    report.profile = std::move(*profile);
+  } else {
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::timing::ProgramTimer> timer,
+                          runtime::timing::ProgramTimer::Create(program, chip, timing));
+    runtime::EvalOptions eval_options;
+    eval_options.step_budget = options.step_budget;
+    auto start = Clock::now();
+    auto run = runtime::timing::ExecuteTimed(program, *timer, args, eval_options);
+    if (!run) return MakeError(options.module_path + ": " + run.error().message);
+    report.eval_ms = MillisecondsSince(start);
+    report.outputs = runtime::io::OutputTensors(run->result);
+    report.computed_values = true;
+    if (run->profile) {
+      report.profile = std::move(*run->profile);
+    } else {
+      report.timing_error = run->profile.error().message;
+    }
   }
-  if (options.random_seed) return runtime::io::RandomArguments(module, *options.random_seed);
-  if (!shapes.empty()) {
-    return MakeError(options.module_path + ": the module has " + std::to_string(shapes.size()) +
-                     " parameter(s); pass --inputs F.safetensors, --input-literals F.txt or "
-                     "--random-inputs SEED");
+  if (!options.trace_path.empty() && report.profile) {
+    KILN_RETURN_IF_ERROR(runtime::timing::WriteChromeTrace(*report.profile, options.trace_path));
   }
-  return std::vector<hlo::Literal>{};
+  return Ok();
+}
+
+// A kiln executable file: run as it is, on its own chip unless --chip says
+// otherwise.
+Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const uint8_t> bytes) {
+  auto loaded = runtime::LoadedProgram::FromBytes(bytes);
+  if (!loaded) return MakeError(options.module_path + ": " + loaded.error().message);
+  const runtime::Program& program = (*loaded)->program();
+  KILN_ASSIGN_OR_RETURN(const runtime::ChipSpec* chip,
+                        LookUpChip(options.chip.empty() ? program.chip : options.chip));
+  RunReport report;
+  report.module_name = std::filesystem::path(options.module_path).filename().string();
+  std::vector<hlo::Literal> args;
+  if (!options.timing_only) {
+    KILN_RETURN_IF_ERROR(CheckProgramMemory(program, options));
+    auto shapes = ExecutableParameterShapes(program);
+    if (!shapes) return MakeError(options.module_path + ": " + shapes.error().message);
+    KILN_ASSIGN_OR_RETURN(args, LoadArguments(*shapes, options));
+  }
+  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, args, report));
+  return report;
+}
+
+// HLO text: compile with the chosen plan, load the serialized executable
+// back (the verified path a cache hit takes) and run it.
+Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) {
+  fusion::CompileOptions compile;
+  if (!options.plan.empty()) {
+    KILN_ASSIGN_OR_RETURN(compile.plan, fusion::ParsePlanKind(options.plan));
+  }
+  if (!options.chip.empty()) compile.chip = options.chip;
+  compile.scoped_vmem_bytes = options.scoped_vmem_bytes;
+  KILN_ASSIGN_OR_RETURN(const runtime::ChipSpec* chip, LookUpChip(compile.chip));
+  // Fail on bad timing flags before compiling.
+  KILN_RETURN_IF_ERROR(MakeTimingOptions(options));
+
+  RunReport report;
+  report.module_name = module.name();
+  std::vector<hlo::Literal> args;
+  if (!options.timing_only) {
+    KILN_RETURN_IF_ERROR(CheckModuleMemory(module, options));
+    KILN_ASSIGN_OR_RETURN(args, LoadArguments(ModuleParameterShapes(module), options));
+  }
+  auto compiled = lowering::CompileModule(module, compile);
+  if (!compiled) {
+    return MakeError(options.module_path + ": " + compiled.error().message +
+                     (options.timing_only ? "" : "; --direct evaluates it without compiling"));
+  }
+  report.compiled_here = true;
+  report.compile_ms = compiled->compile_ms;
+  auto loaded = runtime::LoadedProgram::FromBytes(compiled->executable);
+  if (!loaded) {
+    return MakeError(options.module_path + ": compiled executable: " + loaded.error().message);
+  }
+  if (!options.timing_only) {
+    KILN_RETURN_IF_ERROR(CheckProgramMemory((*loaded)->program(), options));
+  }
+  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, args, report));
+  return report;
+}
+
+// The module or executable in `options.module_path`, run as the flags say.
+Result<RunReport> RunFile(const RunOptions& options) {
+  KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(options.module_path));
+  if (IsExecutable(bytes)) {
+    if (options.direct || !options.plan.empty()) {
+      return MakeError(options.module_path + ": " + (options.direct ? "--direct" : "--plan") +
+                       " needs HLO text; this is a kiln executable");
+    }
+    return RunExecutableFile(
+        options, std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  }
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module,
+                        ParseVerifiedModule(bytes, options.module_path));
+  return options.direct ? RunDirect(options, *module) : CompileAndRun(options, *module);
 }
 
 }  // namespace
 
 Result<RunReport> RunModule(const RunOptions& options) {
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module,
-                        LoadVerifiedModule(options.module_path));
-  Status fits = runtime::io::CheckEvalMemory(*module, options.memory_budget);
-  if (!fits) return MakeError(options.module_path + ": " + fits.error().message);
-  KILN_ASSIGN_OR_RETURN(std::vector<hlo::Literal> args, LoadArguments(*module, options));
-
-  runtime::EvalOptions eval_options;
-  eval_options.step_budget = options.step_budget;
-  auto start = std::chrono::steady_clock::now();
-  auto result = runtime::EvaluateModule(*module, args, eval_options);
-  auto elapsed = std::chrono::steady_clock::now() - start;
-  if (!result) return MakeError(options.module_path + ": " + result.error().message);
-
-  RunReport report;
-  report.module_name = module->name();
-  report.eval_ms = std::chrono::duration<double, std::milli>(elapsed).count();
-  report.outputs = runtime::io::OutputTensors(*result);
-  if (!options.outputs_path.empty()) {
-    runtime::io::SafetensorsFile file;
-    file.tensors = report.outputs;
-    file.metadata["module"] = report.module_name;
-    KILN_RETURN_IF_ERROR(runtime::io::WriteSafetensorsFile(options.outputs_path, file));
-  }
+  KILN_ASSIGN_OR_RETURN(RunReport report, RunFile(options));
+  KILN_RETURN_IF_ERROR(WriteOutputs(options, report));
   return report;
 }
 

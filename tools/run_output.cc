@@ -5,6 +5,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "runtime/timing/profile_output.h"
+
 namespace kiln::tools {
 namespace {
 
@@ -61,7 +63,16 @@ std::string FormatRunText(const RunReport& report, bool print_literals) {
     }
     if (print_literals) out += output.value.ToString() + "\n";
   }
-  out += "eval " + Number(report.eval_ms) + " ms\n";
+  if (report.computed_values) out += "eval " + Number(report.eval_ms) + " ms\n";
+  if (!report.ran_executable) return out;
+  out += "executable " + report.executable_key + " (" + report.plan + " plan";
+  if (report.compiled_here) out += ", compiled in " + Number(report.compile_ms) + " ms";
+  out += ")\n";
+  if (report.profile) {
+    out += runtime::timing::FormatProfile(*report.profile);
+  } else {
+    out += "device time unavailable: " + report.timing_error + "\n";
+  }
   return out;
 }
 
@@ -82,11 +93,22 @@ std::string FormatRunJson(const RunReport& report, bool print_literals) {
     if (print_literals) entry["literal"] = output.value.ToString();
     outputs.push_back(std::move(entry));
   }
-  nlohmann::ordered_json root = {
-      {"module", report.module_name},
-      {"outputs", std::move(outputs)},
-      {"eval_ms", report.eval_ms},
-  };
+  nlohmann::ordered_json root = {{"module", report.module_name}};
+  if (report.computed_values) {
+    root["outputs"] = std::move(outputs);
+    root["eval_ms"] = report.eval_ms;
+  }
+  if (report.ran_executable) {
+    root["key"] = report.executable_key;
+    root["plan"] = report.plan;
+    if (report.compiled_here) root["compile_ms"] = report.compile_ms;
+    if (report.profile) {
+      nlohmann::json profile = runtime::timing::ProfileToJson(*report.profile);
+      for (const auto& field : profile.items()) root[field.key()] = field.value();
+    } else {
+      root["device_error"] = report.timing_error;
+    }
+  }
   // Names come from HLO text and literals are ASCII; replace anything else
   // rather than throw.
   return root.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

@@ -1,6 +1,7 @@
 // Printing the result of `kiln run`: one block per output (shape and a
 // summary: min/max/mean and the first values), optionally the full HLO
-// literal, or one JSON object. Pure functions; thread-safe.
+// literal, then the device time and the kernel profile; or all of it as one
+// JSON object. Pure functions; thread-safe.
 #pragma once
 
 #include <string>
@@ -25,12 +26,20 @@ inline constexpr int kSummaryValues = 8;
 LiteralSummary SummarizeLiteral(const hlo::Literal& array);
 
 // "output 0: f32[2,3]\n  min -1 max 2 mean 0.5\n  first: 1, 2, ...\n" per
-// output; with print_literals, the literal in HLO text follows each.
+// output; with print_literals, the literal in HLO text follows each. Then
+// "eval X ms", and for an executable run a line naming it, the kernel
+// profile table ending in "device time on CHIP: X us (...)", or "device
+// time unavailable: why".
 std::string FormatRunText(const RunReport& report, bool print_literals);
 
 // {"module": ..., "outputs": [{"name", "shape", "count", "min", "max",
 // "mean", "nan_count", "first": [...]}], "eval_ms": ...}; with
-// print_literals, each output also has "literal".
+// print_literals, each output also has "literal". An executable run adds
+// "key", "plan", "compile_ms" (when compiled here) and the profile's
+// "chip", "device_us", "flops", "bytes" and "kernels" [{"name", "kind",
+// "us", "bound", "flops", "bytes", "mxu_utilization", "grid_steps",
+// "tiling"}] (runtime/timing/profile_output.h), or "device_error". Under
+// --timing-only there are no "outputs" and no "eval_ms".
 std::string FormatRunJson(const RunReport& report, bool print_literals);
 
 }  // namespace kiln::tools

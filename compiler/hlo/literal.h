@@ -9,32 +9,78 @@
 // thread-compatible.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/hlo/shape.h"
 
 namespace kiln::hlo {
 
+// Storage of literal bytes. Blocks of kLiteralLargeBlockBytes or more are
+// mapped directly; when freed, up to 256 MB of them are kept and handed to
+// later literals of the same rounded size, so a repeated evaluation does not
+// fault in and zero its result's pages again. Smaller blocks come from
+// operator new. Allocation throws std::bad_alloc like operator new.
+// Thread-safe.
+inline constexpr size_t kLiteralLargeBlockBytes = size_t{4} << 20;
+void* AllocateLiteralBytes(size_t bytes);
+void FreeLiteralBytes(void* p, size_t bytes);
+
+// A std::allocator replacement for literal bytes: allocates as above and
+// default-initializes new elements, so growing a LiteralBytes leaves them
+// unwritten (Literal(Shape) still zero-fills explicitly).
+template <typename T>
+class LiteralAllocator {
+ public:
+  using value_type = T;
+  LiteralAllocator() = default;
+  template <typename U>
+  LiteralAllocator(const LiteralAllocator<U>&) noexcept {}
+
+  T* allocate(size_t n) { return static_cast<T*>(AllocateLiteralBytes(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) noexcept { FreeLiteralBytes(p, n * sizeof(T)); }
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  template <typename U>
+  bool operator==(const LiteralAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+using LiteralBytes = std::vector<uint8_t, LiteralAllocator<uint8_t>>;
+
 class Literal {
  public:
   Literal() = default;
   // A zero-filled array literal (shape must be an array with a valid count).
   explicit Literal(Shape shape);
+  // An array literal whose bytes are unspecified, for producers that write
+  // every element (skips the zero-fill pass over large results).
+  static Literal Uninitialized(Shape shape);
   static Literal Tuple(std::vector<Literal> elements);
   static Literal Elided(Shape shape);
   // An array literal over `data` (HostByteWidth bytes per element, row-major).
-  static Literal FromData(Shape shape, std::vector<uint8_t> data);
+  static Literal FromData(Shape shape, LiteralBytes data);
+  static Literal FromData(Shape shape, const std::vector<uint8_t>& data);  // copies
 
   const Shape& shape() const { return shape_; }
   bool elided() const { return elided_; }
   const std::vector<Literal>& tuple_elements() const { return tuple_; }
 
   // Raw element bytes (array literals).
-  const std::vector<uint8_t>& data() const { return data_; }
-  std::vector<uint8_t>& mutable_data() { return data_; }
+  const LiteralBytes& data() const { return data_; }
+  LiteralBytes& mutable_data() { return data_; }
   int64_t element_count() const;
 
   template <typename T>
@@ -61,7 +107,7 @@ class Literal {
 
  private:
   Shape shape_;
-  std::vector<uint8_t> data_;
+  LiteralBytes data_;
   std::vector<Literal> tuple_;
   bool elided_ = false;
 };

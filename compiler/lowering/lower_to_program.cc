@@ -196,7 +196,7 @@ Result<const ValueTree*> Lowerer::ValueOf(int64_t i) {
 
 Status Lowerer::EmitKernel(std::vector<int64_t> instructions, const std::vector<int64_t>& roots,
                            std::string kind, const fusion::Kernel* planned) {
-  // Fold the bitcasts and small constants the kernel reads into it.
+  // Fold the bitcasts, small constants and tuples the kernel reads into it.
   std::set<int64_t> members(instructions.begin(), instructions.end());
   std::vector<int64_t> work(instructions.begin(), instructions.end());
   while (!work.empty()) {
@@ -204,9 +204,11 @@ Status Lowerer::EmitKernel(std::vector<int64_t> instructions, const std::vector<
     work.pop_back();
     for (const Instruction* operand : At(i).operands()) {
       int64_t o = operand->index_in_parent();
-      if (members.contains(o) || values_[o]) continue;
+      if (members.contains(o)) continue;
+      // Tuples are rebuilt inside the kernel so that the constants in them
+      // (a while loop's initial counter) stay visible to static analysis.
       Role role = RoleOf(o);
-      if (role == Role::kFoldedBitcast || role == Role::kInlineConstant) {
+      if (role == Role::kFoldedBitcast || role == Role::kInlineConstant || role == Role::kTuple) {
         members.insert(o);
         work.push_back(o);
       }

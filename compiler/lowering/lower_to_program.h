@@ -1,8 +1,8 @@
 // Lowering: a planned module -> the executable Program a simulated chip runs.
 //
 // Each kernel of the FusionPlan becomes one ProgramKernel whose HLO is a
-// self-contained module: the kernel's instructions (plus the bitcasts and
-// small constants it reads, folded in), one parameter per input array and a
+// self-contained module: the kernel's instructions (plus the bitcasts, small
+// constants and tuples it reads, folded in), one parameter per input array and a
 // root holding its output arrays. Values that live between kernels are
 // buffers: every entry parameter array, every large constant, every array a
 // kernel writes. Tuples never occupy a buffer: a tuple value is the list of

@@ -17,6 +17,8 @@ constexpr int64_t kGB = 1000 * 1000 * 1000;
 // kernels are HBM-bound, as on real chips.
 constexpr double VectorRate(double bf16_flops) { return bf16_flops / 16.0; }
 
+// Scoped VMEM is Mosaic's default per chip: 16 MiB through v5p, 32 MiB from
+// v6e on.
 constexpr std::array<ChipSpec, 5> kChips = {{
     {"v4", 2.75e14, 2.75e14, 32 * kGiB, 1.2e12, 16 * kMiB, 16 * kMiB, 2, 4, 128, 4.5e10,
      VectorRate(2.75e14), 0.35e-6, 2.0e-6},
@@ -24,9 +26,9 @@ constexpr std::array<ChipSpec, 5> kChips = {{
      VectorRate(1.97e14), 0.35e-6, 2.0e-6},
     {"v5p", 4.59e14, 9.18e14, 95 * kGiB, 2.765e12, 64 * kMiB, 16 * kMiB, 2, 4, 128, 9e10,
      VectorRate(4.59e14), 0.35e-6, 2.0e-6},
-    {"v6e", 9.18e14, 1.836e15, 32 * kGB, 1.638e12, 128 * kMiB, 16 * kMiB, 1, 2, 256, 9e10,
+    {"v6e", 9.18e14, 1.836e15, 32 * kGB, 1.638e12, 128 * kMiB, 32 * kMiB, 1, 2, 256, 9e10,
      VectorRate(9.18e14), 0.35e-6, 2.0e-6},
-    {"tpu7x", 2.307e15, 4.614e15, 192 * kGiB, 7.38e12, 64 * kMiB, 16 * kMiB, 2, 2, 256, 1.8e11,
+    {"tpu7x", 2.307e15, 4.614e15, 192 * kGiB, 7.38e12, 64 * kMiB, 32 * kMiB, 2, 2, 256, 1.8e11,
      VectorRate(2.307e15), 0.35e-6, 2.0e-6},
 }};
 

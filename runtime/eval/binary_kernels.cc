@@ -89,14 +89,26 @@ struct RemainderOp {
   }
 };
 
-// IEEE 754-2019 maximum/minimum: NaN if either is NaN, +0 > -0. Written
-// without branches on the float path so the loops vectorize: equal operands
-// combine their bits (AND keeps +0 for maximum, OR keeps -0 for minimum).
+// IEEE 754-2019 maximum/minimum: NaN if either is NaN, +0 > -0. Written as
+// a chain of selects on values of the float type (no branches, no integer
+// compares) so GCC turns each loop into packed compares and blends. Equal
+// operands combine their bits: AND keeps +0 for maximum, OR keeps -0 for
+// minimum.
 template <typename F>
 F CombineBits(F a, F b, bool use_and) {
   using Bits = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
   const Bits x = std::bit_cast<Bits>(a), y = std::bit_cast<Bits>(b);
   return std::bit_cast<F>(use_and ? (x & y) : (x | y));
+}
+
+template <typename F, bool kMaximum>
+F FloatMinMax(F a, F b) {
+  F r = (kMaximum ? a > b : a < b) ? a : b;
+  const F tie = CombineBits(a, b, kMaximum);
+  r = a == b ? tie : r;
+  r = a != a ? a : r;
+  r = b != b ? b : r;
+  return r;
 }
 
 struct MaximumOp {
@@ -105,8 +117,7 @@ struct MaximumOp {
   template <class Tr, class C = typename Tr::Compute>
   static C Apply(C a, C b) {
     if constexpr (kIsFloat<Tr>) {
-      const C ordered = a == b ? CombineBits(a, b, true) : (a > b ? a : b);
-      return (a != a || b != b) ? a + b : ordered;  // a + b is NaN
+      return FloatMinMax<C, true>(a, b);
     } else {
       return a > b ? a : b;
     }
@@ -119,8 +130,7 @@ struct MinimumOp {
   template <class Tr, class C = typename Tr::Compute>
   static C Apply(C a, C b) {
     if constexpr (kIsFloat<Tr>) {
-      const C ordered = a == b ? CombineBits(a, b, false) : (a < b ? a : b);
-      return (a != a || b != b) ? a + b : ordered;
+      return FloatMinMax<C, false>(a, b);
     } else {
       return a < b ? a : b;
     }

@@ -33,7 +33,8 @@ class RegionBuilder {
       : region_of_(static_cast<size_t>(c.instruction_count()), -1) {}
 
   Status Add(const Instruction& instr) {
-    if (!IsElementwiseInstruction(instr)) {
+    // Dynamic results run alone, so that their actual sizes follow them.
+    if (!IsElementwiseInstruction(instr) || instr.shape().dynamic_mask() != 0) {
       CloseOperandRegions(instr, -1);
       return Ok();
     }
@@ -123,6 +124,7 @@ Result<ElementwiseRegion> FinishRegion(std::vector<const Instruction*> members,
     member_index.emplace(instr, static_cast<int>(region.members.size()));
     region.members.push_back(member);
   }
+  LayOutRegionScratch(region);
   return region;
 }
 

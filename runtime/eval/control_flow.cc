@@ -42,11 +42,14 @@ Result<Value> Interpreter::EvalWhile(const Instruction& instr, const Value& init
   } pop{active_whiles_};
 
   Value state = init;
-  while (true) {
+  for (int64_t trips = 0;; ++trips) {
     KILN_RETURN_IF_ERROR(Charge(1));
     KILN_ASSIGN_OR_RETURN(Value keep_going, Run(*condition, std::span<const Value>(&state, 1)));
     KILN_ASSIGN_OR_RETURN(bool more, ReadPredicate(instr, keep_going));
-    if (!more) return state;
+    if (!more) {
+      if (options_.control_flow != nullptr) options_.control_flow->WhileFinished(instr, trips);
+      return state;
+    }
     KILN_ASSIGN_OR_RETURN(Value next, Run(*body, std::span<const Value>(&state, 1)));
     state = std::move(next);
   }
@@ -86,6 +89,7 @@ Result<Value> Interpreter::EvalConditional(const Instruction& instr,
                  ? branches.size() - 1
                  : static_cast<size_t>(*index);
   }
+  if (options_.control_flow != nullptr) options_.control_flow->BranchTaken(instr, branch);
   return Run(*branches[branch], operands.subspan(branch + 1, 1));
 }
 

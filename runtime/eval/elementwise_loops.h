@@ -12,9 +12,14 @@
 
 namespace kiln::runtime::elementwise_internal {
 
+// Hot loops are compiled twice, for AVX2 and for the baseline ISA, and the
+// loader picks one per machine (GCC function multiversioning). FMA stays off:
+// contracting a*b+c would change results.
+#define KILN_ELEMENTWISE_LOOP [[gnu::target_clones("avx2", "default")]]
+
 template <class Tr, class Op>
 struct UnaryLoop {
-  static void Run(const ElementwiseArgs& a, const ElementwiseParams&) {
+  KILN_ELEMENTWISE_LOOP static void Run(const ElementwiseArgs& a, const ElementwiseParams&) {
     using S = typename Tr::Stored;
     const S* x = static_cast<const S*>(a.in[0]);
     S* y = static_cast<S*>(a.out);
@@ -24,7 +29,7 @@ struct UnaryLoop {
 
 template <class Tr, class Op>
 struct BinaryLoop {
-  static void Run(const ElementwiseArgs& a, const ElementwiseParams&) {
+  KILN_ELEMENTWISE_LOOP static void Run(const ElementwiseArgs& a, const ElementwiseParams&) {
     using S = typename Tr::Stored;
     const S* x = static_cast<const S*>(a.in[0]);
     const S* z = static_cast<const S*>(a.in[1]);
@@ -34,6 +39,8 @@ struct BinaryLoop {
     }
   }
 };
+
+#undef KILN_ELEMENTWISE_LOOP
 
 // Resolves Loop<Tr, Op> for a runtime element type; nullptr where the op is
 // not defined on the type.

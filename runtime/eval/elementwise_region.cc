@@ -2,30 +2,83 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 
 namespace kiln::runtime {
 namespace {
 
-// Elements per chunk: small enough that a region's temporaries stay in L1/L2,
-// large enough to amortize one indirect call per member per chunk.
-constexpr int64_t kChunk = 1024;
-// Bytes per element of the widest host type (c128).
-constexpr int64_t kMaxElementBytes = 16;
+constexpr int64_t kCacheLineBytes = 64;
+
+int64_t RoundUpToCacheLine(int64_t bytes) {
+  return (bytes + kCacheLineBytes - 1) / kCacheLineBytes * kCacheLineBytes;
+}
+
+// The member whose chunk holds member m's value: m itself, or for a copy
+// read in place, the member it reads (-1 when that is a region input).
+int StorageOf(const ElementwiseRegion& region, int m) {
+  while (m >= 0 && region.members[m].alias_operand && !region.members[m].is_output) {
+    m = region.members[m].sources[0];
+  }
+  return m;
+}
+
+// A region input as the loops see it: its data, or one chunk filled with its
+// only element when it is splatted over the region.
+struct InputView {
+  const uint8_t* data = nullptr;
+  int64_t width = 0;
+  bool splat = false;
+};
 
 }  // namespace
+
+void LayOutRegionScratch(ElementwiseRegion& region) {
+  const int member_count = static_cast<int>(region.members.size());
+  // The last member that reads each storage chunk.
+  std::vector<int> last_reader(member_count, -1);
+  for (int m = 0; m < member_count; ++m) {
+    const ElementwiseRegion::Member& member = region.members[m];
+    for (int64_t k = 0; k < member.instr->operand_count() && k < 3; ++k) {
+      if (int owner = StorageOf(region, member.sources[k]); owner >= 0) {
+        last_reader[owner] = std::max(last_reader[owner], m);
+      }
+    }
+  }
+  struct Slot {
+    int64_t offset;
+    int64_t bytes;
+    int owner;
+  };
+  std::vector<Slot> slots;
+  region.scratch_bytes = 0;
+  for (int m = 0; m < member_count; ++m) {
+    ElementwiseRegion::Member& member = region.members[m];
+    member.scratch_offset = -1;
+    if (member.is_output || member.alias_operand) continue;
+    const int64_t bytes = RoundUpToCacheLine(
+        kElementwiseChunk * hlo::HostByteWidth(member.instr->shape().element_type()));
+    // Reuse a chunk of the same size whose value no member from m on reads.
+    auto free_slot = std::find_if(slots.begin(), slots.end(), [&](const Slot& s) {
+      return s.bytes == bytes && last_reader[s.owner] < m;
+    });
+    if (free_slot == slots.end()) {
+      slots.push_back({region.scratch_bytes, bytes, m});
+      region.scratch_bytes += bytes;
+      free_slot = slots.end() - 1;
+    }
+    free_slot->owner = m;
+    member.scratch_offset = free_slot->offset;
+  }
+}
 
 Result<std::vector<hlo::Literal>> RunElementwiseRegion(
     const ElementwiseRegion& region, std::span<const hlo::Literal* const> inputs) {
   const int64_t count = region.element_count;
   const size_t member_count = region.members.size();
 
-  // Where each input is read from: its data, or a chunk filled with its one
-  // element when it must be splatted.
-  std::vector<const uint8_t*> input_data(inputs.size());
-  std::vector<int64_t> input_width(inputs.size());
-  std::vector<bool> input_splat(inputs.size());
-  int64_t splat_count = 0;
+  std::vector<InputView> views(inputs.size());
+  int64_t splat_bytes = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const hlo::Literal& lit = *inputs[i];
     const int64_t n = lit.element_count();
@@ -37,68 +90,65 @@ Result<std::vector<hlo::Literal>> RunElementwiseRegion(
       return MakeError("instruction %" + region.inputs[i]->name() +
                        " is a constant without data ({...})");
     }
-    input_data[i] = lit.data().data();
-    input_width[i] = hlo::HostByteWidth(lit.shape().element_type());
-    input_splat[i] = n == 1 && count != 1;
-    if (input_splat[i]) ++splat_count;
+    views[i] = {lit.data().data(), hlo::HostByteWidth(lit.shape().element_type()),
+                n == 1 && count != 1};
+    if (views[i].splat) splat_bytes += RoundUpToCacheLine(kElementwiseChunk * views[i].width);
   }
 
-  // Outputs are written in place; other members live in scratch chunks.
+  // Outputs are written in place; other members live in scratch chunks,
+  // followed by the splatted inputs.
   std::vector<hlo::Literal> outputs;
-  std::vector<uint8_t*> member_base(member_count, nullptr);  // output data
+  std::vector<uint8_t*> output_base(member_count, nullptr);
   std::vector<int64_t> member_width(member_count);
-  std::vector<int64_t> scratch_slot(member_count, -1);
-  int64_t scratch_count = splat_count;
   for (size_t m = 0; m < member_count; ++m) {
     const hlo::Shape& shape = region.members[m].instr->shape();
     member_width[m] = hlo::HostByteWidth(shape.element_type());
     if (region.members[m].is_output) {
-      outputs.emplace_back(shape);
-    } else {
-      scratch_slot[m] = scratch_count++;
+      outputs.push_back(hlo::Literal::Uninitialized(shape));  // every element is written
     }
   }
   for (size_t m = 0, o = 0; m < member_count; ++m) {
-    if (region.members[m].is_output) member_base[m] = outputs[o++].mutable_data().data();
+    if (region.members[m].is_output) output_base[m] = outputs[o++].mutable_data().data();
   }
-  std::vector<uint8_t> scratch(static_cast<size_t>(scratch_count * kChunk * kMaxElementBytes));
-  auto slot = [&](int64_t s) { return scratch.data() + s * kChunk * kMaxElementBytes; };
+  const size_t scratch_size = static_cast<size_t>(region.scratch_bytes + splat_bytes);
+  auto scratch = std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(scratch_size, 1));
 
-  std::vector<const uint8_t*> splat_chunk(inputs.size(), nullptr);
-  for (size_t i = 0, s = 0; i < inputs.size(); ++i) {
-    if (!input_splat[i]) continue;
-    uint8_t* chunk = slot(static_cast<int64_t>(s++));
-    for (int64_t e = 0; e < kChunk; ++e) {
-      std::memcpy(chunk + e * input_width[i], input_data[i], input_width[i]);
+  int64_t splat_offset = region.scratch_bytes;
+  for (InputView& view : views) {
+    if (!view.splat) continue;
+    uint8_t* chunk = scratch.get() + splat_offset;
+    for (int64_t e = 0; e < kElementwiseChunk; ++e) {
+      std::memcpy(chunk + e * view.width, view.data, static_cast<size_t>(view.width));
     }
-    splat_chunk[i] = chunk;
+    view.data = chunk;
+    splat_offset += RoundUpToCacheLine(kElementwiseChunk * view.width);
   }
 
   std::vector<uint8_t*> member_chunk(member_count);
-  for (int64_t start = 0; start < count; start += kChunk) {
-    const int64_t n = std::min(kChunk, count - start);
+  for (int64_t start = 0; start < count; start += kElementwiseChunk) {
+    const int64_t n = std::min(kElementwiseChunk, count - start);
     for (size_t m = 0; m < member_count; ++m) {
       const ElementwiseRegion::Member& member = region.members[m];
-      member_chunk[m] = member.is_output ? member_base[m] + start * member_width[m]
-                                         : slot(scratch_slot[m]);
       ElementwiseArgs args;
       args.n = n;
-      args.out = member_chunk[m];
       const int64_t operand_count = member.instr->operand_count();
       for (int64_t k = 0; k < operand_count; ++k) {
         const int source = member.sources[k];
         if (source >= 0) {
           args.in[k] = member_chunk[source];
         } else {
-          const int input = -source - 1;
-          args.in[k] = input_splat[input] ? splat_chunk[input]
-                                          : input_data[input] + start * input_width[input];
+          const InputView& view = views[-source - 1];
+          args.in[k] = view.splat ? view.data : view.data + start * view.width;
         }
       }
       if (member.alias_operand && !member.is_output) {
+        // A copy nobody outside sees: read the operand in place.
         member_chunk[m] = static_cast<uint8_t*>(const_cast<void*>(args.in[0]));
-        continue;  // a copy nobody outside sees: read the operand in place
+        continue;
       }
+      member_chunk[m] = member.is_output ? output_base[m] + start * member_width[m]
+                                         : scratch.get() + member.scratch_offset;
+      args.out = member_chunk[m];
       member.kernel.Run(args);
     }
   }

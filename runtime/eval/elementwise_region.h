@@ -2,10 +2,11 @@
 // computation with equal dimensions, evaluated together chunk by chunk so
 // that values used only inside the region never exist as whole arrays.
 //
-// BuildElementwiseRegions (computation_plan.cc) forms regions;
-// RunElementwiseRegion computes a region's outputs from its inputs. Inputs
-// must have the region's element count or one element (splatted). Regions
-// are immutable after planning and may be run concurrently.
+// BuildComputationPlan (computation_plan.cc) forms regions and
+// LayOutRegionScratch places their temporaries; RunElementwiseRegion computes
+// a region's outputs from its inputs. Inputs must have the region's element
+// count or one element (splatted). Regions are immutable after planning and
+// may be run concurrently.
 #pragma once
 
 #include <array>
@@ -31,13 +32,26 @@ struct ElementwiseRegion {
     // The member's value is its operand's bytes (copy, broadcast of a
     // scalar, bitcast-convert): inside the region it reads them in place.
     bool alias_operand = false;
+    // Where the member's chunk lives in the scratch buffer, in bytes; -1
+    // when it is written to its output or read in place.
+    int64_t scratch_offset = -1;
   };
   std::vector<Member> members;                 // operand-before-user order
   std::vector<const hlo::Instruction*> inputs;  // values from outside
   int64_t element_count = 0;
+  // Bytes of scratch one chunk needs (members' chunks, reused once dead).
+  int64_t scratch_bytes = 0;
 
   static int InputSource(int input) { return -(input + 1); }
 };
+
+// Elements evaluated per step: a region's live temporaries then stay in the
+// first-level cache.
+inline constexpr int64_t kElementwiseChunk = 512;
+
+// Sets each member's scratch_offset and the region's scratch_bytes. A chunk
+// is reused by a later member once every reader of its value has run.
+void LayOutRegionScratch(ElementwiseRegion& region);
 
 // Evaluates the region; returns one literal per output member, in member
 // order. `inputs[i]` is the value of region.inputs[i].

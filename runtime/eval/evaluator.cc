@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/eval/dynamic_shapes.h"
 #include "runtime/eval/interpreter.h"
 #include "runtime/eval/value.h"
 
@@ -25,10 +26,15 @@ Result<hlo::Literal> EvaluateComputation(const hlo::Computation& computation,
   Interpreter interpreter(options);
   std::vector<Value> values;
   values.reserve(args.size());
-  for (const hlo::Literal* arg : args) values.push_back(Value::Borrow(*arg));
+  for (size_t i = 0; i < args.size(); ++i) {
+    const hlo::Instruction* param =
+        static_cast<int64_t>(i) < computation.parameter_count() ? computation.parameters()[i] : nullptr;
+    values.push_back(param != nullptr ? ArgumentValue(*args[i], param->shape())
+                                      : Value::Borrow(*args[i]));
+  }
   KILN_ASSIGN_OR_RETURN(Value result, interpreter.Run(computation, values));
   values.clear();
-  return std::move(result).TakeLiteral();
+  return ToResultLiteral(std::move(result));
 }
 
 }  // namespace kiln::runtime

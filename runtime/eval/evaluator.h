@@ -9,6 +9,7 @@
 // is independent: concurrent calls on one module are safe.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -18,12 +19,26 @@
 
 namespace kiln::runtime {
 
+// Told the control flow an evaluation takes, for callers that price a run
+// (the timing simulator counts loop trips and branches). Called on the
+// evaluating thread; the instructions belong to the evaluated module.
+class ControlFlowObserver {
+ public:
+  virtual ~ControlFlowObserver() = default;
+  // `while_op` finished after running its body `trips` times.
+  virtual void WhileFinished(const hlo::Instruction& while_op, int64_t trips) = 0;
+  // `conditional` ran branch `branch` (true_computation is 0, false 1).
+  virtual void BranchTaken(const hlo::Instruction& conditional, size_t branch) = 0;
+};
+
 struct EvalOptions {
   // Units of work (elements produced, loop iterations) before the evaluation
   // gives up with an error.
   int64_t step_budget = int64_t{1} << 34;
   // Seed of `rng` and of any other source of randomness.
   uint64_t rng_seed = 0;
+  // Borrowed for the call; nullptr when nobody watches.
+  ControlFlowObserver* control_flow = nullptr;
 };
 
 // Evaluates the module's entry computation. `args[i]` is parameter i; its

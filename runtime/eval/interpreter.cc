@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "compiler/hlo/op_attributes.h"
+#include "runtime/eval/dynamic_shapes.h"
 #include "runtime/eval/shape_ops.h"
 #include "runtime/kernels/kernels.h"
 
@@ -35,8 +36,17 @@ bool ValueMatches(const Value& value, const hlo::Shape& shape) {
   if (value.is_tuple() || value.empty()) return false;
   const hlo::Shape& have = value.array().shape();
   if (shape.IsToken()) return have.IsToken();
-  return have.element_type() == shape.element_type() && have.dimensions() == shape.dimensions() &&
-         (value.array().elided() || value.array().element_count() == shape.ElementCount());
+  if (have.element_type() != shape.element_type() ||
+      have.dimensions().size() != shape.dimensions().size()) {
+    return false;
+  }
+  // A dynamic dimension (`<=N`) takes any size up to its bound.
+  for (size_t d = 0; d < have.dimensions().size(); ++d) {
+    const int64_t got = have.dimensions()[d];
+    const int64_t want = shape.dimensions()[d];
+    if (shape.is_dynamic_dimension(static_cast<int64_t>(d)) ? got > want : got != want) return false;
+  }
+  return value.array().elided() || value.array().element_count() == have.ElementCount();
 }
 
 std::string ValueShapeText(const Value& value) {
@@ -82,7 +92,6 @@ ShapeOpFn FindShapeOp(Opcode opcode) {
   switch (opcode) {
     case Opcode::kBroadcast: return &EvalBroadcast;
     case Opcode::kReshape: return &EvalReshape;
-    case Opcode::kDynamicReshape: return &EvalReshape;
     case Opcode::kBitcast: return &EvalBitcast;
     case Opcode::kTranspose: return &EvalTranspose;
     case Opcode::kSlice: return &EvalSlice;
@@ -93,9 +102,25 @@ ShapeOpFn FindShapeOp(Opcode opcode) {
     case Opcode::kIota: return &EvalIota;
     case Opcode::kReverse: return &EvalReverse;
     case Opcode::kBitcastConvert: return &EvalBitcastConvert;
-    case Opcode::kGetDimensionSize: return &EvalGetDimensionSize;
-    case Opcode::kSetDimensionSize: return &EvalReshape;
     default: return nullptr;
+  }
+}
+
+// Units of work an instruction costs: the elements it produces, or 1 for
+// ops that only pass values along (shared, never copied).
+int64_t WorkUnits(const Instruction& instr) {
+  switch (instr.opcode()) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kTuple:
+    case Opcode::kGetTupleElement:
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kDomain:
+    case Opcode::kAddDependency:
+    case Opcode::kAfterAll:
+      return 1;
+    default:
+      return instr.shape().IsArray() ? instr.shape().ElementCount() : 1;
   }
 }
 
@@ -200,9 +225,10 @@ Result<Value> Interpreter::Run(const hlo::Computation& computation, std::span<co
         for (const Instruction* op : instr.operands()) {
           operands.push_back(values[op->index_in_parent()]);
         }
-        KILN_RETURN_IF_ERROR(Charge(instr.shape().IsArray() ? instr.shape().ElementCount() : 1));
+        KILN_RETURN_IF_ERROR(Charge(WorkUnits(instr)));
         Result<Value> v = EvalInstruction(instr, operands);
         if (!v) return std::unexpected(std::move(v.error()));
+        PropagateDynamicSizes(instr, operands, *v);
         slot = std::move(*v);
       }
     }
@@ -245,6 +271,7 @@ Result<Value> Interpreter::EvalElementwiseAlone(const Instruction& instr,
     region.inputs.push_back(instr.operand(k));
   }
   region.members.push_back(member);
+  LayOutRegionScratch(region);
   KILN_ASSIGN_OR_RETURN(std::vector<const Literal*> inputs, ArrayOperands(instr, operands));
   KILN_ASSIGN_OR_RETURN(std::vector<Literal> outputs, RunElementwiseRegion(region, inputs));
   return Value::Own(std::move(outputs[0]));
@@ -255,6 +282,11 @@ Result<Value> Interpreter::EvalKernel(const Instruction& instr, std::span<const 
   if (kernel == nullptr) {
     return std::unexpected(InstrError(instr, "unsupported op " + instr.OpcodeText()));
   }
+  return EvalKernelFn(instr, operands, kernel);
+}
+
+Result<Value> Interpreter::EvalKernelFn(const Instruction& instr, std::span<const Value> operands,
+                                        KernelFn kernel) {
   std::deque<Literal> materialized;  // tuple-valued operands, assembled
   std::vector<const Literal*> literals;
   for (const Value& v : operands) {
@@ -281,6 +313,12 @@ Result<Value> Interpreter::EvalInstruction(const Instruction& instr,
     return EvalCollective(instr, operands);
   }
   switch (instr.opcode()) {
+    case Opcode::kSetDimensionSize:
+      return EvalSetDimensionSize(instr, operands);
+    case Opcode::kGetDimensionSize:
+      return EvalGetDimensionSize(instr, operands);
+    case Opcode::kDynamicReshape:
+      return EvalDynamicReshape(instr, operands);
     case Opcode::kConstant:
       if (instr.literal() == nullptr || instr.literal()->elided()) {
         return std::unexpected(InstrError(instr, "constant has no value ({...})"));

@@ -21,6 +21,7 @@
 #include "runtime/eval/evaluator.h"
 #include "runtime/eval/value.h"
 #include "runtime/kernels/eval_context.h"
+#include "runtime/kernels/kernels.h"
 
 namespace kiln::runtime {
 
@@ -45,6 +46,9 @@ class Interpreter final : public EvalContext {
   // One elementwise instruction outside any plan (async-wrapped ops).
   Result<Value> EvalElementwiseAlone(const hlo::Instruction& instr, std::span<const Value> operands);
   Result<Value> EvalKernel(const hlo::Instruction& instr, std::span<const Value> operands);
+  // Runs a heavy kernel on the operands (tuple operands assembled).
+  Result<Value> EvalKernelFn(const hlo::Instruction& instr, std::span<const Value> operands,
+                             KernelFn kernel);
 
   // control_flow.cc
   Result<Value> EvalWhile(const hlo::Instruction& instr, const Value& init);

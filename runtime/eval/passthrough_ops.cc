@@ -1,12 +1,16 @@
 // Collectives on a single participant and the custom-call targets the
-// evaluator knows. A simulated chip is replica 0 of partition 0 and the only
-// member of every replica group, so a collective either passes its operand
-// through or (collective-permute with no source for this chip) yields zeros.
-// A collective whose result shape shows more participants fails clearly.
+// evaluator knows (annotations, TopK, the builders' math functions). A
+// simulated chip is replica 0 of partition 0 and the only member of every
+// replica group, so a collective either passes its operand through or
+// (collective-permute with no source for this chip) yields zeros. A
+// collective whose result shape shows more participants fails as
+// "unsupported multi-participant ...".
 #include <string>
 
 #include "compiler/hlo/op_attributes.h"
+#include "runtime/eval/custom_call_math.h"
 #include "runtime/eval/interpreter.h"
+#include "runtime/kernels/kernels.h"
 
 namespace kiln::runtime {
 namespace {
@@ -89,8 +93,9 @@ Result<Value> Interpreter::EvalCollective(const Instruction& instr,
   }
   if (!SameShape(result, result_shape)) {
     return std::unexpected(InstrError(
-        instr, instr.OpcodeText() + " expects more than one participant (result shape " +
-                   result_shape.ToString() + "); a simulated chip runs one replica"));
+        instr, "unsupported multi-participant " + instr.OpcodeText() + ": result shape " +
+                   result_shape.ToString() +
+                   " implies more than one participant, and a simulated chip runs one replica"));
   }
   if (!tuple_start) return result;
   std::vector<Value> parts = {operands[0], std::move(result)};
@@ -110,10 +115,20 @@ Result<Value> Interpreter::EvalCustomCall(const Instruction& instr,
       target == "AwsNeuronTransferWithStaticRing") {
     if (operands.size() == 1 && SameShape(operands[0], instr.shape())) return operands[0];
     if (operands.size() == 1 && target.starts_with("SPMD")) {
-      return std::unexpected(InstrError(instr, target + " changes the shape: more than one shard"));
+      return std::unexpected(InstrError(
+          instr, "unsupported multi-shard " + target + ": it changes the shape, so the program "
+                 "is partitioned over more than one chip"));
     }
   }
   if (target == "AllocateBuffer" && operands.empty()) return ZeroValue(instr.shape());
+  if (target == "TopK") return EvalKernelFn(instr, operands, &EvalTopKCustomCall);
+  if (MathCustomCallFn math = FindMathCustomCall(target)) {
+    if (operands.size() != 1 || operands[0].is_tuple() || operands[0].empty()) {
+      return std::unexpected(InstrError(instr, target + " takes one array operand"));
+    }
+    KILN_ASSIGN_OR_RETURN(hlo::Literal result, math(instr, operands[0].array()));
+    return Value::Own(std::move(result));
+  }
   return MakeError("unsupported custom-call target \"" + target + "\"");
 }
 

@@ -422,18 +422,4 @@ Result<Literal> EvalBitcastConvert(const Instruction& instr, LiteralSpan operand
   return Literal::FromData(instr.shape(), in.data());
 }
 
-Result<Literal> EvalGetDimensionSize(const Instruction& instr, LiteralSpan operands) {
-  KILN_ASSIGN_OR_RETURN(int64_t dim, hlo::GetSingleDimension(instr));
-  const hlo::Shape& shape = operands[0]->shape();
-  if (dim < 0 || dim >= shape.rank()) {
-    return std::unexpected(InstrError(instr, "dimension out of range"));
-  }
-  Literal out(instr.shape());
-  if (out.data().size() != sizeof(int32_t)) {
-    return std::unexpected(InstrError(instr, "get-dimension-size must produce s32[]"));
-  }
-  out.Set<int32_t>(0, static_cast<int32_t>(shape.dimensions(dim)));
-  return out;
-}
-
 }  // namespace kiln::runtime

@@ -1,12 +1,13 @@
 // Data-movement ops: each computes `instr`'s value from its operands'
 // values (operands[i] is the value of instr.operand(i)).
 //
-// Covers broadcast, reshape/dynamic-reshape, bitcast, transpose, slice,
-// dynamic-slice, dynamic-update-slice (start indices clamped into bounds as
-// XLA does), concatenate, pad (negative and interior padding), iota, reverse,
-// bitcast-convert between element types of different widths, and
-// get-dimension-size. Errors (bad attributes, sizes that do not match) name
-// the instruction. Pure functions; thread-safe.
+// Covers broadcast, reshape, bitcast, transpose, slice, dynamic-slice,
+// dynamic-update-slice (start indices clamped into bounds as XLA does),
+// concatenate, pad (negative and interior padding), iota, reverse, and
+// bitcast-convert between element types of different widths (the
+// dynamic-dimension ops are in dynamic_shapes.h). Errors (bad attributes,
+// sizes that do not match) name the instruction. Pure functions;
+// thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +33,6 @@ Result<hlo::Literal> EvalPad(const hlo::Instruction& instr, LiteralSpan operands
 Result<hlo::Literal> EvalIota(const hlo::Instruction& instr, LiteralSpan operands);
 Result<hlo::Literal> EvalReverse(const hlo::Instruction& instr, LiteralSpan operands);
 Result<hlo::Literal> EvalBitcastConvert(const hlo::Instruction& instr, LiteralSpan operands);
-Result<hlo::Literal> EvalGetDimensionSize(const hlo::Instruction& instr, LiteralSpan operands);
 
 // The value of an integer scalar literal (any integer type or pred).
 Result<int64_t> ScalarToInt64(const hlo::Literal& literal);

@@ -31,6 +31,12 @@ Value Value::Tuple(std::vector<Value> elements) {
   return v;
 }
 
+Value Value::WithDynamicSizes(std::vector<int64_t> sizes) const {
+  Value v = *this;
+  v.dynamic_sizes_ = std::move(sizes);
+  return v;
+}
+
 hlo::Literal Value::TakeLiteral() && {
   if (is_tuple()) {
     if (tuple_.use_count() == 1) {

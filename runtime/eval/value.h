@@ -1,5 +1,7 @@
 // The value of one instruction during evaluation: an array literal shared
-// by reference, or a tuple of values.
+// by reference, or a tuple of values. An array whose shape has dynamic
+// dimensions keeps its bound-shaped (padded) literal plus the actual size of
+// each dimension (runtime/eval/dynamic_shapes.h).
 //
 // Values are immutable once made and cheap to copy (tuple and
 // get-tuple-element share their elements instead of copying arrays). A
@@ -9,6 +11,7 @@
 // values.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -31,6 +34,14 @@ class Value {
   const hlo::Literal& array() const { return *array_; }
   const std::vector<Value>& elements() const { return *tuple_; }
 
+  // The actual size of each dimension of a dynamic array (the literal holds
+  // the leading part of each dimension, the rest is padding); empty for
+  // static values.
+  const std::vector<int64_t>& dynamic_sizes() const { return dynamic_sizes_; }
+  bool is_dynamic() const { return !dynamic_sizes_.empty(); }
+  // The same array with the given actual sizes (one per dimension).
+  Value WithDynamicSizes(std::vector<int64_t> sizes) const;
+
   // The value as a literal: the array itself when this Value is its only
   // owner (moved out), else a copy; tuples are assembled.
   hlo::Literal TakeLiteral() &&;
@@ -39,6 +50,7 @@ class Value {
  private:
   std::shared_ptr<hlo::Literal> array_;
   std::shared_ptr<const std::vector<Value>> tuple_;
+  std::vector<int64_t> dynamic_sizes_;
 };
 
 }  // namespace kiln::runtime

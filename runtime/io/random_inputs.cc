@@ -94,13 +94,22 @@ Result<hlo::Literal> RandomLiteral(const hlo::Shape& shape, uint64_t seed) {
 
 Result<std::vector<hlo::Literal>> RandomArguments(const hlo::Module& module, uint64_t seed) {
   if (module.entry() == nullptr) return MakeError("module has no entry computation");
-  std::vector<hlo::Literal> args;
+  std::vector<hlo::Shape> shapes;
   const auto& parameters = module.entry()->parameters();
   for (size_t i = 0; i < parameters.size(); ++i) {
     if (parameters[i] == nullptr) return MakeError(StrCat("entry parameter ", i, " is missing"));
+    shapes.push_back(parameters[i]->shape());
+  }
+  return RandomArguments(shapes, seed);
+}
+
+Result<std::vector<hlo::Literal>> RandomArguments(std::span<const hlo::Shape> parameter_shapes,
+                                                  uint64_t seed) {
+  std::vector<hlo::Literal> args;
+  for (size_t i = 0; i < parameter_shapes.size(); ++i) {
     // Parameter i's stream depends only on (seed, i).
     uint64_t parameter_seed = seed ^ (0x9e3779b97f4a7c15ULL * (i + 1));
-    auto value = RandomLiteral(parameters[i]->shape(), parameter_seed);
+    auto value = RandomLiteral(parameter_shapes[i], parameter_seed);
     if (!value) return MakeError(StrCat("parameter ", i, ": ", value.error().message));
     args.push_back(std::move(*value));
   }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "compiler/hlo/literal.h"
@@ -30,5 +31,8 @@ Result<hlo::Literal> RandomLiteral(const hlo::Shape& shape, uint64_t seed);
 
 // One value per entry parameter, in parameter order.
 Result<std::vector<hlo::Literal>> RandomArguments(const hlo::Module& module, uint64_t seed);
+// The same values from the parameters' shapes alone (an executable's).
+Result<std::vector<hlo::Literal>> RandomArguments(std::span<const hlo::Shape> parameter_shapes,
+                                                  uint64_t seed);
 
 }  // namespace kiln::runtime::io

@@ -68,8 +68,11 @@ Result<hlo::Literal> EvalFft(const hlo::Instruction& instr, Operands operands, E
                                   " does not fit operand " + in_shape.ToString() +
                                   " and result " + out_shape.ToString());
   }
-  // A zero fft_length transforms nothing: XLA yields zeros of the result shape.
-  if (Product(config.length) == 0) return hlo::Literal(out_shape);
+  // A zero fft_length, or an empty operand, transforms nothing: XLA yields
+  // zeros (no elements) of the result shape.
+  if (Product(config.length) == 0 || in_shape.ElementCount() == 0) {
+    return hlo::Literal(out_shape);
+  }
   // The complex dims the transforms run over: the full spectrum.
   std::vector<int64_t> full_dims = in_shape.dimensions();
   for (int64_t i = 0; i < k; ++i) full_dims[rank - k + i] = config.length[i];

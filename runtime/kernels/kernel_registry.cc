@@ -15,6 +15,12 @@ KernelFn FindHeavyKernel(hlo::Opcode opcode) {
     case hlo::Opcode::kRngBitGenerator: return EvalRngBitGenerator;
     case hlo::Opcode::kReduceWindow: return EvalReduceWindow;
     case hlo::Opcode::kSelectAndScatter: return EvalSelectAndScatter;
+    case hlo::Opcode::kCholesky: return EvalCholesky;
+    case hlo::Opcode::kTriangularSolve: return EvalTriangularSolve;
+    case hlo::Opcode::kBatchNormTraining: return EvalBatchNormTraining;
+    case hlo::Opcode::kBatchNormInference: return EvalBatchNormInference;
+    case hlo::Opcode::kBatchNormGrad: return EvalBatchNormGrad;
+    case hlo::Opcode::kTopK: return EvalTopK;
     default:
       return nullptr;
   }

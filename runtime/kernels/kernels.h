@@ -39,6 +39,22 @@ Result<hlo::Literal> EvalRngBitGenerator(const hlo::Instruction& instr, Operands
 Result<hlo::Literal> EvalRng(const hlo::Instruction& instr, Operands operands, EvalContext& ctx);
 // Kernels for further heavy ops.
 Result<hlo::Literal> EvalFft(const hlo::Instruction& instr, Operands operands, EvalContext& ctx);
+Result<hlo::Literal> EvalCholesky(const hlo::Instruction& instr, Operands operands,
+                                  EvalContext& ctx);
+Result<hlo::Literal> EvalTriangularSolve(const hlo::Instruction& instr, Operands operands,
+                                         EvalContext& ctx);
+Result<hlo::Literal> EvalBatchNormTraining(const hlo::Instruction& instr, Operands operands,
+                                           EvalContext& ctx);
+Result<hlo::Literal> EvalBatchNormInference(const hlo::Instruction& instr, Operands operands,
+                                            EvalContext& ctx);
+Result<hlo::Literal> EvalBatchNormGrad(const hlo::Instruction& instr, Operands operands,
+                                       EvalContext& ctx);
+Result<hlo::Literal> EvalTopK(const hlo::Instruction& instr, Operands operands, EvalContext& ctx);
+
+// Custom-call targets with a kernel here ("TopK"); the evaluator dispatches
+// them by target name.
+Result<hlo::Literal> EvalTopKCustomCall(const hlo::Instruction& instr, Operands operands,
+                                        EvalContext& ctx);
 
 // The kernel for an opcode this library implements (the ones above plus any
 // other heavy op it adds: triangular-solve, cholesky, fft, top-k, ...);

@@ -1,6 +1,9 @@
-// rng (RNG_UNIFORM / RNG_NORMAL from scalar parameters) and
-// rng-bit-generator (Philox4x32-10 / ThreeFry2x32-20 over a u64 state).
+// rng (RNG_UNIFORM / RNG_NORMAL from scalar parameters), drawn from a
+// Philox4x32-10 stream seeded by the evaluation (EvalContext::NextRngSeed).
+// rng-bit-generator, whose bits follow XLA's layout, is in
+// rng_bit_generator.cc.
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <numbers>
@@ -14,19 +17,20 @@
 namespace kiln::runtime {
 namespace {
 
-// A stream of 32-bit words from a counter-based generator. Philox: key =
-// state[0], 128-bit counter = state[1] | state[2] << 64. ThreeFry: key =
-// state[0], 64-bit counter = state[1]. Missing state words are 0; each block
-// advances the counter by one.
+// A stream of 32-bit words: Philox4x32-10 blocks under a 64-bit key, with a
+// 64-bit block counter starting at 0.
 class BitStream {
  public:
-  BitStream(hlo::RngAlgorithm algorithm, std::vector<uint64_t> state)
-      : philox_(algorithm != hlo::RngAlgorithm::kThreeFry), state_(std::move(state)) {
-    state_.resize(std::max<size_t>(state_.size(), philox_ ? 3 : 2), 0);
-  }
+  explicit BitStream(uint64_t key)
+      : key_{static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)} {}
 
   uint32_t NextWord() {
-    if (next_ == words_.size()) Refill();
+    if (next_ == words_.size()) {
+      words_ = Philox4x32(
+          {static_cast<uint32_t>(counter_), static_cast<uint32_t>(counter_ >> 32), 0, 0}, key_);
+      ++counter_;
+      next_ = 0;
+    }
     return words_[next_++];
   }
   uint64_t NextDoubleWord() {
@@ -34,37 +38,11 @@ class BitStream {
     return lo | (uint64_t{NextWord()} << 32);
   }
 
-  // The state after the blocks drawn so far, `size` words long.
-  std::vector<uint64_t> State(size_t size) const {
-    return std::vector<uint64_t>(state_.begin(), state_.begin() + size);
-  }
-
  private:
-  void Refill() {
-    const std::array<uint32_t, 2> key = {static_cast<uint32_t>(state_[0]),
-                                         static_cast<uint32_t>(state_[0] >> 32)};
-    words_.clear();
-    if (philox_) {
-      auto block = Philox4x32({static_cast<uint32_t>(state_[1]),
-                               static_cast<uint32_t>(state_[1] >> 32),
-                               static_cast<uint32_t>(state_[2]),
-                               static_cast<uint32_t>(state_[2] >> 32)},
-                              key);
-      words_.assign(block.begin(), block.end());
-      if (++state_[1] == 0) ++state_[2];
-    } else {
-      auto block = ThreeFry2x32(
-          {static_cast<uint32_t>(state_[1]), static_cast<uint32_t>(state_[1] >> 32)}, key);
-      words_.assign(block.begin(), block.end());
-      ++state_[1];
-    }
-    next_ = 0;
-  }
-
-  bool philox_;
-  std::vector<uint64_t> state_;
-  std::vector<uint32_t> words_;
-  size_t next_ = 0;
+  std::array<uint32_t, 2> key_;
+  uint64_t counter_ = 0;
+  std::array<uint32_t, 4> words_{};
+  size_t next_ = words_.size();
 };
 
 // Uniform double in [0, 1) from 53 random bits.
@@ -73,45 +51,6 @@ double UnitDouble(BitStream& bits) {
 }
 
 }  // namespace
-
-Result<hlo::Literal> EvalRngBitGenerator(const hlo::Instruction& instr, Operands operands,
-                                         EvalContext& ctx) {
-  KILN_RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 1));
-  KILN_ASSIGN_OR_RETURN(hlo::RngAlgorithm algorithm, hlo::GetRngAlgorithm(instr));
-  const hlo::Literal& state = *operands[0];
-  const hlo::Shape& shape = instr.shape();
-  if (!shape.IsTuple() || shape.tuple_shapes().size() != 2 || !shape.tuple_shapes(1).IsArray() ||
-      !shape.tuple_shapes(0).Compatible(state.shape()) || state.shape().rank() != 1 ||
-      state.element_count() < 1 || hlo::BitWidth(state.shape().element_type()) != 64) {
-    return KernelError(instr, "expects a 64-bit state vector and a (state, bits) result, got " +
-                                  state.shape().ToString() + " -> " + shape.ToString());
-  }
-  const hlo::Shape& bits_shape = shape.tuple_shapes(1);
-  const int width = hlo::HostByteWidth(bits_shape.element_type());
-  if (width > 8 || hlo::IsComplex(bits_shape.element_type())) {
-    return KernelError(instr, "cannot fill " + bits_shape.ToString() + " with random bits");
-  }
-  KILN_RETURN_IF_ERROR(ctx.Charge(bits_shape.ElementCount()));
-  std::vector<uint64_t> words(state.element_count());
-  std::memcpy(words.data(), state.data().data(), words.size() * 8);
-  BitStream stream(algorithm, words);
-  hlo::Literal bits(bits_shape);
-  uint8_t* out = bits.mutable_data().data();
-  for (int64_t i = 0; i < bits.element_count(); ++i) {
-    const uint64_t v = width == 8 ? stream.NextDoubleWord() : stream.NextWord();
-    std::memcpy(out + i * width, &v, width);  // little-endian: the low bytes
-  }
-  if (bits_shape.element_type() == hlo::PrimitiveType::kPred) {
-    for (int64_t i = 0; i < bits.element_count(); ++i) out[i] &= 1;
-  }
-  const std::vector<uint64_t> new_state = stream.State(words.size());
-  hlo::Literal state_out(state.shape());
-  std::memcpy(state_out.mutable_data().data(), new_state.data(), new_state.size() * 8);
-  std::vector<hlo::Literal> elements;
-  elements.push_back(std::move(state_out));
-  elements.push_back(std::move(bits));
-  return hlo::Literal::Tuple(std::move(elements));
-}
 
 Result<hlo::Literal> EvalRng(const hlo::Instruction& instr, Operands operands, EvalContext& ctx) {
   KILN_RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 2));
@@ -131,7 +70,7 @@ Result<hlo::Literal> EvalRng(const hlo::Instruction& instr, Operands operands, E
   }
   KILN_RETURN_IF_ERROR(ctx.Charge(shape.ElementCount()));
   const uint64_t seed = ctx.NextRngSeed();
-  BitStream stream(hlo::RngAlgorithm::kPhilox, {seed, 0, 0});
+  BitStream stream(seed);
   hlo::Literal result(shape);
   const int64_t n = result.element_count();
   if (distribution == hlo::RngDistribution::kNormal) {

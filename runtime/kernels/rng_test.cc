@@ -25,36 +25,105 @@ TEST(CounterRngTest, ThreeFryKnownAnswers) {
             (std::array<uint32_t, 2>{0xc4923a9c, 0x483df7a0}));
 }
 
-TEST(RngBitGeneratorTest, PhiloxFillsBitsAndAdvancesState) {
+// Expected bits below are derived from the Random123 known answers above
+// through the layout of XLA's rng-bit-generator expansion.
+
+hlo::Literal BitsOf(const Result<hlo::Literal>& r) { return r->tuple_elements()[1]; }
+hlo::Literal StateOf(const Result<hlo::Literal>& r) { return r->tuple_elements()[0]; }
+
+TEST(RngBitGeneratorTest, PhiloxWordsGoRoundRobinOverBlocks) {
+  auto r = RunRoot(R"(
+HloModule m
+ENTRY e {
+  s = u64[3] parameter(0)
+  ROOT r = (u64[3], u32[6]) rng-bit-generator(s), algorithm=rng_philox
+})", {"u64[3] {0, 0, 0}"});
+  ASSERT_TRUE(r) << r.error().message;
+  // Element i is word i % 4 of block i / 4; block 0 is Philox(counter 0, key 0).
+  const auto block0 = Philox4x32({0, 0, 0, 0}, {0, 0});
+  const auto block1 = Philox4x32({1, 0, 0, 0}, {0, 0});
+  const hlo::Literal bits = BitsOf(r);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(bits.Get<uint32_t>(i), block0[i]) << i;
+  EXPECT_EQ(bits.Get<uint32_t>(4), block1[0]);
+  EXPECT_EQ(bits.Get<uint32_t>(5), block1[1]);
+  EXPECT_EQ(StateOf(r).ToString(), "u64[3] {0, 2, 0}");  // two blocks drawn
+}
+
+TEST(RngBitGeneratorTest, PhiloxTwoWordStateUsesTheKeyAsCounterHigh) {
   auto r = RunRoot(R"(
 HloModule m
 ENTRY e {
   s = u64[2] parameter(0)
-  ROOT r = (u64[2], u32[6]) rng-bit-generator(s), algorithm=rng_philox
-})", {"u64[2] {0, 0}"});
+  ROOT r = (u64[2], u64[3]) rng-bit-generator(s), algorithm=rng_philox
+})", {"u64[2] {5, 7}"});
   ASSERT_TRUE(r) << r.error().message;
-  const hlo::Literal& bits = r->tuple_elements()[1];
-  // The first block is Philox4x32(counter 0, key 0).
-  EXPECT_EQ(bits.Get<uint32_t>(0), 0x6627e8d5u);
-  EXPECT_EQ(bits.Get<uint32_t>(3), 0x9b00dbd8u);
-  EXPECT_EQ(r->tuple_elements()[0].Get<uint64_t>(1), 2u);  // two blocks drawn
+  // Counter (low 7, high 5), key 5; 64-bit element i is words (0,1) or (2,3)
+  // of block i / 2.
+  const auto block0 = Philox4x32({7, 0, 5, 0}, {5, 0});
+  const auto block1 = Philox4x32({8, 0, 5, 0}, {5, 0});
+  const hlo::Literal bits = BitsOf(r);
+  EXPECT_EQ(bits.Get<uint64_t>(0), block0[0] | (uint64_t{block0[1]} << 32));
+  EXPECT_EQ(bits.Get<uint64_t>(1), block0[2] | (uint64_t{block0[3]} << 32));
+  EXPECT_EQ(bits.Get<uint64_t>(2), block1[0] | (uint64_t{block1[1]} << 32));
+  EXPECT_EQ(StateOf(r).ToString(), "u64[2] {5, 9}");
 }
 
-TEST(RngBitGeneratorTest, ThreeFryIsDeterministicAndStateDependent) {
-  constexpr char kText[] = R"(
+TEST(RngBitGeneratorTest, ThreeFry64BitElementsTakeOneCounterEach) {
+  auto r = RunRoot(R"(
 HloModule m
 ENTRY e {
   s = u64[2] parameter(0)
   ROOT r = (u64[2], u64[3]) rng-bit-generator(s), algorithm=rng_three_fry
-})";
-  auto a = RunRoot(kText, {"u64[2] {7, 0}"});
-  auto b = RunRoot(kText, {"u64[2] {7, 0}"});
-  auto c = RunRoot(kText, {"u64[2] {7, 3}"});
-  ASSERT_TRUE(a && b && c);
-  EXPECT_EQ(*a, *b);
-  EXPECT_EQ(a->tuple_elements()[0].Get<uint64_t>(1), 3u);
-  // Starting 3 blocks later continues the same stream.
-  EXPECT_NE(a->tuple_elements()[1], c->tuple_elements()[1]);
+})", {"u64[2] {0, 0}"});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(BitsOf(r).Get<uint64_t>(0), 0x99ba4efe6b200159u);  // ThreeFry(0, key 0)
+  const auto second = ThreeFry2x32({1, 0}, {0, 0});
+  EXPECT_EQ(BitsOf(r).Get<uint64_t>(1), second[0] | (uint64_t{second[1]} << 32));
+  EXPECT_EQ(StateOf(r).ToString(), "u64[2] {0, 3}");
+}
+
+TEST(RngBitGeneratorTest, ThreeFry32BitElementsSplitTheShapeInHalves) {
+  // f32[3,2] is split along dimension 1 (the first even one): element (i, j)
+  // is word j of ThreeFry(counter 10 + i). s16[3] has no even dimension and
+  // splits along 0: element j is word j % 2 of counter j / 2.
+  auto r = RunRoot(R"(
+HloModule m
+ENTRY e {
+  s = u64[2] parameter(0)
+  ROOT r = (u64[2], u32[3,2]) rng-bit-generator(s), algorithm=rng_three_fry
+})", {"u64[2] {9, 10}"});
+  ASSERT_TRUE(r) << r.error().message;
+  for (uint32_t i = 0; i < 3; ++i) {
+    const auto words = ThreeFry2x32({10 + i, 0}, {9, 0});
+    EXPECT_EQ(BitsOf(r).Get<uint32_t>(2 * i), words[0]) << i;
+    EXPECT_EQ(BitsOf(r).Get<uint32_t>(2 * i + 1), words[1]) << i;
+  }
+  EXPECT_EQ(StateOf(r).ToString(), "u64[2] {9, 13}");
+
+  auto narrow = RunRoot(R"(
+HloModule m
+ENTRY e {
+  s = u64[2] parameter(0)
+  ROOT r = (u64[2], u16[3]) rng-bit-generator(s), algorithm=rng_three_fry
+})", {"u64[2] {0, 0}"});
+  ASSERT_TRUE(narrow) << narrow.error().message;
+  const auto w0 = ThreeFry2x32({0, 0}, {0, 0});
+  const auto w1 = ThreeFry2x32({1, 0}, {0, 0});
+  EXPECT_EQ(BitsOf(narrow).Get<uint16_t>(0), static_cast<uint16_t>(w0[0]));
+  EXPECT_EQ(BitsOf(narrow).Get<uint16_t>(1), static_cast<uint16_t>(w0[1]));
+  EXPECT_EQ(BitsOf(narrow).Get<uint16_t>(2), static_cast<uint16_t>(w1[0]));
+  EXPECT_EQ(StateOf(narrow).ToString(), "u64[2] {0, 2}");
+}
+
+TEST(RngBitGeneratorTest, RejectsAOneWordState) {
+  auto r = RunRoot(R"(
+HloModule m
+ENTRY e {
+  s = u64[1] parameter(0)
+  ROOT r = (u64[1], u32[2]) rng-bit-generator(s), algorithm=rng_philox
+})", {"u64[1] {0}"});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("at least two 64-bit words"), std::string::npos);
 }
 
 TEST(RngTest, UniformStaysInRange) {

@@ -15,6 +15,20 @@ void CollectLeaves(const hlo::Shape& shape, std::vector<const hlo::Shape*>& out)
 
 }  // namespace
 
+bool ValueFitsShape(const hlo::Shape& value, const hlo::Shape& declared) {
+  if (value.IsTuple() || declared.IsTuple()) return value.Compatible(declared);
+  if (value.element_type() != declared.element_type()) return false;
+  if (value.dimensions().size() != declared.dimensions().size()) return false;
+  for (size_t i = 0; i < value.dimensions().size(); ++i) {
+    const int64_t got = value.dimensions()[i];
+    const int64_t bound = declared.dimensions()[i];
+    if (declared.is_dynamic_dimension(static_cast<int64_t>(i)) ? got > bound : got != bound) {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::vector<const hlo::Shape*> ShapeLeaves(const hlo::Shape& shape) {
   std::vector<const hlo::Shape*> out;
   CollectLeaves(shape, out);
@@ -34,7 +48,7 @@ Result<hlo::Literal> AssembleLiteral(const hlo::Shape& shape, std::vector<hlo::L
   if (!shape.IsTuple()) {
     if (next >= leaves.size()) return MakeError("result has fewer arrays than its shape");
     hlo::Literal& leaf = leaves[next++];
-    if (!leaf.shape().Compatible(shape)) {
+    if (!ValueFitsShape(leaf.shape(), shape)) {
       return MakeError("result array is " + leaf.shape().ToString() + ", expected " +
                        shape.ToString());
     }

@@ -16,6 +16,11 @@ namespace kiln::runtime {
 // when it is not a tuple).
 std::vector<const hlo::Shape*> ShapeLeaves(const hlo::Shape& shape);
 
+// Whether a value of shape `value` may stand where `declared` is expected:
+// the same element type and rank, each dimension equal, or at most the bound
+// where `declared` makes it dynamic (`<=N`). Layouts are ignored.
+bool ValueFitsShape(const hlo::Shape& value, const hlo::Shape& declared);
+
 // Moves the arrays of `literal` out in depth-first order.
 void FlattenLiteral(hlo::Literal literal, std::vector<hlo::Literal>& out);
 

@@ -47,7 +47,11 @@ class LoadedProgram {
 // Runs the program's kernels in order on the evaluator. `args[i]` is entry
 // parameter i (shape checked). Returns the result (a tuple literal when the
 // program's result is a tuple). Errors name the kernel that failed.
+// `kernel_observers` is empty or holds one entry (maybe nullptr) per kernel:
+// kernel k then runs with options.control_flow = kernel_observers[k], so a
+// caller can learn each kernel's loop trips and branches (borrowed).
 Result<hlo::Literal> ExecuteProgram(const LoadedProgram& program, std::span<const hlo::Literal> args,
-                                    const EvalOptions& options = {});
+                                    const EvalOptions& options = {},
+                                    std::span<ControlFlowObserver* const> kernel_observers = {});
 
 }  // namespace kiln::runtime

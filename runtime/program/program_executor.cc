@@ -22,8 +22,14 @@ std::vector<int64_t> LastReaders(const Program& p) {
 }  // namespace
 
 Result<hlo::Literal> ExecuteProgram(const LoadedProgram& lp, std::span<const hlo::Literal> args,
-                                    const EvalOptions& options) {
+                                    const EvalOptions& options,
+                                    std::span<ControlFlowObserver* const> kernel_observers) {
   const Program& p = lp.program();
+  if (!kernel_observers.empty() && kernel_observers.size() != p.kernels.size()) {
+    return MakeError(std::to_string(kernel_observers.size()) + " control-flow observers for " +
+                     std::to_string(p.kernels.size()) + " kernels");
+  }
+  EvalOptions kernel_options = options;
   std::vector<hlo::Literal> arrays;
   for (const hlo::Literal& arg : args) FlattenLiteral(arg, arrays);
   if (arrays.size() != p.parameters.size()) {
@@ -34,7 +40,7 @@ Result<hlo::Literal> ExecuteProgram(const LoadedProgram& lp, std::span<const hlo
   for (size_t i = 0; i < arrays.size(); ++i) {
     uint32_t b = p.parameters[i];
     const hlo::Shape& want = lp.buffer_shape(b);
-    if (!arrays[i].shape().Compatible(want)) {
+    if (!ValueFitsShape(arrays[i].shape(), want)) {
       return MakeError("argument " + std::to_string(p.buffers[b].parameter_number) + " holds " +
                        arrays[i].shape().ToString() + " where the parameter has " + want.ToString());
     }
@@ -60,7 +66,8 @@ Result<hlo::Literal> ExecuteProgram(const LoadedProgram& lp, std::span<const hlo
                           kernel.inputs.end();
       inputs.push_back(last_use ? std::move(values[b]) : values[b]);
     }
-    auto out = EvaluateModule(lp.kernel_module(k), inputs, options);
+    if (!kernel_observers.empty()) kernel_options.control_flow = kernel_observers[k];
+    auto out = EvaluateModule(lp.kernel_module(k), inputs, kernel_options);
     if (!out) {
       return MakeError("kernel " + std::to_string(k) + " (" + kernel.name + "): " + out.error().message);
     }

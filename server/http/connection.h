@@ -16,13 +16,16 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "compiler/hlo/status.h"
 #include "server/http/json_response.h"
 #include "server/http/request.h"
+#include "server/http/responder.h"
 #include "server/http/response_channel.h"
 
 namespace kiln::http::internal {
@@ -32,7 +35,7 @@ class ServerLoop;
 class Connection {
  public:
   Connection(ServerLoop& server, uint64_t id);
-  ~Connection() = default;
+  ~Connection();
 
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -72,6 +75,29 @@ class Connection {
     WireBody wire;
   };
 
+  // One uv_write. Owns the heads of every response it carries (one
+  // buffer) and holds their bodies until written; bodies are never copied.
+  // A finished one is kept as the spare, so steady traffic reuses its
+  // buffers instead of allocating.
+  struct WriteRequest {
+    uv_write_t req{};
+    Connection* connection = nullptr;
+    std::string heads;
+    struct Part {
+      size_t head_end = 0;  // offset in `heads` where this response's head ends
+      Bytes body;           // null: head only
+      std::shared_ptr<const BodyFile> file;  // `body` in a file, for sendfile
+    };
+    std::vector<Part> parts;
+    std::vector<uv_buf_t> bufs;
+
+    void Clear() {
+      heads.clear();
+      parts.clear();
+      bufs.clear();
+    }
+  };
+
   // The request being received.
   struct Incoming {
     bool active = false;  // between message begin and message complete
@@ -97,6 +123,8 @@ class Connection {
   int HandleHeadersComplete();
   int HandleMessageComplete();
   void Dispatch(Request request, Slot& slot);
+  // Answers from a route's fast path; compression, if due, goes to the pool.
+  void FinishFromFastPath(Slot& slot, const ResponseTicket& ticket, Response response);
   void SendContinue();
 
   // connection.cc: reading, timers, closing; connection_writer.cc: responses.
@@ -118,6 +146,13 @@ class Connection {
   void Finish(Slot& slot, Response response);    // fills a slot on the loop thread
   void FinishWithError(const HttpError& error);  // answers and stops reading
   void Flush();
+  // With nothing else being written: sends a lone response whose body has a
+  // file without copying it (head with MSG_MORE, then sendfile). True when
+  // all of it went out; otherwise `write.bufs` is left holding the rest
+  // (from memory) for uv_write.
+  bool SendDirect(WriteRequest& write);
+  // After the last write: closes (or lingers) once the last response is out.
+  bool CloseIfFinished();
   void AfterWrites();
   void StartLingeringClose();
   void CloseWithUnanswered(int status);
@@ -139,6 +174,7 @@ class Connection {
   uint64_t next_sequence_ = 0;
   bool in_read_callback_ = false;  // defer Flush until the read is parsed
   size_t writes_in_flight_ = 0;
+  std::unique_ptr<WriteRequest> spare_write_;
   uint64_t last_write_ns_ = 0;
 
   bool reading_ = false;

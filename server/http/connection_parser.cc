@@ -26,6 +26,15 @@ void RunHandler(const Route& route, Request request, Responder respond) {
   }
 }
 
+// A fast path that throws is a miss: the handler gets the request.
+std::optional<Response> RunFastPath(const Route& route, const Request& request) {
+  try {
+    return route.fast_path(request);
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 const llhttp_settings_t& Connection::ParserSettings() {
@@ -197,8 +206,15 @@ void Connection::Dispatch(Request request, Slot& slot) {
                         .head = slot.head};
 
   // Decoding a body is CPU work, so an encoded body sends even an inline
-  // route to the pool.
-  if (route->execution == Execution::kInline && !request.headers.Has("Content-Encoding")) {
+  // route (and a fast path) to the pool.
+  const bool encoded = request.headers.Has("Content-Encoding");
+  if (route->fast_path && !encoded) {
+    if (std::optional<Response> answer = RunFastPath(*route, request)) {
+      FinishFromFastPath(slot, ticket, std::move(*answer));
+      return;
+    }
+  }
+  if (route->execution == Execution::kInline && !encoded) {
     RunHandler(*route, std::move(request), Responder(server_.channel(), ticket));
     return;
   }
@@ -218,6 +234,23 @@ void Connection::Dispatch(Request request, Slot& slot) {
     busy.headers.Set("Retry-After", std::to_string(server_.options().retry_after_seconds));
     Finish(slot, std::move(busy));
   }
+}
+
+void Connection::FinishFromFastPath(Slot& slot, const ResponseTicket& ticket, Response response) {
+  const CompressionPolicy& policy = server_.channel()->policy();
+  const bool compress_allowed = !ticket.head;
+  if (!WouldCompress(response, ticket.accepts_zstd, compress_allowed, policy)) {
+    slot.wire = ChooseWireBody(response, ticket.accepts_zstd, compress_allowed, policy);
+    slot.response = std::move(response);
+    slot.ready = true;
+    return;
+  }
+  // Compressing is CPU work: the Responder does it on a worker thread.
+  auto shared = std::make_shared<Response>(std::move(response));
+  WorkerPool::Task task = [shared, ticket, channel = server_.channel()]() mutable {
+    Responder(std::move(channel), ticket)(std::move(*shared));
+  };
+  if (!server_.SubmitToWorkers(task)) Finish(slot, std::move(*shared));  // busy: send it plain
 }
 
 }  // namespace kiln::http::internal

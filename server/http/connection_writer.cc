@@ -1,5 +1,9 @@
 // Connection: the response pipeline, writes and closing after the last one.
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <memory>
 #include <vector>
 
@@ -14,23 +18,13 @@ namespace {
 // client reads our last response instead of a reset.
 constexpr uint64_t kLingerMs = 2000;
 
-// One uv_write: owns the response heads and holds the bodies until written.
-struct WriteRequest {
-  uv_write_t req{};
-  Connection* connection = nullptr;
-  struct Part {
-    std::string head;
-    Bytes body;  // null: head only
-  };
-  std::vector<Part> parts;
-  std::vector<uv_buf_t> bufs;
-};
-
 uv_buf_t BufferOf(std::string_view bytes) {
   return uv_buf_init(const_cast<char*>(bytes.data()), static_cast<unsigned>(bytes.size()));
 }
 
 }  // namespace
+
+Connection::~Connection() = default;
 
 Connection::Slot& Connection::AddSlot() {
   Slot& slot = pipeline_.emplace_back();
@@ -80,21 +74,29 @@ void Connection::Deliver(Completion completion) {
 void Connection::Flush() {
   if (closing_ || in_read_callback_) return;
   if (pipeline_.empty() || !pipeline_.front().ready) return;
-  auto write = std::make_unique<WriteRequest>();
+  std::unique_ptr<WriteRequest> write =
+      spare_write_ ? std::move(spare_write_) : std::make_unique<WriteRequest>();
   write->connection = this;
   uint64_t now = uv_hrtime();
   std::string_view date = server_.Date();
+  // Every ready response at the head of the pipeline goes out in one writev.
   while (!pipeline_.empty() && pipeline_.front().ready) {
     Slot& slot = pipeline_.front();
     const Response& response = slot.response;
-    HeadOptions head{.keep_alive = slot.keep_alive, .http10 = slot.http10, .date = date};
+    HeadOptions head{
+        .keep_alive = slot.keep_alive, .http10 = slot.http10, .head = slot.head, .date = date};
+    AppendHead(response, slot.wire, head, write->heads);
     WriteRequest::Part& part = write->parts.emplace_back();
-    part.head = SerializeHead(response, slot.wire, head);
+    part.head_end = write->heads.size();
     size_t body_bytes = 0;
     if (!slot.head && !StatusHasNoBody(response.status) && slot.wire.bytes &&
         !slot.wire.bytes->empty()) {
       part.body = slot.wire.bytes;
       body_bytes = part.body->size();
+      if (response.body_file && part.body == response.body &&
+          response.body_file->size() == body_bytes) {
+        part.file = response.body_file;
+      }
     }
     server_.RecordRequest(AccessRecord{
         .peer = peer_,
@@ -114,10 +116,23 @@ void Connection::Flush() {
       break;
     }
   }
-  write->bufs.reserve(write->parts.size() * 2);
-  for (const WriteRequest::Part& part : write->parts) {
-    write->bufs.push_back(BufferOf(part.head));
-    if (part.body) write->bufs.push_back(BufferOf(*part.body));
+  last_write_ns_ = now;
+  if (writes_in_flight_ == 0 && write->parts.size() == 1 && write->parts.front().file) {
+    if (SendDirect(*write)) {
+      write->Clear();
+      spare_write_ = std::move(write);
+      CloseIfFinished();
+      return;
+    }
+  } else {
+    // Only now that `heads` stops growing can buffers point into it.
+    size_t head_start = 0;
+    for (const WriteRequest::Part& part : write->parts) {
+      write->bufs.push_back(BufferOf(
+          std::string_view(write->heads).substr(head_start, part.head_end - head_start)));
+      head_start = part.head_end;
+      if (part.body) write->bufs.push_back(BufferOf(*part.body));
+    }
   }
   WriteRequest* raw = write.release();
   raw->req.data = raw;
@@ -129,12 +144,53 @@ void Connection::Flush() {
     return;
   }
   ++writes_in_flight_;
-  last_write_ns_ = now;
+}
+
+bool Connection::SendDirect(WriteRequest& write) {
+  const WriteRequest::Part& part = write.parts.front();
+  const std::string_view head = write.heads;
+  const std::string_view body = *part.body;
+  uv_os_fd_t socket = -1;
+  if (uv_fileno(reinterpret_cast<const uv_handle_t*>(&tcp_), &socket) != 0) socket = -1;
+  // Errors other than a full socket buffer are left to uv_write to report.
+  ssize_t sent = -1;
+  if (socket >= 0) {
+    do {
+      sent = ::send(socket, head.data(), head.size(), MSG_MORE | MSG_DONTWAIT | MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+  }
+  const size_t head_sent = sent > 0 ? static_cast<size_t>(sent) : 0;
+  if (head_sent < head.size()) {
+    write.bufs.push_back(BufferOf(head.substr(head_sent)));
+    write.bufs.push_back(BufferOf(body));
+    return false;
+  }
+  off_t offset = 0;
+  while (static_cast<size_t>(offset) < body.size()) {
+    const ssize_t n =
+        ::sendfile(socket, part.file->fd(), &offset, body.size() - static_cast<size_t>(offset));
+    if (n > 0 || (n < 0 && errno == EINTR)) continue;
+    break;  // a full socket buffer (EAGAIN) or an error
+  }
+  if (static_cast<size_t>(offset) == body.size()) return true;
+  write.bufs.push_back(BufferOf(body.substr(static_cast<size_t>(offset))));
+  return false;
+}
+
+bool Connection::CloseIfFinished() {
+  if (writes_in_flight_ != 0 || !pipeline_.empty() || !no_more_requests_) return false;
+  if (linger_on_close_ && !eof_) {
+    StartLingeringClose();
+  } else {
+    Close();
+  }
+  return true;
 }
 
 void Connection::SendContinue() {
   static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-  auto write = std::make_unique<WriteRequest>();
+  std::unique_ptr<WriteRequest> write =
+      spare_write_ ? std::move(spare_write_) : std::make_unique<WriteRequest>();
   write->connection = this;
   write->bufs.push_back(BufferOf(kContinue));
   WriteRequest* raw = write.release();
@@ -151,7 +207,8 @@ void Connection::SendContinue() {
 void Connection::OnWrite(uv_write_t* req, int status) {
   std::unique_ptr<WriteRequest> write(static_cast<WriteRequest*>(req->data));
   Connection* connection = write->connection;
-  write.reset();  // releases the bodies
+  write->Clear();  // releases the bodies
+  if (!connection->spare_write_) connection->spare_write_ = std::move(write);
   --connection->writes_in_flight_;
   if (connection->closing_) return;
   if (status < 0) {
@@ -163,14 +220,7 @@ void Connection::OnWrite(uv_write_t* req, int status) {
 }
 
 void Connection::AfterWrites() {
-  if (writes_in_flight_ == 0 && pipeline_.empty() && no_more_requests_) {
-    if (linger_on_close_ && !eof_) {
-      StartLingeringClose();
-    } else {
-      Close();
-    }
-    return;
-  }
+  if (CloseIfFinished()) return;
   UpdateReading();
   UpdateTimer();
 }

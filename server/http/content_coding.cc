@@ -95,13 +95,18 @@ std::string ZstdCompress(std::string_view data, int level) {
   return out;
 }
 
+bool WouldCompress(const Response& response, bool client_accepts_zstd, bool compress_allowed,
+                   const CompressionPolicy& policy) {
+  return client_accepts_zstd && !response.zstd_body && compress_allowed && response.compressible &&
+         response.body_size() >= policy.min_bytes && !response.headers.Has("Content-Encoding");
+}
+
 WireBody ChooseWireBody(const Response& response, bool client_accepts_zstd, bool compress_allowed,
                         const CompressionPolicy& policy) {
   if (client_accepts_zstd && response.zstd_body) return {response.zstd_body, true};
-  bool compress = client_accepts_zstd && compress_allowed && response.compressible &&
-                  response.body_size() >= policy.min_bytes &&
-                  !response.headers.Has("Content-Encoding");
-  if (!compress) return {response.body, false};
+  if (!WouldCompress(response, client_accepts_zstd, compress_allowed, policy)) {
+    return {response.body, false};
+  }
   std::string compressed = ZstdCompress(response.body_view(), policy.level);
   if (compressed.empty() || compressed.size() >= response.body_size()) {
     return {response.body, false};

@@ -43,6 +43,10 @@ struct WireBody {
 // client accepts zstd; otherwise `body`, compressed here when the client
 // accepts zstd, `compress_allowed`, the response is compressible and the body
 // is at least `policy.min_bytes` and shrinks.
+// Whether ChooseWireBody would compress (CPU work worth keeping off the loop).
+bool WouldCompress(const Response& response, bool client_accepts_zstd, bool compress_allowed,
+                   const CompressionPolicy& policy);
+
 WireBody ChooseWireBody(const Response& response, bool client_accepts_zstd, bool compress_allowed,
                         const CompressionPolicy& policy);
 

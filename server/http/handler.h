@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 
 #include "server/http/request.h"
 #include "server/http/responder.h"
@@ -21,6 +22,15 @@ enum class Execution {
   kWorkerPool,  // parsing, compiling, executing, SQLite: anything that blocks
   kInline,      // on the loop thread; microseconds, no I/O, no locks held long
 };
+
+// A route's optional inline fast path. It runs on the loop thread before the
+// route's handler and either answers from memory or returns nullopt, and the
+// request then goes to the handler as usual (a memory miss: SQLite, parsing).
+// Same rules as kInline: microseconds, no I/O, no lock held long, no throw
+// (one that throws falls through to the handler). A response that would be
+// zstd-compressed for the client is compressed on the worker pool, never on
+// the loop.
+using FastPath = std::function<std::optional<Response>(const Request& request)>;
 
 // Adapts a function that returns its Response directly.
 inline Handler SyncHandler(std::function<Response(const Request&)> fn) {

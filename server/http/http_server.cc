@@ -1,39 +1,95 @@
 #include "server/http/http_server.h"
 
+#include <algorithm>
+
+#include "server/http/server_core.h"
 #include "server/http/server_loop.h"
 
 namespace kiln::http {
+namespace {
+
+int ResolveLoopCount(int loops) {
+  if (loops > 0) return loops;
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+}  // namespace
 
 HttpServer::HttpServer(HttpServerOptions options, Router router)
-    : loop_(std::make_unique<internal::ServerLoop>(std::move(options), std::move(router))) {}
+    : core_(std::make_unique<internal::ServerCore>(std::move(options), std::move(router))) {}
 
-HttpServer::~HttpServer() { Stop(); }
+HttpServer::~HttpServer() {
+  Stop();
+  // Workers first: a task still running routes with the core's Router and
+  // answers through a loop's channel, which drops it once the loop closed.
+  core_->StopWorkers();
+  loops_.clear();
+}
 
-MetricsRegistry& HttpServer::metrics() { return loop_->metrics(); }
+MetricsRegistry& HttpServer::metrics() { return core_->metrics(); }
+
+bool HttpServer::draining() const { return core_->draining(); }
+
+Result<uint16_t> HttpServer::Listen() {
+  const HttpServerOptions& options = core_->options();
+  KILN_RETURN_IF_ERROR(internal::ServerCore::Validate(options));
+  const int count = ResolveLoopCount(options.loops);
+  const bool reuse_port = count > 1;
+  uint16_t port = options.port;
+  for (int i = 0; i < count; ++i) {
+    auto loop = std::make_unique<internal::ServerLoop>(*core_);
+    Result<uint16_t> bound = loop->Listen(port, reuse_port);
+    loops_.push_back(std::move(loop));  // destroyed with the server even on failure
+    if (!bound) {
+      loops_.clear();  // none has run: each closes its own handles
+      return std::unexpected(bound.error());
+    }
+    port = *bound;  // an ephemeral port: the other loops join the one the first got
+  }
+  core_->StartWorkers();
+  return port;
+}
 
 Status HttpServer::Start() {
   if (started_) return MakeError("HttpServer::Start: the server was already started");
   started_ = true;
-  KILN_ASSIGN_OR_RETURN(uint16_t port, loop_->Listen());
+  KILN_ASSIGN_OR_RETURN(uint16_t port, Listen());
   port_.store(port);
-  loop_thread_ = std::thread([this] { loop_->Run(); });
+  for (auto& loop : loops_) {
+    threads_.emplace_back([raw = loop.get()] { raw->Run(); });
+  }
   return Ok();
 }
 
-void HttpServer::Stop() {
-  loop_->RequestStop();
-  if (loop_thread_.joinable() && loop_thread_.get_id() != std::this_thread::get_id()) {
-    loop_thread_.join();
+void HttpServer::StopAll(bool force) {
+  core_->SetDraining();
+  for (auto& loop : loops_) loop->RequestStop(force);
+}
+
+void HttpServer::JoinAll() {
+  for (std::thread& thread : threads_) {
+    if (thread.joinable() && thread.get_id() != std::this_thread::get_id()) thread.join();
   }
+}
+
+void HttpServer::Stop() {
+  if (!loops_.empty()) StopAll(/*force=*/false);
+  JoinAll();
 }
 
 Status HttpServer::Run() {
   if (started_) return MakeError("HttpServer::Run: the server was already started");
   started_ = true;
-  KILN_ASSIGN_OR_RETURN(uint16_t port, loop_->Listen());
-  KILN_RETURN_IF_ERROR(loop_->WatchSignals());
-  port_.store(port);  // only now: a signal sent after seeing the port is handled
-  loop_->Run();
+  KILN_ASSIGN_OR_RETURN(uint16_t port, Listen());
+  KILN_RETURN_IF_ERROR(
+      loops_.front()->WatchSignals([this](bool second) { StopAll(/*force=*/second); }));
+  for (size_t i = 1; i < loops_.size(); ++i) {
+    threads_.emplace_back([raw = loops_[i].get()] { raw->Run(); });
+  }
+  // Only now: a signal sent after seeing the port is handled.
+  port_.store(port);
+  loops_.front()->Run();
+  JoinAll();
   return Ok();
 }
 

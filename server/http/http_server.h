@@ -1,9 +1,20 @@
 // The HTTP/1.1 server behind `kiln serve`.
 //
-// One libuv loop thread owns every socket: it accepts, parses with llhttp
+// Each libuv loop thread owns its sockets: it accepts, parses with llhttp
 // (one parser per connection), routes, and writes. Handlers marked kInline
-// run on the loop; the rest run on a bounded worker pool and answer through
-// their Responder (uv_async_send wakes the loop). Supported: keep-alive,
+// (and routes' inline fast paths) run on the loop; the rest run on one
+// bounded worker pool and answer through their Responder (uv_async_send
+// wakes the connection's loop).
+//
+// The "one libuv loop thread" became "one loop thread per core"
+// (HttpServerOptions::loops): a hit answered from memory costs the loop
+// little CPU of its own, but the kernel's TCP send path runs on the thread
+// that writes, so one loop thread saturates one core while the others idle
+// (nginx, the bench's baseline, runs a worker process per core for the same
+// reason). With loops > 1 every loop binds its own listening socket to the
+// same address with SO_REUSEPORT, and the kernel spreads new connections
+// over them; a connection stays on the loop that accepted it. The Router,
+// the worker pool and the metrics are shared. Supported: keep-alive,
 // pipelining (answered in order), chunked request bodies,
 // Expect: 100-continue, zstd request bodies, zstd responses for clients that
 // accept them, 413/431 size limits, request and idle timeouts, write
@@ -11,8 +22,9 @@
 //
 // Lifetime: Start then Stop (tests, embedding), or Run (the command line),
 // once per HttpServer. Both ignore SIGPIPE process-wide (writes to reset
-// sockets must fail, not kill the process). Stop is safe from any thread except the loop thread
-// and is idempotent; the destructor stops. port() is valid after a
+// sockets must fail, not kill the process). Stop is safe from any thread
+// except a loop thread (with Run: once port() is nonzero) and is idempotent;
+// the destructor stops. port() is valid after a
 // successful Start or once Run is listening.
 #pragma once
 
@@ -23,6 +35,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "compiler/hlo/status.h"
 #include "server/http/access_log.h"
@@ -35,6 +48,10 @@ struct HttpServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;  // 0: an ephemeral port, reported by port()
   int backlog = 511;
+  // Loop threads. 1: one socket bound as usual. More: each loop listens on
+  // its own SO_REUSEPORT socket (so another process of the same user could
+  // bind the same port too). 0: one per core (std::thread::hardware_concurrency).
+  int loops = 1;
 
   size_t max_header_bytes = 64 << 10;  // request line + fields; beyond: 431
   size_t max_body_bytes = 256 << 20;   // after de-chunking and decoding; beyond: 413
@@ -65,8 +82,9 @@ struct HttpServerOptions {
 };
 
 namespace internal {
+class ServerCore;
 class ServerLoop;
-}
+}  // namespace internal
 
 class HttpServer {
  public:
@@ -76,26 +94,38 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Binds and listens, then runs the loop on a background thread. Fails
+  // Binds and listens, then runs the loops on background threads. Fails
   // (nothing left running) when the address cannot be bound.
   Status Start();
   // Graceful: stops accepting, lets in-flight requests finish within
-  // shutdown_grace, closes every connection, joins the loop thread.
+  // shutdown_grace, closes every connection, joins the loop threads.
   void Stop();
 
-  // Binds, listens and runs the loop on the calling thread until SIGTERM or
-  // SIGINT (a second signal skips the grace period) or Stop from another
-  // thread.
+  // Binds, listens and runs the first loop on the calling thread (the
+  // others on background threads) until SIGTERM or SIGINT (a second signal
+  // skips the grace period) or Stop from another thread.
   Status Run();
 
   uint16_t port() const { return port_.load(); }
+  // The number of loop threads (after Start: `loops` resolved).
+  int loop_count() const { return static_cast<int>(loops_.size()); }
+  // True from the moment a graceful shutdown begins (Stop, a signal) until
+  // the server is destroyed. Any thread.
+  bool draining() const;
   MetricsRegistry& metrics();
 
  private:
-  std::unique_ptr<internal::ServerLoop> loop_;
+  // Validates the options, creates and binds every loop, starts the
+  // workers; returns the bound port.
+  Result<uint16_t> Listen();
+  void StopAll(bool force);
+  void JoinAll();
+
+  std::unique_ptr<internal::ServerCore> core_;
+  std::vector<std::unique_ptr<internal::ServerLoop>> loops_;
+  std::vector<std::thread> threads_;  // one per loop run in the background
   std::atomic<uint16_t> port_{0};
   bool started_ = false;  // Start or Run was called
-  std::thread loop_thread_;
 };
 
 }  // namespace kiln::http

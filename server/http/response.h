@@ -7,10 +7,13 @@
 // Plain data: movable, copyable (copies share the body), thread-compatible.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "server/http/body_file.h"
 #include "server/http/header_map.h"
 
 namespace kiln::http {
@@ -29,8 +32,16 @@ struct Response {
   // Optional: the same body already zstd-compressed (e.g. a cache blob). Sent
   // as-is when the client accepts zstd, so the hot path never compresses.
   Bytes zstd_body;
+  // Optional: `body`'s bytes in a file (same bytes, same length). When the
+  // body goes out uncompressed, the transport may sendfile from it rather
+  // than copy `body` into the socket.
+  std::shared_ptr<const BodyFile> body_file;
   // Whether the transport may zstd-compress `body` for clients that accept it.
   bool compressible = true;
+  // For HEAD only: the Content-Length to announce (the size GET would send)
+  // without building a body. Ignored for other methods, where the length is
+  // always the body's.
+  std::optional<uint64_t> head_content_length;
 
   static Response Text(int status, std::string text,
                        std::string content_type = "text/plain; charset=utf-8");

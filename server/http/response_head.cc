@@ -36,7 +36,13 @@ bool StatusHasNoBody(int status) { return status < 200 || status == 204 || statu
 std::string SerializeHead(const Response& response, const WireBody& wire,
                           const HeadOptions& options) {
   std::string out;
-  out.reserve(192 + response.content_type.size());
+  AppendHead(response, wire, options, out);
+  return out;
+}
+
+void AppendHead(const Response& response, const WireBody& wire, const HeadOptions& options,
+                std::string& out) {
+  out.reserve(out.size() + 256 + response.content_type.size());
   out.append("HTTP/1.1 ");
   AppendNumber(out, static_cast<uint64_t>(response.status));
   out.push_back(' ');
@@ -47,8 +53,12 @@ std::string SerializeHead(const Response& response, const WireBody& wire,
     AppendField(out, "Content-Type", response.content_type);
   }
   if (!StatusHasNoBody(response.status)) {
+    uint64_t length = wire.bytes ? wire.bytes->size() : 0;
+    if (options.head && !wire.bytes && response.head_content_length) {
+      length = *response.head_content_length;
+    }
     out.append("Content-Length: ");
-    AppendNumber(out, wire.bytes ? wire.bytes->size() : 0);
+    AppendNumber(out, length);
     out.append("\r\n");
   }
   if (wire.zstd) AppendField(out, "Content-Encoding", "zstd");
@@ -65,7 +75,6 @@ std::string SerializeHead(const Response& response, const WireBody& wire,
     AppendField(out, name, value);
   }
   out.append("\r\n");
-  return out;
 }
 
 }  // namespace kiln::http::internal

@@ -45,5 +45,27 @@ TEST(ResponseHeadTest, ZstdWireBodyAndNoBodyStatuses) {
   EXPECT_NE(http10.find("Content-Length: 0\r\n"), std::string::npos);
 }
 
+TEST(ResponseHeadTest, HeadAnnouncesTheGivenLengthWithoutABody) {
+  Response response;
+  response.content_type = "application/vnd.kiln.executable";
+  response.head_content_length = 262144;
+  std::string head = SerializeHead(response, WireBody{}, HeadOptions{.head = true});
+  EXPECT_NE(head.find("Content-Length: 262144\r\n"), std::string::npos) << head;
+  // Not a HEAD: the announced length is always the body's.
+  std::string get = SerializeHead(response, WireBody{}, HeadOptions{.head = false});
+  EXPECT_NE(get.find("Content-Length: 0\r\n"), std::string::npos) << get;
+}
+
+TEST(ResponseHeadTest, AppendHeadBatchesHeadsInOneBuffer) {
+  Response first = Response::Text(200, "a");
+  Response second = Response::Text(404, "bc");
+  std::string out;
+  AppendHead(first, WireBody{first.body, false}, {}, out);
+  const size_t first_size = out.size();
+  AppendHead(second, WireBody{second.body, false}, {}, out);
+  EXPECT_EQ(out.substr(0, first_size), SerializeHead(first, WireBody{first.body, false}, {}));
+  EXPECT_EQ(out.substr(first_size), SerializeHead(second, WireBody{second.body, false}, {}));
+}
+
 }  // namespace
 }  // namespace kiln::http::internal

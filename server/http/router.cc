@@ -68,6 +68,12 @@ Status Router::Add(std::string method, std::string pattern, Handler handler, Exe
   return Ok();
 }
 
+Status Router::Add(std::string method, std::string pattern, FastPath fast_path, Handler handler) {
+  KILN_RETURN_IF_ERROR(Add(std::move(method), std::move(pattern), std::move(handler)));
+  routes_.back().fast_path = std::move(fast_path);
+  return Ok();
+}
+
 RouteMatch Router::Match(std::string_view method, std::string_view path) const {
   RouteMatch match;
   if (path.empty() || path.front() != '/') return match;

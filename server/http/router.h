@@ -23,6 +23,7 @@ struct Route {
   std::vector<std::string> segments;  // pattern split on '/'; "{x}" captures
   Handler handler;
   Execution execution = Execution::kWorkerPool;
+  FastPath fast_path;  // may be empty
 };
 
 struct RouteMatch {
@@ -40,6 +41,8 @@ class Router {
   // half-braced segment, or repeats an existing method + pattern.
   Status Add(std::string method, std::string pattern, Handler handler,
              Execution execution = Execution::kWorkerPool);
+  // A worker-pool route with an inline fast path tried first (handler.h).
+  Status Add(std::string method, std::string pattern, FastPath fast_path, Handler handler);
 
   RouteMatch Match(std::string_view method, std::string_view path) const;
 

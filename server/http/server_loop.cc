@@ -1,9 +1,12 @@
 #include "server/http/server_loop.h"
 
+#include <unistd.h>
+
 #include <csignal>
 #include <ctime>
 
 #include "server/http/connection.h"
+#include "server/http/listen_socket.h"
 #include "server/http/str_cat.h"
 
 namespace kiln::http::internal {
@@ -39,55 +42,18 @@ void CloseHandle(Handle* handle) {
   if (base->loop != nullptr && !uv_is_closing(base)) uv_close(base, nullptr);
 }
 
-Status ValidateOptions(const HttpServerOptions& options) {
-  if (options.max_pipelined_requests == 0 || options.max_write_queue_bytes == 0) {
-    return MakeError(
-        "HttpServerOptions: max_pipelined_requests and max_write_queue_bytes must be > 0");
-  }
-  if (options.request_timeout.count() <= 0 || options.idle_timeout.count() <= 0 ||
-      options.shutdown_grace.count() < 0) {
-    return MakeError("HttpServerOptions: timeouts must be positive");
-  }
-  if (options.max_header_bytes == 0 || options.worker_threads <= 0 ||
-      options.worker_queue_capacity == 0) {
-    return MakeError(
-        "HttpServerOptions: max_header_bytes, worker_threads and worker_queue_capacity must be > "
-        "0");
-  }
-  return Ok();
-}
-
 }  // namespace
 
-ServerLoop::ServerLoop(HttpServerOptions options, Router router)
-    : options_(std::move(options)),
-      router_(std::move(router)),
-      owned_metrics_(options_.metrics ? nullptr : std::make_unique<MetricsRegistry>()),
-      metrics_(options_.metrics ? options_.metrics : owned_metrics_.get()),
-      requests_total_(
-          metrics_->AddCounter("kiln_http_requests_total",
-                               "HTTP requests answered, by route pattern, method and status.",
-                               {"route", "method", "status"})),
-      request_seconds_(metrics_->AddHistogram(
-          "kiln_http_request_duration_seconds",
-          "Time from a request's first byte until its response is queued, by route pattern.",
-          {"route"})),
-      open_connections_(
-          metrics_->AddGauge("kiln_http_open_connections", "Client connections currently open.")
-              .WithLabels({})),
-      accepted_connections_(
-          metrics_
-              ->AddCounter("kiln_http_accepted_connections_total", "Client connections accepted.")
-              .WithLabels({})),
-      read_buffer_(std::make_unique<char[]>(kReadBufferBytes)) {}
+ServerLoop::ServerLoop(ServerCore& core)
+    : core_(core), read_buffer_(std::make_unique<char[]>(kReadBufferBytes)) {}
 
 ServerLoop::~ServerLoop() {
   {
     std::lock_guard lock(stop_mu_);
     stop_async_open_ = false;
   }
-  // Joins the workers; responses they still post are dropped by the channel.
-  workers_.reset();
+  // The server joined the workers first; responses posted since are dropped
+  // by the closed channel.
   if (!loop_initialized_) return;
   if (channel_) channel_->Close();
   // Only after a failed Listen (or a loop that never ran) are handles left.
@@ -102,18 +68,17 @@ ServerLoop::~ServerLoop() {
   uv_loop_close(&loop_);
 }
 
-Result<uint16_t> ServerLoop::Listen() {
-  KILN_RETURN_IF_ERROR(ValidateOptions(options_));
+Result<uint16_t> ServerLoop::Listen(uint16_t port, bool reuse_port) {
+  const HttpServerOptions& options = core_.options();
   std::signal(SIGPIPE, SIG_IGN);
-  KILN_ASSIGN_OR_RETURN(sockaddr_storage address,
-                        ResolveListenAddress(options_.host, options_.port));
+  KILN_ASSIGN_OR_RETURN(sockaddr_storage address, ResolveListenAddress(options.host, port));
   if (int rc = uv_loop_init(&loop_); rc != 0) {
     return MakeError(StrCat("uv_loop_init: ", uv_strerror(rc)));
   }
   loop_initialized_ = true;
 
   channel_ = std::make_shared<ResponseChannel>(
-      CompressionPolicy{.min_bytes = options_.min_compress_bytes, .level = options_.zstd_level});
+      CompressionPolicy{.min_bytes = options.min_compress_bytes, .level = options.zstd_level});
   KILN_RETURN_IF_ERROR(channel_->Open(&loop_, [this](Completion c) { Deliver(std::move(c)); }));
   uv_async_init(&loop_, &stop_async_, &ServerLoop::OnStopAsync);
   stop_async_.data = this;
@@ -126,20 +91,27 @@ Result<uint16_t> ServerLoop::Listen() {
 
   uv_tcp_init(&loop_, &listener_);
   listener_.data = this;
-  std::string where = StrCat(options_.host, ":", options_.port);
-  if (int rc = uv_tcp_bind(&listener_, reinterpret_cast<const sockaddr*>(&address), 0); rc != 0) {
+  std::string where = StrCat(options.host, ":", port);
+  const auto* bind_address = reinterpret_cast<const sockaddr*>(&address);
+  if (reuse_port) {
+    KILN_ASSIGN_OR_RETURN(uv_os_sock_t socket, BindReusePortSocket(*bind_address));
+    if (int rc = uv_tcp_open(&listener_, socket); rc != 0) {
+      ::close(socket);
+      return MakeError(StrCat("uv_tcp_open for ", where, ": ", uv_strerror(rc)));
+    }
+  } else if (int rc = uv_tcp_bind(&listener_, bind_address, 0); rc != 0) {
     return MakeError(StrCat("bind ", where, ": ", uv_strerror(rc)));
   }
-  if (int rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), options_.backlog,
+  if (int rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), options.backlog,
                          &ServerLoop::OnNewConnection);
       rc != 0) {
     return MakeError(StrCat("listen on ", where, ": ", uv_strerror(rc)));
   }
-  workers_ = std::make_unique<WorkerPool>(options_.worker_threads, options_.worker_queue_capacity);
   return BoundPort(listener_);
 }
 
-Status ServerLoop::WatchSignals() {
+Status ServerLoop::WatchSignals(std::function<void(bool second)> on_signal) {
+  on_signal_ = std::move(on_signal);
   for (auto [handle, signum] : {std::pair{&sigint_, SIGINT}, std::pair{&sigterm_, SIGTERM}}) {
     uv_signal_init(&loop_, handle);
     handle->data = this;
@@ -156,12 +128,11 @@ void ServerLoop::Run() {
   uv_run(&loop_, UV_RUN_DEFAULT);
 }
 
-void ServerLoop::RequestStop() {
+void ServerLoop::RequestStop(bool force) {
+  if (force) force_stop_.store(true);
   std::lock_guard lock(stop_mu_);
   if (stop_async_open_) uv_async_send(&stop_async_);
 }
-
-bool ServerLoop::SubmitToWorkers(WorkerPool::Task& task) { return workers_->TrySubmit(task); }
 
 std::string_view ServerLoop::Date() {
   uint64_t second = uv_now(&loop_) / 1000;
@@ -184,9 +155,9 @@ ServerLoop::Instruments& ServerLoop::InstrumentsFor(std::string_view route, std:
   if (it != instruments_.end()) return it->second;
   std::string route_label(route.empty() ? "-" : route);
   Instruments instruments{
-      .requests =
-          &requests_total_.WithLabels({route_label, std::string(method), std::to_string(status)}),
-      .latency = &request_seconds_.WithLabels({route_label}),
+      .requests = &core_.requests_total().WithLabels(
+          {route_label, std::string(method), std::to_string(status)}),
+      .latency = &core_.request_seconds().WithLabels({route_label}),
   };
   return instruments_.emplace(key, instruments).first->second;
 }
@@ -195,7 +166,7 @@ void ServerLoop::RecordRequest(const AccessRecord& record) {
   Instruments& instruments = InstrumentsFor(record.route, record.method, record.status);
   instruments.requests->Increment();
   instruments.latency->Observe(record.seconds);
-  if (options_.access_log) options_.access_log(FormatAccessLine(record));
+  if (const AccessLogSink& log = core_.options().access_log) log(FormatAccessLine(record));
 }
 
 void ServerLoop::OnNewConnection(uv_stream_t* listener, int status) {
@@ -208,12 +179,12 @@ void ServerLoop::Accept() {
   auto connection = std::make_unique<Connection>(*this, id);
   Connection* raw = connection.get();
   connections_.emplace(id, std::move(connection));
-  open_connections_.Add(1);
+  core_.open_connections().Add(1);
   if (!raw->Accept(reinterpret_cast<uv_stream_t*>(&listener_))) {
     raw->Close();  // may destroy `raw`; nothing touches it afterwards
     return;
   }
-  accepted_connections_.Increment();
+  core_.accepted_connections().Increment();
 }
 
 void ServerLoop::Deliver(Completion completion) {
@@ -224,18 +195,28 @@ void ServerLoop::Deliver(Completion completion) {
 
 void ServerLoop::OnConnectionClosed(uint64_t id) {
   if (connections_.erase(id) == 0) return;
-  open_connections_.Add(-1);
+  core_.open_connections().Add(-1);
   MaybeFinishShutdown();
 }
 
 void ServerLoop::OnStopAsync(uv_async_t* handle) {
-  static_cast<ServerLoop*>(handle->data)->BeginShutdown();
+  static_cast<ServerLoop*>(handle->data)->HandleStopAsync();
+}
+
+void ServerLoop::HandleStopAsync() {
+  BeginShutdown();
+  if (force_stop_.load()) ForceCloseConnections();
 }
 
 void ServerLoop::OnSignal(uv_signal_t* handle, int signum) {
   auto* server = static_cast<ServerLoop*>(handle->data);
-  if (server->draining_) {
-    server->ForceCloseConnections();  // a second signal: no more grace
+  // A second signal: no more grace. The callback stops every loop of the
+  // server (this one through its stop async, like the others).
+  const bool second = server->draining_;
+  if (server->on_signal_) {
+    server->on_signal_(second);
+  } else if (second) {
+    server->ForceCloseConnections();
   } else {
     server->BeginShutdown();
   }
@@ -248,9 +229,10 @@ void ServerLoop::OnGraceExpired(uv_timer_t* timer) {
 void ServerLoop::BeginShutdown() {
   if (draining_) return;
   draining_ = true;
+  core_.SetDraining();
   CloseHandle(&listener_);
   uv_timer_start(&grace_timer_, &ServerLoop::OnGraceExpired,
-                 static_cast<uint64_t>(options_.shutdown_grace.count()), 0);
+                 static_cast<uint64_t>(core_.options().shutdown_grace.count()), 0);
   // Closing happens in callbacks, so the map does not change under the loop.
   for (auto& [id, connection] : connections_) connection->BeginDrain();
   MaybeFinishShutdown();

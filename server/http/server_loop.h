@@ -1,15 +1,19 @@
-// Internal to kiln_http: the loop thread's state behind HttpServer.
+// Internal to kiln_http: one loop thread's state behind HttpServer.
 //
-// Owns the uv loop, the listening socket, the connections, the response
-// channel and the worker pool. Everything runs on the loop thread except
-// Listen (before the loop runs, on any one thread), RequestStop (any thread)
-// and the destructor (after Run returned, or if it never ran).
+// Owns a uv loop, its listening socket, its connections, its response
+// channel and its per-route instruments; shares the ServerCore (router,
+// worker pool, metrics) with the server's other loops. Everything runs on
+// the loop thread except Listen (before the loop runs, on any one thread),
+// RequestStop (any thread) and the destructor (after Run returned, or if it
+// never ran).
 #pragma once
 
 #include <uv.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,6 +28,7 @@
 #include "server/http/metrics.h"
 #include "server/http/response_channel.h"
 #include "server/http/router.h"
+#include "server/http/server_core.h"
 #include "server/http/worker_pool.h"
 
 namespace kiln::http::internal {
@@ -32,39 +37,42 @@ class Connection;
 
 class ServerLoop {
  public:
-  ServerLoop(HttpServerOptions options, Router router);
+  explicit ServerLoop(ServerCore& core);
   ~ServerLoop();
 
   ServerLoop(const ServerLoop&) = delete;
   ServerLoop& operator=(const ServerLoop&) = delete;
 
-  // Checks the options, creates the loop's handles, binds and listens;
-  // returns the bound port. Ignores SIGPIPE process-wide, so a write to a
-  // reset socket fails with EPIPE instead of killing the process.
-  Result<uint16_t> Listen();
-  // Makes SIGINT and SIGTERM begin a graceful shutdown (a second one skips
-  // the grace period). Call after Listen, on the thread that will Run.
-  Status WatchSignals();
+  // Creates the loop's handles, binds and listens on `port` (0: an
+  // ephemeral one), with SO_REUSEPORT when `reuse_port` (every loop of a
+  // multi-loop server); returns the bound port. Ignores SIGPIPE
+  // process-wide, so a write to a reset socket fails with EPIPE instead of
+  // killing the process.
+  Result<uint16_t> Listen(uint16_t port, bool reuse_port);
+  // Makes SIGINT and SIGTERM call `on_signal` (false the first time, true
+  // after: skip the grace period). Call after Listen, on the thread that
+  // will Run.
+  Status WatchSignals(std::function<void(bool second)> on_signal);
   // Runs the loop on the calling thread until shutdown completes.
   void Run();
-  // Begins a graceful shutdown; any thread; idempotent; a no-op once the
-  // loop has finished.
-  void RequestStop();
-
-  MetricsRegistry& metrics() { return *metrics_; }
+  // Begins a graceful shutdown (`force`: close every connection now); any
+  // thread; idempotent; a no-op once the loop has finished.
+  void RequestStop(bool force = false);
 
   // --- For Connection, on the loop thread. ---
-  const HttpServerOptions& options() const { return options_; }
-  const Router& router() const { return router_; }
+  const HttpServerOptions& options() const { return core_.options(); }
+  const Router& router() const { return core_.router(); }
   uv_loop_t* loop() { return &loop_; }
   const std::shared_ptr<ResponseChannel>& channel() const { return channel_; }
   // Queues a slow handler; false when the pool is saturated.
-  bool SubmitToWorkers(WorkerPool::Task& task);
+  bool SubmitToWorkers(WorkerPool::Task& task) { return core_.SubmitToWorkers(task); }
   // The current time as an HTTP date, re-formatted at most once a second.
   std::string_view Date();
   // One 64 KiB buffer shared by all reads: each read is parsed before the next.
   uv_buf_t ReadBuffer() { return uv_buf_init(read_buffer_.get(), kReadBufferBytes); }
   bool draining() const { return draining_; }
+  // Whether an access-log line should be formatted at all.
+  bool access_log_enabled() const { return static_cast<bool>(core_.options().access_log); }
   // Metrics and access log for one answered request.
   void RecordRequest(const AccessRecord& record);
   // Called by a Connection once both of its handles closed; destroys it.
@@ -83,20 +91,16 @@ class ServerLoop {
   static void OnSignal(uv_signal_t* handle, int signum);
   static void OnGraceExpired(uv_timer_t* timer);
   void Accept();
+  void HandleStopAsync();
   void Deliver(Completion completion);
   void BeginShutdown();
   void ForceCloseConnections();
   void MaybeFinishShutdown();
   Instruments& InstrumentsFor(std::string_view route, std::string_view method, int status);
 
-  const HttpServerOptions options_;
-  const Router router_;
-  std::unique_ptr<MetricsRegistry> owned_metrics_;
-  MetricsRegistry* metrics_;
-  CounterFamily& requests_total_;
-  HistogramFamily& request_seconds_;
-  Gauge& open_connections_;
-  Counter& accepted_connections_;
+  ServerCore& core_;
+  // Per loop, so recording needs no lock: the series are looked up once per
+  // (route, method, status) and then updated with atomics.
   std::map<std::tuple<std::string_view, std::string_view, int>, Instruments> instruments_;
 
   uv_loop_t loop_{};
@@ -106,14 +110,15 @@ class ServerLoop {
   uv_signal_t sigint_{};
   uv_signal_t sigterm_{};
   bool signals_started_ = false;
+  std::function<void(bool second)> on_signal_;
 
   // The stop async may be signalled from any thread while it is open.
   uv_async_t stop_async_{};
   std::mutex stop_mu_;
   bool stop_async_open_ = false;  // guarded by stop_mu_
+  std::atomic<bool> force_stop_{false};
 
   std::shared_ptr<ResponseChannel> channel_;
-  std::unique_ptr<WorkerPool> workers_;
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;
   uint64_t next_connection_id_ = 1;
   bool draining_ = false;

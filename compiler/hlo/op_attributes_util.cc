@@ -1,0 +1,34 @@
+#include "compiler/hlo/op_attributes_util.h"
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace kiln::hlo::op_attributes_internal {
+
+std::unexpected<Error> AttrError(const Instruction& instr, std::string_view name,
+                                 std::string_view message) {
+  return MakeError("instruction %" + instr.name() + ": attribute " + std::string(name) + ": " +
+                   std::string(message));
+}
+
+Result<int64_t> ParseInt(std::string_view s) {
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) {
+    return MakeError("expected an integer, got '" + std::string(s) + "'");
+  }
+  return v;
+}
+
+Result<const std::string*> RequiredText(const Instruction& instr, std::string_view name) {
+  const Attribute* a = instr.FindAttribute(name);
+  if (a == nullptr) return AttrError(instr, name, "missing");
+  if (a->kind != Attribute::Kind::kText && a->kind != Attribute::Kind::kRaw) {
+    return AttrError(instr, name, "expected a value, got a reference");
+  }
+  return &a->value;
+}
+
+}  // namespace kiln::hlo::op_attributes_internal

@@ -1,0 +1,159 @@
+#include "server/compile_request.h"
+
+#include <charconv>
+
+#include <nlohmann/json.hpp>
+#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack
+#include <xxhash.h>
+
+#include "compiler/lowering/compile_module.h"
+#include "runtime/chip/chip_spec.h"
+#include "server/http/header_map.h"
+
+namespace kiln::server {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kChips = "v4, v5e, v5p, v6e, tpu7x";
+
+bool IsJsonContentType(const http::Request& request) {
+  std::optional<std::string_view> type = request.headers.Get("Content-Type");
+  if (!type) return false;
+  std::string_view media = type->substr(0, type->find(';'));
+  while (!media.empty() && media.back() == ' ') media.remove_suffix(1);
+  return http::EqualsIgnoreCase(media, "application/json");
+}
+
+ApiResult<void> SetChip(fusion::CompileOptions& options, std::string_view chip) {
+  const runtime::ChipSpec* spec = runtime::FindChip(chip);
+  if (spec == nullptr) {
+    return Refuse(400, "unknown_chip", "unknown chip '" + std::string(chip) + "' (known: " + std::string(kChips) + ")");
+  }
+  options.chip = std::string(spec->name);
+  return {};
+}
+
+ApiResult<void> SetPlan(fusion::CompileOptions& options, std::string_view plan) {
+  Result<fusion::PlanKind> kind = fusion::ParsePlanKind(plan);
+  if (!kind) {
+    return Refuse(400, "invalid_options",
+                  "options: plan '" + std::string(plan) + "' is not one of none, heuristic, given");
+  }
+  options.plan = *kind;
+  return {};
+}
+
+ApiResult<void> SetScopedVmemText(fusion::CompileOptions& options, std::string_view text) {
+  int64_t value = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0) {
+    return Refuse(400, "invalid_options",
+                  "query parameter scoped_vmem_bytes: expected a non-negative integer, got '" + std::string(text) + "'");
+  }
+  options.scoped_vmem_bytes = value;
+  return {};
+}
+
+ApiResult<void> ApplyJsonOptions(fusion::CompileOptions& options, const json& object) {
+  if (!object.is_object()) return Refuse(400, "invalid_options", "options must be an object");
+  for (const auto& [field, value] : object.items()) {
+    if (field == "plan") {
+      if (!value.is_string()) return Refuse(400, "invalid_options", "options: plan must be a string");
+      if (auto set = SetPlan(options, value.get<std::string>()); !set) return set;
+    } else if (field == "scoped_vmem_bytes") {
+      if (!value.is_number_integer() || value.get<int64_t>() < 0) {
+        return Refuse(400, "invalid_options", "options: scoped_vmem_bytes must be a non-negative integer");
+      }
+      options.scoped_vmem_bytes = value.get<int64_t>();
+    } else {
+      return Refuse(400, "invalid_options",
+                    "options: unknown field '" + field + "'; expected one of plan, scoped_vmem_bytes");
+    }
+  }
+  return {};
+}
+
+ApiResult<void> ParseJsonBody(const std::string& body, CompileRequest& out) {
+  json object = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (object.is_discarded()) return Refuse(400, "invalid_json", "the body is not valid JSON");
+  if (!object.is_object()) return Refuse(400, "invalid_json", "expected an object {\"hlo\": ..., \"chip\": ..., \"options\": ...}");
+  for (const auto& [field, value] : object.items()) {
+    if (field == "hlo") {
+      if (!value.is_string()) return Refuse(400, "invalid_json", "'hlo' must be a string of HLO text");
+      out.hlo = value.get<std::string>();
+    } else if (field == "chip") {
+      if (!value.is_string()) return Refuse(400, "unknown_chip", "'chip' must be a string (" + std::string(kChips) + ")");
+      if (auto set = SetChip(out.options, value.get<std::string>()); !set) return set;
+    } else if (field == "options") {
+      if (auto set = ApplyJsonOptions(out.options, value); !set) return set;
+    } else {
+      return Refuse(400, "invalid_json", "unknown field '" + field + "'; expected hlo, chip, options");
+    }
+  }
+  if (!object.contains("hlo")) return Refuse(400, "invalid_json", "missing field 'hlo' (the HLO text)");
+  return {};
+}
+
+hlo::Hash128 HashRequest(std::string_view body, const fusion::CompileOptions& options, std::string_view tenant) {
+  XXH3_state_t state;
+  XXH3_128bits_reset(&state);
+  auto add = [&state](std::string_view part) {
+    const uint64_t size = part.size();
+    XXH3_128bits_update(&state, &size, sizeof(size));
+    XXH3_128bits_update(&state, part.data(), part.size());
+  };
+  add(body);
+  add(options.chip);
+  add(lowering::CanonicalOptionsText(options));
+  add(tenant);
+  XXH128_hash_t hash = XXH3_128bits_digest(&state);
+  return hlo::Hash128{hash.high64, hash.low64};
+}
+
+}  // namespace
+
+std::string OptionsJsonText(const fusion::CompileOptions& options) { return lowering::OptionsJson(options); }
+
+ApiResult<CompileRequest> ParseCompileRequestKey(const http::Request& request, std::string_view tenant) {
+  CompileRequest out;
+  out.options.chip = "v5e";
+  if (auto chip = request.Query("chip")) {
+    if (auto set = SetChip(out.options, *chip); !set) return std::unexpected(set.error());
+  }
+  if (auto plan = request.Query("plan")) {
+    if (auto set = SetPlan(out.options, *plan); !set) return std::unexpected(set.error());
+  }
+  if (auto vmem = request.Query("scoped_vmem_bytes")) {
+    if (auto set = SetScopedVmemText(out.options, *vmem); !set) return std::unexpected(set.error());
+  }
+  if (auto what = request.Query("return")) {
+    if (*what != "summary" && *what != "executable") {
+      return Refuse(400, "bad_request", "query parameter return: expected summary or executable, got '" +
+                                            std::string(*what) + "'");
+    }
+    out.return_executable = *what == "executable";
+  }
+  if (request.body.empty()) return Refuse(400, "bad_request", "the body is empty; send HLO text or a JSON CompileRequest");
+  if (IsJsonContentType(request)) {
+    if (auto parsed = ParseJsonBody(request.body, out); !parsed) return std::unexpected(parsed.error());
+  }
+  const runtime::ChipSpec* chip = runtime::FindChip(out.options.chip);
+  if (out.options.scoped_vmem_bytes > chip->vmem_bytes) {
+    return Refuse(400, "invalid_options",
+                  "options: scoped_vmem_bytes " + std::to_string(out.options.scoped_vmem_bytes) + " is larger than " +
+                      out.options.chip + "'s VMEM (" + std::to_string(chip->vmem_bytes) + " bytes)");
+  }
+  out.request_hash = HashRequest(request.body, out.options, tenant);
+  return out;
+}
+
+bool HasJsonBody(const http::Request& request) { return IsJsonContentType(request); }
+
+ApiResult<CompileRequest> ParseCompileRequest(http::Request& request, std::string_view tenant) {
+  ApiResult<CompileRequest> out = ParseCompileRequestKey(request, tenant);
+  if (out && !IsJsonContentType(request)) out->hlo = std::move(request.body);
+  return out;
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,108 @@
+#include "server/executable_index.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "server/entry_json.h"
+
+namespace kiln::server {
+namespace {
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+bool SameOwner(const IndexedEntry& entry, std::string_view tenant, const hlo::Hash128& key) {
+  return entry.view.id.key == key && entry.view.id.tenant == tenant;
+}
+
+}  // namespace
+
+EntryView ViewOfMetadata(const cache::EntryMetadata& metadata) {
+  const EntryNotes notes = ParseEntryNotes(metadata.options);
+  return EntryView{
+      .id = metadata.id,
+      .plan = EntryPlanName(metadata, notes),
+      .options_json = notes.options.dump(),
+      .entry_compile_ms = metadata.compile_seconds * 1000,
+      .kernels = notes.kernels,
+      .estimated_us = metadata.device_seconds * 1e6,
+      .created_ms = metadata.created_ms,
+      .executable = nullptr,
+  };
+}
+
+std::shared_ptr<const IndexedEntry> MakeIndexedEntry(EntryView view, uint64_t raw_bytes) {
+  auto entry = std::make_shared<IndexedEntry>();
+  view.executable = nullptr;  // the bytes live in the store's hot set
+  entry->key_hex = view.id.key.Hex();
+  entry->etag = "\"" + entry->key_hex + "\"";
+  entry->raw_bytes = raw_bytes;
+  entry->view = std::move(view);
+  return entry;
+}
+
+std::optional<hlo::Hash128> ParseKeyHex(std::string_view text) {
+  if (text.size() != 32) return std::nullopt;
+  hlo::Hash128 key;
+  for (size_t i = 0; i < 32; ++i) {
+    const int digit = HexDigit(text[i]);
+    if (digit < 0) return std::nullopt;
+    uint64_t& half = i < 16 ? key.high : key.low;
+    half = (half << 4) | static_cast<uint64_t>(digit);
+  }
+  return key;
+}
+
+std::shared_ptr<const IndexedEntry> ExecutableIndex::Find(std::string_view tenant, std::string_view shared_tenant,
+                                                          const hlo::Hash128& key) const {
+  std::shared_lock lock(mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return nullptr;
+  for (std::string_view owner : {tenant, shared_tenant}) {
+    for (const auto& entry : it->second) {
+      if (SameOwner(*entry, owner, key)) return entry;
+    }
+  }
+  return nullptr;
+}
+
+void ExecutableIndex::Remember(std::shared_ptr<const IndexedEntry> entry) {
+  if (capacity_ == 0) return;
+  std::unique_lock lock(mu_);
+  Owners& owners = entries_[entry->view.id.key];
+  for (auto& existing : owners) {
+    if (SameOwner(*existing, entry->view.id.tenant, entry->view.id.key)) {
+      existing = std::move(entry);
+      return;
+    }
+  }
+  if (count_ >= capacity_) {
+    entries_.clear();
+    count_ = 0;
+    entries_[entry->view.id.key].push_back(std::move(entry));
+  } else {
+    owners.push_back(std::move(entry));
+  }
+  ++count_;
+}
+
+void ExecutableIndex::Forget(const cache::EntryId& id) {
+  std::unique_lock lock(mu_);
+  auto it = entries_.find(id.key);
+  if (it == entries_.end()) return;
+  Owners& owners = it->second;
+  const size_t before = owners.size();
+  std::erase_if(owners, [&id](const auto& entry) { return SameOwner(*entry, id.tenant, id.key); });
+  count_ -= before - owners.size();
+  if (owners.empty()) entries_.erase(it);
+}
+
+size_t ExecutableIndex::size() const {
+  std::shared_lock lock(mu_);
+  return count_;
+}
+
+}  // namespace kiln::server

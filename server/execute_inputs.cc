@@ -1,0 +1,109 @@
+#include "server/execute_inputs.h"
+
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/io/safetensors.h"
+#include "server/executable_signature.h"
+#include "server/json_tensors.h"
+
+namespace kiln::server {
+namespace {
+
+std::string Plural(size_t n, std::string_view word) {
+  return std::to_string(n) + " " + std::string(word) + (n == 1 ? "" : "s");
+}
+
+ApiError Mismatch(const std::string& name, std::string message) {
+  ApiError error{.status = 422, .code = "input_mismatch", .message = std::move(message)};
+  error.parameter = name;
+  return error;
+}
+
+ApiError ShapeMismatch(const std::string& name, const hlo::Shape& expected, const hlo::Shape& got) {
+  ApiError error = Mismatch(name, "input '" + name + "': parameter " + name + " is " +
+                                      PlainShapeText(expected) + ", got " + PlainShapeText(got));
+  error.expected = PlainShapeText(expected);
+  error.got = PlainShapeText(got);
+  return error;
+}
+
+// The literal for the tensor(s) named for `shape` under `name`.
+ApiResult<hlo::Literal> Gather(const runtime::io::SafetensorsFile& file, const hlo::Shape& shape,
+                               const std::string& name, std::set<std::string>& used, size_t parameters) {
+  if (shape.IsTuple()) {
+    std::vector<hlo::Literal> elements;
+    for (size_t i = 0; i < shape.tuple_shapes().size(); ++i) {
+      auto element = Gather(file, shape.tuple_shapes(i), name + "." + std::to_string(i), used, parameters);
+      if (!element) return element;
+      elements.push_back(std::move(*element));
+    }
+    return hlo::Literal::Tuple(std::move(elements));
+  }
+  const hlo::Literal* tensor = file.Find(name);
+  if (tensor == nullptr) {
+    return std::unexpected(Mismatch(name, "the executable has " + Plural(parameters, "parameter") + ", got " +
+                                              Plural(file.tensors.size(), "input") + " (missing '" + name +
+                                              "', " + PlainShapeText(shape) + ")"));
+  }
+  used.insert(name);
+  if (tensor->shape().element_type() != shape.element_type() ||
+      tensor->shape().dimensions() != shape.dimensions()) {
+    return std::unexpected(ShapeMismatch(name, shape, tensor->shape()));
+  }
+  return hlo::Literal::FromData(shape, tensor->data());
+}
+
+}  // namespace
+
+ApiResult<std::vector<hlo::Literal>> InputsFromSafetensors(std::string_view body,
+                                                           std::span<const hlo::Shape> parameters) {
+  Result<runtime::io::SafetensorsFile> file = runtime::io::ParseSafetensors(body);
+  if (!file) return Refuse(400, "invalid_safetensors", file.error().message);
+  std::set<std::string> used;
+  std::vector<hlo::Literal> inputs;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    auto input = Gather(*file, parameters[i], std::to_string(i), used, parameters.size());
+    if (!input) return std::unexpected(input.error());
+    inputs.push_back(std::move(*input));
+  }
+  for (const runtime::io::NamedTensor& tensor : file->tensors) {
+    if (!used.contains(tensor.name)) {
+      return std::unexpected(Mismatch(tensor.name, "input '" + tensor.name + "' matches no parameter (the executable has " +
+                                                       Plural(parameters.size(), "parameter") + ")"));
+    }
+  }
+  return inputs;
+}
+
+ApiResult<std::vector<hlo::Literal>> InputsFromJson(std::string_view body, std::span<const hlo::Shape> parameters) {
+  nlohmann::json request = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (request.is_discarded()) return Refuse(400, "invalid_json", "the body is not valid JSON");
+  if (!request.is_object()) return Refuse(400, "invalid_json", "expected an object {\"inputs\": [...]}");
+  for (const auto& [field, ignored] : request.items()) {
+    if (field != "inputs") return Refuse(400, "invalid_json", "unknown field '" + field + "'; expected only inputs");
+  }
+  if (!request.contains("inputs") || !request["inputs"].is_array()) {
+    return Refuse(400, "invalid_json", "'inputs' must be an array with one value per parameter");
+  }
+  const nlohmann::json& values = request["inputs"];
+  if (values.size() != parameters.size()) {
+    const size_t first_bad = std::min(values.size(), parameters.size());
+    std::string detail = values.size() < parameters.size() ? " (missing '" + std::to_string(first_bad) + "')"
+                                                           : " (extra '" + std::to_string(first_bad) + "')";
+    return std::unexpected(Mismatch(std::to_string(first_bad),
+                                    "the executable has " + Plural(parameters.size(), "parameter") + ", got " +
+                                        Plural(values.size(), "input") + detail));
+  }
+  std::vector<hlo::Literal> inputs;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    auto input = LiteralFromJson(values[i], parameters[i], std::to_string(i));
+    if (!input) return std::unexpected(input.error());
+    inputs.push_back(std::move(*input));
+  }
+  return inputs;
+}
+
+}  // namespace kiln::server

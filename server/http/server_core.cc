@@ -1,0 +1,59 @@
+#include "server/http/server_core.h"
+
+namespace kiln::http::internal {
+
+ServerCore::ServerCore(HttpServerOptions options, Router router)
+    : options_(std::move(options)),
+      router_(std::move(router)),
+      owned_metrics_(options_.metrics ? nullptr : std::make_unique<MetricsRegistry>()),
+      metrics_(options_.metrics ? options_.metrics : owned_metrics_.get()),
+      requests_total_(
+          metrics_->AddCounter("kiln_http_requests_total",
+                               "HTTP requests answered, by route pattern, method and status.",
+                               {"route", "method", "status"})),
+      request_seconds_(metrics_->AddHistogram(
+          "kiln_http_request_duration_seconds",
+          "Time from a request's first byte until its response is queued, by route pattern.",
+          {"route"})),
+      open_connections_(
+          metrics_->AddGauge("kiln_http_open_connections", "Client connections currently open.")
+              .WithLabels({})),
+      accepted_connections_(
+          metrics_
+              ->AddCounter("kiln_http_accepted_connections_total", "Client connections accepted.")
+              .WithLabels({})) {}
+
+ServerCore::~ServerCore() { StopWorkers(); }
+
+Status ServerCore::Validate(const HttpServerOptions& options) {
+  if (options.max_pipelined_requests == 0 || options.max_write_queue_bytes == 0) {
+    return MakeError(
+        "HttpServerOptions: max_pipelined_requests and max_write_queue_bytes must be > 0");
+  }
+  if (options.request_timeout.count() <= 0 || options.idle_timeout.count() <= 0 ||
+      options.shutdown_grace.count() < 0) {
+    return MakeError("HttpServerOptions: timeouts must be positive");
+  }
+  if (options.max_header_bytes == 0 || options.worker_threads <= 0 ||
+      options.worker_queue_capacity == 0) {
+    return MakeError(
+        "HttpServerOptions: max_header_bytes, worker_threads and worker_queue_capacity must be > "
+        "0");
+  }
+  if (options.loops < 0) return MakeError("HttpServerOptions: loops must be >= 0 (0: one per core)");
+  return Ok();
+}
+
+void ServerCore::StartWorkers() {
+  if (!workers_) {
+    workers_ = std::make_unique<WorkerPool>(options_.worker_threads, options_.worker_queue_capacity);
+  }
+}
+
+bool ServerCore::SubmitToWorkers(WorkerPool::Task& task) {
+  return workers_ != nullptr && workers_->TrySubmit(task);
+}
+
+void ServerCore::StopWorkers() { workers_.reset(); }
+
+}  // namespace kiln::http::internal

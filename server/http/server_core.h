@@ -1,0 +1,66 @@
+// Internal to kiln_http: what every loop thread of one HttpServer shares.
+//
+// The options, the Router, the metrics registry and its transport series,
+// the worker pool and the server-wide draining flag. Created by HttpServer
+// before any loop and destroyed after every loop; the worker pool is joined
+// first (StopWorkers) so no task outlives the Router it routes with.
+// Thread-safe: everything here is immutable, atomic or internally locked.
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include "compiler/hlo/status.h"
+#include "server/http/http_server.h"
+#include "server/http/metrics.h"
+#include "server/http/router.h"
+#include "server/http/worker_pool.h"
+
+namespace kiln::http::internal {
+
+class ServerCore {
+ public:
+  ServerCore(HttpServerOptions options, Router router);
+  ~ServerCore();
+
+  ServerCore(const ServerCore&) = delete;
+  ServerCore& operator=(const ServerCore&) = delete;
+
+  // Fails on options that cannot work (zero limits, non-positive timeouts).
+  static Status Validate(const HttpServerOptions& options);
+
+  const HttpServerOptions& options() const { return options_; }
+  const Router& router() const { return router_; }
+  MetricsRegistry& metrics() { return *metrics_; }
+
+  // Starts the worker threads; once, before any loop runs.
+  void StartWorkers();
+  // Queues a slow handler; false when the pool is saturated or stopped.
+  bool SubmitToWorkers(WorkerPool::Task& task);
+  // Discards queued tasks and joins the threads (waits for running ones).
+  void StopWorkers();
+
+  // Set once shutdown begins, on any loop or by HttpServer::Stop.
+  bool draining() const { return draining_.load(std::memory_order_acquire); }
+  void SetDraining() { draining_.store(true, std::memory_order_release); }
+
+  // The transport's series, shared by every loop.
+  CounterFamily& requests_total() { return requests_total_; }
+  HistogramFamily& request_seconds() { return request_seconds_; }
+  Gauge& open_connections() { return open_connections_; }
+  Counter& accepted_connections() { return accepted_connections_; }
+
+ private:
+  const HttpServerOptions options_;
+  const Router router_;
+  std::unique_ptr<MetricsRegistry> owned_metrics_;
+  MetricsRegistry* metrics_;
+  CounterFamily& requests_total_;
+  HistogramFamily& request_seconds_;
+  Gauge& open_connections_;
+  Counter& accepted_connections_;
+  std::unique_ptr<WorkerPool> workers_;
+  std::atomic<bool> draining_{false};
+};
+
+}  // namespace kiln::http::internal

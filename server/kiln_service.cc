@@ -1,0 +1,124 @@
+#include "server/kiln_service.h"
+
+#include <map>
+
+#include "server/http/json_response.h"
+
+namespace kiln::server {
+
+KilnService::KilnService(ServiceOptions options)
+    : options_(std::move(options)),
+      programs_(options_.program_cache_entries),
+      body_files_(options_.body_file_bytes) {}
+
+KilnService::~KilnService() {
+  // Compiles first (they write the store), then runs (they answer through
+  // the pool's callbacks), then the store closes.
+  compile_threads_.reset();
+  pool_.reset();
+  store_.reset();
+}
+
+Result<std::unique_ptr<KilnService>> KilnService::Create(ServiceOptions options) {
+  if (options.compile_threads < 1) return MakeError("compile threads must be at least 1");
+  std::unique_ptr<KilnService> service(new KilnService(std::move(options)));
+  cache::CacheStoreOptions store_options;
+  store_options.path = service->options_.db_path;
+  store_options.max_bytes = service->options_.max_store_bytes;
+  store_options.shared_tenant = std::string(kSharedTenant);
+  auto store = cache::CacheStore::Open(store_options);
+  if (!store) return MakeError("database " + service->options_.db_path + ": " + store.error().message);
+  service->store_ = std::move(*store);
+
+  runtime::pool::PoolOptions pool_options;
+  pool_options.max_queued = service->options_.pool_queue_capacity;
+  KILN_ASSIGN_OR_RETURN(service->pool_, runtime::pool::DevicePool::Create(service->options_.pool_spec, pool_options));
+  std::map<std::string, int> seen;
+  for (const runtime::pool::ChipStatus& chip : service->pool_->status().chips) {
+    service->per_kind_index_.push_back(seen[chip.kind]++);
+  }
+  service->running_key_.resize(service->per_kind_index_.size());
+  service->compile_threads_ = std::make_unique<http::WorkerPool>(service->options_.compile_threads,
+                                                                 service->options_.compile_queue_capacity);
+  return service;
+}
+
+http::Handler KilnService::Guard(Role required, RouteFn route) {
+  return [this, required, route](http::Request request, http::Responder respond) {
+    ApiResult<Principal> principal = options_.auth.Authenticate(request);
+    if (!principal) return respond(ErrorToResponse(principal.error()));
+    if (auto allowed = Authorize(*principal, required, request); !allowed) {
+      return respond(ErrorToResponse(allowed.error()));
+    }
+    ApiResult<std::string> tenant = ResolveNamespace(*principal, request);
+    if (!tenant) return respond(ErrorToResponse(tenant.error()));
+    (this->*route)(Call{std::move(request), std::move(respond), std::move(*principal), std::move(*tenant)});
+  };
+}
+
+http::FastPath KilnService::GuardFast(Role required, FastRouteFn route) {
+  // The same checks as Guard, all in memory; a refusal is answered here.
+  return [this, required, route](const http::Request& request) -> std::optional<http::Response> {
+    ApiResult<Principal> principal = options_.auth.Authenticate(request);
+    if (!principal) return ErrorToResponse(principal.error());
+    if (auto allowed = Authorize(*principal, required, request); !allowed) return ErrorToResponse(allowed.error());
+    ApiResult<std::string> tenant = ResolveNamespace(*principal, request);
+    if (!tenant) return ErrorToResponse(tenant.error());
+    return (this->*route)(request, *tenant);
+  };
+}
+
+void KilnService::ScheduleHitStatsFlush() {
+  if (hit_flush_queued_.exchange(true)) return;
+  http::WorkerPool::Task task = [this] {
+    (void)store_->FlushHitStats();  // advisory figures: a failure waits for the next flush
+    hit_flush_queued_.store(false);
+  };
+  if (!compile_threads_->TrySubmit(task)) hit_flush_queued_.store(false);
+}
+
+// One table for RegisterRoutes and RouteTable, so --print-routes cannot drift.
+// The last column is the route's inline fast path (the hit path), if any.
+#define KILN_SERVICE_ROUTES(X)                                                                                  \
+  X("POST", "/v1/compile", Role::kCompile, &KilnService::Compile, &KilnService::FastCompile)                    \
+  X("POST", "/v1/explain", Role::kRead, &KilnService::Explain, nullptr)                                         \
+  X("GET", "/v1/executables/{key}", Role::kRead, &KilnService::GetExecutable, &KilnService::FastGetExecutable) \
+  X("DELETE", "/v1/executables/{key}", Role::kAdmin, &KilnService::DeleteExecutable, nullptr)                   \
+  X("POST", "/v1/executables/{key}/execute", Role::kCompile, &KilnService::Execute, nullptr)                    \
+  X("POST", "/v1/tune", Role::kCompile, &KilnService::NotImplemented, nullptr)                                  \
+  X("GET", "/v1/tune/{id}", Role::kRead, &KilnService::NotImplemented, nullptr)                                 \
+  X("GET", "/v1/stats", Role::kRead, &KilnService::Stats, nullptr)                                              \
+  X("GET", "/v1/entries", Role::kRead, &KilnService::Entries, nullptr)                                          \
+  X("GET", "/v1/pool", Role::kRead, &KilnService::Pool, nullptr)                                                \
+  X("GET", "/metrics", Role::kRead, &KilnService::Metrics, nullptr)
+
+Status KilnService::RegisterRoutes(http::Router& router) {
+#define KILN_ADD_ROUTE(method, pattern, role, fn, fast)                                          \
+  if (FastRouteFn fast_fn = fast; fast_fn != nullptr) {                                          \
+    KILN_RETURN_IF_ERROR(router.Add(method, pattern, GuardFast(role, fast_fn), Guard(role, fn))); \
+  } else {                                                                                       \
+    KILN_RETURN_IF_ERROR(router.Add(method, pattern, Guard(role, fn)));                          \
+  }
+  KILN_SERVICE_ROUTES(KILN_ADD_ROUTE)
+#undef KILN_ADD_ROUTE
+  // Liveness needs no token and touches only memory: answered on the loop.
+  return router.Add("GET", "/healthz",
+                    [this](http::Request, http::Responder respond) { respond(Health()); },
+                    http::Execution::kInline);
+}
+
+std::vector<std::string> KilnService::RouteTable() {
+  std::vector<std::string> routes;
+#define KILN_LIST_ROUTE(method, pattern, role, fn, fast) routes.push_back(std::string(method) + " " + pattern);
+  KILN_SERVICE_ROUTES(KILN_LIST_ROUTE)
+#undef KILN_LIST_ROUTE
+  routes.push_back("GET /healthz");
+  return routes;
+}
+
+int KilnService::PerKindIndex(int pool_index) const {
+  if (pool_index < 0 || pool_index >= static_cast<int>(per_kind_index_.size())) return pool_index;
+  return per_kind_index_[pool_index];
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,171 @@
+// KilnService: the API of `kiln serve` (schema/openapi.yaml) over the cache
+// store, the compiler and the device pool.
+//
+// The service owns the store, the device pool, the compile threads, the
+// single-flight table, the program cache, the request-body map and the
+// executable index of the hit path, and the metrics; RegisterRoutes adds its
+// handlers to a Router, and the HttpServer running that router must stop
+// before the service is destroyed. Handlers run on the HTTP worker pool
+// (SQLite, parsing) or hand their work on: compiles to the compile threads,
+// runs to the pool's chips; answers come back through the Responder
+// (uv_async_send). On the loop thread run only /healthz and the hit path's
+// fast paths (routes_executables.cc, routes_compile.cc): GET/HEAD of an
+// executable and a compile of a body seen before, answered from memory (the
+// executable index and the store's hot set, after the in-memory auth
+// checks); a memory miss falls through to the worker-pool handler.
+//
+// Errors are answered as JSON {"error": {"code", "message", ...}} with the
+// statuses of the spec. Thread-safe: handlers run concurrently.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/cache_store.h"
+#include "compiler/fusion/compile.h"
+#include "compiler/hlo/module.h"
+#include "compiler/hlo/status.h"
+#include "runtime/pool/device_pool.h"
+#include "server/api_error.h"
+#include "server/auth.h"
+#include "server/body_file_cache.h"
+#include "server/executable_index.h"
+#include "server/http/router.h"
+#include "server/http/worker_pool.h"
+#include "server/program_cache.h"
+#include "server/request_key_map.h"
+#include "server/service_metrics.h"
+#include "server/single_flight.h"
+
+namespace kiln::server {
+
+struct ServiceOptions {
+  std::string db_path = "./kiln.db";
+  uint64_t max_store_bytes = 0;  // 0: unlimited
+  std::string pool_spec = "v5e:4";
+  size_t pool_queue_capacity = 64;  // runs waiting; beyond: 503 pool_saturated
+  int compile_threads = 2;
+  size_t compile_queue_capacity = 256;  // distinct compiles waiting; beyond: 503 overloaded
+  Authenticator auth = Authenticator::Disabled();
+  size_t program_cache_entries = 64;
+  // Executables kept in sealed memfds so hits are sent with sendfile (no
+  // copy into the socket); in addition to the store's hot set. 0: off.
+  uint64_t body_file_bytes = uint64_t{256} << 20;
+  int64_t execute_step_budget = int64_t{1} << 32;  // evaluator work units per run
+  std::string version = "0.1.0";
+};
+
+class KilnService {
+ public:
+  // Opens the store and starts the pool and the compile threads.
+  static Result<std::unique_ptr<KilnService>> Create(ServiceOptions options);
+  ~KilnService();
+
+  KilnService(const KilnService&) = delete;
+  KilnService& operator=(const KilnService&) = delete;
+
+  // Adds every route of the API. Fails only on a routing bug.
+  Status RegisterRoutes(http::Router& router);
+  // "METHOD /pattern" for every route RegisterRoutes adds (HEAD is served
+  // by the GET routes).
+  static std::vector<std::string> RouteTable();
+
+  // Makes /healthz answer 503 "draining" while `draining()` is true (the
+  // transport's HttpServer::draining). Call before the server starts.
+  void SetDrainingProbe(std::function<bool()> draining) { draining_ = std::move(draining); }
+
+  // The registry the HttpServer should record into (HttpServerOptions::metrics).
+  http::MetricsRegistry& metrics_registry() { return metrics_.registry(); }
+  const ServiceOptions& options() const { return options_; }
+  runtime::pool::DevicePool& pool() { return *pool_; }
+
+ private:
+  // A request past authentication: who asks and in which namespace.
+  struct Call {
+    http::Request request;
+    http::Responder respond;
+    Principal principal;
+    std::string tenant;  // the namespace the entries live in
+  };
+  using RouteFn = void (KilnService::*)(Call call);
+  // A fast path after authentication: answers from memory or returns nullopt.
+  using FastRouteFn = std::optional<http::Response> (KilnService::*)(const http::Request& request,
+                                                                     const std::string& tenant);
+  struct FlightOutcome;
+  using Flight = std::shared_ptr<const FlightOutcome>;
+  struct CompileTimings;
+
+  explicit KilnService(ServiceOptions options);
+  http::Handler Guard(Role required, RouteFn route);
+  http::FastPath GuardFast(Role required, FastRouteFn route);
+  // Writes the store's buffered hit counts on a compile thread (at most one
+  // such write queued at a time); the loop thread never touches SQLite.
+  void ScheduleHitStatsFlush();
+
+  // routes_compile.cc
+  std::optional<http::Response> FastCompile(const http::Request& request, const std::string& tenant);
+  void Compile(Call call);
+  void AnswerCompile(http::Responder& respond, const EntryView& entry, CacheOutcome outcome, bool fast_path,
+                     bool return_executable, double compile_ms, CompileTimings timings);
+  http::Response CompileResponse(const EntryView& entry, CacheOutcome outcome, bool fast_path, bool return_executable,
+                                 double compile_ms, const CompileTimings& timings);
+  void StartCompile(const std::string& flight_key, std::shared_ptr<hlo::Module> module,
+                    fusion::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash);
+  Flight CompileAndStore(hlo::Module& module, const fusion::CompileOptions& options, const cache::EntryId& id,
+                         const hlo::Hash128& request_hash);
+  ApiResult<std::optional<EntryView>> LookUp(const cache::EntryId& id);
+  // routes_explain.cc
+  void Explain(Call call);
+  // routes_executables.cc
+  std::optional<http::Response> FastGetExecutable(const http::Request& request, const std::string& tenant);
+  void GetExecutable(Call call);
+  void DeleteExecutable(Call call);
+  // The entry a key names for `tenant` (or the shared namespace): from the
+  // executable index, else from a store listing (then indexed). Without
+  // `use_index` the index is skipped (it pointed at an entry now gone).
+  ApiResult<cache::EntryId> FindEntry(const std::string& tenant, std::string_view key_text, bool use_index = true);
+  // Indexes an entry the store just answered, for the hit path, and keeps
+  // its bytes (when `view` has them) in a file for sendfile.
+  void Index(EntryView view, uint64_t raw_bytes);
+  // routes_execute.cc
+  void Execute(Call call);
+  ApiResult<std::shared_ptr<const ReadyProgram>> ReadyProgramFor(const cache::EntryId& id);
+  // routes_admin.cc
+  void Stats(Call call);
+  void Entries(Call call);
+  void Pool(Call call);
+  void Metrics(Call call);
+  void NotImplemented(Call call);
+  http::Response Health() const;
+  int PerKindIndex(int pool_index) const;
+
+  const ServiceOptions options_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  ServiceMetrics metrics_;
+  std::unique_ptr<cache::CacheStore> store_;
+  std::unique_ptr<runtime::pool::DevicePool> pool_;
+  std::vector<int> per_kind_index_;  // pool chip index -> index among its kind
+  std::unique_ptr<http::WorkerPool> compile_threads_;
+  SingleFlight<Flight> flights_;
+  ProgramCache programs_;
+  RequestKeyMap request_keys_;
+  ExecutableIndex index_;
+  BodyFileCache body_files_;
+  std::atomic<bool> hit_flush_queued_{false};
+  std::function<bool()> draining_;  // set before serving; then read-only
+
+  // Runs waiting per chip kind, and the key each chip is running.
+  mutable std::mutex pool_mu_;
+  std::unordered_map<std::string, size_t> queued_by_kind_;  // guarded by pool_mu_
+  std::vector<std::string> running_key_;                    // guarded by pool_mu_
+};
+
+}  // namespace kiln::server

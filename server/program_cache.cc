@@ -1,0 +1,55 @@
+#include "server/program_cache.h"
+
+#include "server/executable_signature.h"
+
+namespace kiln::server {
+
+Result<std::shared_ptr<const ReadyProgram>> LoadReadyProgram(std::span<const uint8_t> executable) {
+  auto ready = std::make_shared<ReadyProgram>();
+  KILN_ASSIGN_OR_RETURN(ready->program, runtime::LoadedProgram::FromBytes(executable));
+  const runtime::Program& program = ready->program->program();
+  ready->chip = runtime::FindChip(program.chip);
+  if (ready->chip == nullptr) return MakeError("executable targets unknown chip '" + program.chip + "'");
+  KILN_ASSIGN_OR_RETURN(ready->parameter_shapes, ExecutableParameterShapes(program));
+  KILN_ASSIGN_OR_RETURN(ready->timer, runtime::timing::ProgramTimer::Create(*ready->program, *ready->chip));
+  return std::shared_ptr<const ReadyProgram>(std::move(ready));
+}
+
+std::shared_ptr<const ReadyProgram> ProgramCache::Find(const cache::EntryId& id) {
+  std::lock_guard lock(mu_);
+  auto it = index_.find(id);
+  if (it == index_.end()) return nullptr;
+  order_.splice(order_.begin(), order_, it->second);
+  return it->second->second;
+}
+
+void ProgramCache::Insert(const cache::EntryId& id, std::shared_ptr<const ReadyProgram> program) {
+  if (capacity_ == 0) return;
+  std::lock_guard lock(mu_);
+  if (auto it = index_.find(id); it != index_.end()) {
+    it->second->second = std::move(program);
+    order_.splice(order_.begin(), order_, it->second);
+    return;
+  }
+  order_.emplace_front(id, std::move(program));
+  index_.emplace(id, order_.begin());
+  while (order_.size() > capacity_) {
+    index_.erase(order_.back().first);
+    order_.pop_back();
+  }
+}
+
+void ProgramCache::Erase(const cache::EntryId& id) {
+  std::lock_guard lock(mu_);
+  auto it = index_.find(id);
+  if (it == index_.end()) return;
+  order_.erase(it->second);
+  index_.erase(it);
+}
+
+size_t ProgramCache::size() const {
+  std::lock_guard lock(mu_);
+  return order_.size();
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,267 @@
+// GET /v1/stats, /v1/entries, /v1/pool, /metrics and /healthz; the planned
+// tuning routes answer 501.
+#include <algorithm>
+#include <charconv>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/chip/chip_spec.h"
+#include "server/entry_json.h"
+#include "server/http/json_response.h"
+#include "server/kiln_service.h"
+
+namespace kiln::server {
+namespace {
+
+using nlohmann::json;
+
+// Every entry of `tenant` (optionally of one chip), in row order.
+Result<std::vector<cache::EntryMetadata>> AllEntries(cache::CacheStore& store, const std::string& tenant,
+                                                     std::optional<std::string> chip) {
+  std::vector<cache::EntryMetadata> all;
+  cache::ListFilter filter{.tenant = tenant, .chip = std::move(chip), .limit = 1000};
+  while (true) {
+    KILN_ASSIGN_OR_RETURN(std::vector<cache::EntryMetadata> page, store.List(filter));
+    if (page.empty()) break;
+    filter.after_row_id = page.back().row_id;
+    const bool last = page.size() < static_cast<size_t>(filter.limit);
+    all.insert(all.end(), std::make_move_iterator(page.begin()), std::make_move_iterator(page.end()));
+    if (last) break;
+  }
+  return all;
+}
+
+std::string Hex(std::string_view text) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+std::optional<std::string> Unhex(std::string_view text) {
+  if (text.size() % 2 != 0) return std::nullopt;
+  std::string out;
+  for (size_t i = 0; i < text.size(); i += 2) {
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(text.data() + i, text.data() + i + 2, value, 16);
+    if (ec != std::errc() || end != text.data() + i + 2) return std::nullopt;
+    out.push_back(static_cast<char>(value));
+  }
+  return out;
+}
+
+int64_t SortValue(const cache::EntryMetadata& entry, std::string_view sort) {
+  if (sort == "last_hit") return entry.hit_count > 0 ? entry.last_hit_ms : 0;
+  if (sort == "hits") return entry.hit_count;
+  return entry.created_ms;
+}
+
+double UptimeSeconds(std::chrono::steady_clock::time_point started) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+}  // namespace
+
+void KilnService::Stats(Call call) {
+  Result<std::vector<cache::EntryMetadata>> entries = AllEntries(*store_, call.tenant, std::nullopt);
+  if (!entries) return call.respond(ErrorToResponse(InternalError("cache listing", entries.error())));
+  Result<cache::StoreStats> store = store_->Stats();
+  if (!store) return call.respond(ErrorToResponse(InternalError("cache stats", store.error())));
+  int64_t count = 0, quarantined = 0;
+  uint64_t raw_bytes = 0, stored_bytes = 0;
+  std::map<std::string, std::pair<int64_t, uint64_t>> by_chip;
+  for (const cache::EntryMetadata& entry : *entries) {
+    if (entry.quarantined) {
+      ++quarantined;
+      continue;
+    }
+    ++count;
+    raw_bytes += entry.raw_bytes;
+    stored_bytes += entry.stored_bytes;
+    by_chip[entry.id.chip].first += 1;
+    by_chip[entry.id.chip].second += entry.stored_bytes;
+  }
+  json chips = json::array();
+  for (const auto& [chip, figures] : by_chip) {
+    chips.push_back({{"chip", chip}, {"entries", figures.first}, {"stored_bytes", figures.second}});
+  }
+  const CompileCounters compiles = metrics_.compile_counters();
+  const ExecuteCounters executions = metrics_.execute_counters();
+  const int64_t answered = compiles.hits + compiles.misses + compiles.joined;
+  json body = {
+      {"tenant", call.tenant},
+      {"version", options_.version},
+      {"format_version", hlo::kCompilerFormatVersion},
+      {"uptime_s", UptimeSeconds(started_)},
+      {"entries", count},
+      {"raw_bytes", raw_bytes},
+      {"stored_bytes", stored_bytes},
+      {"max_bytes", options_.max_store_bytes > 0 ? json(options_.max_store_bytes) : json(nullptr)},
+      {"compiles",
+       {{"requests", compiles.requests},
+        {"hits", compiles.hits},
+        {"misses", compiles.misses},
+        {"joined", compiles.joined},
+        {"fast_path", compiles.fast_path},
+        {"errors", compiles.errors},
+        {"hit_rate", answered == 0 ? 0.0 : static_cast<double>(compiles.hits + compiles.joined) / answered},
+        {"compile_ms_total", compiles.compile_ms_total},
+        {"compile_ms_saved", compiles.compile_ms_saved}}},
+      {"executions",
+       {{"requests", executions.requests}, {"errors", executions.errors}, {"device_us_total", executions.device_us_total}}},
+      {"evictions", store->evicted_total},
+      {"quarantined", quarantined},
+      {"by_chip", std::move(chips)},
+  };
+  call.respond(http::JsonResponse(200, body));
+}
+
+void KilnService::Entries(Call call) {
+  const http::Request& request = call.request;
+  std::optional<std::string> chip;
+  if (auto value = request.Query("chip")) {
+    if (runtime::FindChip(*value) == nullptr) {
+      return call.respond(ErrorToResponse(Refuse(400, "unknown_chip", "query parameter chip: unknown chip '" +
+                                                                          std::string(*value) + "'").error()));
+    }
+    chip = std::string(*value);
+  }
+  std::string plan(request.Query("plan").value_or(""));
+  if (!plan.empty() && plan != "none" && plan != "heuristic" && plan != "given" && plan != "tuned") {
+    return call.respond(ErrorToResponse(Refuse(400, "bad_request", "query parameter plan: expected none, heuristic, "
+                                                                   "given or tuned, got '" + plan + "'").error()));
+  }
+  std::string sort(request.Query("sort").value_or("created"));
+  if (sort != "created" && sort != "last_hit" && sort != "hits") {
+    return call.respond(ErrorToResponse(Refuse(400, "bad_request", "query parameter sort: expected created, last_hit "
+                                                                   "or hits, got '" + sort + "'").error()));
+  }
+  int limit = 100;
+  if (auto value = request.Query("limit")) {
+    auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), limit);
+    if (ec != std::errc() || end != value->data() + value->size() || limit < 1 || limit > 1000) {
+      return call.respond(ErrorToResponse(Refuse(400, "bad_request", "query parameter limit: expected an integer in "
+                                                                     "[1, 1000], got '" + std::string(*value) + "'").error()));
+    }
+  }
+  // Cursor: hex of "sort|chip|plan|value|row_id", the last entry returned.
+  const std::string scope = sort + "|" + chip.value_or("") + "|" + plan + "|";
+  std::optional<std::pair<int64_t, int64_t>> after;
+  if (auto value = request.Query("cursor"); value && !value->empty()) {
+    std::optional<std::string> text = Unhex(*value);
+    int64_t sort_value = 0, row_id = 0;
+    if (text && text->starts_with(scope)) {
+      std::string_view rest = std::string_view(*text).substr(scope.size());
+      size_t bar = rest.find('|');
+      auto a = std::from_chars(rest.data(), rest.data() + std::min(bar, rest.size()), sort_value);
+      auto b = bar == std::string_view::npos ? std::from_chars_result{nullptr, std::errc::invalid_argument}
+                                             : std::from_chars(rest.data() + bar + 1, rest.data() + rest.size(), row_id);
+      if (a.ec == std::errc() && b.ec == std::errc() && b.ptr == rest.data() + rest.size()) after = {sort_value, row_id};
+    }
+    if (!after) {
+      return call.respond(ErrorToResponse(Refuse(400, "bad_request", "query parameter cursor: not a cursor of this "
+                                                                     "listing (same chip, plan and sort)").error()));
+    }
+  }
+  Result<std::vector<cache::EntryMetadata>> entries = AllEntries(*store_, call.tenant, chip);
+  if (!entries) return call.respond(ErrorToResponse(InternalError("cache listing", entries.error())));
+  std::vector<const cache::EntryMetadata*> chosen;
+  for (const cache::EntryMetadata& entry : *entries) {
+    if (!plan.empty() && EntryPlanName(entry, ParseEntryNotes(entry.options)) != plan) continue;
+    std::pair<int64_t, int64_t> position{SortValue(entry, sort), entry.row_id};
+    if (after && !(position < *after)) continue;
+    chosen.push_back(&entry);
+  }
+  // Newest, most recent or most hit first; row id breaks ties.
+  std::sort(chosen.begin(), chosen.end(), [&](const cache::EntryMetadata* a, const cache::EntryMetadata* b) {
+    return std::pair(SortValue(*a, sort), a->row_id) > std::pair(SortValue(*b, sort), b->row_id);
+  });
+  json page = json::array();
+  for (size_t i = 0; i < chosen.size() && i < static_cast<size_t>(limit); ++i) page.push_back(EntryToJson(*chosen[i]));
+  json next = nullptr;
+  if (chosen.size() > static_cast<size_t>(limit)) {
+    const cache::EntryMetadata& last = *chosen[limit - 1];
+    next = Hex(scope + std::to_string(SortValue(last, sort)) + "|" + std::to_string(last.row_id));
+  }
+  call.respond(http::JsonResponse(200, {{"entries", std::move(page)}, {"next_cursor", std::move(next)}}));
+}
+
+void KilnService::Pool(Call call) {
+  const runtime::pool::PoolStatus status = pool_->status();
+  json chips = json::array();
+  std::map<std::string, json> kinds;
+  std::lock_guard lock(pool_mu_);
+  for (const runtime::pool::ChipStatus& chip : status.chips) {
+    const int index = PerKindIndex(chip.index);
+    const std::string& key = chip.index < static_cast<int>(running_key_.size()) ? running_key_[chip.index] : "";
+    chips.push_back({{"id", chip.kind + ":" + std::to_string(index)},
+                     {"kind", chip.kind},
+                     {"index", index},
+                     {"busy", chip.busy},
+                     {"utilization", std::clamp(chip.utilization, 0.0, 1.0)},
+                     {"executions", chip.jobs_run},
+                     {"device_us_total", chip.device_seconds * 1e6},
+                     {"current_key", chip.busy && !key.empty() ? json(key) : json(nullptr)}});
+    json& kind = kinds[chip.kind];
+    if (kind.is_null()) {
+      auto queued = queued_by_kind_.find(chip.kind);
+      kind = {{"kind", chip.kind},
+              {"chips", 0},
+              {"busy", 0},
+              {"queue_depth", queued == queued_by_kind_.end() ? 0 : queued->second},
+              {"queue_capacity", options_.pool_queue_capacity}};
+    }
+    kind["chips"] = kind["chips"].get<int>() + 1;
+    kind["busy"] = kind["busy"].get<int>() + (chip.busy ? 1 : 0);
+  }
+  json kind_list = json::array();
+  for (auto& [name, kind] : kinds) kind_list.push_back(std::move(kind));
+  call.respond(http::JsonResponse(200, {{"chips", std::move(chips)},
+                                        {"kinds", std::move(kind_list)},
+                                        {"queue_depth", status.queued}}));
+}
+
+void KilnService::Metrics(Call call) {
+  if (Result<cache::StoreStats> store = store_->Stats(); store) {
+    metrics_.SetStoreFigures(store->entries, store->stored_bytes, store->evicted_total, store->quarantined_total);
+  }
+  const runtime::pool::PoolStatus status = pool_->status();
+  std::map<std::string, std::pair<int, double>> kinds;  // busy, summed utilization
+  std::map<std::string, int> counts;
+  for (const runtime::pool::ChipStatus& chip : status.chips) {
+    kinds[chip.kind].first += chip.busy ? 1 : 0;
+    kinds[chip.kind].second += chip.utilization;
+    counts[chip.kind] += 1;
+  }
+  {
+    std::lock_guard lock(pool_mu_);
+    for (const auto& [kind, figures] : kinds) {
+      auto queued = queued_by_kind_.find(kind);
+      metrics_.SetPoolKind(kind, figures.first, queued == queued_by_kind_.end() ? 0 : queued->second,
+                           figures.second / counts[kind]);
+    }
+  }
+  call.respond(http::Response::Text(200, metrics_.registry().RenderPrometheus(),
+                                    std::string(http::kPrometheusContentType)));
+}
+
+void KilnService::NotImplemented(Call call) {
+  call.respond(ErrorToResponse(Refuse(501, "not_implemented", "autotuning is not available in this build").error()));
+}
+
+http::Response KilnService::Health() const {
+  // Draining: the transport stopped taking connections and finishes the
+  // requests it has; a load balancer should look elsewhere.
+  const bool draining = draining_ && draining_();
+  http::Response response = http::JsonResponse(draining ? 503 : 200, {{"status", draining ? "draining" : "ok"},
+                                                                      {"version", options_.version},
+                                                                      {"uptime_s", UptimeSeconds(started_)}});
+  if (draining) response.headers.Set("Retry-After", "1");
+  return response;
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,297 @@
+// POST /v1/compile: the fast path, parse + fingerprint, cache lookup, and
+// single-flight compiles on the compile threads.
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "cache/components.h"
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/verifier.h"
+#include "compiler/lowering/compile_module.h"
+#include "server/compile_request.h"
+#include "server/entry_json.h"
+#include "server/http/json_response.h"
+#include "server/kiln_service.h"
+
+namespace kiln::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+int64_t UnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Bodies hashed on the loop thread by the fast path are at most this big
+// (XXH3 at several GB/s: tens of microseconds); larger ones go to a worker.
+constexpr size_t kMaxFastPathBodyBytes = 256 << 10;
+
+EntryView ViewOf(const cache::CacheHit& hit) {
+  EntryView view = ViewOfMetadata(hit.entry->metadata);
+  view.executable = http::Bytes(hit.entry, &hit.entry->executable);  // shares the hot entry's bytes
+  return view;
+}
+
+std::string Decimal(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f", value);
+  return text;
+}
+
+}  // namespace
+
+struct KilnService::CompileTimings {
+  Clock::time_point start = Clock::now();
+  double parse_ms = 0;
+  double fingerprint_ms = 0;
+  double lookup_ms = 0;
+  double compile_ms = 0;
+  double store_ms = 0;
+};
+
+struct KilnService::FlightOutcome {
+  std::optional<ApiError> error;
+  EntryView entry;
+  bool compiled = false;  // false: the leader found it stored after all
+  double compile_ms = 0;
+  double store_ms = 0;
+};
+
+ApiResult<std::optional<EntryView>> KilnService::LookUp(const cache::EntryId& id) {
+  Result<std::optional<cache::CacheHit>> hit = store_->Get(id);
+  if (!hit) return std::unexpected(InternalError("cache lookup", hit.error()));
+  if (!*hit) return std::optional<EntryView>();
+  EntryView view = ViewOf(**hit);
+  Index(view, view.executable->size());
+  return std::optional<EntryView>(std::move(view));
+}
+
+std::optional<http::Response> KilnService::FastCompile(const http::Request& request, const std::string& tenant) {
+  // Parsing JSON or hashing a big body is CPU work for a worker.
+  if (request.body.size() > kMaxFastPathBodyBytes || HasJsonBody(request)) return std::nullopt;
+  CompileTimings timings;
+  ApiResult<CompileRequest> parsed = ParseCompileRequestKey(request, tenant);
+  if (!parsed) return std::nullopt;  // the handler explains the 400
+  std::optional<hlo::Hash128> key = request_keys_.Find(parsed->request_hash);
+  if (!key) return std::nullopt;
+  std::shared_ptr<const IndexedEntry> entry = index_.Find(tenant, kSharedTenant, *key);
+  if (entry == nullptr || entry->view.id.chip != parsed->options.chip) return std::nullopt;
+  cache::CacheStore::HotHit hot = store_->TryGetHot(entry->view.id);
+  if (hot.entry == nullptr) return std::nullopt;
+  if (hot.hit_stats_due) ScheduleHitStatsFlush();
+  timings.lookup_ms = MsSince(timings.start);
+  metrics_.CompileRequested();
+  metrics_.CompileAnswered(CacheOutcome::kHit, /*fast_path=*/true, entry->view.entry_compile_ms);
+  EntryView view = entry->view;
+  view.executable = http::Bytes(hot.entry, &hot.entry->executable);
+  http::Response response =
+      CompileResponse(view, CacheOutcome::kHit, /*fast_path=*/true, parsed->return_executable, 0, timings);
+  if (parsed->return_executable) response.body_file = body_files_.Find(view.id);
+  return response;
+}
+
+void KilnService::Compile(Call call) {
+  CompileTimings timings;
+  metrics_.CompileRequested();
+  auto fail = [&](const ApiError& error) {
+    metrics_.CompileFailed();
+    call.respond(ErrorToResponse(error));
+  };
+  ApiResult<CompileRequest> parsed = ParseCompileRequest(call.request, call.tenant);
+  if (!parsed) return fail(parsed.error());
+  CompileRequest& request = *parsed;
+  cache::EntryId id{.tenant = call.tenant, .key = {}, .chip = request.options.chip};
+
+  // Fast path: a body seen before names its key without parsing.
+  auto lookup_start = Clock::now();
+  std::optional<hlo::Hash128> known = request_keys_.Find(request.request_hash);
+  if (!known) {
+    auto stored = store_->LookupRequest(call.tenant, request.request_hash, id.chip, id.format_version);
+    if (stored && *stored) known = **stored;
+  }
+  if (known) {
+    id.key = *known;
+    ApiResult<std::optional<EntryView>> hit = LookUp(id);
+    if (!hit) return fail(hit.error());
+    if (*hit) {
+      timings.lookup_ms = MsSince(lookup_start);
+      request_keys_.Remember(request.request_hash, id.key);
+      metrics_.CompileAnswered(CacheOutcome::kHit, /*fast_path=*/true, (*hit)->entry_compile_ms);
+      return AnswerCompile(call.respond, **hit, CacheOutcome::kHit, true, request.return_executable, 0, timings);
+    }
+  }
+  timings.lookup_ms = MsSince(lookup_start);
+
+  auto parse_start = Clock::now();
+  Result<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(request.hlo, "<hlo>");
+  if (!module) return fail(HloParseError(module.error().message));
+  if (Status verified = hlo::VerifyModule(**module); !verified) return fail(HloVerifyError(verified.error().message));
+  timings.parse_ms = MsSince(parse_start);
+
+  auto fingerprint_start = Clock::now();
+  Result<hlo::Fingerprint> fingerprint =
+      hlo::FingerprintModule(**module, lowering::FingerprintOptionsFor(request.options));
+  if (!fingerprint) return fail(HloVerifyError(fingerprint.error().message));
+  id.key = fingerprint->key;
+  timings.fingerprint_ms = MsSince(fingerprint_start);
+
+  lookup_start = Clock::now();
+  ApiResult<std::optional<EntryView>> hit = LookUp(id);
+  if (!hit) return fail(hit.error());
+  timings.lookup_ms += MsSince(lookup_start);
+  request_keys_.Remember(request.request_hash, id.key);
+  if (*hit) {
+    metrics_.CompileAnswered(CacheOutcome::kHit, /*fast_path=*/false, (*hit)->entry_compile_ms);
+    return AnswerCompile(call.respond, **hit, CacheOutcome::kHit, false, request.return_executable, 0, timings);
+  }
+
+  // A miss: the first request for the key compiles, the others wait on it.
+  const std::string flight_key = id.ToString();
+  const Clock::time_point joined_at = Clock::now();
+  auto answer = [this, respond = std::move(call.respond), timings, joined_at,
+                 return_executable = request.return_executable](const Flight& flight,
+                                                                SingleFlight<Flight>::Role role) mutable {
+    if (flight->error) {
+      metrics_.CompileFailed();
+      return respond(ErrorToResponse(*flight->error));
+    }
+    const bool leader = role == SingleFlight<Flight>::Role::kLeader;
+    CacheOutcome outcome = !leader ? CacheOutcome::kJoined : flight->compiled ? CacheOutcome::kMiss : CacheOutcome::kHit;
+    double compile_ms = 0;
+    if (outcome == CacheOutcome::kMiss) {
+      compile_ms = flight->compile_ms;
+      timings.store_ms = flight->store_ms;
+    } else if (outcome == CacheOutcome::kJoined) {
+      compile_ms = MsSince(joined_at);
+    }
+    timings.compile_ms = compile_ms;
+    metrics_.CompileAnswered(outcome, /*fast_path=*/false, flight->entry.entry_compile_ms);
+    AnswerCompile(respond, flight->entry, outcome, false, return_executable, compile_ms, timings);
+  };
+  if (flights_.Join(flight_key, std::move(answer)) == SingleFlight<Flight>::Role::kLeader) {
+    StartCompile(flight_key, std::shared_ptr<hlo::Module>(std::move(*module)), request.options, id,
+                 request.request_hash);
+  }
+}
+
+void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hlo::Module> module,
+                               fusion::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash) {
+  http::WorkerPool::Task task = [this, flight_key, module, options, id, request_hash] {
+    flights_.Finish(flight_key, CompileAndStore(*module, options, id, request_hash));
+  };
+  if (compile_threads_->TrySubmit(task)) return;
+  auto refused = std::make_shared<FlightOutcome>();
+  refused->error = ApiError{.status = 503, .code = "overloaded",
+                            .message = "every compile thread is busy and " +
+                                       std::to_string(options_.compile_queue_capacity) +
+                                       " compiles are waiting; retry later",
+                            .retry_after_seconds = 1};
+  flights_.Finish(flight_key, refused);
+}
+
+KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, const fusion::CompileOptions& options,
+                                                 const cache::EntryId& id, const hlo::Hash128& request_hash) {
+  auto outcome = std::make_shared<FlightOutcome>();
+  // Another flight may have stored the key between this request's lookup
+  // and its flight.
+  ApiResult<std::optional<EntryView>> existing = LookUp(id);
+  if (existing && *existing) {
+    outcome->entry = std::move(**existing);
+    return outcome;
+  }
+  Result<lowering::CompileOutput> compiled = lowering::CompileModule(module, options);
+  if (!compiled) {
+    outcome->error = ApiError{.status = 422, .code = "compile_failed", .message = compiled.error().message};
+    return outcome;
+  }
+  metrics_.Compiled(compiled->compile_ms);
+  EntryNotes notes;
+  notes.options = nlohmann::json::parse(lowering::OptionsJson(options));
+  notes.kernels = compiled->kernels;
+  notes.parameters = compiled->fingerprint.parameter_shape_text;
+  auto executable = std::make_shared<const std::string>(compiled->executable.begin(), compiled->executable.end());
+  const std::string notes_text = SerializeEntryNotes(notes);
+  cache::PutRequest put{
+      .id = id,
+      .options = notes_text,
+      .plan_kind = options.plan == fusion::PlanKind::kGiven ? cache::PlanKind::kGiven : cache::PlanKind::kHeuristic,
+      .executable = *executable,
+      .compile_seconds = compiled->compile_ms / 1000,
+      .device_seconds = compiled->estimated_us * 1e-6,
+      .components = cache::KeyComponentsOf(compiled->fingerprint),
+      .request_hash = request_hash,
+  };
+  auto store_start = Clock::now();
+  if (Status stored = store_->Put(put); !stored) {
+    outcome->error = InternalError("storing the executable", stored.error());
+    return outcome;
+  }
+  outcome->store_ms = MsSince(store_start);
+  outcome->compiled = true;
+  outcome->compile_ms = compiled->compile_ms;
+  outcome->entry = EntryView{
+      .id = id,
+      .plan = std::string(fusion::PlanKindName(options.plan)),
+      .options_json = notes.options.dump(),
+      .entry_compile_ms = compiled->compile_ms,
+      .kernels = compiled->kernels,
+      .estimated_us = compiled->estimated_us,
+      .created_ms = UnixMs(),
+      .executable = std::move(executable),
+  };
+  Index(outcome->entry, outcome->entry.executable->size());
+  return outcome;
+}
+
+void KilnService::AnswerCompile(http::Responder& respond, const EntryView& entry, CacheOutcome outcome,
+                                bool fast_path, bool return_executable, double compile_ms,
+                                CompileTimings timings) {
+  respond(CompileResponse(entry, outcome, fast_path, return_executable, compile_ms, timings));
+}
+
+http::Response KilnService::CompileResponse(const EntryView& entry, CacheOutcome outcome, bool fast_path,
+                                            bool return_executable, double compile_ms,
+                                            const CompileTimings& timings) {
+  const std::string key = entry.id.key.Hex();
+  http::Response response;
+  if (return_executable) {
+    response = http::Response::WithBytes(200, entry.executable, "application/vnd.kiln.executable");
+  } else {
+    nlohmann::json body = {
+        {"key", key},
+        {"cache", CacheOutcomeName(outcome)},
+        {"chip", entry.id.chip},
+        {"plan", entry.plan},
+        {"options", nlohmann::json::parse(entry.options_json, nullptr, false)},
+        {"fast_path", fast_path},
+        {"compile_ms", compile_ms},
+        {"entry_compile_ms", entry.entry_compile_ms},
+        {"kernels", entry.kernels},
+        {"estimated_us", entry.estimated_us},
+        {"executable_bytes", entry.executable ? entry.executable->size() : 0},
+        {"created", Rfc3339(entry.created_ms)},
+        {"timings",
+         {{"parse_ms", timings.parse_ms},
+          {"fingerprint_ms", timings.fingerprint_ms},
+          {"lookup_ms", timings.lookup_ms},
+          {"compile_ms", timings.compile_ms},
+          {"store_ms", timings.store_ms},
+          {"total_ms", MsSince(timings.start)}}},
+    };
+    response = http::JsonResponse(200, body);
+  }
+  response.headers.Set("X-Kiln-Key", key);
+  response.headers.Set("X-Kiln-Cache", std::string(CacheOutcomeName(outcome)));
+  response.headers.Set("X-Kiln-Compile-Ms", Decimal(compile_ms));
+  response.headers.Set("X-Kiln-Kernels", std::to_string(entry.kernels));
+  response.headers.Set("X-Kiln-Estimated-Us", Decimal(entry.estimated_us));
+  response.headers.Set("ETag", "\"" + key + "\"");
+  return response;
+}
+
+}  // namespace kiln::server

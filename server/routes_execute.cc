@@ -1,0 +1,233 @@
+// POST /v1/executables/{key}/execute: inputs in, a run on a pool chip of
+// the executable's kind, outputs and the device profile out.
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/io/safetensors.h"
+#include "runtime/io/tensor_names.h"
+#include "runtime/timing/profile_output.h"
+#include "runtime/timing/timed_execution.h"
+#include "server/execute_inputs.h"
+#include "server/http/header_map.h"
+#include "server/http/json_response.h"
+#include "server/json_tensors.h"
+#include "server/kiln_service.h"
+
+namespace kiln::server {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kSafetensorsType = "application/vnd.safetensors";
+constexpr size_t kMaxProfileHeaderBytes = 16 << 10;
+
+enum class Form { kSafetensors, kJson };
+
+std::string_view MediaType(const http::Request& request, std::string_view header) {
+  std::string_view value = request.headers.Get(header).value_or("");
+  value = value.substr(0, value.find(';'));
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  return value;
+}
+
+ApiResult<Form> RequestForm(const http::Request& request) {
+  std::string_view type = MediaType(request, "Content-Type");
+  if (http::EqualsIgnoreCase(type, kSafetensorsType) || http::EqualsIgnoreCase(type, "application/octet-stream")) {
+    return Form::kSafetensors;
+  }
+  if (http::EqualsIgnoreCase(type, "application/json")) return Form::kJson;
+  return Refuse(415, "unsupported_media_type",
+                "Content-Type '" + std::string(type) +
+                    "' is not accepted for execute; send application/vnd.safetensors or application/json");
+}
+
+Form AnswerForm(const http::Request& request, Form request_form) {
+  std::string_view accept = request.headers.Get("Accept").value_or("");
+  const bool json = accept.find("application/json") != std::string_view::npos;
+  const bool safetensors = accept.find(kSafetensorsType) != std::string_view::npos;
+  if (json && !safetensors) return Form::kJson;
+  if (safetensors && !json) return Form::kSafetensors;
+  return request_form;
+}
+
+std::string Decimal(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.6g", value);
+  return text;
+}
+
+// One run from submission to answer; shared by the pool job's two callbacks.
+struct RunState {
+  std::shared_ptr<const ReadyProgram> program;
+  std::vector<hlo::Literal> inputs;
+  std::string key;
+  std::string kind;
+  Form answer_form = Form::kJson;
+  int64_t step_budget = 0;
+  http::Responder respond;
+  bool started = false;  // left the kind's queue
+  std::optional<runtime::timing::TimedExecution> run;
+};
+
+}  // namespace
+
+ApiResult<std::shared_ptr<const ReadyProgram>> KilnService::ReadyProgramFor(const cache::EntryId& id) {
+  if (std::shared_ptr<const ReadyProgram> ready = programs_.Find(id)) return ready;
+  Result<std::optional<cache::CacheHit>> hit = store_->Get(id);
+  if (!hit) return std::unexpected(InternalError("cache lookup", hit.error()));
+  if (!*hit) return Refuse(404, "not_found", "no executable with key " + id.key.Hex() + " for tenant " + id.tenant);
+  const std::string& bytes = (*hit)->entry->executable;
+  auto ready = LoadReadyProgram(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  if (!ready) return std::unexpected(InternalError("loading executable " + id.key.Hex(), ready.error()));
+  programs_.Insert(id, *ready);
+  return *ready;
+}
+
+void KilnService::Execute(Call call) {
+  metrics_.ExecuteRequested();
+  auto fail = [&](const ApiError& error) {
+    metrics_.ExecuteFailed();
+    call.respond(ErrorToResponse(error));
+  };
+  ApiResult<cache::EntryId> id = FindEntry(call.tenant, call.request.PathParam("key").value_or(""));
+  if (!id) return fail(id.error());
+  ApiResult<Form> form = RequestForm(call.request);
+  if (!form) return fail(form.error());
+  ApiResult<std::shared_ptr<const ReadyProgram>> ready = ReadyProgramFor(*id);
+  if (!ready) return fail(ready.error());
+  const std::vector<hlo::Shape>& parameters = (*ready)->parameter_shapes;
+  ApiResult<std::vector<hlo::Literal>> inputs = *form == Form::kSafetensors
+                                                    ? InputsFromSafetensors(call.request.body, parameters)
+                                                    : InputsFromJson(call.request.body, parameters);
+  if (!inputs) return fail(inputs.error());
+
+  const runtime::Program& program = (*ready)->program->program();
+  auto state = std::make_shared<RunState>();
+  state->program = *ready;
+  state->inputs = std::move(*inputs);
+  state->key = id->key.Hex();
+  state->kind = program.chip;
+  state->answer_form = AnswerForm(call.request, *form);
+  state->step_budget = options_.execute_step_budget;
+  state->respond = std::move(call.respond);
+
+  runtime::pool::Job job;
+  job.client = call.tenant;
+  job.chip_kind = program.chip;
+  job.hbm_bytes = program.peak_hbm_bytes;
+  job.run = [this, state](const runtime::pool::ChipContext& chip) -> Result<double> {
+    {
+      std::lock_guard lock(pool_mu_);
+      --queued_by_kind_[state->kind];
+      state->started = true;
+      running_key_[chip.index] = state->key;
+    }
+    runtime::EvalOptions eval;
+    eval.step_budget = state->step_budget;
+    Result<runtime::timing::TimedExecution> run =
+        runtime::timing::ExecuteTimed(*state->program->program, *state->program->timer, state->inputs, eval);
+    {
+      std::lock_guard lock(pool_mu_);
+      running_key_[chip.index].clear();
+    }
+    state->inputs.clear();
+    if (!run) return std::unexpected(run.error());
+    const double seconds = run->profile ? run->profile->seconds : 0;
+    state->run = std::move(*run);
+    return seconds;
+  };
+  job.done = [this, state](Status status, const runtime::pool::JobStats& stats) {
+    if (!state->started) {
+      std::lock_guard lock(pool_mu_);
+      --queued_by_kind_[state->kind];
+    }
+    if (!status) {
+      metrics_.ExecuteFailed();
+      const bool draining = status.error().message.find("shutting down") != std::string::npos;
+      return state->respond(ErrorToResponse(
+          draining ? ApiError{.status = 503, .code = "draining", .message = status.error().message, .retry_after_seconds = 1}
+                   : ApiError{.status = 422, .code = "execution_failed",
+                              .message = "running " + state->key + ": " + status.error().message}));
+    }
+    runtime::timing::TimedExecution& run = *state->run;
+    const std::string device = state->kind + ":" + std::to_string(PerKindIndex(stats.chip));
+    const double device_us = run.profile ? run.profile->seconds * 1e6 : 0;
+    const double queue_ms = stats.queued_seconds * 1000;
+    metrics_.Executed(state->kind, run.profile ? run.profile->seconds : 0);
+    json profile = run.profile ? runtime::timing::ProfileToJson(*run.profile) : json::object();
+    json kernels = profile.contains("kernels") ? profile["kernels"] : json::array();
+    const std::string kernels_text = kernels.dump();
+
+    http::Response response;
+    std::vector<runtime::io::NamedTensor> outputs = runtime::io::OutputTensors(run.result);
+    if (state->answer_form == Form::kSafetensors) {
+      runtime::io::SafetensorsFile file;
+      file.tensors = std::move(outputs);
+      file.metadata = {{"kiln.key", state->key},         {"kiln.device", device},
+                       {"kiln.device_us", Decimal(device_us)}, {"kiln.queue_ms", Decimal(queue_ms)},
+                       {"kiln.kernels", kernels_text}};
+      Result<std::string> bytes = runtime::io::SerializeSafetensors(file);
+      if (!bytes) {
+        metrics_.ExecuteFailed();
+        return state->respond(ErrorToResponse(InternalError("writing the outputs", bytes.error())));
+      }
+      response = http::Response::WithBytes(200, http::MakeBytes(std::move(*bytes)), std::string(kSafetensorsType));
+    } else {
+      json values = json::array();
+      const bool tuple = run.result.shape().IsTuple();
+      const size_t count = tuple ? run.result.tuple_elements().size() : 1;
+      for (size_t i = 0; i < count; ++i) {
+        Result<json> value = LiteralToJson(tuple ? run.result.tuple_elements()[i] : run.result);
+        if (!value) {
+          metrics_.ExecuteFailed();
+          return state->respond(ErrorToResponse(
+              ApiError{.status = 422, .code = "unsupported_output", .message = "output " + std::to_string(i) + ": " + value.error().message}));
+        }
+        values.push_back(std::move(*value));
+      }
+      json body = {{"key", state->key},
+                   {"chip", state->kind},
+                   {"device", device},
+                   {"device_us", device_us},
+                   {"flops", profile.value("flops", 0.0)},
+                   {"bytes", profile.value("bytes", 0.0)},
+                   {"queue_ms", queue_ms},
+                   {"wall_ms", stats.run_seconds * 1000},
+                   {"outputs", std::move(values)},
+                   {"kernels", kernels}};
+      if (!run.profile) body["timing_error"] = run.profile.error().message;
+      response = http::JsonResponse(200, body);
+    }
+    response.headers.Set("X-Kiln-Key", state->key);
+    response.headers.Set("X-Kiln-Device", device);
+    response.headers.Set("X-Kiln-Device-Us", Decimal(device_us));
+    response.headers.Set("X-Kiln-Queue-Ms", Decimal(queue_ms));
+    if (kernels_text.size() <= kMaxProfileHeaderBytes) response.headers.Set("X-Kiln-Profile", kernels_text);
+    state->respond(std::move(response));
+  };
+
+  {
+    std::lock_guard lock(pool_mu_);
+    ++queued_by_kind_[state->kind];
+  }
+  if (Status submitted = pool_->Submit(std::move(job)); !submitted) {
+    {
+      std::lock_guard lock(pool_mu_);
+      --queued_by_kind_[state->kind];
+    }
+    metrics_.ExecuteFailed();
+    const std::string& why = submitted.error().message;
+    if (why.find("saturated") != std::string::npos) {
+      return state->respond(ErrorToResponse(ApiError{
+          .status = 503, .code = "pool_saturated",
+          .message = "the " + state->kind + " run queue is full (" + why + " on pool " + pool_->spec().ToString() + "); retry later",
+          .retry_after_seconds = 1}));
+    }
+    return state->respond(ErrorToResponse(ApiError{
+        .status = 409, .code = "chip_not_in_pool",
+        .message = "the executable targets " + state->kind + "; the pool has " + pool_->spec().ToString()}));
+  }
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,132 @@
+#include "server/serve_options.h"
+
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <limits>
+
+namespace kiln::server {
+namespace {
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Result<uint64_t> ParseUnsigned(std::string_view text, uint64_t max, std::string_view what) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value > max) {
+    return MakeError(std::string(what) + ": expected a number up to " + std::to_string(max) + ", got '" +
+                     std::string(text) + "'");
+  }
+  return value;
+}
+
+Result<uint64_t> SuffixMultiplier(std::string_view suffix) {
+  struct Unit {
+    std::string_view name;
+    uint64_t factor;
+  };
+  static constexpr Unit kUnits[] = {
+      {"", 1},         {"b", 1},
+      {"k", 1000},     {"kb", 1000},     {"kib", uint64_t{1} << 10},
+      {"m", 1000'000}, {"mb", 1000'000}, {"mib", uint64_t{1} << 20},
+      {"g", 1000'000'000},     {"gb", 1000'000'000},     {"gib", uint64_t{1} << 30},
+      {"t", 1000'000'000'000}, {"tb", 1000'000'000'000}, {"tib", uint64_t{1} << 40},
+  };
+  for (const Unit& unit : kUnits) {
+    if (EqualsIgnoreCase(suffix, unit.name)) return unit.factor;
+  }
+  return MakeError("unknown size suffix '" + std::string(suffix) + "' (use B, KiB, MiB, GiB, TiB, k, M, G, T)");
+}
+
+}  // namespace
+
+Result<ListenAddress> ParseListenAddress(std::string_view text) {
+  ListenAddress address;
+  std::string_view port = text;
+  if (size_t colon = text.rfind(':'); colon != std::string_view::npos) {
+    std::string_view host = text.substr(0, colon);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (!host.empty()) address.host = std::string(host);
+    port = text.substr(colon + 1);
+  }
+  auto number = ParseUnsigned(port, 65535, "listen address '" + std::string(text) + "' port");
+  if (!number) return std::unexpected(number.error());
+  address.port = static_cast<uint16_t>(*number);
+  return address;
+}
+
+Result<uint64_t> ParseByteSize(std::string_view text) {
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  if (digits == 0) return MakeError("size '" + std::string(text) + "': expected a number of bytes, e.g. 256MiB");
+  auto number = ParseUnsigned(text.substr(0, digits), std::numeric_limits<uint64_t>::max(),
+                              "size '" + std::string(text) + "'");
+  if (!number) return std::unexpected(number.error());
+  auto factor = SuffixMultiplier(text.substr(digits));
+  if (!factor) return MakeError("size '" + std::string(text) + "': " + factor.error().message);
+  if (*number > std::numeric_limits<uint64_t>::max() / *factor) {
+    return MakeError("size '" + std::string(text) + "' is too large");
+  }
+  return *number * *factor;
+}
+
+Status ApplyEnvironment(ServeOptions& options, const std::function<bool(std::string_view)>& flag_given,
+                        const std::function<const char*(const char*)>& getenv) {
+  auto read = [&](const char* name) -> const char* {
+    const char* value = getenv ? getenv(name) : std::getenv(name);
+    return value != nullptr && *value != '\0' ? value : nullptr;
+  };
+  auto wrap = [](const char* name, const Error& error) {
+    return MakeError(std::string("environment variable ") + name + ": " + error.message);
+  };
+  if (const char* v = read("KILN_LISTEN"); v && !flag_given("--listen")) {
+    auto address = ParseListenAddress(v);
+    if (!address) return wrap("KILN_LISTEN", address.error());
+    options.listen = *address;
+  }
+  if (const char* v = read("KILN_DB"); v && !flag_given("--db")) options.db_path = v;
+  if (const char* v = read("KILN_POOL"); v && !flag_given("--pool")) options.pool = v;
+  if (const char* v = read("KILN_AUTH_FILE"); v && !flag_given("--auth-file")) options.auth_file = v;
+  if (const char* v = read("KILN_COMPILE_THREADS"); v && !flag_given("--compile-threads")) {
+    auto threads = ParseUnsigned(v, 256, "thread count");
+    if (!threads || *threads == 0) {
+      return MakeError(std::string("environment variable KILN_COMPILE_THREADS: expected 1 to 256, got '") + v + "'");
+    }
+    options.compile_threads = static_cast<int>(*threads);
+  }
+  if (const char* v = read("KILN_LOOPS"); v && !flag_given("--loops")) {
+    auto loops = ParseUnsigned(v, 256, "loop count");
+    if (!loops) return MakeError(std::string("environment variable KILN_LOOPS: expected 0 (one per core) to 256, got '") + v + "'");
+    options.loops = static_cast<int>(*loops);
+  }
+  if (const char* v = read("KILN_ACCESS_LOG"); v && !flag_given("--access-log")) {
+    if (EqualsIgnoreCase(v, "on")) {
+      options.access_log = true;
+    } else if (EqualsIgnoreCase(v, "off")) {
+      options.access_log = false;
+    } else {
+      return MakeError(std::string("environment variable KILN_ACCESS_LOG: expected on or off, got '") + v + "'");
+    }
+  }
+  if (const char* v = read("KILN_MAX_BODY"); v && !flag_given("--max-body")) {
+    auto bytes = ParseByteSize(v);
+    if (!bytes) return wrap("KILN_MAX_BODY", bytes.error());
+    options.max_body_bytes = *bytes;
+  }
+  if (const char* v = read("KILN_MAX_BYTES"); v && !flag_given("--max-bytes")) {
+    auto bytes = ParseByteSize(v);
+    if (!bytes) return wrap("KILN_MAX_BYTES", bytes.error());
+    options.max_store_bytes = *bytes;
+  }
+  return Ok();
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,55 @@
+// The settings of `kiln serve`, from flags and the environment.
+//
+// Every flag has an environment variable (KILN_LISTEN, KILN_DB, KILN_POOL,
+// KILN_COMPILE_THREADS, KILN_MAX_BODY, KILN_MAX_BYTES, KILN_AUTH_FILE,
+// KILN_LOOPS, KILN_ACCESS_LOG); a
+// flag given on the command line wins over its variable. Sizes accept a
+// plain byte count or a binary/decimal suffix ("256MiB", "1G", "64k").
+// Errors name the flag or variable and the value. Pure functions (apart
+// from reading the environment); thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "compiler/hlo/status.h"
+
+namespace kiln::server {
+
+struct ListenAddress {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8470;  // 0: an ephemeral port
+};
+
+struct ServeOptions {
+  ListenAddress listen;
+  std::string db_path = "./kiln.db";
+  std::string pool = "v5e:4";
+  int compile_threads = 2;
+  uint64_t max_body_bytes = uint64_t{256} << 20;
+  uint64_t max_store_bytes = 0;  // 0: unlimited
+  std::string auth_file;         // empty: authentication off
+  int http_threads = 4;
+  int request_timeout_ms = 30'000;
+  size_t pool_queue_capacity = 64;  // runs waiting per server; beyond: 503
+  int loops = 0;                    // HTTP loop threads; 0: one per core
+  bool access_log = true;           // one stderr line per request
+};
+
+// "127.0.0.1:8470", "[::1]:8470", ":8470" (loopback), "8470".
+Result<ListenAddress> ParseListenAddress(std::string_view text);
+
+// "256MiB" -> 268435456. Suffixes: k/K/KB (1000), KiB (1024), M/MB, MiB, G/GB,
+// GiB, T/TB, TiB; case-insensitive; no suffix or "B" is bytes.
+Result<uint64_t> ParseByteSize(std::string_view text);
+
+// Values from the environment for the settings whose flag was not given.
+// `flag_given("--db")` says whether the command line set that flag;
+// `getenv` reads a variable (nullptr when unset; defaults to ::getenv).
+Status ApplyEnvironment(ServeOptions& options, const std::function<bool(std::string_view)>& flag_given,
+                        const std::function<const char*(const char*)>& getenv = nullptr);
+
+}  // namespace kiln::server

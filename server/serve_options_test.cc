@@ -1,0 +1,84 @@
+#include "server/serve_options.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace kiln::server {
+namespace {
+
+TEST(ServeOptionsTest, ByteSizes) {
+  EXPECT_EQ(*ParseByteSize("256MiB"), uint64_t{256} << 20);
+  EXPECT_EQ(*ParseByteSize("1G"), 1'000'000'000u);
+  EXPECT_EQ(*ParseByteSize("64kib"), 65536u);
+  EXPECT_EQ(*ParseByteSize("17"), 17u);
+  EXPECT_EQ(*ParseByteSize("0"), 0u);
+  EXPECT_FALSE(ParseByteSize(""));
+  EXPECT_FALSE(ParseByteSize("MiB"));
+  Result<uint64_t> unknown = ParseByteSize("3 parsecs");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("3 parsecs"), std::string::npos);
+  EXPECT_FALSE(ParseByteSize("99999999999TiB")) << "overflow";
+}
+
+TEST(ServeOptionsTest, ListenAddresses) {
+  EXPECT_EQ(ParseListenAddress("127.0.0.1:8470")->port, 8470);
+  EXPECT_EQ(ParseListenAddress("0.0.0.0:0")->host, "0.0.0.0");
+  EXPECT_EQ(ParseListenAddress(":9000")->host, "127.0.0.1");
+  EXPECT_EQ(ParseListenAddress("[::1]:80")->host, "::1");
+  EXPECT_EQ(ParseListenAddress("8080")->port, 8080);
+  EXPECT_FALSE(ParseListenAddress("localhost:99999"));
+  EXPECT_FALSE(ParseListenAddress("localhost:http"));
+}
+
+TEST(ServeOptionsTest, EnvironmentFillsFlagsNotGiven) {
+  std::map<std::string, std::string> env = {{"KILN_DB", "/tmp/x.db"},
+                                            {"KILN_POOL", "v6e:2"},
+                                            {"KILN_MAX_BODY", "1MiB"},
+                                            {"KILN_COMPILE_THREADS", "3"},
+                                            {"KILN_LISTEN", "127.0.0.1:9999"}};
+  auto getenv = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  ServeOptions options;
+  options.pool = "v5e:8";
+  ASSERT_TRUE(ApplyEnvironment(options, [](std::string_view flag) { return flag == "--pool"; }, getenv));
+  EXPECT_EQ(options.db_path, "/tmp/x.db");
+  EXPECT_EQ(options.pool, "v5e:8") << "a flag wins over its variable";
+  EXPECT_EQ(options.max_body_bytes, uint64_t{1} << 20);
+  EXPECT_EQ(options.compile_threads, 3);
+  EXPECT_EQ(options.listen.port, 9999);
+
+  env["KILN_MAX_BYTES"] = "lots";
+  Status bad = ApplyEnvironment(options, [](std::string_view) { return false; }, getenv);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("KILN_MAX_BYTES"), std::string::npos);
+}
+
+TEST(ServeOptionsTest, LoopsAndAccessLogFromTheEnvironment) {
+  std::map<std::string, std::string> env = {{"KILN_LOOPS", "3"}, {"KILN_ACCESS_LOG", "OFF"}};
+  auto getenv = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  ServeOptions options;
+  EXPECT_EQ(options.loops, 0) << "default: one loop per core";
+  EXPECT_TRUE(options.access_log);
+  ASSERT_TRUE(ApplyEnvironment(options, [](std::string_view) { return false; }, getenv));
+  EXPECT_EQ(options.loops, 3);
+  EXPECT_FALSE(options.access_log);
+
+  env["KILN_ACCESS_LOG"] = "sometimes";
+  Status bad = ApplyEnvironment(options, [](std::string_view) { return false; }, getenv);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("KILN_ACCESS_LOG"), std::string::npos);
+  env["KILN_ACCESS_LOG"] = "on";
+  env["KILN_LOOPS"] = "many";
+  bad = ApplyEnvironment(options, [](std::string_view) { return false; }, getenv);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("KILN_LOOPS"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln::server

@@ -1,0 +1,116 @@
+#include "server/service_metrics.h"
+
+namespace kiln::server {
+
+std::string_view CacheOutcomeName(CacheOutcome outcome) {
+  switch (outcome) {
+    case CacheOutcome::kHit:
+      return "hit";
+    case CacheOutcome::kMiss:
+      return "miss";
+    case CacheOutcome::kJoined:
+      return "joined";
+  }
+  return "unknown";
+}
+
+ServiceMetrics::ServiceMetrics()
+    : lookups_(registry_.AddCounter("kiln_cache_lookups_total",
+                                    "Compile requests by how the cache answered them.", {"result"})),
+      fast_path_total_(registry_.AddCounter("kiln_cache_fast_path_total",
+                                            "Compile requests answered without parsing (raw-body fast path).")
+                           .WithLabels({})),
+      saved_seconds_(registry_.AddCounter("kiln_compile_seconds_saved_total",
+                                          "Compile seconds saved by hits (the entries' own compile times).")
+                         .WithLabels({})),
+      compile_errors_total_(registry_.AddCounter("kiln_compile_errors_total",
+                                                 "Compile requests that failed (bad HLO, unsupported ops).")
+                                .WithLabels({})),
+      compile_seconds_(registry_.AddHistogram("kiln_compile_duration_seconds", "Time to compile one executable.")
+                           .WithLabels({})),
+      entries_(registry_.AddGauge("kiln_cache_entries", "Entries in the store (all tenants).").WithLabels({})),
+      stored_bytes_(registry_.AddGauge("kiln_cache_stored_bytes", "Compressed bytes in the store.").WithLabels({})),
+      evictions_(registry_.AddGauge("kiln_cache_evictions_total", "Entries evicted over the store's life.")
+                     .WithLabels({})),
+      quarantined_(registry_.AddGauge("kiln_cache_quarantined_total",
+                                      "Entries quarantined over the store's life (failed checksum).")
+                       .WithLabels({})),
+      device_seconds_(registry_.AddCounter("kiln_execute_device_seconds_total",
+                                           "Simulated device seconds of executions.", {"kind"})),
+      pool_busy_(registry_.AddGauge("kiln_pool_busy_chips", "Chips running a job.", {"kind"})),
+      pool_queue_depth_(registry_.AddGauge("kiln_pool_queue_depth", "Runs waiting for a chip.", {"kind"})),
+      pool_utilization_(registry_.AddGauge("kiln_pool_utilization",
+                                           "Mean fraction of time the kind's chips were busy.", {"kind"})) {
+  // Looked up once: answering a compile then costs only atomic adds.
+  for (CacheOutcome outcome : {CacheOutcome::kHit, CacheOutcome::kMiss, CacheOutcome::kJoined}) {
+    lookups_by_outcome_[static_cast<int>(outcome)] = &lookups_.WithLabels({std::string(CacheOutcomeName(outcome))});
+  }
+}
+
+void ServiceMetrics::CompileAnswered(CacheOutcome outcome, bool fast_path, double entry_compile_ms) {
+  lookups_by_outcome_[static_cast<int>(outcome)]->Increment();
+  switch (outcome) {
+    case CacheOutcome::kHit:
+      hits_.fetch_add(1, std::memory_order_relaxed);
+      compile_ms_saved_.fetch_add(entry_compile_ms, std::memory_order_relaxed);
+      saved_seconds_.Increment(entry_compile_ms / 1000);
+      break;
+    case CacheOutcome::kMiss:
+      misses_.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case CacheOutcome::kJoined:
+      joined_.fetch_add(1, std::memory_order_relaxed);
+      break;
+  }
+  if (fast_path) {
+    fast_path_.fetch_add(1, std::memory_order_relaxed);
+    fast_path_total_.Increment();
+  }
+}
+
+void ServiceMetrics::Compiled(double compile_ms) {
+  compile_ms_total_.fetch_add(compile_ms, std::memory_order_relaxed);
+  compile_seconds_.Observe(compile_ms / 1000);
+}
+
+void ServiceMetrics::Executed(std::string_view kind, double device_seconds) {
+  device_us_total_.fetch_add(device_seconds * 1e6, std::memory_order_relaxed);
+  device_seconds_.WithLabels({std::string(kind)}).Increment(device_seconds);
+}
+
+void ServiceMetrics::SetStoreFigures(int64_t entries, uint64_t stored_bytes, int64_t evicted_total,
+                                     int64_t quarantined_total) {
+  entries_.Set(static_cast<double>(entries));
+  stored_bytes_.Set(static_cast<double>(stored_bytes));
+  evictions_.Set(static_cast<double>(evicted_total));
+  quarantined_.Set(static_cast<double>(quarantined_total));
+}
+
+void ServiceMetrics::SetPoolKind(std::string_view kind, int busy, size_t queue_depth, double utilization) {
+  pool_busy_.WithLabels({std::string(kind)}).Set(busy);
+  pool_queue_depth_.WithLabels({std::string(kind)}).Set(static_cast<double>(queue_depth));
+  pool_utilization_.WithLabels({std::string(kind)}).Set(utilization);
+}
+
+CompileCounters ServiceMetrics::compile_counters() const {
+  return CompileCounters{
+      .requests = compile_requests_.load(std::memory_order_relaxed),
+      .hits = hits_.load(std::memory_order_relaxed),
+      .misses = misses_.load(std::memory_order_relaxed),
+      .joined = joined_.load(std::memory_order_relaxed),
+      .fast_path = fast_path_.load(std::memory_order_relaxed),
+      .errors = compile_errors_.load(std::memory_order_relaxed),
+      .compile_ms_total = compile_ms_total_.load(std::memory_order_relaxed),
+      .compile_ms_saved = compile_ms_saved_.load(std::memory_order_relaxed),
+  };
+}
+
+ExecuteCounters ServiceMetrics::execute_counters() const {
+  return ExecuteCounters{
+      .requests = execute_requests_.load(std::memory_order_relaxed),
+      .errors = execute_errors_.load(std::memory_order_relaxed),
+      .device_us_total = device_us_total_.load(std::memory_order_relaxed),
+  };
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,96 @@
+// What `kiln serve` counts: the figures of GET /v1/stats and the kiln_*
+// series of GET /metrics beyond the transport's own kiln_http_* ones.
+//
+// ServiceMetrics owns the MetricsRegistry the HttpServer records into, so
+// one /metrics page shows both. Every method is thread-safe (atomics, and
+// the registry's own locking); counters only grow.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "server/http/metrics.h"
+
+namespace kiln::server {
+
+enum class CacheOutcome { kHit, kMiss, kJoined };
+std::string_view CacheOutcomeName(CacheOutcome outcome);  // "hit", "miss", "joined"
+
+struct CompileCounters {
+  int64_t requests = 0;
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t joined = 0;
+  int64_t fast_path = 0;
+  int64_t errors = 0;
+  double compile_ms_total = 0;
+  double compile_ms_saved = 0;
+};
+
+struct ExecuteCounters {
+  int64_t requests = 0;
+  int64_t errors = 0;
+  double device_us_total = 0;
+};
+
+class ServiceMetrics {
+ public:
+  ServiceMetrics();
+
+  http::MetricsRegistry& registry() { return registry_; }
+
+  void CompileRequested() { compile_requests_.fetch_add(1, std::memory_order_relaxed); }
+  // A compile answered from the cache or a flight. `fast_path`: the body was
+  // recognised without parsing. `entry_compile_ms`: what the hit saved.
+  void CompileAnswered(CacheOutcome outcome, bool fast_path, double entry_compile_ms);
+  // This process compiled an executable in `compile_ms`.
+  void Compiled(double compile_ms);
+  void CompileFailed() {
+    compile_errors_.fetch_add(1, std::memory_order_relaxed);
+    compile_errors_total_.Increment();
+  }
+
+  void ExecuteRequested() { execute_requests_.fetch_add(1, std::memory_order_relaxed); }
+  void Executed(std::string_view kind, double device_seconds);
+  void ExecuteFailed() { execute_errors_.fetch_add(1, std::memory_order_relaxed); }
+
+  // Gauges refreshed before /metrics renders.
+  void SetStoreFigures(int64_t entries, uint64_t stored_bytes, int64_t evicted_total, int64_t quarantined_total);
+  void SetPoolKind(std::string_view kind, int busy, size_t queue_depth, double utilization);
+
+  CompileCounters compile_counters() const;
+  ExecuteCounters execute_counters() const;
+
+ private:
+  http::MetricsRegistry registry_;
+  http::CounterFamily& lookups_;
+  http::Counter* lookups_by_outcome_[3] = {};  // by CacheOutcome
+  http::Counter& fast_path_total_;
+  http::Counter& saved_seconds_;
+  http::Counter& compile_errors_total_;
+  http::Histogram& compile_seconds_;
+  http::Gauge& entries_;
+  http::Gauge& stored_bytes_;
+  http::Gauge& evictions_;
+  http::Gauge& quarantined_;
+  http::CounterFamily& device_seconds_;
+  http::GaugeFamily& pool_busy_;
+  http::GaugeFamily& pool_queue_depth_;
+  http::GaugeFamily& pool_utilization_;
+
+  std::atomic<int64_t> compile_requests_{0};
+  std::atomic<int64_t> hits_{0};
+  std::atomic<int64_t> misses_{0};
+  std::atomic<int64_t> joined_{0};
+  std::atomic<int64_t> fast_path_{0};
+  std::atomic<int64_t> compile_errors_{0};
+  std::atomic<double> compile_ms_total_{0};
+  std::atomic<double> compile_ms_saved_{0};
+  std::atomic<int64_t> execute_requests_{0};
+  std::atomic<int64_t> execute_errors_{0};
+  std::atomic<double> device_us_total_{0};
+};
+
+}  // namespace kiln::server

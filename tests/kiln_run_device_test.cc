@@ -1,0 +1,265 @@
+// End-to-end tests of `kiln run` on compiled executables: every plan gives
+// the values of direct evaluation; the device time and kernel profile (text,
+// --json, --trace); --timing-only for programs too large to evaluate;
+// --dot-tiles; loops whose trip count depends on data; kiln executables as
+// input. Drives the real binary.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/kiln_run_fixture.h"
+
+namespace kiln {
+namespace {
+
+using testing::ExpectError;
+using testing::KilnRunTest;
+using testing::RunResult;
+
+nlohmann::json ParseJson(const std::string& text) {
+  auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(json.is_discarded()) << text;
+  return json;
+}
+
+// The printed values: everything before the "eval" line.
+std::string Values(const std::string& out) { return out.substr(0, out.find("eval ")); }
+
+// A dense layer: dot, bias, relu and exp, which the heuristic fuses.
+constexpr const char* kDenseModule = R"(HloModule dense
+ENTRY main {
+  x = f32[16,32] parameter(0)
+  w = f32[32,8] parameter(1)
+  b = f32[8] parameter(2)
+  d = f32[16,8] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[16,8] broadcast(b), dimensions={1}
+  s = f32[16,8] add(d, bb)
+  zero = f32[] constant(0)
+  zb = f32[16,8] broadcast(zero), dimensions={}
+  r = f32[16,8] maximum(s, zb)
+  e = f32[16,8] exponential(r)
+  ROOT t = (f32[16,8], f32[16,8]) tuple(r, e)
+}
+)";
+
+std::string DotModule(int64_t n) {
+  std::string shape = "bf16[" + std::to_string(n) + "," + std::to_string(n) + "]";
+  return "HloModule big_dot\nENTRY main {\n  a = " + shape + " parameter(0)\n  b = " + shape +
+         " parameter(1)\n  ROOT d = " + shape +
+         " dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+}
+
+// Runs its body `n` times, n a parameter: the trip count depends on data.
+// x stays all ones (x . x / 128).
+constexpr const char* kDataDependentLoop = R"(HloModule data_loop
+cond {
+  p = (s32[], s32[], f32[128,128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] get-tuple-element(p), index=1
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], s32[], f32[128,128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] get-tuple-element(p), index=1
+  x = f32[128,128] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  d = f32[128,128] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  scale = f32[] constant(0.0078125)
+  sb = f32[128,128] broadcast(scale), dimensions={}
+  y = f32[128,128] multiply(d, sb)
+  ROOT t = (s32[], s32[], f32[128,128]) tuple(j, n, y)
+}
+ENTRY main {
+  n = s32[] parameter(0)
+  c = f32[] constant(1)
+  x = f32[128,128] broadcast(c), dimensions={}
+  zero = s32[] constant(0)
+  init = (s32[], s32[], f32[128,128]) tuple(zero, n, x)
+  w = (s32[], s32[], f32[128,128]) while(init), condition=cond, body=body
+  ROOT r = f32[128,128] get-tuple-element(w), index=2
+}
+)";
+
+TEST_F(KilnRunTest, EveryPlanGivesTheValuesOfDirectEvaluation) {
+  std::string module = Write("dense.hlo", kDenseModule);
+  RunResult direct = Run(module + " --direct --print-literals --random-inputs 5");
+  RunResult none = Run(module + " --plan none --print-literals --random-inputs 5");
+  RunResult heuristic = Run(module + " --plan heuristic --print-literals --random-inputs 5");
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  ASSERT_EQ(heuristic.exit_code, 0) << heuristic.err;
+  EXPECT_NE(Values(direct.out).find("output 1: f32[16,8]"), std::string::npos) << direct.out;
+  EXPECT_EQ(Values(none.out), Values(direct.out));
+  EXPECT_EQ(Values(heuristic.out), Values(direct.out));
+  // Direct evaluation has no device time; compiled runs do.
+  EXPECT_EQ(direct.out.find("device time"), std::string::npos) << direct.out;
+  EXPECT_NE(none.out.find("(none plan"), std::string::npos) << none.out;
+  EXPECT_NE(heuristic.out.find("device time on v5e: "), std::string::npos) << heuristic.out;
+
+  // The plans really differ: `none` runs more kernels.
+  auto none_json = ParseJson(Run(module + " --plan none --json --random-inputs 5").out);
+  auto fused_json = ParseJson(Run(module + " --json --random-inputs 5").out);
+  EXPECT_GT(none_json["kernels"].size(), fused_json["kernels"].size());
+}
+
+TEST_F(KilnRunTest, JsonHasDeviceTimeAndKernelProfile) {
+  RunResult r = Run(Write("dense.hlo", kDenseModule) + " --json --chip v6e --random-inputs 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto json = ParseJson(r.out);
+  EXPECT_EQ(json["module"], "dense");
+  EXPECT_EQ(json["chip"], "v6e");
+  EXPECT_EQ(json["plan"], "heuristic");
+  EXPECT_EQ(json["outputs"].size(), 2u);
+  ASSERT_TRUE(json["device_us"].is_number()) << r.out;
+  EXPECT_GT(json["device_us"].get<double>(), 0);
+  ASSERT_TRUE(json["kernels"].is_array()) << r.out;
+  ASSERT_FALSE(json["kernels"].empty());
+  double sum_us = 0;
+  for (const auto& kernel : json["kernels"]) {
+    EXPECT_TRUE(kernel["name"].is_string()) << kernel;
+    EXPECT_TRUE(kernel["us"].is_number()) << kernel;
+    EXPECT_TRUE(kernel["bound"] == "compute" || kernel["bound"] == "memory" ||
+                kernel["bound"] == "overhead")
+        << kernel;
+    EXPECT_TRUE(kernel["flops"].is_number()) << kernel;
+    EXPECT_TRUE(kernel["bytes"].is_number()) << kernel;
+    sum_us += kernel["us"].get<double>();
+  }
+  EXPECT_NEAR(sum_us, json["device_us"].get<double>(), 1e-6 * sum_us);
+}
+
+TEST_F(KilnRunTest, TimingOnlyTimesABigDotWithoutValues) {
+  RunResult r = Run(Write("dot.hlo", DotModule(8192)) + " --timing-only --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto json = ParseJson(r.out);
+  EXPECT_FALSE(json.contains("outputs")) << r.out;
+  EXPECT_FALSE(json.contains("eval_ms")) << r.out;
+  // 2 x 8192^3 FLOP at v5e's 197 TFLOP/s is 5.58 ms at full MXU use.
+  EXPECT_NEAR(json["device_us"].get<double>(), 5580, 558) << r.out;
+
+  RunResult text = Run(Path("dot.hlo") + " --timing-only");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.out.find("output 0"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("device time on v5e: "), std::string::npos) << text.out;
+}
+
+TEST_F(KilnRunTest, TooLargeToEvaluateFailsFastButTimingOnlyWorks) {
+  // Operands and result of 8 GiB each: over kiln run's 16 GiB budget.
+  std::string module = Write("huge.hlo", DotModule(65536));
+  ExpectError(Run(module + " --chip tpu7x --random-inputs 1"), "too large to evaluate");
+  ExpectError(Run(module + " --chip tpu7x --random-inputs 1"), "--timing-only");
+  RunResult r = Run(module + " --chip tpu7x --timing-only");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("device time on tpu7x: "), std::string::npos) << r.out;
+}
+
+TEST_F(KilnRunTest, SmallForcedDotTilesAreMuchSlower) {
+  std::string module = Write("dot.hlo", DotModule(8192));
+  RunResult small = Run(module + " --timing-only --json --dot-tiles 128,128,128");
+  RunResult large = Run(module + " --timing-only --json --dot-tiles 512,1024,1024");
+  ASSERT_EQ(small.exit_code, 0) << small.err;
+  ASSERT_EQ(large.exit_code, 0) << large.err;
+  double small_us = ParseJson(small.out)["device_us"].get<double>();
+  double large_us = ParseJson(large.out)["device_us"].get<double>();
+  EXPECT_GE(small_us, 10 * large_us) << small_us << " us vs " << large_us << " us";
+  EXPECT_NE(small.out.find("128x128x128"), std::string::npos) << small.out;
+}
+
+TEST_F(KilnRunTest, BadDotTilesAreRejected) {
+  std::string module = Write("dot.hlo", DotModule(8192));
+  ExpectError(Run(module + " --timing-only --dot-tiles 128,x"), "--dot-tiles");
+  ExpectError(Run(module + " --timing-only --dot-tiles 8192,8192,8192"), "VMEM");
+}
+
+TEST_F(KilnRunTest, TraceIsChromeTraceJson) {
+  std::string trace = Path("trace.json");
+  RunResult r = Run(Write("dot.hlo", DotModule(4096)) + " --timing-only --trace " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(trace);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto json = ParseJson(text);
+  ASSERT_TRUE(json["traceEvents"].is_array()) << text;
+  int kernels = 0;
+  for (const auto& event : json["traceEvents"]) {
+    if (event["ph"] != "X") continue;
+    ++kernels;
+    EXPECT_EQ(event["name"], "d");
+    EXPECT_GT(event["dur"].get<double>(), 0);
+  }
+  EXPECT_EQ(kernels, 1) << text;
+}
+
+TEST_F(KilnRunTest, DataDependentLoopIsTimedFromTheRunButNotStatically) {
+  std::string module = Write("loop.hlo", kDataDependentLoop);
+  auto loop_us = [&](int trips) {
+    std::string inputs = Write("n.txt", "param.0 = s32[] " + std::to_string(trips) + "\n");
+    RunResult r = Run(module + " --json --input-literals " + inputs);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    auto json = ParseJson(r.out);
+    EXPECT_EQ(json["outputs"][0]["min"], 1.0) << r.out;
+    EXPECT_EQ(json["outputs"][0]["max"], 1.0) << r.out;
+    for (const auto& kernel : json["kernels"]) {
+      if (kernel["name"] == "w") return kernel["us"].get<double>();
+    }
+    ADD_FAILURE() << "no kernel named w: " << r.out;
+    return 0.0;
+  };
+  double few = loop_us(2);
+  double many = loop_us(40);
+  EXPECT_GT(few, 0);
+  EXPECT_GT(many, 3 * few) << "the observed trip count should drive the loop's time";
+
+  RunResult r = Run(module + " --timing-only");
+  ExpectError(r, "depends on data");
+  EXPECT_NE(r.err.find("%w"), std::string::npos) << r.err;
+}
+
+TEST_F(KilnRunTest, RunsAKilnExecutable) {
+  std::string module = Write("dense.hlo", kDenseModule);
+  std::string exe = Path("dense.kexe");
+  RunResult compiled = Kiln("compile " + module + " --chip v5p --out " + exe);
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  RunResult from_text = Run(module + " --chip v5p --print-literals --random-inputs 9");
+  RunResult from_exe = Run(exe + " --print-literals --random-inputs 9");
+  ASSERT_EQ(from_text.exit_code, 0) << from_text.err;
+  ASSERT_EQ(from_exe.exit_code, 0) << from_exe.err;
+  EXPECT_EQ(Values(from_exe.out), Values(from_text.out));
+  EXPECT_NE(from_exe.out.find("device time on v5p: "), std::string::npos) << from_exe.out;
+
+  // A damaged executable is refused with the loader's reason.
+  std::ifstream in(exe, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string cut = Write("cut.kexe", bytes.substr(0, bytes.size() / 2));
+  ExpectError(Run(cut + " --random-inputs 9"), "truncated");
+  ExpectError(Run(exe + " --direct"), "--direct needs HLO text");
+  ExpectError(Run(exe + " --plan none --random-inputs 9"), "--plan needs HLO text");
+}
+
+TEST_F(KilnRunTest, DirectExcludesCompileFlags) {
+  RunResult r = Run(Write("dense.hlo", kDenseModule) + " --direct --plan none --random-inputs 1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("excludes"), std::string::npos) << r.err;
+}
+
+// The Llama 3.1 405B train step needs hundreds of GiB to evaluate: a normal
+// run is refused before allocating; --timing-only prints a device time or
+// fails with a one-line reason, never a crash.
+TEST_F(KilnRunTest, Llama405BIsRefusedOrTimedNeverCrashes) {
+  std::string module = std::string(KILN_CORPUS_DIR) +
+                       "/hlo/jax-dumps/tools__benchmarks__hlo__hlo_llama31_405b_bf16_16x8.hlo";
+  if (!std::filesystem::exists(module)) GTEST_SKIP() << "corpus missing: " << module;
+  ExpectError(Run(module + " --random-inputs 1"), "too large to evaluate");
+  RunResult r = Run(module + " --timing-only");
+  if (r.exit_code == 0) {
+    EXPECT_NE(r.out.find("device time on v5e: "), std::string::npos) << r.out;
+  } else {
+    ExpectError(r, module);
+  }
+}
+
+}  // namespace
+}  // namespace kiln

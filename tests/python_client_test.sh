@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs the Python client's live tests (clients/python/tests/test_client.py)
+# and the route-table check against a real `kiln serve` on an ephemeral
+# loopback port. Usage: python_client_test.sh KILN_BINARY
+# Exits 77 (skipped) when python3 or PyYAML is missing.
+set -euo pipefail
+kiln="$1"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+if ! command -v python3 >/dev/null; then
+  echo "python_client_test: python3 is not installed; skipping" >&2
+  exit 77
+fi
+if ! python3 -c 'import yaml' 2>/dev/null; then
+  echo "python_client_test: PyYAML (python3-yaml) is not installed; skipping" >&2
+  exit 77
+fi
+
+"$kiln" serve --print-routes | python3 "$root/scripts/check_openapi_routes.py" "$root/schema/openapi.yaml" -
+
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$kiln" serve --listen 127.0.0.1:0 --db "$work/kiln.db" --pool v5e:2 >"$work/out" 2>"$work/log" &
+server_pid=$!
+port=""
+for _ in $(seq 1 100); do
+  port="$(sed -n 's|^kiln serving on http://127.0.0.1:\([0-9]*\) .*|\1|p' "$work/out")"
+  [ -n "$port" ] && break
+  sleep 0.1
+done
+if [ -z "$port" ]; then
+  echo "python_client_test: kiln serve did not start:" >&2
+  cat "$work/log" >&2
+  exit 1
+fi
+cd "$root/clients/python"
+KILN_URL="http://127.0.0.1:$port" KILN_BIN="$kiln" python3 -m unittest -v tests.test_client

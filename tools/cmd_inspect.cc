@@ -1,0 +1,229 @@
+// kiln inspect {list|show|verify|evict|stats|explain}: look into a cache
+// database without a server (the server may be running: SQLite's WAL lets
+// readers and one writer share the file).
+#include <cstdio>
+#include <ctime>
+
+#include <nlohmann/json.hpp>
+
+#include "cache/cache_store.h"
+#include "cache/components.h"
+#include "compiler/lowering/compile_module.h"
+#include "tools/commands.h"
+#include "tools/load_module.h"
+
+namespace kiln::tools {
+namespace {
+
+struct InspectArgs {
+  std::string db = "./kiln.db";
+  std::string tenant = "default";
+  std::string chip = kDefaultChip;
+  std::string plan = "heuristic";
+  std::string key;
+  std::string file;
+  int limit = 100;
+  bool json = false;
+};
+
+Result<std::unique_ptr<cache::CacheStore>> OpenStore(const InspectArgs& args) {
+  cache::CacheStoreOptions options;
+  options.path = args.db;
+  options.dictionary_training_puts = 0;
+  return cache::CacheStore::Open(std::move(options));
+}
+
+Result<cache::EntryId> IdFromArgs(const InspectArgs& args) {
+  KILN_ASSIGN_OR_RETURN(hlo::Hash128 key, cache::ParseHash128(args.key));
+  return cache::EntryId{args.tenant, key, args.chip, hlo::kCompilerFormatVersion};
+}
+
+std::string IsoTime(int64_t ms) {
+  std::time_t t = static_cast<std::time_t>(ms / 1000);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+nlohmann::json EntryJson(const cache::EntryMetadata& m) {
+  return {{"key", m.id.key.Hex()},           {"tenant", m.id.tenant},
+          {"chip", m.id.chip},               {"format_version", m.id.format_version},
+          {"plan", cache::PlanKindName(m.plan_kind)},
+          {"options", m.options},            {"raw_bytes", m.raw_bytes},
+          {"stored_bytes", m.stored_bytes},  {"compile_ms", m.compile_seconds * 1e3},
+          {"estimated_us", m.device_seconds * 1e6},
+          {"hits", m.hit_count},             {"created", IsoTime(m.created_ms)},
+          {"last_hit", IsoTime(m.last_hit_ms)}, {"quarantined", m.quarantined}};
+}
+
+Status List(const InspectArgs& args) {
+  KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
+  cache::ListFilter filter;
+  filter.limit = args.limit;
+  KILN_ASSIGN_OR_RETURN(auto entries, store->List(filter));
+  if (args.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& m : entries) out.push_back(EntryJson(m));
+    std::printf("%s\n", out.dump().c_str());
+    return Ok();
+  }
+  std::printf("%-32s  %-8s %-5s %-9s %10s %10s %6s  %s\n", "key", "tenant", "chip", "plan", "bytes",
+              "compile_ms", "hits", "last hit");
+  for (const auto& m : entries) {
+    std::printf("%-32s  %-8s %-5s %-9s %10llu %10.1f %6lld  %s%s\n", m.id.key.Hex().c_str(),
+                m.id.tenant.c_str(), m.id.chip.c_str(),
+                std::string(cache::PlanKindName(m.plan_kind)).c_str(),
+                static_cast<unsigned long long>(m.stored_bytes), m.compile_seconds * 1e3,
+                static_cast<long long>(m.hit_count), IsoTime(m.last_hit_ms).c_str(),
+                m.quarantined ? "  QUARANTINED" : "");
+  }
+  return Ok();
+}
+
+Status Show(const InspectArgs& args) {
+  KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
+  KILN_ASSIGN_OR_RETURN(cache::EntryId id, IdFromArgs(args));
+  KILN_ASSIGN_OR_RETURN(auto meta, store->GetMetadata(id));
+  if (!meta) return MakeError("no entry " + id.ToString());
+  nlohmann::json out = EntryJson(*meta);
+  KILN_ASSIGN_OR_RETURN(auto components, store->Components(id));
+  for (const auto& c : components) out["components"][c.name] = c.hash.Hex();
+  std::printf("%s\n", out.dump(args.json ? -1 : 2).c_str());
+  return Ok();
+}
+
+Status Verify(const InspectArgs& args) {
+  KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
+  KILN_ASSIGN_OR_RETURN(cache::VerifyReport report, store->VerifyAll());
+  std::printf("checked %lld entries: %lld ok, %lld already quarantined, %zu newly quarantined; "
+              "integrity_check: %s\n",
+              static_cast<long long>(report.checked), static_cast<long long>(report.ok),
+              static_cast<long long>(report.already_quarantined), report.newly_quarantined.size(),
+              report.integrity_check.c_str());
+  for (const auto& m : report.newly_quarantined) {
+    std::printf("  corrupt: %s\n", m.id.ToString().c_str());
+  }
+  if (!report.newly_quarantined.empty() || report.integrity_check != "ok") {
+    return MakeError("the database holds corrupt entries (quarantined: never served)");
+  }
+  return Ok();
+}
+
+Status Evict(const InspectArgs& args) {
+  KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
+  KILN_ASSIGN_OR_RETURN(cache::EntryId id, IdFromArgs(args));
+  KILN_ASSIGN_OR_RETURN(bool evicted, store->Evict(id));
+  if (!evicted) return MakeError("no entry " + id.ToString());
+  std::printf("evicted %s\n", id.ToString().c_str());
+  return Ok();
+}
+
+Status Stats(const InspectArgs& args) {
+  KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
+  KILN_ASSIGN_OR_RETURN(cache::StoreStats s, store->Stats());
+  nlohmann::json out = {{"entries", s.entries},
+                        {"quarantined_entries", s.quarantined_entries},
+                        {"raw_bytes", s.raw_bytes},
+                        {"stored_bytes", s.stored_bytes},
+                        {"file_bytes", s.file_bytes},
+                        {"free_bytes", s.free_bytes},
+                        {"dictionary_id", s.dictionary_id},
+                        {"quarantined_total", s.quarantined_total},
+                        {"evicted_total", s.evicted_total}};
+  std::printf("%s\n", out.dump(args.json ? -1 : 2).c_str());
+  return Ok();
+}
+
+// Why would this file miss? Fingerprints it and names the nearest entry and
+// the components that differ.
+Status Explain(const InspectArgs& args) {
+  KILN_ASSIGN_OR_RETURN(auto module, LoadVerifiedModule(args.file));
+  fusion::CompileOptions options;
+  options.chip = args.chip;
+  KILN_ASSIGN_OR_RETURN(options.plan, fusion::ParsePlanKind(args.plan));
+  KILN_ASSIGN_OR_RETURN(hlo::Fingerprint fp,
+                        hlo::FingerprintModule(*module, lowering::FingerprintOptionsFor(options)));
+  KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
+  cache::EntryId id{args.tenant, fp.key, args.chip, hlo::kCompilerFormatVersion};
+  KILN_ASSIGN_OR_RETURN(auto meta, store->GetMetadata(id));
+  if (meta) {
+    std::printf("%s is cached (hits %lld)\n", fp.key.Hex().c_str(),
+                static_cast<long long>(meta->hit_count));
+    return Ok();
+  }
+  KILN_ASSIGN_OR_RETURN(auto explanation, store->Explain(args.tenant, args.chip, id.format_version,
+                                                         cache::KeyComponentsOf(fp)));
+  if (!explanation) {
+    std::printf("%s would miss: no cached entry for chip %s shares any component\n",
+                fp.key.Hex().c_str(), args.chip.c_str());
+    return Ok();
+  }
+  std::printf("%s would miss; nearest entry %s shares %d components; differs in:\n",
+              fp.key.Hex().c_str(), explanation->nearest.id.key.Hex().c_str(),
+              explanation->shared_components);
+  for (const std::string& name : explanation->differing) {
+    std::string detail;
+    if (name.starts_with("parameter ")) {
+      size_t i = std::stoul(name.substr(10));
+      if (i < fp.parameter_shape_text.size()) detail = " (here " + fp.parameter_shape_text[i] + ")";
+    }
+    std::printf("  %s%s\n", name.c_str(), detail.c_str());
+  }
+  return Ok();
+}
+
+void AddStoreOptions(CLI::App* cmd, InspectArgs& args) {
+  cmd->add_option("--db", args.db, "Cache database (default ./kiln.db)");
+  cmd->add_option("--tenant", args.tenant, "Tenant the entries belong to (default: default)");
+  cmd->add_flag("--json", args.json, "Print JSON");
+}
+
+void AddKeyOptions(CLI::App* cmd, InspectArgs& args) {
+  cmd->add_option("key", args.key, "Entry key (32 hex digits)")->required();
+  cmd->add_option("--chip", args.chip, "Chip of the entry")
+      ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+}
+
+}  // namespace
+
+void RegisterInspect(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand("inspect", "List, show, verify, evict and explain cache entries");
+  cmd->require_subcommand(1);
+  auto args = std::make_shared<InspectArgs>();
+  auto run = [args, exit_code](Status (*fn)(const InspectArgs&)) {
+    return [args, exit_code, fn] {
+      if (Status s = fn(*args); !s) {
+        std::fprintf(stderr, "kiln inspect: %s\n", s.error().message.c_str());
+        *exit_code = 1;
+      }
+    };
+  };
+  auto* list = cmd->add_subcommand("list", "List entries");
+  AddStoreOptions(list, *args);
+  list->add_option("--limit", args->limit, "At most this many entries");
+  list->callback(run(List));
+  auto* show = cmd->add_subcommand("show", "Show one entry and its key components");
+  AddStoreOptions(show, *args);
+  AddKeyOptions(show, *args);
+  show->callback(run(Show));
+  auto* verify = cmd->add_subcommand("verify", "Check every entry's checksum; quarantine bad ones");
+  AddStoreOptions(verify, *args);
+  verify->callback(run(Verify));
+  auto* evict = cmd->add_subcommand("evict", "Remove one entry");
+  AddStoreOptions(evict, *args);
+  AddKeyOptions(evict, *args);
+  evict->callback(run(Evict));
+  auto* stats = cmd->add_subcommand("stats", "Store totals");
+  AddStoreOptions(stats, *args);
+  stats->callback(run(Stats));
+  auto* explain = cmd->add_subcommand("explain", "Would FILE hit? If not, what differs from the nearest entry");
+  AddStoreOptions(explain, *args);
+  explain->add_option("file", args->file, "HLO text file")->required();
+  explain->add_option("--chip", args->chip, "Target chip")
+      ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+  explain->add_option("--plan", args->plan, "Fusion plan")
+      ->check(CLI::IsMember({"none", "heuristic", "given"}));
+  explain->callback(run(Explain));
+}
+
+}  // namespace kiln::tools

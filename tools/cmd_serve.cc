@@ -1,0 +1,156 @@
+// kiln serve [--listen 127.0.0.1:8470] [--db ./kiln.db] [--pool v5e:4]
+//            [--compile-threads N] [--max-body 256MiB] [--max-bytes N]
+//            [--auth-file F] [--loops N] [--access-log on|off]
+//            [--print-routes] [--hash-token TOKEN]
+//
+// Serves the HTTP API (schema/openapi.yaml) until SIGTERM or SIGINT, then
+// stops accepting, lets in-flight requests finish within the grace period
+// and closes the database. Each flag can also come from the environment
+// (KILN_LISTEN, KILN_DB, KILN_POOL, KILN_COMPILE_THREADS, KILN_MAX_BODY,
+// KILN_MAX_BYTES, KILN_AUTH_FILE, KILN_LOOPS, KILN_ACCESS_LOG); flags win. `--listen 127.0.0.1:0` takes
+// an ephemeral port; the start line names the port bound.
+#include <csignal>
+#include <cstdio>
+#include <memory>
+
+#include "server/auth.h"
+#include "server/http/http_server.h"
+#include "server/kiln_service.h"
+#include "server/serve_options.h"
+#include "tools/commands.h"
+
+namespace kiln::tools {
+namespace {
+
+struct ServeArgs {
+  std::string listen = "127.0.0.1:8470";
+  std::string db = "./kiln.db";
+  std::string pool = "v5e:4";
+  int compile_threads = 2;
+  std::string max_body = "256MiB";
+  std::string max_bytes = "0";
+  std::string auth_file;
+  int request_timeout_s = 30;
+  int loops = 0;
+  std::string access_log = "on";
+  bool print_routes = false;
+  std::string hash_token;
+};
+
+Result<server::ServeOptions> ResolveOptions(const ServeArgs& args, const CLI::App& cmd) {
+  server::ServeOptions options;
+  KILN_ASSIGN_OR_RETURN(options.listen, server::ParseListenAddress(args.listen));
+  options.db_path = args.db;
+  options.pool = args.pool;
+  options.compile_threads = args.compile_threads;
+  auto max_body = server::ParseByteSize(args.max_body);
+  if (!max_body) return MakeError("--max-body: " + max_body.error().message);
+  options.max_body_bytes = *max_body;
+  auto max_bytes = server::ParseByteSize(args.max_bytes);
+  if (!max_bytes) return MakeError("--max-bytes: " + max_bytes.error().message);
+  options.max_store_bytes = *max_bytes;
+  options.auth_file = args.auth_file;
+  options.request_timeout_ms = args.request_timeout_s * 1000;
+  options.loops = args.loops;
+  options.access_log = args.access_log == "on";
+  KILN_RETURN_IF_ERROR(server::ApplyEnvironment(
+      options, [&cmd](std::string_view flag) { return cmd.count(std::string(flag)) > 0; }));
+  return options;
+}
+
+Status Serve(const server::ServeOptions& options) {
+  server::ServiceOptions service_options;
+  service_options.db_path = options.db_path;
+  service_options.max_store_bytes = options.max_store_bytes;
+  service_options.pool_spec = options.pool;
+  service_options.pool_queue_capacity = options.pool_queue_capacity;
+  service_options.compile_threads = options.compile_threads;
+  if (!options.auth_file.empty()) {
+    KILN_ASSIGN_OR_RETURN(service_options.auth, server::Authenticator::Load(options.auth_file));
+  }
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<server::KilnService> service,
+                        server::KilnService::Create(std::move(service_options)));
+  http::Router router;
+  KILN_RETURN_IF_ERROR(service->RegisterRoutes(router));
+
+  http::HttpServerOptions http_options;
+  http_options.host = options.listen.host;
+  http_options.port = options.listen.port;
+  http_options.max_body_bytes = options.max_body_bytes;
+  http_options.worker_threads = options.http_threads;
+  http_options.request_timeout = std::chrono::milliseconds(options.request_timeout_ms);
+  http_options.metrics = &service->metrics_registry();
+  http_options.loops = options.loops;
+  if (!options.access_log) http_options.access_log = nullptr;
+
+  // SIGINT and SIGTERM are taken with sigwait below: block them before any
+  // thread starts, so every thread inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  http::HttpServer server(std::move(http_options), std::move(router));
+  service->SetDrainingProbe([&server] { return server.draining(); });
+  KILN_RETURN_IF_ERROR(server.Start());
+  std::printf("kiln serving on http://%s:%u (db %s, pool %s%s)\n", options.listen.host.c_str(), server.port(),
+              options.db_path.c_str(), service->pool().spec().ToString().c_str(),
+              options.auth_file.empty() ? "" : ", auth on");
+  std::fflush(stdout);
+  int received = 0;
+  sigwait(&signals, &received);
+  std::fprintf(stderr, "kiln serve: %s, draining\n", received == SIGTERM ? "SIGTERM" : "SIGINT");
+  server.Stop();
+  return Ok();
+}
+
+}  // namespace
+
+void RegisterServe(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand("serve", "Serve the HTTP API: compile cache, executables and the device pool");
+  auto args = std::make_shared<ServeArgs>();
+  cmd->add_option("--listen", args->listen, "Address to listen on, HOST:PORT (port 0: any free port) [KILN_LISTEN]")
+      ->capture_default_str();
+  cmd->add_option("--db", args->db, "SQLite file of the cache [KILN_DB]")->capture_default_str();
+  cmd->add_option("--pool", args->pool, "Simulated chips, e.g. v5e:4,v6e:2 [KILN_POOL]")->capture_default_str();
+  cmd->add_option("--compile-threads", args->compile_threads, "Threads that compile [KILN_COMPILE_THREADS]")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--max-body", args->max_body, "Largest request body after decoding [KILN_MAX_BODY]")
+      ->capture_default_str();
+  cmd->add_option("--max-bytes", args->max_bytes, "Store budget in compressed bytes, 0 = unlimited [KILN_MAX_BYTES]")
+      ->capture_default_str();
+  cmd->add_option("--auth-file", args->auth_file,
+                  "Token file (lines 'SHA256 TENANT ROLE [shared]'); turns authentication on [KILN_AUTH_FILE]");
+  cmd->add_option("--request-timeout", args->request_timeout_s, "Seconds a request may take to arrive")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  cmd->add_option("--loops", args->loops,
+                  "HTTP loop threads, each with its own SO_REUSEPORT listener; 0 = one per core [KILN_LOOPS]")
+      ->check(CLI::Range(0, 256))
+      ->capture_default_str();
+  cmd->add_option("--access-log", args->access_log, "One stderr line per request [KILN_ACCESS_LOG]")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  cmd->add_flag("--print-routes", args->print_routes, "Print the route table ('METHOD /path' lines) and exit");
+  cmd->add_option("--hash-token", args->hash_token, "Print the SHA-256 of TOKEN for an auth file and exit");
+  cmd->callback([args, cmd, exit_code] {
+    if (args->print_routes) {
+      for (const std::string& route : server::KilnService::RouteTable()) std::printf("%s\n", route.c_str());
+      return;
+    }
+    if (!args->hash_token.empty()) {
+      std::printf("%s\n", server::HashToken(args->hash_token).c_str());
+      return;
+    }
+    Result<server::ServeOptions> options = ResolveOptions(*args, *cmd);
+    Status served = options ? Serve(*options) : Status(std::unexpected(options.error()));
+    if (!served) {
+      std::fprintf(stderr, "kiln serve: %s\n", served.error().message.c_str());
+      *exit_code = 1;
+    }
+  });
+}
+
+}  // namespace kiln::tools

@@ -1,0 +1,34 @@
+// The arguments of `kiln run`: from a safetensors file, a literal file or a
+// random seed, checked against the parameter shapes of the module or of the
+// executable being run.
+//
+// Pure functions apart from reading the named input file; errors name the
+// file or flag at fault. Thread-safe.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "compiler/hlo/literal.h"
+#include "compiler/hlo/module.h"
+#include "compiler/hlo/shape.h"
+#include "compiler/hlo/status.h"
+#include "runtime/program/program.h"
+#include "tools/run_command.h"
+
+namespace kiln::tools {
+
+// The entry parameters' shapes of a module.
+std::vector<hlo::Shape> ModuleParameterShapes(const hlo::Module& module);
+
+// The entry parameters' shapes of an executable, rebuilt from its parameter
+// buffers (tuple parameters from their buffers' index paths). Fails for a
+// parameter that holds no array (a token or an empty tuple).
+Result<std::vector<hlo::Shape>> ExecutableParameterShapes(const runtime::Program& program);
+
+// One argument per parameter from whichever input flag `options` gives; none
+// is fine when there are no parameters.
+Result<std::vector<hlo::Literal>> LoadArguments(std::span<const hlo::Shape> shapes,
+                                                const RunOptions& options);
+
+}  // namespace kiln::tools
