@@ -9,7 +9,10 @@
 #
 # Usage: bench/http_hit_bench.sh [seconds] [connections]
 # Environment: KILN_BUILD_DIR (default build/) names the build whose kiln runs;
-# KILN_SERVE_FLAGS adds flags to `kiln serve` (e.g. "--loops 1").
+# KILN_SERVE_FLAGS adds flags to `kiln serve` (e.g. "--loops 1");
+# KILN_ACCESS_LOG (default off, as nginx's here) turns kiln's access log on.
+# kiln runs with its defaults otherwise: one loop thread per core.
+# Only 2xx answers count: a baseline that answers errors fails the run.
 # Installs wrk and nginx from Debian if missing; builds kiln if needed.
 # Everything listens on 127.0.0.1 only and is stopped on exit.
 set -euo pipefail
@@ -41,7 +44,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$kiln" serve --listen "127.0.0.1:$kiln_port" --db "$work/kiln.db" --pool v5e:1 \
+KILN_ACCESS_LOG="${KILN_ACCESS_LOG:-off}" "$kiln" serve --listen "127.0.0.1:$kiln_port" --db "$work/kiln.db" --pool v5e:1 \
   ${KILN_SERVE_FLAGS:-} >"$work/kiln.log" 2>&1 &
 kiln_pid=$!
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$kiln_port/healthz" >/dev/null && break; sleep 0.1; done
@@ -76,24 +79,58 @@ http {
 }
 CONF
 mkdir -p "$work/tmp"
+# nginx's workers run as an unprivileged user: mktemp's 0700 directory would
+# turn every request into a 403 (and a meaningless, fast baseline).
+chmod 755 "$work" "$work/www"
+chmod 644 "$work/www/executable.bin"
 "$nginx_bin" -c "$work/nginx.conf" -p "$work" 2>/dev/null
+nginx_url="http://127.0.0.1:$nginx_port/executable.bin"
+for _ in $(seq 50); do curl -sf "$nginx_url" -o /dev/null && break; sleep 0.1; done
+for url_to_check in "$url" "$nginx_url"; do
+  got=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "$url_to_check")
+  if [ "$got" != "200 $size" ]; then
+    echo "error: $url_to_check answers '$got', expected '200 $size'" >&2
+    exit 1
+  fi
+done
 
-run_wrk() {  # url -> "requests/s p50_ms p99_ms"
+run_wrk() {  # url -> "requests/s p50_ms p99_ms"; only 2xx answers count
   wrk -t"$threads" -c"$connections" -d"${seconds}s" --latency "$1" 2>/dev/null |
     awk '/Requests\/sec/ {rps=$2}
          /^ +50%/ {p50=$2} /^ +99%/ {p99=$2}
+         /Non-2xx or 3xx responses/ {bad=$NF}
          function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
-         END {printf "%s %.3f %.3f\n", rps, ms(p50), ms(p99)}'
+         END {if (bad > 0) {print "error: " bad " non-2xx answers from '"$1"'" > "/dev/stderr"; rps = 0}
+              printf "%s %.3f %.3f\n", rps, ms(p50), ms(p99)}'
 }
 
+cpu_ticks() {  # pids... -> user+system clock ticks they have used
+  local total=0 pid
+  for pid in "$@"; do
+    read -r -a stat <"/proc/$pid/stat" || continue
+    total=$((total + stat[13] + stat[14]))
+  done
+  echo "$total"
+}
+nginx_pids() { local master; master="$(cat "$work/nginx.pid")"; echo "$master" $(pgrep -P "$master"); }
+
+# Requests/s depends on how much of the shared machine each server gets;
+# CPU time per request (all of the server's threads, user + kernel) does not.
 echo "HTTP hit path, ${size}-byte body, wrk -t$threads -c$connections -d${seconds}s"
+k_ticks0=$(cpu_ticks "$kiln_pid")
 read -r k_rps k_p50 k_p99 < <(run_wrk "$url")
-read -r n_rps n_p50 n_p99 < <(run_wrk "http://127.0.0.1:$nginx_port/executable.bin")
+k_ticks=$(( $(cpu_ticks "$kiln_pid") - k_ticks0 ))
+n_ticks0=$(cpu_ticks $(nginx_pids))
+read -r n_rps n_p50 n_p99 < <(run_wrk "$nginx_url")
+n_ticks=$(( $(cpu_ticks $(nginx_pids)) - n_ticks0 ))
 printf "  kiln   GET /v1/executables/{key}  %10.0f req/s  p50 %7.3f ms  p99 %7.3f ms\n" "$k_rps" "$k_p50" "$k_p99"
 printf "  nginx  static file                %10.0f req/s  p50 %7.3f ms  p99 %7.3f ms\n" "$n_rps" "$n_p50" "$n_p99"
-python3 - "$k_rps" "$n_rps" "$k_p99" <<'PY'
+python3 - "$k_rps" "$n_rps" "$k_p99" "$k_ticks" "$n_ticks" "$seconds" "$(getconf CLK_TCK)" <<'PY'
 import sys
-k, n, p99 = map(float, sys.argv[1:])
+k, n, p99, k_ticks, n_ticks, seconds, hz = map(float, sys.argv[1:])
+def cpu_us(ticks, rps):
+    return ticks / hz * 1e6 / (rps * seconds) if rps else 0
+print(f"  server CPU per request: kiln {cpu_us(k_ticks, k):.1f} us, nginx {cpu_us(n_ticks, n):.1f} us")
 ratio = k / n if n else 0
 print(f"  ratio kiln/nginx requests/s: {ratio:.2f}x (target >= 0.8x): {'met' if ratio >= 0.8 else 'NOT met'}")
 print(f"  kiln p99 {p99:.3f} ms (target <= 5 ms): {'met' if p99 <= 5 else 'NOT met'}")

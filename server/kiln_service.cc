@@ -7,9 +7,7 @@
 namespace kiln::server {
 
 KilnService::KilnService(ServiceOptions options)
-    : options_(std::move(options)),
-      programs_(options_.program_cache_entries),
-      body_files_(options_.body_file_bytes) {}
+    : options_(std::move(options)), programs_(options_.program_cache_entries) {}
 
 KilnService::~KilnService() {
   // Compiles first (they write the store), then runs (they answer through

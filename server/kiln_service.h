@@ -23,8 +23,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -36,7 +36,6 @@
 #include "runtime/pool/device_pool.h"
 #include "server/api_error.h"
 #include "server/auth.h"
-#include "server/body_file_cache.h"
 #include "server/executable_index.h"
 #include "server/http/router.h"
 #include "server/http/worker_pool.h"
@@ -56,9 +55,6 @@ struct ServiceOptions {
   size_t compile_queue_capacity = 256;  // distinct compiles waiting; beyond: 503 overloaded
   Authenticator auth = Authenticator::Disabled();
   size_t program_cache_entries = 64;
-  // Executables kept in sealed memfds so hits are sent with sendfile (no
-  // copy into the socket); in addition to the store's hot set. 0: off.
-  uint64_t body_file_bytes = uint64_t{256} << 20;
   int64_t execute_step_budget = int64_t{1} << 32;  // evaluator work units per run
   std::string version = "0.1.0";
 };
@@ -132,8 +128,7 @@ class KilnService {
   // executable index, else from a store listing (then indexed). Without
   // `use_index` the index is skipped (it pointed at an entry now gone).
   ApiResult<cache::EntryId> FindEntry(const std::string& tenant, std::string_view key_text, bool use_index = true);
-  // Indexes an entry the store just answered, for the hit path, and keeps
-  // its bytes (when `view` has them) in a file for sendfile.
+  // Indexes an entry the store just answered, for the hit path.
   void Index(EntryView view, uint64_t raw_bytes);
   // routes_execute.cc
   void Execute(Call call);
@@ -158,7 +153,6 @@ class KilnService {
   ProgramCache programs_;
   RequestKeyMap request_keys_;
   ExecutableIndex index_;
-  BodyFileCache body_files_;
   std::atomic<bool> hit_flush_queued_{false};
   std::function<bool()> draining_;  // set before serving; then read-only
 

@@ -89,10 +89,7 @@ std::optional<http::Response> KilnService::FastCompile(const http::Request& requ
   metrics_.CompileAnswered(CacheOutcome::kHit, /*fast_path=*/true, entry->view.entry_compile_ms);
   EntryView view = entry->view;
   view.executable = http::Bytes(hot.entry, &hot.entry->executable);
-  http::Response response =
-      CompileResponse(view, CacheOutcome::kHit, /*fast_path=*/true, parsed->return_executable, 0, timings);
-  if (parsed->return_executable) response.body_file = body_files_.Find(view.id);
-  return response;
+  return CompileResponse(view, CacheOutcome::kHit, /*fast_path=*/true, parsed->return_executable, 0, timings);
 }
 
 void KilnService::Compile(Call call) {

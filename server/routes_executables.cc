@@ -45,7 +45,6 @@ ApiError NotFound(const std::string& key_text, const std::string& tenant) {
 }  // namespace
 
 void KilnService::Index(EntryView view, uint64_t raw_bytes) {
-  if (view.executable) body_files_.Add(view.id, *view.executable);
   index_.Remember(MakeIndexedEntry(std::move(view), raw_bytes));
 }
 
@@ -62,16 +61,14 @@ std::optional<http::Response> KilnService::FastGetExecutable(const http::Request
   if (hot.entry == nullptr) return std::nullopt;
   if (hot.hit_stats_due) ScheduleHitStatsFlush();
   if (head) return ExecutableResponse(*entry, /*head=*/true, nullptr);
-  http::Response response = ExecutableResponse(*entry, /*head=*/false, http::Bytes(hot.entry, &hot.entry->executable));
-  response.body_file = body_files_.Find(entry->view.id);
-  return response;
+  return ExecutableResponse(*entry, /*head=*/false, http::Bytes(hot.entry, &hot.entry->executable));
 }
 
-ApiResult<cache::EntryId> KilnService::FindEntry(const std::string& tenant, std::string_view key_text,
-                                                 bool use_index) {
+ApiResult<cache::EntryId> KilnService::FindEntry(const std::string& tenant, std::string_view key_text, bool use_index) {
   std::optional<hlo::Hash128> key = ParseKeyHex(key_text);
   if (!key) {
-    return Refuse(400, "invalid_key", "key '" + std::string(key_text.substr(0, 64)) + "': expected 32 lowercase hex digits");
+    return Refuse(400, "invalid_key",
+                  "key '" + std::string(key_text.substr(0, 64)) + "': expected 32 lowercase hex digits");
   }
   if (use_index) {
     if (std::shared_ptr<const IndexedEntry> entry = index_.Find(tenant, kSharedTenant, *key)) return entry->view.id;
@@ -81,7 +78,8 @@ ApiResult<cache::EntryId> KilnService::FindEntry(const std::string& tenant, std:
     Result<std::vector<cache::EntryMetadata>> entries = store_->List(filter);
     if (!entries) return std::unexpected(InternalError("cache listing", entries.error()));
     for (const cache::EntryMetadata& metadata : *entries) {
-      if (!metadata.quarantined && metadata.id.format_version == hlo::kCompilerFormatVersion && metadata.id.key == *key) {
+      if (!metadata.quarantined && metadata.id.format_version == hlo::kCompilerFormatVersion &&
+          metadata.id.key == *key) {
         Index(ViewOfMetadata(metadata), metadata.raw_bytes);
         return metadata.id;
       }
@@ -132,7 +130,6 @@ void KilnService::GetExecutable(Call call) {
     Index(view, stored->executable.size());
     http::Response response =
         ExecutableResponse(*MakeIndexedEntry(view, stored->executable.size()), /*head=*/false, view.executable);
-    response.body_file = body_files_.Find(view.id);
     return call.respond(std::move(response));
   }
   call.respond(ErrorToResponse(NotFound(key_text, call.tenant)));
@@ -142,12 +139,13 @@ void KilnService::DeleteExecutable(Call call) {
   ApiResult<cache::EntryId> id = FindEntry(call.tenant, call.request.PathParam("key").value_or(""));
   if (!id) return call.respond(ErrorToResponse(id.error()));
   if (id->tenant != call.tenant) {
-    return call.respond(ErrorToResponse(
-        Refuse(404, "not_found", "no executable with key " + id->key.Hex() + " for tenant " + call.tenant +
-                                     " (it is in the shared namespace; send X-Kiln-Namespace: shared)").error()));
+    return call.respond(
+        ErrorToResponse(Refuse(404, "not_found",
+                               "no executable with key " + id->key.Hex() + " for tenant " + call.tenant +
+                                   " (it is in the shared namespace; send X-Kiln-Namespace: shared)")
+                            .error()));
   }
   index_.Forget(*id);
-  body_files_.Erase(*id);
   Result<bool> evicted = store_->Evict(*id);
   if (!evicted) return call.respond(ErrorToResponse(InternalError("delete", evicted.error())));
   programs_.Erase(*id);

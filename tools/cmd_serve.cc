@@ -94,9 +94,9 @@ Status Serve(const server::ServeOptions& options) {
   http::HttpServer server(std::move(http_options), std::move(router));
   service->SetDrainingProbe([&server] { return server.draining(); });
   KILN_RETURN_IF_ERROR(server.Start());
-  std::printf("kiln serving on http://%s:%u (db %s, pool %s%s)\n", options.listen.host.c_str(), server.port(),
-              options.db_path.c_str(), service->pool().spec().ToString().c_str(),
-              options.auth_file.empty() ? "" : ", auth on");
+  std::printf("kiln serving on http://%s:%u (db %s, pool %s, %d loop thread%s%s)\n", options.listen.host.c_str(),
+              server.port(), options.db_path.c_str(), service->pool().spec().ToString().c_str(), server.loop_count(),
+              server.loop_count() == 1 ? "" : "s", options.auth_file.empty() ? "" : ", auth on");
   std::fflush(stdout);
   int received = 0;
   sigwait(&signals, &received);

@@ -1,8 +1,10 @@
 // One line per answered request.
 //
 // The server formats an AccessRecord and hands the line (without a trailing
-// newline) to an AccessLogSink on the loop thread; a sink must be cheap and
-// must not block for long. An empty sink disables the log.
+// newline) to an AccessLogSink on the loop thread that answered (with
+// several loops, concurrently: a sink must be thread-safe); a sink must be
+// cheap and must not block for long. An empty sink disables the log, and
+// then nothing is formatted.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +30,8 @@ struct AccessRecord {
 // `127.0.0.1:5123 "GET /v1/stats" 200 512 0.214ms route=/v1/stats enc=zstd`
 std::string FormatAccessLine(const AccessRecord& record);
 
-// Writes each line to stderr with a newline, one write per line.
+// Writes each line to stderr with a newline, one writev per line; callable
+// from several loop threads at once.
 AccessLogSink StderrAccessLog();
 
 }  // namespace kiln::http

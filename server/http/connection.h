@@ -84,9 +84,8 @@ class Connection {
     Connection* connection = nullptr;
     std::string heads;
     struct Part {
-      size_t head_end = 0;  // offset in `heads` where this response's head ends
-      Bytes body;           // null: head only
-      std::shared_ptr<const BodyFile> file;  // `body` in a file, for sendfile
+      size_t head_end = 0;                   // offset in `heads` where this response's head ends
+      Bytes body;                            // null: head only
     };
     std::vector<Part> parts;
     std::vector<uv_buf_t> bufs;
@@ -146,13 +145,6 @@ class Connection {
   void Finish(Slot& slot, Response response);    // fills a slot on the loop thread
   void FinishWithError(const HttpError& error);  // answers and stops reading
   void Flush();
-  // With nothing else being written: sends a lone response whose body has a
-  // file without copying it (head with MSG_MORE, then sendfile). True when
-  // all of it went out; otherwise `write.bufs` is left holding the rest
-  // (from memory) for uv_write.
-  bool SendDirect(WriteRequest& write);
-  // After the last write: closes (or lingers) once the last response is out.
-  bool CloseIfFinished();
   void AfterWrites();
   void StartLingeringClose();
   void CloseWithUnanswered(int status);

@@ -1,9 +1,5 @@
 // Connection: the response pipeline, writes and closing after the last one.
-#include <sys/sendfile.h>
-#include <sys/socket.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <memory>
 #include <vector>
 
@@ -93,10 +89,6 @@ void Connection::Flush() {
         !slot.wire.bytes->empty()) {
       part.body = slot.wire.bytes;
       body_bytes = part.body->size();
-      if (response.body_file && part.body == response.body &&
-          response.body_file->size() == body_bytes) {
-        part.file = response.body_file;
-      }
     }
     server_.RecordRequest(AccessRecord{
         .peer = peer_,
@@ -116,23 +108,13 @@ void Connection::Flush() {
       break;
     }
   }
-  last_write_ns_ = now;
-  if (writes_in_flight_ == 0 && write->parts.size() == 1 && write->parts.front().file) {
-    if (SendDirect(*write)) {
-      write->Clear();
-      spare_write_ = std::move(write);
-      CloseIfFinished();
-      return;
-    }
-  } else {
-    // Only now that `heads` stops growing can buffers point into it.
-    size_t head_start = 0;
-    for (const WriteRequest::Part& part : write->parts) {
-      write->bufs.push_back(BufferOf(
-          std::string_view(write->heads).substr(head_start, part.head_end - head_start)));
-      head_start = part.head_end;
-      if (part.body) write->bufs.push_back(BufferOf(*part.body));
-    }
+  // Only now that `heads` stops growing can buffers point into it.
+  size_t head_start = 0;
+  for (const WriteRequest::Part& part : write->parts) {
+    write->bufs.push_back(
+        BufferOf(std::string_view(write->heads).substr(head_start, part.head_end - head_start)));
+    head_start = part.head_end;
+    if (part.body) write->bufs.push_back(BufferOf(*part.body));
   }
   WriteRequest* raw = write.release();
   raw->req.data = raw;
@@ -144,47 +126,7 @@ void Connection::Flush() {
     return;
   }
   ++writes_in_flight_;
-}
-
-bool Connection::SendDirect(WriteRequest& write) {
-  const WriteRequest::Part& part = write.parts.front();
-  const std::string_view head = write.heads;
-  const std::string_view body = *part.body;
-  uv_os_fd_t socket = -1;
-  if (uv_fileno(reinterpret_cast<const uv_handle_t*>(&tcp_), &socket) != 0) socket = -1;
-  // Errors other than a full socket buffer are left to uv_write to report.
-  ssize_t sent = -1;
-  if (socket >= 0) {
-    do {
-      sent = ::send(socket, head.data(), head.size(), MSG_MORE | MSG_DONTWAIT | MSG_NOSIGNAL);
-    } while (sent < 0 && errno == EINTR);
-  }
-  const size_t head_sent = sent > 0 ? static_cast<size_t>(sent) : 0;
-  if (head_sent < head.size()) {
-    write.bufs.push_back(BufferOf(head.substr(head_sent)));
-    write.bufs.push_back(BufferOf(body));
-    return false;
-  }
-  off_t offset = 0;
-  while (static_cast<size_t>(offset) < body.size()) {
-    const ssize_t n =
-        ::sendfile(socket, part.file->fd(), &offset, body.size() - static_cast<size_t>(offset));
-    if (n > 0 || (n < 0 && errno == EINTR)) continue;
-    break;  // a full socket buffer (EAGAIN) or an error
-  }
-  if (static_cast<size_t>(offset) == body.size()) return true;
-  write.bufs.push_back(BufferOf(body.substr(static_cast<size_t>(offset))));
-  return false;
-}
-
-bool Connection::CloseIfFinished() {
-  if (writes_in_flight_ != 0 || !pipeline_.empty() || !no_more_requests_) return false;
-  if (linger_on_close_ && !eof_) {
-    StartLingeringClose();
-  } else {
-    Close();
-  }
-  return true;
+  last_write_ns_ = now;
 }
 
 void Connection::SendContinue() {
@@ -220,7 +162,14 @@ void Connection::OnWrite(uv_write_t* req, int status) {
 }
 
 void Connection::AfterWrites() {
-  if (CloseIfFinished()) return;
+  if (writes_in_flight_ == 0 && pipeline_.empty() && no_more_requests_) {
+    if (linger_on_close_ && !eof_) {
+      StartLingeringClose();
+    } else {
+      Close();
+    }
+    return;
+  }
   UpdateReading();
   UpdateTimer();
 }

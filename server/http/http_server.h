@@ -14,8 +14,15 @@
 // reason). With loops > 1 every loop binds its own listening socket to the
 // same address with SO_REUSEPORT, and the kernel spreads new connections
 // over them; a connection stays on the loop that accepted it. The Router,
-// the worker pool and the metrics are shared. Supported: keep-alive,
-// pipelining (answered in order), chunked request bodies,
+// the worker pool and the metrics are shared.
+//
+// Bodies are never copied in user space: a response's shared bytes go out
+// with one writev together with its head (and the heads and bodies of the
+// other ready pipelined responses). (sendfile from a sealed memfd was
+// measured too: on loopback it cost more kernel time per 256 KiB response
+// than writev's copy, so it is not used.)
+//
+// Supported: keep-alive, pipelining (answered in order), chunked request bodies,
 // Expect: 100-continue, zstd request bodies, zstd responses for clients that
 // accept them, 413/431 size limits, request and idle timeouts, write
 // backpressure, JSON errors, graceful shutdown, metrics and an access log.
@@ -24,8 +31,8 @@
 // once per HttpServer. Both ignore SIGPIPE process-wide (writes to reset
 // sockets must fail, not kill the process). Stop is safe from any thread
 // except a loop thread (with Run: once port() is nonzero) and is idempotent;
-// the destructor stops. port() is valid after a
-// successful Start or once Run is listening.
+// the destructor stops. port(), loop_count() and draining() are valid after
+// a successful Start or once Run is listening.
 #pragma once
 
 #include <atomic>

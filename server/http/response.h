@@ -13,7 +13,6 @@
 #include <string>
 #include <string_view>
 
-#include "server/http/body_file.h"
 #include "server/http/header_map.h"
 
 namespace kiln::http {
@@ -32,10 +31,6 @@ struct Response {
   // Optional: the same body already zstd-compressed (e.g. a cache blob). Sent
   // as-is when the client accepts zstd, so the hot path never compresses.
   Bytes zstd_body;
-  // Optional: `body`'s bytes in a file (same bytes, same length). When the
-  // body goes out uncompressed, the transport may sendfile from it rather
-  // than copy `body` into the socket.
-  std::shared_ptr<const BodyFile> body_file;
   // Whether the transport may zstd-compress `body` for clients that accept it.
   bool compressible = true;
   // For HEAD only: the Content-Length to announce (the size GET would send)

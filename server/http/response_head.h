@@ -19,9 +19,10 @@ struct HeadOptions {
 };
 
 // Appends "HTTP/1.1 200 OK\r\n...\r\n\r\n" for `response`, whose body goes
-// out as `wire`, to `out` (so one buffer can hold a batch of heads). The transport's own fields (Content-Length, Content-Encoding,
-// Connection, Date) win over same-named fields a handler set; fields whose
-// name or value holds CR or LF are dropped rather than split the response.
+// out as `wire`, to `out` (so one buffer can hold a batch of heads). The
+// transport's own fields (Content-Length, Content-Encoding, Connection,
+// Date) win over same-named fields a handler set; fields whose name or
+// value holds CR or LF are dropped rather than split the response.
 void AppendHead(const Response& response, const WireBody& wire, const HeadOptions& options,
                 std::string& out);
 // The same, as a new string.

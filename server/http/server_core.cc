@@ -40,13 +40,15 @@ Status ServerCore::Validate(const HttpServerOptions& options) {
         "HttpServerOptions: max_header_bytes, worker_threads and worker_queue_capacity must be > "
         "0");
   }
-  if (options.loops < 0) return MakeError("HttpServerOptions: loops must be >= 0 (0: one per core)");
+  if (options.loops < 0)
+    return MakeError("HttpServerOptions: loops must be >= 0 (0: one per core)");
   return Ok();
 }
 
 void ServerCore::StartWorkers() {
   if (!workers_) {
-    workers_ = std::make_unique<WorkerPool>(options_.worker_threads, options_.worker_queue_capacity);
+    workers_ =
+        std::make_unique<WorkerPool>(options_.worker_threads, options_.worker_queue_capacity);
   }
 }
 
