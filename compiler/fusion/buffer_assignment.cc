@@ -11,43 +11,8 @@
 #include "compiler/hlo/op_attributes.h"
 
 namespace kiln::fusion {
-namespace {
 
 using hlo::Instruction;
-
-// Buffers a value lives in: its own, or those of the values a free
-// instruction aliases.
-void CollectSources(const Instruction* value, const std::vector<int64_t>& buffer_of,
-                    std::vector<int64_t>& out) {
-  if (int64_t direct = buffer_of[value->index_in_parent()]; direct >= 0) {
-    out.push_back(direct);
-    return;
-  }
-  std::vector<const Instruction*> stack = {value};
-  std::unordered_set<const Instruction*> seen;
-  while (!stack.empty()) {
-    const Instruction* v = stack.back();
-    stack.pop_back();
-    if (!seen.insert(v).second) continue;
-    int64_t b = buffer_of[v->index_in_parent()];
-    if (b >= 0) {
-      out.push_back(b);
-      continue;
-    }
-    if (!IsFreeInstruction(*v)) continue;
-    if (v->opcode() == hlo::Opcode::kGetTupleElement && v->operand_count() == 1 &&
-        v->operand(0)->opcode() == hlo::Opcode::kTuple) {
-      Result<int64_t> index = hlo::GetTupleIndex(*v);
-      if (index && *index >= 0 && *index < v->operand(0)->operand_count()) {
-        stack.push_back(v->operand(0)->operand(*index));
-        continue;
-      }
-    }
-    for (const Instruction* operand : v->operands()) stack.push_back(operand);
-  }
-}
-
-}  // namespace
 
 int64_t SizeClass(int64_t bytes) {
   if (bytes <= 512) return 512;
@@ -94,7 +59,7 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
   for (const Kernel& kernel : plan.kernels) {
     for (int64_t i : kernel.inputs) {
       sources.clear();
-      CollectSources(instrs[i].get(), out.buffer_of, sources);
+      CollectSourceIds(instrs[i].get(), out.buffer_of, /*follow_control=*/false, sources);
       for (int64_t b : sources) {
         out.buffers[b].last_use = std::max(out.buffers[b].last_use, kernel.id);
       }
@@ -102,7 +67,7 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
   }
   if (computation.root() != nullptr) {
     sources.clear();
-    CollectSources(computation.root(), out.buffer_of, sources);
+    CollectSourceIds(computation.root(), out.buffer_of, /*follow_control=*/false, sources);
     for (int64_t b : sources) {
       out.buffers[b].last_use = kernel_count;
       if (out.buffers[b].kind == Buffer::Kind::kTemporary) {

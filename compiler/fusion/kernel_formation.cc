@@ -91,40 +91,6 @@ KernelKind KindOf(const hlo::Computation& computation, const Kernel& kernel) {
   return KernelKind::kLoop;
 }
 
-// Kernels whose roots a value depends on, looking through free
-// instructions (get-tuple-element of a tuple follows the one element).
-void CollectProducerKernels(const Instruction* value, const std::vector<int64_t>& root_kernel,
-                            std::vector<int64_t>& out) {
-  int64_t direct = root_kernel[value->index_in_parent()];
-  if (direct >= 0) {
-    out.push_back(direct);
-    return;
-  }
-  std::vector<const Instruction*> stack = {value};
-  std::unordered_set<const Instruction*> seen;
-  while (!stack.empty()) {
-    const Instruction* v = stack.back();
-    stack.pop_back();
-    if (!seen.insert(v).second) continue;
-    int64_t k = root_kernel[v->index_in_parent()];
-    if (k >= 0) {
-      out.push_back(k);
-      continue;
-    }
-    if (!IsFreeInstruction(*v)) continue;
-    if (v->opcode() == hlo::Opcode::kGetTupleElement && v->operand_count() == 1 &&
-        v->operand(0)->opcode() == hlo::Opcode::kTuple) {
-      Result<int64_t> index = hlo::GetTupleIndex(*v);
-      const Instruction* tuple = v->operand(0);
-      if (index && *index >= 0 && *index < tuple->operand_count()) {
-        stack.push_back(tuple->operand(*index));
-        continue;
-      }
-    }
-    for (const Instruction* operand : v->operands()) stack.push_back(operand);
-    for (const Instruction* pred : v->control_predecessors()) stack.push_back(pred);
-  }
-}
 
 }  // namespace
 
@@ -223,10 +189,10 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
   for (int64_t k = 0; k < kernel_count; ++k) {
     std::vector<int64_t> deps;
     for (int64_t x : kernels[k].inputs)
-      CollectProducerKernels(instrs[x].get(), plan.root_kernel, deps);
+      CollectSourceIds(instrs[x].get(), plan.root_kernel, /*follow_control=*/true, deps);
     for (int64_t x : kernels[k].instructions) {
       for (const Instruction* pred : instrs[x]->control_predecessors()) {
-        CollectProducerKernels(pred, plan.root_kernel, deps);
+        CollectSourceIds(pred, plan.root_kernel, /*follow_control=*/true, deps);
       }
     }
     std::sort(deps.begin(), deps.end());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_set>
 
 #include "compiler/hlo/op_attributes.h"
 #include "compiler/hlo/opcode.h"
@@ -160,6 +161,39 @@ int64_t ShapeBytes(const hlo::Shape& shape) {
     bytes *= d;
   }
   return bytes;
+}
+
+void CollectSourceIds(const hlo::Instruction* value, const std::vector<int64_t>& id_of,
+                      bool follow_control, std::vector<int64_t>& out) {
+  if (int64_t direct = id_of[value->index_in_parent()]; direct >= 0) {
+    out.push_back(direct);
+    return;
+  }
+  std::vector<const hlo::Instruction*> stack = {value};
+  std::unordered_set<const hlo::Instruction*> seen;
+  while (!stack.empty()) {
+    const hlo::Instruction* v = stack.back();
+    stack.pop_back();
+    if (!seen.insert(v).second) continue;
+    if (int64_t id = id_of[v->index_in_parent()]; id >= 0) {
+      out.push_back(id);
+      continue;
+    }
+    if (!IsFreeInstruction(*v)) continue;
+    if (v->opcode() == hlo::Opcode::kGetTupleElement && v->operand_count() == 1 &&
+        v->operand(0)->opcode() == hlo::Opcode::kTuple) {
+      Result<int64_t> index = hlo::GetTupleIndex(*v);
+      const hlo::Instruction* tuple = v->operand(0);
+      if (index && *index >= 0 && *index < tuple->operand_count()) {
+        stack.push_back(tuple->operand(*index));
+        continue;
+      }
+    }
+    for (const hlo::Instruction* operand : v->operands()) stack.push_back(operand);
+    if (follow_control) {
+      for (const hlo::Instruction* pred : v->control_predecessors()) stack.push_back(pred);
+    }
+  }
 }
 
 }  // namespace kiln::fusion

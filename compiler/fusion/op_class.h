@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "compiler/hlo/instruction.h"
 
@@ -28,6 +29,14 @@ OpClass ClassOf(const hlo::Instruction& instr);
 inline bool IsFreeInstruction(const hlo::Instruction& instr) {
   return ClassOf(instr) == OpClass::kFree;
 }
+
+// The ids a value comes from, looking through free instructions: `id_of`
+// maps entry indices to an id (a kernel, a buffer) or -1; the walk stops at
+// every instruction that has one and passes through free ones
+// (get-tuple-element of a tuple follows the one element; control
+// predecessors too when `follow_control`). Ids are appended to `out`.
+void CollectSourceIds(const hlo::Instruction* value, const std::vector<int64_t>& id_of,
+                      bool follow_control, std::vector<int64_t>& out);
 
 // Elementwise, broadcast and data-movement ops: fusible into loop kernels.
 bool IsLoopFusible(const hlo::Instruction& instr);
