@@ -1,5 +1,6 @@
 #include "server/program_cache.h"
 
+#include "runtime/program/parameter_shapes.h"
 #include "server/executable_signature.h"
 
 namespace kiln::server {
@@ -10,7 +11,7 @@ Result<std::shared_ptr<const ReadyProgram>> LoadReadyProgram(std::span<const uin
   const runtime::Program& program = ready->program->program();
   ready->chip = runtime::FindChip(program.chip);
   if (ready->chip == nullptr) return MakeError("executable targets unknown chip '" + program.chip + "'");
-  KILN_ASSIGN_OR_RETURN(ready->parameter_shapes, ExecutableParameterShapes(program));
+  KILN_ASSIGN_OR_RETURN(ready->parameter_shapes, runtime::ProgramParameterShapes(program));
   KILN_ASSIGN_OR_RETURN(ready->timer, runtime::timing::ProgramTimer::Create(*ready->program, *ready->chip));
   return std::shared_ptr<const ReadyProgram>(std::move(ready));
 }

@@ -10,6 +10,7 @@
 #include "runtime/eval/evaluator.h"
 #include "runtime/io/tensor_names.h"
 #include "runtime/program/loaded_program.h"
+#include "runtime/program/parameter_shapes.h"
 #include "runtime/timing/profile_output.h"
 #include "runtime/timing/timed_execution.h"
 #include "runtime/timing/timing_simulator.h"
@@ -142,7 +143,7 @@ Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const u
   std::vector<hlo::Literal> args;
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckProgramMemory(program, options));
-    auto shapes = ExecutableParameterShapes(program);
+    auto shapes = runtime::ProgramParameterShapes(program);
     if (!shapes) return MakeError(options.module_path + ": " + shapes.error().message);
     KILN_ASSIGN_OR_RETURN(args, LoadArguments(*shapes, options));
   }

@@ -21,11 +21,6 @@ namespace kiln::tools {
 // The entry parameters' shapes of a module.
 std::vector<hlo::Shape> ModuleParameterShapes(const hlo::Module& module);
 
-// The entry parameters' shapes of an executable, rebuilt from its parameter
-// buffers (tuple parameters from their buffers' index paths). Fails for a
-// parameter that holds no array (a token or an empty tuple).
-Result<std::vector<hlo::Shape>> ExecutableParameterShapes(const runtime::Program& program);
-
 // One argument per parameter from whichever input flag `options` gives; none
 // is fine when there are no parameters.
 Result<std::vector<hlo::Literal>> LoadArguments(std::span<const hlo::Shape> shapes,
