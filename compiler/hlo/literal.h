@@ -77,6 +77,9 @@ class Literal {
   const Shape& shape() const { return shape_; }
   bool elided() const { return elided_; }
   const std::vector<Literal>& tuple_elements() const { return tuple_; }
+  // Moves the elements of a tuple literal out (leaving it with none), for an
+  // owner that takes the literal apart without copying its arrays.
+  std::vector<Literal> ReleaseTupleElements() { return std::move(tuple_); }
 
   // Raw element bytes (array literals).
   const LiteralBytes& data() const { return data_; }

@@ -63,9 +63,7 @@ std::string ValueShapeText(const Value& value) {
 // Splits a literal produced by a kernel into a Value, moving its arrays.
 Value ValueFromLiteral(Literal literal) {
   if (!literal.shape().IsTuple()) return Value::Own(std::move(literal));
-  // We own `literal`, so taking its elements through the const accessor is
-  // safe; the Literal API has no mutable one.
-  auto& elements = const_cast<std::vector<Literal>&>(literal.tuple_elements());
+  std::vector<Literal> elements = literal.ReleaseTupleElements();
   std::vector<Value> values;
   values.reserve(elements.size());
   for (Literal& e : elements) values.push_back(ValueFromLiteral(std::move(e)));

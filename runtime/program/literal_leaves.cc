@@ -40,7 +40,7 @@ void FlattenLiteral(hlo::Literal literal, std::vector<hlo::Literal>& out) {
     out.push_back(std::move(literal));
     return;
   }
-  for (const hlo::Literal& element : literal.tuple_elements()) FlattenLiteral(element, out);
+  for (hlo::Literal& element : literal.ReleaseTupleElements()) FlattenLiteral(std::move(element), out);
 }
 
 Result<hlo::Literal> AssembleLiteral(const hlo::Shape& shape, std::vector<hlo::Literal>& leaves,

@@ -74,7 +74,7 @@ Result<hlo::Literal> ExecuteProgram(const LoadedProgram& lp, std::span<const hlo
     if (kernel.outputs.size() == 1) {
       values[kernel.outputs[0]] = std::move(*out);
     } else {
-      std::vector<hlo::Literal> elements = out->tuple_elements();
+      std::vector<hlo::Literal> elements = out->ReleaseTupleElements();
       for (size_t i = 0; i < kernel.outputs.size(); ++i) {
         values[kernel.outputs[i]] = std::move(elements[i]);
       }
@@ -82,7 +82,12 @@ Result<hlo::Literal> ExecuteProgram(const LoadedProgram& lp, std::span<const hlo
   }
   std::vector<hlo::Literal> leaves;
   leaves.reserve(p.results.size());
-  for (uint32_t b : p.results) leaves.push_back(values[b]);
+  for (size_t i = 0; i < p.results.size(); ++i) {
+    const uint32_t b = p.results[i];
+    const bool listed_again =
+        std::find(p.results.begin() + i + 1, p.results.end(), b) != p.results.end();
+    leaves.push_back(listed_again ? values[b] : std::move(values[b]));
+  }
   size_t next = 0;
   return AssembleLiteral(lp.result_shape(), leaves, next);
 }
