@@ -1,5 +1,7 @@
 #include "compiler/hlo/lexer.h"
 
+#include <algorithm>
+
 namespace kiln::hlo {
 namespace {
 
@@ -176,6 +178,7 @@ Token Lexer::Make(TokKind kind, size_t start, size_t end) {
   t.kind = kind;
   t.text = src_.substr(start, end - start);
   t.offset = static_cast<uint32_t>(start);
+  t.line = token_line_;
   t.space_before = space_before_;
   t.newline_before = newline_before_;
   return t;
@@ -197,7 +200,10 @@ bool Lexer::SkipSpaceAndComments() {
   while (pos_ < src_.size()) {
     char c = src_[pos_];
     if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
-      if (c == '\n') newline_before_ = true;
+      if (c == '\n') {
+        newline_before_ = true;
+        ++line_;
+      }
       space_before_ = true;
       ++pos_;
     } else if (c == '/' && pos_ + 1 < src_.size() && src_[pos_ + 1] == '/') {
@@ -208,7 +214,10 @@ bool Lexer::SkipSpaceAndComments() {
       size_t close = src_.find("*/", pos_ + 2);
       if (close == std::string_view::npos) return false;
       for (size_t i = pos_; i < close; ++i) {
-        if (src_[i] == '\n') newline_before_ = true;
+        if (src_[i] == '\n') {
+          newline_before_ = true;
+          ++line_;
+        }
       }
       pos_ = close + 2;
       space_before_ = true;
@@ -222,7 +231,15 @@ bool Lexer::SkipSpaceAndComments() {
 Token Lexer::Next() {
   if (failed_) return Fail(pos_, error_);
   size_t comment_start = pos_;
-  if (!SkipSpaceAndComments()) return Fail(comment_start, "unterminated /* comment");
+  // Most tokens follow another directly; only then is skipping a no-op.
+  const char first = pos_ < src_.size() ? src_[pos_] : ' ';
+  if (first != ' ' && first != '\n' && first != '\t' && first != '\r' && first != '/') {
+    space_before_ = false;
+    newline_before_ = false;
+  } else if (!SkipSpaceAndComments()) {
+    return Fail(comment_start, "unterminated /* comment");
+  }
+  token_line_ = line_;
   if (pos_ >= src_.size()) return Make(TokKind::kEof, pos_, pos_);
   size_t start = pos_;
   char c = src_[pos_];
@@ -297,6 +314,22 @@ Token Lexer::LexIdentifier(size_t start) {
 }
 
 Token Lexer::LexNumberOrPattern(size_t start) {
+  // Fast path for the commonest token, a plain integer: digits followed by
+  // none of the characters that continue a decimal, window, padding or
+  // dim-labels pattern.
+  if (IsDigit(src_[start])) {
+    size_t q = start + 1;
+    while (q < src_.size() && IsDigit(src_[q])) ++q;
+    if (q == src_.size()) return Make(TokKind::kInt, start, q);
+    switch (src_[q]) {
+      case '.': case 'e': case 'E': case '_': case 'x': case 'b': case 'f': case 'i': case 'o':
+      case '?':
+        break;
+      default:
+        if (!IsIdentChar(src_[q])) return Make(TokKind::kInt, start, q);
+        break;
+    }
+  }
   size_t end = MatchDecimal(src_, start);
   if (end != kNoMatch) return Make(TokKind::kDecimal, start, end);
   end = MatchDimLabels(src_, start);
@@ -326,13 +359,22 @@ Token Lexer::LexString(size_t start) {
   while (q < src_.size()) {
     char c = src_[q];
     if (c == '\\') {
+      if (q + 1 < src_.size() && src_[q + 1] == '\n') ++line_;
       q += 2;
       continue;
     }
     if (c == '"') return Make(TokKind::kString, start, q + 1);
+    if (c == '\n') ++line_;
     ++q;
   }
   return Fail(start, "unterminated string");
+}
+
+void Lexer::Seek(size_t offset) {
+  offset = std::min(offset, src_.size());
+  for (; pos_ < offset; ++pos_) {
+    if (src_[pos_] == '\n') ++line_;
+  }
 }
 
 bool Lexer::RawBraced(const Token& open, std::string_view* out) {
@@ -342,8 +384,18 @@ bool Lexer::RawBraced(const Token& open, std::string_view* out) {
     char c = src_[q];
     if (c == '"') {
       ++q;
-      while (q < src_.size() && src_[q] != '"') q += src_[q] == '\\' ? 2 : 1;
+      while (q < src_.size() && src_[q] != '"') {
+        if (src_[q] == '\\') {
+          if (q + 1 < src_.size() && src_[q + 1] == '\n') ++line_;
+          q += 2;
+        } else {
+          if (src_[q] == '\n') ++line_;
+          ++q;
+        }
+      }
       if (q >= src_.size()) break;
+    } else if (c == '\n') {
+      ++line_;
     } else if (c == '{') {
       ++depth;
     } else if (c == '}') {

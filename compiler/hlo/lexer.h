@@ -48,9 +48,10 @@ enum class TokKind : uint8_t {
 const char* TokKindName(TokKind kind);
 
 struct Token {
-  TokKind kind = TokKind::kEof;
   std::string_view text;
-  uint32_t offset = 0;        // byte offset of the token in the buffer
+  uint32_t offset = 0;  // byte offset of the token in the buffer
+  uint32_t line = 1;    // 1-based line of its first byte
+  TokKind kind = TokKind::kEof;
   bool space_before = false;  // whitespace or a comment precedes it
   bool newline_before = false;
 };
@@ -68,6 +69,11 @@ class Lexer {
   // matching '}' inclusive and continues after it; returns false at EOF.
   bool RawBraced(const Token& open, std::string_view* out);
 
+  // Continues lexing at byte `offset` (clamped to the end), which must not
+  // be before the current position or fall inside a token. A failed lexer
+  // stays failed.
+  void Seek(size_t offset);
+
   // Byte offset just past the last token returned.
   uint32_t position() const { return static_cast<uint32_t>(pos_); }
   // Why the last kError token was produced.
@@ -84,6 +90,8 @@ class Lexer {
 
   std::string_view src_;
   size_t pos_ = 0;
+  uint32_t line_ = 1;        // line at pos_ (newlines are counted as they are passed)
+  uint32_t token_line_ = 1;  // line of the token being lexed
   bool space_before_ = false;
   bool newline_before_ = false;
   bool failed_ = false;

@@ -193,5 +193,40 @@ TEST(LexerTest, LocateOffset) {
   EXPECT_EQ(LocateOffset(s, 1000).line, 4);  // clamped to the end
 }
 
+// Token::line counts every newline passed: between tokens, inside
+// comments, strings and raw brace groups, and over text skipped by Seek.
+TEST(LexerTest, TokensCarryTheirLine) {
+  std::string_view text =
+      "a\n  b /* one\ntwo */ c\n\"x\ny\" d {\n \"}\n\" \n} e\n// note\nf(1)\n\ng";
+  Lexer lex(text);
+  auto next = [&] { return lex.Next(); };
+  Token a = next();
+  EXPECT_EQ(a.line, 1u);
+  EXPECT_EQ(next().line, 2u);  // b
+  EXPECT_EQ(next().line, 3u);  // c, after a two-line comment
+  Token str = next();
+  EXPECT_EQ(str.kind, TokKind::kString);
+  EXPECT_EQ(str.line, 4u);     // a string starting on line 4 ...
+  EXPECT_EQ(next().line, 5u);  // ... ends on line 5, where d is
+  Token open = next();
+  ASSERT_EQ(open.kind, TokKind::kLbrace);
+  std::string_view raw;
+  ASSERT_TRUE(lex.RawBraced(open, &raw));
+  Token e = next();
+  EXPECT_EQ(e.text, "e");
+  EXPECT_EQ(e.line, 8u);
+  Token f = next();
+  EXPECT_EQ(f.text, "f");
+  EXPECT_EQ(f.line, 10u);
+  // Seek past "(1)\n\n" to g.
+  lex.Seek(text.size() - 1);
+  Token g = next();
+  EXPECT_EQ(g.text, "g");
+  EXPECT_EQ(g.line, 12u);
+  for (const Token& t : {a, e, f, g}) {
+    EXPECT_EQ(static_cast<uint32_t>(LocateOffset(text, t.offset).line), t.line) << t.text;
+  }
+}
+
 }  // namespace
 }  // namespace kiln::hlo

@@ -1,6 +1,13 @@
 // A flat open-addressing map from names (views into stable storage) to
-// pointers, for the parser's per-computation symbol tables. One allocation
-// per growth instead of one per entry. Not thread-safe.
+// pointers, for the parser's symbol tables and name lookups. Not
+// thread-safe for mutation; concurrent Find calls are fine.
+//
+// Written for the parser's hot path: a large computation has tens of
+// thousands of instructions, each inserted once and looked up by every
+// user. The probe array holds 8-byte slots (32 bits of hash, 32 bits of
+// entry index) so that it stays cache-resident, and the entries themselves
+// sit in insertion order, where lookups of recent definitions (the common
+// case) find them close together.
 #pragma once
 
 #include <cstdint>
@@ -19,54 +26,64 @@ class NameTable {
 
   // nullptr when absent.
   T* Find(std::string_view name) const {
-    uint64_t h = Hash(name);
-    size_t mask = slots_.size() - 1;
+    const uint64_t h = XXH3_64bits(name.data(), name.size());
+    const uint32_t tag = Tag(h);
+    const size_t mask = slots_.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
-      const Slot& s = slots_[i];
-      if (s.value == nullptr) return nullptr;
-      if (s.hash == h && s.name == name) return s.value;
+      const Slot s = slots_[i];
+      if (s.index == 0) return nullptr;
+      if (s.tag == tag) {
+        const Entry& e = entries_[s.index - 1];
+        if (e.name == name) return e.value;
+      }
     }
   }
 
-  // False if the name is already present (the table is unchanged).
+  // False if the name is already present (the table is unchanged). Holds
+  // at most 2^32 - 2 names.
   bool Insert(std::string_view name, T* value) {
-    if ((size_ + 1) * 2 > slots_.size()) Grow();
-    uint64_t h = Hash(name);
-    size_t mask = slots_.size() - 1;
+    if ((entries_.size() + 1) * 2 > slots_.size()) Grow();
+    const uint64_t h = XXH3_64bits(name.data(), name.size());
+    const uint32_t tag = Tag(h);
+    const size_t mask = slots_.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
       Slot& s = slots_[i];
-      if (s.value == nullptr) {
-        s = {h, name, value};
-        ++size_;
+      if (s.index == 0) {
+        entries_.push_back({name, value, h});
+        s = {tag, static_cast<uint32_t>(entries_.size())};
         return true;
       }
-      if (s.hash == h && s.name == name) return false;
+      if (s.tag == tag && entries_[s.index - 1].name == name) return false;
     }
   }
+
+  size_t size() const { return entries_.size(); }
 
  private:
   struct Slot {
-    uint64_t hash = 0;
+    uint32_t tag = 0;
+    uint32_t index = 0;  // 1 + position in entries_; 0 marks an empty slot
+  };
+  struct Entry {
     std::string_view name;
-    T* value = nullptr;
+    T* value;
+    uint64_t hash;  // kept so that growing does not rehash names
   };
 
-  static uint64_t Hash(std::string_view name) { return XXH3_64bits(name.data(), name.size()); }
+  static uint32_t Tag(uint64_t h) { return static_cast<uint32_t>(h >> 32); }
 
   void Grow() {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(old.size() * 2, Slot{});
-    size_t mask = slots_.size() - 1;
-    for (const Slot& s : old) {
-      if (s.value == nullptr) continue;
-      size_t i = s.hash & mask;
-      while (slots_[i].value != nullptr) i = (i + 1) & mask;
-      slots_[i] = s;
+    slots_.assign(slots_.size() * 2, Slot{});
+    const size_t mask = slots_.size() - 1;
+    for (size_t k = 0; k < entries_.size(); ++k) {
+      size_t i = entries_[k].hash & mask;
+      while (slots_[i].index != 0) i = (i + 1) & mask;
+      slots_[i] = {Tag(entries_[k].hash), static_cast<uint32_t>(k + 1)};
     }
   }
 
   std::vector<Slot> slots_;
-  size_t size_ = 0;
+  std::vector<Entry> entries_;
 };
 
 }  // namespace kiln::hlo

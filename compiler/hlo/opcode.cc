@@ -1,8 +1,9 @@
 #include "compiler/hlo/opcode.h"
 
-#include <algorithm>
 #include <array>
 #include <string>
+
+#include "compiler/hlo/name_table.h"
 
 namespace kiln::hlo {
 namespace {
@@ -20,18 +21,17 @@ constexpr std::array kOpcodes = {
 #undef KILN_OPCODE_INFO
 };
 
-// Opcode names sorted, for binary search in the parser's hot path.
-struct SortedNames {
-  std::array<OpcodeInfo, kOpcodes.size()> by_name = kOpcodes;
-  SortedNames() {
-    std::sort(by_name.begin(), by_name.end(),
-              [](const OpcodeInfo& a, const OpcodeInfo& b) { return a.name < b.name; });
+// Opcodes by name, for the parser's hot path (one lookup per instruction).
+struct OpcodesByName {
+  NameTable<const OpcodeInfo> table;
+  OpcodesByName() {
+    for (const OpcodeInfo& info : kOpcodes) table.Insert(info.name, &info);
   }
 };
 
-const SortedNames& Sorted() {
-  static const SortedNames sorted;
-  return sorted;
+const OpcodesByName& ByName() {
+  static const OpcodesByName by_name;
+  return by_name;
 }
 
 }  // namespace
@@ -43,11 +43,9 @@ OpcodeCategory CategoryOf(Opcode op) { return kOpcodes[static_cast<size_t>(op)].
 int OpcodeCount() { return static_cast<int>(kOpcodes.size()); }
 
 std::optional<Opcode> OpcodeFromName(std::string_view name) {
-  const auto& names = Sorted().by_name;
-  auto it = std::lower_bound(names.begin(), names.end(), name,
-                             [](const OpcodeInfo& a, std::string_view n) { return a.name < n; });
-  if (it == names.end() || it->name != name) return std::nullopt;
-  return it->op;
+  const OpcodeInfo* info = ByName().table.Find(name);
+  if (info == nullptr) return std::nullopt;
+  return info->op;
 }
 
 }  // namespace kiln::hlo

@@ -6,6 +6,7 @@
 
 #include "compiler/hlo/shape_inference.h"
 #include "compiler/hlo/shape_literal_parser.h"
+#include "compiler/hlo/shape_text_cache.h"
 #include "compiler/hlo/token_cursor.h"
 
 namespace kiln::hlo {
@@ -61,8 +62,16 @@ class ModuleParser {
                           std::vector<PendingControl>& pending);
   Result<std::unique_ptr<Instruction>> ParseInstructionBody(Computation& comp, NameMap& names,
                                                             std::string name, int depth);
+  // ParseShapeTokens through shape_cache_; `out` may be null for shapes
+  // that are only informative (signatures, typed operands).
+  Status ReadShape(Shape* out);
   Result<Literal> ParseConstantLiteral(const Shape& shape);
   Result<std::vector<Instruction*>> ParseOperands(Computation& comp, NameMap& names, int depth);
+  // At an operand that is not a plain %name: reads an informative shape
+  // before a name ("f32[2] %x"), leaving the cursor at the name and
+  // returning nullptr, or parses and adds a nested instruction and returns
+  // it.
+  Result<Instruction*> ParseTypedOrNestedOperand(Computation& comp, NameMap& names, int depth);
   bool IsBufferShapeStart() const {
     return cur_.IsIdent("b") && cur_.PeekNext().kind == TokKind::kLparen;
   }
@@ -73,6 +82,7 @@ class ModuleParser {
   Error Err(const Token& t, std::string_view message) const { return cur_.ErrorAt(t, message); }
 
   TokenCursor cur_;
+  ShapeTextCache shape_cache_;
   NameTable<Computation> computations_;
   // Instructions written without a shape; inferred once the module is built.
   std::vector<Instruction*> pending_shapes_;
@@ -142,7 +152,8 @@ Result<ComputationLayout> ModuleParser::ParseComputationLayout() {
   KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kLbrace, "'{' opening entry_computation_layout"));
   KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kLparen, "'(' opening parameter layouts"));
   while (!cur_.Is(TokKind::kRparen)) {
-    KILN_ASSIGN_OR_RETURN(Shape s, ParseShapeTokens(cur_));
+    Shape s;
+    KILN_RETURN_IF_ERROR(ReadShape(&s));
     layout.parameters.push_back(std::move(s));
     if (!cur_.Accept(TokKind::kComma) && !cur_.Is(TokKind::kRparen)) {
       return std::unexpected(cur_.Expected("',' or ')' in parameter layouts"));
@@ -150,7 +161,7 @@ Result<ComputationLayout> ModuleParser::ParseComputationLayout() {
   }
   cur_.Advance();
   KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kArrow, "'->' in entry_computation_layout"));
-  KILN_ASSIGN_OR_RETURN(layout.result, ParseShapeTokens(cur_));
+  KILN_RETURN_IF_ERROR(ReadShape(&layout.result));
   KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kRbrace, "'}' closing entry_computation_layout"));
   return layout;
 }
@@ -166,14 +177,14 @@ Status ModuleParser::ParseSignature() {
     } else if (!cur_.Accept(TokKind::kNameColon)) {
       return std::unexpected(cur_.Expected("a parameter name"));
     }
-    KILN_RETURN_IF_ERROR(ParseShapeTokens(cur_));
+    KILN_RETURN_IF_ERROR(ReadShape(nullptr));
     if (!cur_.Accept(TokKind::kComma) && !cur_.Is(TokKind::kRparen)) {
       return std::unexpected(cur_.Expected("',' or ')' in computation signature"));
     }
   }
   cur_.Advance();
   KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kArrow, "'->' in computation signature"));
-  KILN_RETURN_IF_ERROR(ParseShapeTokens(cur_));
+  KILN_RETURN_IF_ERROR(ReadShape(nullptr));
   return Ok();
 }
 
@@ -270,7 +281,7 @@ Status ModuleParser::ParseInstruction(Computation& comp, NameMap& names, Instruc
 
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Instruction> instr,
                         ParseInstructionBody(comp, names, std::string(name), /*depth=*/0));
-  instr->set_source_line(cur_.LineOf(start.offset));
+  instr->set_source_line(static_cast<int>(start.line));
 
   while (cur_.Accept(TokKind::kComma)) {
     KILN_RETURN_IF_ERROR(ParseInstructionAttribute(*instr, pending));
@@ -299,7 +310,7 @@ Result<std::unique_ptr<Instruction>> ModuleParser::ParseInstructionBody(Computat
   Shape shape;
   bool has_shape = false;
   if (cur_.Is(TokKind::kLparen) || AtArrayShape(cur_) || IsBufferShapeStart()) {
-    KILN_ASSIGN_OR_RETURN(shape, ParseShapeTokens(cur_));
+    KILN_RETURN_IF_ERROR(ReadShape(&shape));
     has_shape = true;
   }
   Token opcode_tok = cur_.tok();
@@ -355,6 +366,25 @@ Result<std::unique_ptr<Instruction>> ModuleParser::ParseInstructionBody(Computat
   return instr;
 }
 
+Status ModuleParser::ReadShape(Shape* out) {
+  const uint32_t start = cur_.tok().offset;
+  const std::optional<size_t> end = ScanShapeExtent(cur_.source(), start);
+  std::string_view text;
+  if (end) {
+    text = cur_.source().substr(start, *end - start);
+    if (const Shape* cached = shape_cache_.Find(text)) {
+      cur_.SkipTo(static_cast<uint32_t>(*end));
+      if (out != nullptr) *out = *cached;
+      return Ok();
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(Shape shape, ParseShapeTokens(cur_));
+  // Cached only when the parser read exactly the scanned span.
+  if (end && cur_.consumed_end() == *end) shape_cache_.Insert(text, shape);
+  if (out != nullptr) *out = std::move(shape);
+  return Ok();
+}
+
 // A rank > 0 constant written as one scalar ("f32[3,3] constant(1)") is
 // that value everywhere.
 Result<Literal> ModuleParser::ParseConstantLiteral(const Shape& shape) {
@@ -382,24 +412,17 @@ Result<std::vector<Instruction*>> ModuleParser::ParseOperands(Computation& comp,
   KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kLparen, "'(' opening operands"));
   std::vector<Instruction*> operands;
   while (!cur_.Is(TokKind::kRparen)) {
-    // A nested instruction: "add(s32[] parameter(0), s32[] constant(1))".
-    TokenCursor::Mark before = cur_.Save();
-    if (cur_.Is(TokKind::kLparen) || AtArrayShape(cur_)) {
-      // Old-style typed operand: "f32[2] %x". The shape is informative.
-      KILN_RETURN_IF_ERROR(ParseShapeTokens(cur_));
-    }
-    if (cur_.Is(TokKind::kIdent) && cur_.PeekNext().kind == TokKind::kLparen) {
-      cur_.Restore(before);
-      std::string nested_name = std::string(cur_.tok().text) + ".nested." + std::to_string(++nested_count_);
-      KILN_ASSIGN_OR_RETURN(std::unique_ptr<Instruction> nested,
-                            ParseInstructionBody(comp, names, nested_name, depth + 1));
-      Instruction* added = comp.AddInstruction(std::move(nested));
-      names.Insert(added->name(), added);
-      operands.push_back(added);
-      if (!cur_.Accept(TokKind::kComma) && !cur_.Is(TokKind::kRparen)) {
-        return std::unexpected(cur_.Expected("',' or ')' after operand"));
+    // "%x" is the common case; anything else may be a typed operand or a
+    // nested instruction.
+    if (!cur_.Is(TokKind::kPercentName)) {
+      KILN_ASSIGN_OR_RETURN(Instruction* nested, ParseTypedOrNestedOperand(comp, names, depth));
+      if (nested != nullptr) {
+        operands.push_back(nested);
+        if (!cur_.Accept(TokKind::kComma) && !cur_.Is(TokKind::kRparen)) {
+          return std::unexpected(cur_.Expected("',' or ')' after operand"));
+        }
+        continue;
       }
-      continue;
     }
     Token t = cur_.tok();
     if (!IsNameToken(cur_.kind())) return std::unexpected(cur_.Expected("an operand name"));
@@ -416,6 +439,25 @@ Result<std::vector<Instruction*>> ModuleParser::ParseOperands(Computation& comp,
   }
   cur_.Advance();
   return operands;
+}
+
+Result<Instruction*> ModuleParser::ParseTypedOrNestedOperand(Computation& comp, NameMap& names,
+                                                             int depth) {
+  TokenCursor::Mark before = cur_.Save();
+  if (cur_.Is(TokKind::kLparen) || AtArrayShape(cur_)) {
+    // Old-style typed operand: "f32[2] %x". The shape is informative.
+    KILN_RETURN_IF_ERROR(ReadShape(nullptr));
+  }
+  if (!cur_.Is(TokKind::kIdent) || cur_.PeekNext().kind != TokKind::kLparen) return nullptr;
+  // A nested instruction: "add(s32[] parameter(0), s32[] constant(1))".
+  cur_.Restore(before);
+  std::string nested_name =
+      std::string(cur_.tok().text) + ".nested." + std::to_string(++nested_count_);
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Instruction> nested,
+                        ParseInstructionBody(comp, names, nested_name, depth + 1));
+  Instruction* added = comp.AddInstruction(std::move(nested));
+  names.Insert(added->name(), added);
+  return added;
 }
 
 Result<std::vector<Token>> ModuleParser::ParseNameList(bool* braced) {

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "compiler/hlo/name_table.h"
+
 namespace kiln::hlo {
 namespace {
 
@@ -33,10 +35,15 @@ std::string_view PrimitiveTypeName(PrimitiveType t) {
 }
 
 std::optional<PrimitiveType> PrimitiveTypeFromName(std::string_view name) {
-  for (const TypeInfo& info : kTypes) {
-    if (info.name == name) return info.type;
-  }
-  return std::nullopt;
+  // Called for every shape and every word that might start one.
+  static const NameTable<const TypeInfo> by_name = [] {
+    NameTable<const TypeInfo> table;
+    for (const TypeInfo& info : kTypes) table.Insert(info.name, &info);
+    return table;
+  }();
+  const TypeInfo* info = by_name.Find(name);
+  if (info == nullptr) return std::nullopt;
+  return info->type;
 }
 
 int BitWidth(PrimitiveType t) {

@@ -129,7 +129,13 @@ bool AtArrayShape(const TokenCursor& cur) {
     case 'p': case 's': case 'u': case 'f': case 'b': case 'c': case 't': case 'o': break;
     default: return false;
   }
-  return PrimitiveTypeFromName(t).has_value() && cur.PeekNext().kind == TokKind::kLsquare;
+  if (!PrimitiveTypeFromName(t).has_value()) return false;
+  // Shapes are almost always written "f32[...", which is decided without
+  // lexing ahead.
+  std::string_view src = cur.source();
+  size_t after = cur.tok().offset + t.size();
+  if (after < src.size() && src[after] == '[') return true;
+  return cur.PeekNext().kind == TokKind::kLsquare;
 }
 
 Result<Shape> ParseShapeTokens(TokenCursor& cur, int depth, bool allow_layout) {

@@ -44,16 +44,4 @@ Result<std::string_view> TokenCursor::RawBraced() {
   return out;
 }
 
-int TokenCursor::LineOf(uint32_t offset) {
-  std::string_view src = lexer_.source();
-  if (offset < line_offset_) {
-    line_offset_ = 0;
-    line_ = 1;
-  }
-  offset = std::min<uint32_t>(offset, static_cast<uint32_t>(src.size()));
-  line_ += static_cast<int>(std::count(src.begin() + line_offset_, src.begin() + offset, '\n'));
-  line_offset_ = offset;
-  return line_;
-}
-
 }  // namespace kiln::hlo

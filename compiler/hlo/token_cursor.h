@@ -3,8 +3,10 @@
 // parsers. Not thread-safe; one per parse.
 #pragma once
 
+#include <new>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "compiler/hlo/lexer.h"
 #include "compiler/hlo/status.h"
@@ -20,7 +22,20 @@ class TokenCursor {
 
   const Token& tok() const { return tok_; }
   TokKind kind() const { return tok_.kind; }
-  void Advance() { tok_ = lexer_.Next(); }
+  void Advance() {
+    consumed_end_ = lexer_.position();
+    LexInto();
+  }
+  // Byte offset just past the last token consumed (0 before any).
+  uint32_t consumed_end() const { return consumed_end_; }
+  // Consumes everything up to byte `offset` of the source, which must be
+  // past the current token's start and on a token boundary (the parser's
+  // shape cache uses it to step over text it has read before).
+  void SkipTo(uint32_t offset) {
+    lexer_.Seek(offset);
+    consumed_end_ = offset;
+    LexInto();
+  }
   // The token after the current one, without consuming anything.
   Token PeekNext() const {
     Lexer copy = lexer_;
@@ -30,11 +45,13 @@ class TokenCursor {
   struct Mark {
     Lexer lexer;
     Token tok;
+    uint32_t consumed_end;
   };
-  Mark Save() const { return {lexer_, tok_}; }
+  Mark Save() const { return {lexer_, tok_, consumed_end_}; }
   void Restore(const Mark& m) {
     lexer_ = m.lexer;
     tok_ = m.tok;
+    consumed_end_ = m.consumed_end;
   }
 
   bool Is(TokKind k) const { return tok_.kind == k; }
@@ -59,19 +76,23 @@ class TokenCursor {
   // skipped) and advances past it.
   Result<std::string_view> RawBraced();
 
-  // 1-based line of a byte offset; offsets must be queried in increasing
-  // order for O(total) cost (earlier offsets rescan from the start).
-  int LineOf(uint32_t offset);
-
   std::string_view filename() const { return filename_; }
   std::string_view source() const { return lexer_.source(); }
 
  private:
+  // tok_ = lexer_.Next(), with the lexer building the token in place: an
+  // assignment would copy a just-written temporary with wide loads that
+  // miss store forwarding, which showed as a quarter of the parser's own
+  // time. Token is trivially destructible, so reusing its storage is fine.
+  void LexInto() {
+    static_assert(std::is_trivially_destructible_v<Token>);
+    ::new (&tok_) Token(lexer_.Next());
+  }
+
   Lexer lexer_;
   Token tok_;
+  uint32_t consumed_end_ = 0;
   std::string_view filename_;
-  uint32_t line_offset_ = 0;
-  int line_ = 1;
 };
 
 // Describes a token for error messages: "'foo'", "end of file".
