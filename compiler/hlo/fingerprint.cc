@@ -1,113 +1,95 @@
 #include "compiler/hlo/fingerprint.h"
 
 #include <algorithm>
-#include <cstring>
-#include <optional>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "compiler/hlo/fingerprint_writer.h"
 
 namespace kiln::hlo {
 namespace {
 
-// Accumulates a length-delimited byte encoding, then hashes it. Reused
-// across instructions so the buffer is allocated once.
-class HashWriter {
- public:
-  void Clear() { buf_.clear(); }
-  void Tag(char c) { buf_.push_back(c); }
-  void U64(uint64_t v) { buf_.append(reinterpret_cast<const char*>(&v), sizeof(v)); }
-  void I64(int64_t v) { U64(static_cast<uint64_t>(v)); }
-  void Bytes(std::string_view s) {
-    U64(s.size());
-    buf_.append(s);
-  }
-  void Hash(const Hash128& h) {
-    U64(h.high);
-    U64(h.low);
-  }
-  void Shape(const hlo::Shape& s);
-  Hash128 Finish() const {
-    XXH128_hash_t h = XXH3_128bits(buf_.data(), buf_.size());
-    return {h.high64, h.low64};
-  }
-
- private:
-  std::string buf_;
-};
-
-void HashWriter::Shape(const hlo::Shape& s) {
-  Tag('S');
-  U64(static_cast<uint64_t>(s.element_type()));
-  if (s.IsTuple() || s.IsBuffer()) {
-    U64(s.tuple_shapes().size());
-    for (const hlo::Shape& e : s.tuple_shapes()) Shape(e);
-    return;
-  }
-  U64(s.dimensions().size());
-  for (int64_t d : s.dimensions()) I64(d);
-  U64(s.dynamic_mask());
-  if (!s.IsArray()) return;
-  const Layout& l = s.layout();
-  U64(l.minor_to_major.size());
-  for (int64_t d : l.minor_to_major) I64(d);
-  U64(l.tiles.size());
-  for (const auto& tile : l.tiles) {
-    U64(tile.size());
-    for (int64_t d : tile) I64(d);
-  }
-  I64(l.tail_padding_alignment);
-  I64(l.element_size_bits);
-  I64(l.memory_space);
-  Bytes(l.other);
-}
-
-// Raw attribute text with whitespace outside strings removed, so JSON and
-// dictionary values hash the same however they were spaced.
-std::string StripSpace(std::string_view raw) {
-  std::string out;
-  out.reserve(raw.size());
-  bool in_string = false;
-  for (size_t i = 0; i < raw.size(); ++i) {
-    char c = raw[i];
-    if (in_string) {
-      out.push_back(c);
-      if (c == '\\' && i + 1 < raw.size()) {
-        out.push_back(raw[++i]);
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-      out.push_back(c);
-    } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
-void HashLiteral(HashWriter& w, const Literal& lit) {
-  w.Tag('L');
-  w.Shape(lit.shape());
-  w.U64(lit.elided());
-  w.U64(lit.tuple_elements().size());
-  for (const Literal& e : lit.tuple_elements()) HashLiteral(w, e);
-  std::string_view bytes(reinterpret_cast<const char*>(lit.data().data()), lit.data().size());
-  w.Bytes(bytes);
-}
+using fingerprint_internal::HashWriter;
 
 // Attributes that carry an id whose number is arbitrary: only their
 // presence counts.
-bool IsRenumberableId(std::string_view name) { return name == "channel_id"; }
+constexpr std::string_view kChannelId = "channel_id";
+
+// A call chain deeper than this is rejected rather than risk the stack.
+constexpr int kMaxCallDepth = 10000;
+
+// On a module larger than the cache the fingerprint is bound by cache
+// misses: hashing an instruction reads its whole object and the heap blocks
+// it points to, at addresses the hardware prefetcher cannot predict. So the
+// walk over a computation asks for them ahead of use: objects
+// kPrefetchDistance instructions ahead; the blocks they point to (found
+// through the object) half as far ahead; and, for an instruction that calls
+// computations, the first objects of each callee, which are hashed next and
+// which the callee's own walk would ask for too late.
+//
+// The helpers are always inlined: GCC deems a function that only prefetches
+// free of effects and deletes calls to it.
+constexpr size_t kPrefetchDistance = 6;
+constexpr size_t kCacheLineBytes = 64;
+
+[[gnu::always_inline]] inline void PrefetchObject(const Instruction& instr) {
+  const char* bytes = reinterpret_cast<const char*>(&instr);
+  for (size_t offset = 0; offset < sizeof(Instruction); offset += kCacheLineBytes) {
+    __builtin_prefetch(bytes + offset);
+  }
+}
+
+[[gnu::always_inline]] inline void PrefetchPointees(const Instruction& instr) {
+  __builtin_prefetch(instr.shape().dimensions().data());
+  __builtin_prefetch(instr.shape().layout().minor_to_major.data());
+  __builtin_prefetch(instr.operands().data());
+  __builtin_prefetch(instr.attributes().data());
+  for (const Computation* callee : instr.called_computations()) {
+    const auto& body = callee->instructions();
+    for (size_t i = 0; i < body.size() && i < kPrefetchDistance; ++i) PrefetchObject(*body[i]);
+  }
+}
+
+// Called before hashing instrs[i].
+[[gnu::always_inline]] inline void PrefetchAhead(
+    const std::vector<std::unique_ptr<Instruction>>& instrs, size_t i) {
+  if (i + kPrefetchDistance < instrs.size()) PrefetchObject(*instrs[i + kPrefetchDistance]);
+  if (i + kPrefetchDistance / 2 < instrs.size()) {
+    PrefetchPointees(*instrs[i + kPrefetchDistance / 2]);
+  }
+}
+
+// What one walk over a computation's instructions learns. On large modules
+// the fingerprint is bound by cache misses on instructions, so everything
+// later steps need is gathered in that single walk rather than walking the
+// instructions again.
+struct ComputationScan {
+  std::vector<Hash128> hashes;  // by index_in_parent
+  // Instructions nobody uses other than the root and parameters.
+  std::vector<size_t> leaves;
+  // (channel_id text, instruction index) of every instruction with one.
+  std::vector<std::pair<std::string_view, size_t>> channels;
+  bool has_control_edges = false;
+};
 
 class Fingerprinter {
  public:
-  explicit Fingerprinter(const Module& module) : module_(module) {}
+  explicit Fingerprinter(const Module& module) : module_(module) {
+    computation_hashes_.reserve(module.computations().size());
+  }
 
+  // Hashes `comp` and, first, every computation it calls.
   Result<Hash128> ComputationHash(const Computation* comp);
+  // The hash of a computation hashed so far, or nullptr. After
+  // ComputationHash(entry) these are exactly the computations the entry
+  // reaches.
+  const Hash128* FindComputationHash(const Computation* comp) const {
+    auto it = computation_hashes_.find(comp);
+    return it != computation_hashes_.end() && it->second.done ? &it->second.hash : nullptr;
+  }
   Hash128 ShapeHash(const Shape& s) {
     w_.Clear();
     w_.Shape(s);
@@ -116,20 +98,52 @@ class Fingerprinter {
   Hash128 ModuleConfigHash();
 
  private:
-  void HashAttributes(const Instruction& instr);
-  void FoldOrderingAndChannels(const Computation& comp, std::vector<Hash128>& hashes);
+  struct Memo {
+    Hash128 hash;
+    bool done = false;  // false while its callees are being hashed
+  };
+
+  Status HashCallees(const Computation& caller, const Instruction& instr);
+  Status HashInstruction(const Computation& comp, size_t index, ComputationScan& scan);
+  void HashAttributes(const Instruction& instr, size_t index, ComputationScan& scan);
+  void FoldOrderingAndChannels(const Computation& comp, ComputationScan& scan);
 
   const Module& module_;
   HashWriter w_;
-  std::unordered_map<const Computation*, Hash128> computation_hashes_;
+  std::unordered_map<const Computation*, Memo> computation_hashes_;
   std::vector<const Attribute*> sorted_attrs_;
   std::vector<Hash128> scratch_;
-  int depth_guard_ = 0;
+  int depth_ = 0;
 };
 
-void Fingerprinter::HashAttributes(const Instruction& instr) {
+Status Fingerprinter::HashCallees(const Computation& caller, const Instruction& instr) {
+  for (const Computation* callee : instr.called_computations()) {
+    if (auto it = computation_hashes_.find(callee); it != computation_hashes_.end()) {
+      if (it->second.done) continue;
+      if (callee == &caller) return MakeError("computation %" + caller.name() + " calls itself");
+      return MakeError("call graph is cyclic: computation %" + caller.name() + " calls %" +
+                       callee->name() + ", which calls it back");
+    }
+    if (++depth_ > kMaxCallDepth) {
+      return MakeError("call graph too deep: more than " + std::to_string(kMaxCallDepth) +
+                       " nested calls below %" + caller.name());
+    }
+    KILN_RETURN_IF_ERROR(ComputationHash(callee));
+    --depth_;
+  }
+  return Ok();
+}
+
+void Fingerprinter::HashAttributes(const Instruction& instr, size_t index, ComputationScan& scan) {
   sorted_attrs_.clear();
+  bool seen_channel_id = false;
   for (const Attribute& a : instr.attributes()) {
+    if (!seen_channel_id && a.name == kChannelId) {  // as Instruction::AttributeText finds it
+      seen_channel_id = true;
+      if (a.kind == Attribute::Kind::kText || a.kind == Attribute::Kind::kRaw) {
+        scan.channels.emplace_back(a.value, index);
+      }
+    }
     // Ordering edges are folded in by FoldOrderingAndChannels.
     if (a.kind == Attribute::Kind::kInstructions) continue;
     if (!IsNonSemanticAttribute(a.name)) sorted_attrs_.push_back(&a);
@@ -142,19 +156,52 @@ void Fingerprinter::HashAttributes(const Instruction& instr) {
     w_.U64(static_cast<uint64_t>(a->kind));
     switch (a->kind) {
       case Attribute::Kind::kText:
-        if (!IsRenumberableId(a->name)) w_.Bytes(a->value);
+        if (a->name != kChannelId) w_.Bytes(a->value);
         break;
       case Attribute::Kind::kRaw:
-        w_.Bytes(StripSpace(a->value));
+        w_.BytesWithoutSpace(a->value);
         break;
       case Attribute::Kind::kComputations:
         w_.U64(a->computations.size());
-        for (const Computation* c : a->computations) w_.Hash(computation_hashes_.at(c));
+        for (const Computation* c : a->computations) w_.Hash(computation_hashes_.at(c).hash);
         break;
       case Attribute::Kind::kInstructions:
         break;
     }
   }
+}
+
+// Pass 1 for one instruction: its content and its operands' hashes; operands
+// precede users in the list. Also records what later steps need from it.
+Status Fingerprinter::HashInstruction(const Computation& comp, size_t index,
+                                      ComputationScan& scan) {
+  const Instruction& instr = *comp.instructions()[index];
+  // Before this instruction's stream starts: hashing a callee reuses w_.
+  if (!instr.called_computations().empty()) KILN_RETURN_IF_ERROR(HashCallees(comp, instr));
+  w_.Clear();
+  w_.Tag('I');
+  w_.U64(static_cast<uint64_t>(instr.opcode()));
+  w_.Bytes(instr.async_wrapped_opcode());
+  w_.Shape(instr.shape());
+  w_.I64(instr.parameter_number());
+  if (instr.literal() != nullptr) w_.Literal(*instr.literal());
+  w_.U64(instr.operands().size());
+  for (const Instruction* op : instr.operands()) {
+    const int64_t j = op->index_in_parent();
+    if (op->parent() != &comp || j < 0 || static_cast<size_t>(j) >= index) {
+      return MakeError("instruction %" + instr.name() + " in %" + comp.name() +
+                       " uses an operand that is not defined before it");
+    }
+    w_.Hash(scan.hashes[j]);
+  }
+  HashAttributes(instr, index, scan);
+  scan.hashes[index] = w_.Finish();
+
+  if (!instr.control_predecessors().empty()) scan.has_control_edges = true;
+  if (instr.users().empty() && &instr != comp.root() && instr.opcode() != Opcode::kParameter) {
+    scan.leaves.push_back(index);
+  }
+  return Ok();
 }
 
 // Pass 2 of a computation's hash. Control predecessors and channel ids
@@ -164,34 +211,38 @@ void Fingerprinter::HashAttributes(const Instruction& instr) {
 // does not matter); one sharing a channel id with others adds a label made
 // of the content hashes of the whole group (so which send pairs with which
 // recv counts, but not the id's number). Changes then propagate to users.
-void Fingerprinter::FoldOrderingAndChannels(const Computation& comp,
-                                            std::vector<Hash128>& hashes) {
-  const auto& instrs = comp.instructions();
-  const size_t n = instrs.size();
-  std::unordered_map<std::string, std::vector<size_t>> channels;
-  bool any = false;
-  for (size_t i = 0; i < n; ++i) {
-    if (!instrs[i]->control_predecessors().empty()) any = true;
-    if (const std::string* id = instrs[i]->AttributeText("channel_id")) channels[*id].push_back(i);
-  }
-  std::vector<std::optional<Hash128>> labels(n);
-  for (const auto& [id, members] : channels) {
-    if (members.size() < 2) continue;
-    any = true;
+void Fingerprinter::FoldOrderingAndChannels(const Computation& comp, ComputationScan& scan) {
+  std::vector<Hash128>& hashes = scan.hashes;
+  const size_t n = hashes.size();
+  // Groups of instructions with equal channel ids, each in index order.
+  std::sort(scan.channels.begin(), scan.channels.end());
+  std::vector<std::pair<size_t, Hash128>> labels;  // (instruction index, group label)
+  for (size_t begin = 0, end = 0; begin < scan.channels.size(); begin = end) {
+    end = begin + 1;
+    while (end < scan.channels.size() && scan.channels[end].first == scan.channels[begin].first) {
+      ++end;
+    }
+    if (end - begin < 2) continue;
     scratch_.clear();
-    for (size_t i : members) scratch_.push_back(hashes[i]);
+    for (size_t k = begin; k < end; ++k) scratch_.push_back(hashes[scan.channels[k].second]);
     std::sort(scratch_.begin(), scratch_.end());
     w_.Clear();
     w_.Tag('G');
     for (const Hash128& h : scratch_) w_.Hash(h);
-    Hash128 label = w_.Finish();
-    for (size_t i : members) labels[i] = label;
+    const Hash128 label = w_.Finish();
+    for (size_t k = begin; k < end; ++k) labels.emplace_back(scan.channels[k].second, label);
   }
-  if (!any) return;
+  if (!scan.has_control_edges && labels.empty()) return;
+  std::sort(labels.begin(), labels.end());
+  auto next_label = labels.begin();
+
+  const auto& instrs = comp.instructions();
   const std::vector<Hash128> content = hashes;
   for (size_t i = 0; i < n; ++i) {
     const Instruction& instr = *instrs[i];
-    bool changed = !instr.control_predecessors().empty() || labels[i].has_value();
+    const Hash128* label = nullptr;
+    if (next_label != labels.end() && next_label->first == i) label = &(next_label++)->second;
+    bool changed = !instr.control_predecessors().empty() || label != nullptr;
     for (const Instruction* op : instr.operands()) {
       if (hashes[op->index_in_parent()] != content[op->index_in_parent()]) changed = true;
     }
@@ -207,76 +258,41 @@ void Fingerprinter::FoldOrderingAndChannels(const Computation& comp,
     std::sort(scratch_.begin(), scratch_.end());
     w_.U64(scratch_.size());
     for (const Hash128& h : scratch_) w_.Hash(h);
-    w_.U64(labels[i].has_value());
-    if (labels[i]) w_.Hash(*labels[i]);
+    w_.U64(label != nullptr);
+    if (label != nullptr) w_.Hash(*label);
     hashes[i] = w_.Finish();
   }
 }
 
 Result<Hash128> Fingerprinter::ComputationHash(const Computation* comp) {
-  if (auto it = computation_hashes_.find(comp); it != computation_hashes_.end()) return it->second;
+  if (const Hash128* h = FindComputationHash(comp)) return *h;
   if (comp->root() == nullptr) return MakeError("computation %" + comp->name() + " has no root");
-  // Callees first; the module lists them before callers, but do not rely on
-  // it beyond a recursion bound.
-  for (const auto& instr : comp->instructions()) {
-    for (const Computation* callee : instr->called_computations()) {
-      if (!computation_hashes_.contains(callee)) {
-        if (callee == comp) return MakeError("computation %" + comp->name() + " calls itself");
-        if (++depth_guard_ > 10000) return MakeError("call graph too deep or cyclic");
-        KILN_RETURN_IF_ERROR(ComputationHash(callee));
-        --depth_guard_;
-      }
-    }
-  }
+  Memo& memo = computation_hashes_[comp];  // not done yet: a call back to it is a cycle
   const auto& instrs = comp->instructions();
-  const size_t n = instrs.size();
-  // Pass 1: content and operands; operands precede users in the list.
-  std::vector<Hash128> hashes(n);
-  for (size_t i = 0; i < n; ++i) {
-    const Instruction& instr = *instrs[i];
-    w_.Clear();
-    w_.Tag('I');
-    w_.U64(static_cast<uint64_t>(instr.opcode()));
-    w_.Bytes(instr.async_wrapped_opcode());
-    w_.Shape(instr.shape());
-    w_.I64(instr.parameter_number());
-    if (instr.literal() != nullptr) HashLiteral(w_, *instr.literal());
-    w_.U64(instr.operands().size());
-    for (const Instruction* op : instr.operands()) {
-      int64_t j = op->index_in_parent();
-      if (op->parent() != comp || j < 0 || static_cast<size_t>(j) >= i) {
-        return MakeError("instruction %" + instr.name() + " in %" + comp->name() +
-                         " uses an operand that is not defined before it");
-      }
-      w_.Hash(hashes[j]);
-    }
-    HashAttributes(instr);
-    hashes[i] = w_.Finish();
+  ComputationScan scan;
+  scan.hashes.resize(instrs.size());
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    PrefetchAhead(instrs, i);
+    KILN_RETURN_IF_ERROR(HashInstruction(*comp, i, scan));
   }
-  FoldOrderingAndChannels(*comp, hashes);
+  FoldOrderingAndChannels(*comp, scan);
   // The computation: its parameters in order, its root, and every other
   // instruction nobody uses (side effects, dead code), as a sorted set.
-  std::vector<Hash128> leaves;
-  for (size_t i = 0; i < n; ++i) {
-    const Instruction& instr = *instrs[i];
-    if (instr.users().empty() && &instr != comp->root() &&
-        instr.opcode() != Opcode::kParameter) {
-      leaves.push_back(hashes[i]);
-    }
-  }
-  std::sort(leaves.begin(), leaves.end());
+  scratch_.clear();
+  for (size_t i : scan.leaves) scratch_.push_back(scan.hashes[i]);
+  std::sort(scratch_.begin(), scratch_.end());
   w_.Clear();
   w_.Tag('C');
   w_.U64(comp->parameters().size());
   for (const Instruction* p : comp->parameters()) {
-    w_.Hash(p != nullptr ? hashes[p->index_in_parent()] : Hash128{});
+    w_.Hash(p != nullptr ? scan.hashes[p->index_in_parent()] : Hash128{});
   }
-  w_.Hash(hashes[comp->root()->index_in_parent()]);
-  w_.U64(leaves.size());
-  for (const Hash128& h : leaves) w_.Hash(h);
+  w_.Hash(scan.hashes[comp->root()->index_in_parent()]);
+  w_.U64(scratch_.size());
+  for (const Hash128& h : scratch_) w_.Hash(h);
   w_.Bytes(comp->execution_thread());
-  Hash128 result = w_.Finish();
-  computation_hashes_[comp] = result;
+  const Hash128 result = w_.Finish();
+  memo = {result, true};  // elements of an unordered_map stay put as it grows
   return result;
 }
 
@@ -297,7 +313,11 @@ Hash128 Fingerprinter::ModuleConfigHash() {
             [](const Attribute* a, const Attribute* b) { return a->name < b->name; });
   for (const Attribute* a : attrs) {
     w_.Bytes(a->name);
-    w_.Bytes(a->kind == Attribute::Kind::kRaw ? StripSpace(a->value) : a->value);
+    if (a->kind == Attribute::Kind::kRaw) {
+      w_.BytesWithoutSpace(a->value);
+    } else {
+      w_.Bytes(a->value);
+    }
   }
   return w_.Finish();
 }
@@ -327,29 +347,18 @@ Result<Fingerprint> FingerprintModule(const Module& module, const FingerprintOpt
   Fingerprinter fp(module);
   Fingerprint out;
   KILN_ASSIGN_OR_RETURN(out.entry_body, fp.ComputationHash(entry));
-  // Reachable callees in module order, for explanations. Computations the
-  // entry never reaches do not change the program and are not hashed.
-  std::vector<const Computation*> stack = {entry};
-  std::unordered_map<const Computation*, bool> seen = {{entry, true}};
-  while (!stack.empty()) {
-    const Computation* c = stack.back();
-    stack.pop_back();
-    for (const auto& instr : c->instructions()) {
-      for (const Computation* callee : instr->called_computations()) {
-        if (seen.emplace(callee, true).second) {
-          stack.push_back(callee);
-        }
-      }
-    }
-  }
+  // Hashing the entry hashed exactly the computations it reaches; list them
+  // in module order, for explanations. Computations the entry never reaches
+  // do not change the program and are not hashed.
   for (const auto& comp : module.computations()) {
-    if (seen.contains(comp.get()) && comp.get() != entry) {
-      KILN_ASSIGN_OR_RETURN(Hash128 h, fp.ComputationHash(comp.get()));
-      out.called_computations.push_back({comp->name(), h});
+    if (comp.get() == entry) continue;
+    if (const Hash128* h = fp.FindComputationHash(comp.get())) {
+      out.called_computations.push_back({comp->name(), *h});
     }
   }
+  static const Shape kMissingParameter;
   for (const Instruction* p : entry->parameters()) {
-    Shape shape = p != nullptr ? p->shape() : Shape();
+    const Shape& shape = p != nullptr ? p->shape() : kMissingParameter;
     out.parameter_shapes.push_back(fp.ShapeHash(shape));
     out.parameter_shape_text.push_back(shape.ToString(/*print_default_layout=*/false));
   }
