@@ -7,25 +7,6 @@ namespace {
 
 constexpr size_t kNoMatch = static_cast<size_t>(-1);
 
-// Character classes, looked up by byte.
-enum : uint8_t { kDigitBit = 1, kIdentStartBit = 2, kIdentCharBit = 4 };
-struct CharClasses {
-  uint8_t bits[256] = {};
-  constexpr CharClasses() {
-    for (int c = '0'; c <= '9'; ++c) bits[c] = kDigitBit | kIdentCharBit;
-    for (int c = 'a'; c <= 'z'; ++c) bits[c] = kIdentStartBit | kIdentCharBit;
-    for (int c = 'A'; c <= 'Z'; ++c) bits[c] = kIdentStartBit | kIdentCharBit;
-    bits[static_cast<int>('_')] = kIdentStartBit | kIdentCharBit;
-    bits[static_cast<int>('.')] = kIdentCharBit;
-    bits[static_cast<int>('-')] = kIdentCharBit;
-  }
-};
-constexpr CharClasses kClasses;
-
-bool IsDigit(char c) { return kClasses.bits[static_cast<uint8_t>(c)] & kDigitBit; }
-bool IsIdentStart(char c) { return kClasses.bits[static_cast<uint8_t>(c)] & kIdentStartBit; }
-bool IsIdentChar(char c) { return kClasses.bits[static_cast<uint8_t>(c)] & kIdentCharBit; }
-
 // Matchers: each returns the end of the longest match starting at p, or
 // kNoMatch. They follow the regular expressions of XLA's lexer.
 size_t Digits(std::string_view s, size_t p) {

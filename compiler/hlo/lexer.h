@@ -12,6 +12,38 @@
 
 namespace kiln::hlo {
 
+// Character classes of HLO text, looked up by byte; shared with the
+// parser's byte-level fast paths so that they agree with the lexer.
+namespace lexer_internal {
+enum : uint8_t { kDigitBit = 1, kIdentStartBit = 2, kIdentCharBit = 4 };
+struct CharClasses {
+  uint8_t bits[256] = {};
+  constexpr CharClasses() {
+    for (int c = '0'; c <= '9'; ++c) bits[c] = kDigitBit | kIdentCharBit;
+    for (int c = 'a'; c <= 'z'; ++c) bits[c] = kIdentStartBit | kIdentCharBit;
+    for (int c = 'A'; c <= 'Z'; ++c) bits[c] = kIdentStartBit | kIdentCharBit;
+    bits[static_cast<int>('_')] = kIdentStartBit | kIdentCharBit;
+    bits[static_cast<int>('.')] = kIdentCharBit;
+    bits[static_cast<int>('-')] = kIdentCharBit;
+  }
+};
+inline constexpr CharClasses kCharClasses;
+}  // namespace lexer_internal
+
+inline bool IsDigit(char c) {
+  return lexer_internal::kCharClasses.bits[static_cast<uint8_t>(c)] & lexer_internal::kDigitBit;
+}
+// A character that can start an identifier or a %name: [A-Za-z_].
+inline bool IsIdentStart(char c) {
+  return lexer_internal::kCharClasses.bits[static_cast<uint8_t>(c)] &
+         lexer_internal::kIdentStartBit;
+}
+// A character that can continue one: [A-Za-z0-9_.-].
+inline bool IsIdentChar(char c) {
+  return lexer_internal::kCharClasses.bits[static_cast<uint8_t>(c)] &
+         lexer_internal::kIdentCharBit;
+}
+
 enum class TokKind : uint8_t {
   kEof,
   kError,

@@ -6,7 +6,8 @@
 
 #include "compiler/hlo/shape_inference.h"
 #include "compiler/hlo/shape_literal_parser.h"
-#include "compiler/hlo/shape_text_cache.h"
+#include "compiler/hlo/text_extent.h"
+#include "compiler/hlo/text_memo.h"
 #include "compiler/hlo/token_cursor.h"
 
 namespace kiln::hlo {
@@ -62,11 +63,24 @@ class ModuleParser {
                           std::vector<PendingControl>& pending);
   Result<std::unique_ptr<Instruction>> ParseInstructionBody(Computation& comp, NameMap& names,
                                                             std::string name, int depth);
-  // ParseShapeTokens through shape_cache_; `out` may be null for shapes
+  // Reads a value at the cursor through `memo`: a span delimited by
+  // `end` (from a text_extent.h scan) that was read before is stepped over
+  // and its value copied; otherwise `parse` reads it through tokens, and
+  // the value is memoized when the parse ended exactly at `end`. `out` may
+  // be null when the value is not needed.
+  template <typename T, typename ParseFn>
+  Status ReadMemoized(TextMemo<T>& memo, std::optional<size_t> end, ParseFn parse, T* out);
+  // ParseShapeTokens through shape_memo_; `out` may be null for shapes
   // that are only informative (signatures, typed operands).
   Status ReadShape(Shape* out);
   Result<Literal> ParseConstantLiteral(const Shape& shape);
   Result<std::vector<Instruction*>> ParseOperands(Computation& comp, NameMap& names, int depth);
+  // At the '(' of an operand list written the common way, "(%a, %b)" with
+  // every name defined: reads it straight from the bytes (no tokens), fills
+  // `operands` and consumes through ')'. Otherwise returns false with
+  // nothing consumed and `operands` empty; the token path then reads the
+  // list and reports any error.
+  bool ReadPlainOperands(const NameMap& names, std::vector<Instruction*>& operands);
   // At an operand that is not a plain %name: reads an informative shape
   // before a name ("f32[2] %x"), leaving the cursor at the name and
   // returning nullptr, or parses and adds a nested instruction and returns
@@ -82,7 +96,7 @@ class ModuleParser {
   Error Err(const Token& t, std::string_view message) const { return cur_.ErrorAt(t, message); }
 
   TokenCursor cur_;
-  ShapeTextCache shape_cache_;
+  TextMemo<Shape> shape_memo_;
   NameTable<Computation> computations_;
   // Instructions written without a shape; inferred once the module is built.
   std::vector<Instruction*> pending_shapes_;
@@ -262,13 +276,17 @@ Status ModuleParser::ParseComputation(Module& module, bool* saw_entry) {
 
 Status ModuleParser::ParseInstruction(Computation& comp, NameMap& names, Instruction** root,
                                       std::vector<PendingControl>& pending) {
-  Token start = cur_.tok();
+  // The hot path keeps token fields, not Token copies: copying a token the
+  // lexer has just written stalls on store forwarding.
+  const uint32_t start_offset = cur_.tok().offset;
+  const uint32_t start_line = cur_.tok().line;
   bool is_root = false;
   if (cur_.IsIdent("ROOT")) {
     is_root = true;
     cur_.Advance();
   }
-  Token name_tok = cur_.tok();
+  const uint32_t name_offset = cur_.tok().offset;
+  const std::string_view name = cur_.tok().text;
   if (cur_.Is(TokKind::kAttributeName)) {  // "name=" written without spaces
     cur_.Advance();
   } else if (IsNameToken(cur_.kind())) {
@@ -277,23 +295,24 @@ Status ModuleParser::ParseInstruction(Computation& comp, NameMap& names, Instruc
   } else {
     return std::unexpected(cur_.Expected("an instruction name"));
   }
-  std::string_view name = name_tok.text;
 
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Instruction> instr,
                         ParseInstructionBody(comp, names, std::string(name), /*depth=*/0));
-  instr->set_source_line(static_cast<int>(start.line));
+  instr->set_source_line(static_cast<int>(start_line));
 
   while (cur_.Accept(TokKind::kComma)) {
     KILN_RETURN_IF_ERROR(ParseInstructionAttribute(*instr, pending));
   }
   Instruction* added = comp.AddInstruction(std::move(instr));
   if (!names.Insert(added->name(), added)) {
-    return std::unexpected(Err(name_tok, "instruction %" + std::string(name) +
-                                             " is defined twice in computation %" + comp.name()));
+    return std::unexpected(cur_.ErrorAt(name_offset, "instruction %" + std::string(name) +
+                                                         " is defined twice in computation %" +
+                                                         comp.name()));
   }
   if (is_root) {
     if (*root != nullptr) {
-      return std::unexpected(Err(start, "computation %" + comp.name() + " has more than one ROOT"));
+      return std::unexpected(
+          cur_.ErrorAt(start_offset, "computation %" + comp.name() + " has more than one ROOT"));
     }
     *root = added;
   }
@@ -313,9 +332,9 @@ Result<std::unique_ptr<Instruction>> ModuleParser::ParseInstructionBody(Computat
     KILN_RETURN_IF_ERROR(ReadShape(&shape));
     has_shape = true;
   }
-  Token opcode_tok = cur_.tok();
+  const uint32_t opcode_offset = cur_.tok().offset;
   if (!cur_.Is(TokKind::kIdent)) return std::unexpected(cur_.Expected("an opcode"));
-  std::string_view opcode_text = opcode_tok.text;
+  const std::string_view opcode_text = cur_.tok().text;
   std::optional<Opcode> opcode = OpcodeFromName(opcode_text);
   std::string wrapped;
   if (!opcode) {
@@ -330,7 +349,10 @@ Result<std::unique_ptr<Instruction>> ModuleParser::ParseInstructionBody(Computat
       }
     }
   }
-  if (!opcode) return std::unexpected(Err(opcode_tok, "unknown opcode '" + std::string(opcode_text) + "'"));
+  if (!opcode) {
+    return std::unexpected(
+        cur_.ErrorAt(opcode_offset, "unknown opcode '" + std::string(opcode_text) + "'"));
+  }
   cur_.Advance();
 
   std::unique_ptr<Instruction> instr;
@@ -348,7 +370,9 @@ Result<std::unique_ptr<Instruction>> ModuleParser::ParseInstructionBody(Computat
     KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kRparen, "')' after parameter number"));
     instr = Instruction::CreateParameter(n, std::move(shape), std::move(name));
   } else if (*opcode == Opcode::kConstant) {
-    if (!has_shape) return std::unexpected(Err(opcode_tok, "constant %" + name + " needs a shape"));
+    if (!has_shape) {
+      return std::unexpected(cur_.ErrorAt(opcode_offset, "constant %" + name + " needs a shape"));
+    }
     KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kLparen, "'(' after constant"));
     KILN_ASSIGN_OR_RETURN(Literal lit, ParseConstantLiteral(shape));
     KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kRparen, "')' after constant literal"));
@@ -361,28 +385,32 @@ Result<std::unique_ptr<Instruction>> ModuleParser::ParseInstructionBody(Computat
   instr->set_async_wrapped_opcode(std::move(wrapped));
   if (!has_shape) {
     pending_shapes_.push_back(instr.get());
-    shape_offsets_[instr.get()] = opcode_tok.offset;
+    shape_offsets_[instr.get()] = opcode_offset;
   }
   return instr;
 }
 
-Status ModuleParser::ReadShape(Shape* out) {
-  const uint32_t start = cur_.tok().offset;
-  const std::optional<size_t> end = ScanShapeExtent(cur_.source(), start);
+template <typename T, typename ParseFn>
+Status ModuleParser::ReadMemoized(TextMemo<T>& memo, std::optional<size_t> end, ParseFn parse,
+                                  T* out) {
   std::string_view text;
   if (end) {
-    text = cur_.source().substr(start, *end - start);
-    if (const Shape* cached = shape_cache_.Find(text)) {
+    text = cur_.source().substr(cur_.tok().offset, *end - cur_.tok().offset);
+    if (const T* cached = memo.Find(text)) {
       cur_.SkipTo(static_cast<uint32_t>(*end));
       if (out != nullptr) *out = *cached;
       return Ok();
     }
   }
-  KILN_ASSIGN_OR_RETURN(Shape shape, ParseShapeTokens(cur_));
-  // Cached only when the parser read exactly the scanned span.
-  if (end && cur_.consumed_end() == *end) shape_cache_.Insert(text, shape);
-  if (out != nullptr) *out = std::move(shape);
+  KILN_ASSIGN_OR_RETURN(T value, parse());
+  if (end && cur_.consumed_end() == *end) memo.Insert(text, value);
+  if (out != nullptr) *out = std::move(value);
   return Ok();
+}
+
+Status ModuleParser::ReadShape(Shape* out) {
+  return ReadMemoized(shape_memo_, ScanShapeExtent(cur_.source(), cur_.tok().offset),
+                      [&] { return ParseShapeTokens(cur_); }, out);
 }
 
 // A rank > 0 constant written as one scalar ("f32[3,3] constant(1)") is
@@ -409,8 +437,10 @@ Result<Literal> ModuleParser::ParseConstantLiteral(const Shape& shape) {
 
 Result<std::vector<Instruction*>> ModuleParser::ParseOperands(Computation& comp, NameMap& names,
                                                               int depth) {
-  KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kLparen, "'(' opening operands"));
+  if (!cur_.Is(TokKind::kLparen)) return std::unexpected(cur_.Expected("'(' opening operands"));
   std::vector<Instruction*> operands;
+  if (ReadPlainOperands(names, operands)) return operands;
+  cur_.Advance();
   while (!cur_.Is(TokKind::kRparen)) {
     // "%x" is the common case; anything else may be a typed operand or a
     // nested instruction.
@@ -439,6 +469,32 @@ Result<std::vector<Instruction*>> ModuleParser::ParseOperands(Computation& comp,
   }
   cur_.Advance();
   return operands;
+}
+
+bool ModuleParser::ReadPlainOperands(const NameMap& names, std::vector<Instruction*>& operands) {
+  std::string_view src = cur_.source();
+  size_t i = cur_.tok().offset + 1;  // past '('
+  if (i < src.size() && src[i] == ')') {
+    cur_.SkipTo(static_cast<uint32_t>(i + 1));
+    return true;
+  }
+  while (true) {
+    if (i + 1 >= src.size() || src[i] != '%' || !IsIdentStart(src[i + 1])) break;
+    const size_t start = ++i;
+    while (i < src.size() && IsIdentChar(src[i])) ++i;
+    Instruction* operand = names.Find(src.substr(start, i - start));
+    if (operand == nullptr || i >= src.size()) break;
+    operands.push_back(operand);
+    if (src[i] == ')') {
+      cur_.SkipTo(static_cast<uint32_t>(i + 1));
+      return true;
+    }
+    if (src[i] != ',') break;
+    ++i;
+    if (i < src.size() && src[i] == ' ') ++i;
+  }
+  operands.clear();
+  return false;
 }
 
 Result<Instruction*> ModuleParser::ParseTypedOrNestedOperand(Computation& comp, NameMap& names,
@@ -483,21 +539,19 @@ Result<std::vector<Token>> ModuleParser::ParseNameList(bool* braced) {
 
 Status ModuleParser::ParseInstructionAttribute(Instruction& instr,
                                                std::vector<PendingControl>& pending) {
-  Token name_tok = cur_.tok();
-  std::string_view name;
+  const uint32_t name_offset = cur_.tok().offset;
+  const std::string_view name = cur_.tok().text;
   if (cur_.Is(TokKind::kAttributeName)) {
-    name = name_tok.text;
     cur_.Advance();
   } else if (cur_.Is(TokKind::kIdent) && cur_.PeekNext().kind == TokKind::kEqual) {
-    name = name_tok.text;
     cur_.Advance();
     cur_.Advance();
   } else {
     return std::unexpected(cur_.Expected("an attribute (name=value)"));
   }
   if (instr.FindAttribute(name) != nullptr) {
-    return std::unexpected(Err(name_tok, "attribute " + std::string(name) + " given twice on %" +
-                                             instr.name()));
+    return std::unexpected(cur_.ErrorAt(
+        name_offset, "attribute " + std::string(name) + " given twice on %" + instr.name()));
   }
   if (name == "control-predecessors") {
     PendingControl p{&instr, {}, false};

@@ -220,6 +220,49 @@ ENTRY e {
   ExpectModuleRoundTrip(*m);
 }
 
+// Operand lists are read from the bytes when written "(%a, %b)" and
+// through tokens otherwise; every spelling gives the same operands, and an
+// unknown name is still reported where it is written.
+TEST(ModuleParseTest, OperandListsInEverySpelling) {
+  auto m = ModuleOrDie(R"(HloModule m
+ENTRY e {
+  %a = f32[2] parameter(0)
+  %b.1-x = f32[2] parameter(1)
+  %c = f32[2] add(%a, %b.1-x)
+  %d = f32[2] add(%a,%b.1-x)
+  %e = f32[2] add( %a , %b.1-x )
+  %f = f32[2] add(%a,
+                  /* second */ %b.1-x)
+  %g = f32[2] add(a, b.1-x)
+  %h = f32[2] add(f32[2] %a, f32[2] %b.1-x)
+  %t = token[] after-all()
+  ROOT %r = (f32[2], f32[2], f32[2], f32[2], f32[2], f32[2]) tuple(%c, %d, %e, %f, %g, %h)
+}
+)");
+  const Computation& e = *m->entry();
+  const Instruction* a = e.instructions()[0].get();
+  const Instruction* b = e.instructions()[1].get();
+  for (int i = 2; i < 8; ++i) {
+    const Instruction& add = *e.instructions()[i];
+    ASSERT_EQ(add.operand_count(), 2) << add.name();
+    EXPECT_EQ(add.operand(0), a) << add.name();
+    EXPECT_EQ(add.operand(1), b) << add.name();
+  }
+  EXPECT_EQ(e.instructions()[8]->operand_count(), 0);
+  EXPECT_EQ(e.root()->operand_count(), 6);
+
+  Result<std::unique_ptr<Module>> bad = ParseModule(R"(HloModule m
+ENTRY e {
+  %a = f32[2] parameter(0)
+  ROOT %c = f32[2] add(%a, %missing)
+}
+)", "bad.hlo");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("bad.hlo:4:28: operand %missing is not defined"),
+            std::string::npos)
+      << bad.error().message;
+}
+
 TEST(ModuleParseTest, NamesWithoutSpaces) {
   auto m = ModuleOrDie("HloModule m\nENTRY e{\nx=f32[2]parameter(0)\ny=f32[2]negate(x),metadata={}\nROOT z=f32[2]add(x,y)\n}");
   ASSERT_NE(m, nullptr);

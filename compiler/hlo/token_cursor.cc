@@ -19,8 +19,8 @@ std::string DescribeToken(const Token& t, const Lexer* lexer) {
   return "'" + prefix + shown + suffix + "'";
 }
 
-Error TokenCursor::ErrorAt(const Token& t, std::string_view message) const {
-  LineColumn lc = LocateOffset(lexer_.source(), t.offset);
+Error TokenCursor::ErrorAt(uint32_t offset, std::string_view message) const {
+  LineColumn lc = LocateOffset(lexer_.source(), offset);
   return Error{std::string(filename_) + ":" + std::to_string(lc.line) + ":" +
                std::to_string(lc.column) + ": " + std::string(message)};
 }

@@ -69,8 +69,9 @@ class TokenCursor {
 
   // "file:line:col: expected <what>, got <current token>".
   Error Expected(std::string_view what) const;
-  // "file:line:col: <message>" at the given token.
-  Error ErrorAt(const Token& t, std::string_view message) const;
+  // "file:line:col: <message>" at the given token or byte offset.
+  Error ErrorAt(const Token& t, std::string_view message) const { return ErrorAt(t.offset, message); }
+  Error ErrorAt(uint32_t offset, std::string_view message) const;
 
   // Reads the brace group starting at the current '{' verbatim (strings
   // skipped) and advances past it.

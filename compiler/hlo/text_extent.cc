@@ -1,4 +1,4 @@
-#include "compiler/hlo/shape_text_cache.h"
+#include "compiler/hlo/text_extent.h"
 
 namespace kiln::hlo {
 namespace {
@@ -56,12 +56,6 @@ std::optional<size_t> ScanShapeExtent(std::string_view s, size_t offset) {
   while (j < s.size() && IsSpace(s[j])) ++j;
   if (j < s.size() && (s[j] == '{' || s[j] == '/')) return std::nullopt;
   return i;
-}
-
-void ShapeTextCache::Insert(std::string_view text, Shape shape) {
-  if (shapes_.Find(text) != nullptr) return;
-  storage_.push_back(std::move(shape));
-  shapes_.Insert(text, &storage_.back());
 }
 
 }  // namespace kiln::hlo

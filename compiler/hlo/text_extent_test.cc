@@ -1,6 +1,6 @@
-// Tests of the parser's shape memo (shape_text_cache.h): which spans the
-// byte scan delimits, and that modules parse the same whether a shape is
-// read fresh or from the memo.
+// Tests of the parser's shape memo (text_extent.h, text_memo.h): which
+// spans the byte scan delimits, and that modules parse the same whether a
+// shape is read through tokens or from the memo.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,7 +9,8 @@
 
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/parser_test_util.h"
-#include "compiler/hlo/shape_text_cache.h"
+#include "compiler/hlo/text_extent.h"
+#include "compiler/hlo/text_memo.h"
 
 namespace kiln::hlo::parser_testing {
 namespace {
@@ -42,8 +43,8 @@ TEST(ScanShapeExtentTest, RefusesTextWhoseReadingDependsOnWhatFollows) {
   EXPECT_EQ(Extent(""), std::nullopt);
 }
 
-TEST(ShapeTextCacheTest, FindsOnlyWhatWasInserted) {
-  ShapeTextCache cache;
+TEST(TextMemoTest, FindsOnlyWhatWasInserted) {
+  TextMemo<Shape> cache;
   std::string_view text = "f32[2]{0} f32[3]{0}";
   EXPECT_EQ(cache.Find(text.substr(0, 9)), nullptr);
   cache.Insert(text.substr(0, 9), ShapeOrDie("f32[2]{0}"));
@@ -57,7 +58,7 @@ TEST(ShapeTextCacheTest, FindsOnlyWhatWasInserted) {
 
 // Each shape text appears several times in different surroundings; the
 // memo must give every instruction what a fresh parse would.
-TEST(ShapeTextCacheTest, RepeatedShapesParseAsWrittenEachTime) {
+TEST(TextMemoTest, RepeatedShapesParseAsWrittenEachTime) {
   auto m = ModuleOrDie(R"(HloModule m
 ENTRY %e (p: f32[2]) -> (f32[2], f32[2]) {
   %p = f32[2]{0:T(2)} parameter(0)
@@ -79,7 +80,7 @@ ENTRY %e (p: f32[2]) -> (f32[2], f32[2]) {
   EXPECT_EQ(instrs[5]->shape(), ShapeOrDie("(f32[2], f32[2])"));
 }
 
-TEST(ShapeTextCacheTest, ABadShapeIsReportedWhereItIsWritten) {
+TEST(TextMemoTest, ABadShapeIsReportedWhereItIsWritten) {
   Result<std::unique_ptr<Module>> m = ParseModule(R"(HloModule m
 ENTRY %e {
   %p = f32[2]{0} parameter(0)
