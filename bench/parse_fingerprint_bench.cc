@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
 
   std::printf("kiln_parse_bench: %zu largest modules under %s, best of %d, 1 thread\n",
               inputs.size(), corpus.c_str(), repetitions);
-  std::printf("MB/s = 10^6 bytes of HLO text per second; ratio = parse+fp time / raw hash time\n\n");
+  std::printf("MB/s = 10^6 bytes of HLO text per second of thread CPU time; ratio = parse+fp time / raw hash time\n\n");
   std::printf("%-52s %8s %10s %9s %9s %9s %8s\n", "module", "MB", "raw hash", "parse", "fp",
               "parse+fp", "ratio");
   Timings total{0, 0, 0, 0};

@@ -2,8 +2,8 @@
 
 #include <unordered_map>
 
+#include "compiler/hlo/attribute_value_parser.h"
 #include "compiler/hlo/name_table.h"
-
 #include "compiler/hlo/shape_inference.h"
 #include "compiler/hlo/shape_literal_parser.h"
 #include "compiler/hlo/text_extent.h"
@@ -12,33 +12,6 @@
 
 namespace kiln::hlo {
 namespace {
-
-bool IsWordToken(TokKind k) {
-  switch (k) {
-    case TokKind::kIdent: case TokKind::kInt: case TokKind::kDecimal: case TokKind::kNegInf:
-    case TokKind::kString: case TokKind::kDimLabels: case TokKind::kDxD: case TokKind::kPad:
-    case TokKind::kPercentName:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool StartsWord(TokKind k) {
-  return IsWordToken(k) || k == TokKind::kNameColon || k == TokKind::kAttributeName;
-}
-
-// Appends a token to canonical attribute text: a space only between two
-// word-like tokens; '%' dropped from names (names and identifiers are
-// interchangeable).
-void AppendCanonical(std::string& out, TokKind prev, const Token& t) {
-  if (IsWordToken(prev) && StartsWord(t.kind)) out += ' ';
-  out += t.text;
-  if (t.kind == TokKind::kAttributeName) out += '=';
-  if (t.kind == TokKind::kNameColon) out += ':';
-}
-
-bool IsNameToken(TokKind k) { return k == TokKind::kPercentName || k == TokKind::kIdent; }
 
 class ModuleParser {
  public:
@@ -90,9 +63,6 @@ class ModuleParser {
     return cur_.IsIdent("b") && cur_.PeekNext().kind == TokKind::kLparen;
   }
   Status ParseInstructionAttribute(Instruction& instr, std::vector<PendingControl>& pending);
-  Result<std::string> ParseGenericValue();
-  Result<std::string> ParseRawValue();
-  Result<std::vector<Token>> ParseNameList(bool* braced);
   Error Err(const Token& t, std::string_view message) const { return cur_.ErrorAt(t, message); }
 
   TokenCursor cur_;
@@ -153,9 +123,9 @@ Status ModuleParser::ParseHeaderAttribute(Module& module) {
   attr.name = std::move(name);
   if (IsRawAttribute(attr.name)) {
     attr.kind = Attribute::Kind::kRaw;
-    KILN_ASSIGN_OR_RETURN(attr.value, ParseRawValue());
+    KILN_ASSIGN_OR_RETURN(attr.value, ParseRawAttributeValue(cur_));
   } else {
-    KILN_ASSIGN_OR_RETURN(attr.value, ParseGenericValue());
+    KILN_ASSIGN_OR_RETURN(attr.value, ParseGenericAttributeValue(cur_));
   }
   module.AddAttribute(std::move(attr));
   return Ok();
@@ -516,27 +486,6 @@ Result<Instruction*> ModuleParser::ParseTypedOrNestedOperand(Computation& comp, 
   return added;
 }
 
-Result<std::vector<Token>> ModuleParser::ParseNameList(bool* braced) {
-  std::vector<Token> out;
-  *braced = cur_.Accept(TokKind::kLbrace);
-  if (!*braced) {
-    if (!IsNameToken(cur_.kind())) return std::unexpected(cur_.Expected("a name"));
-    out.push_back(cur_.tok());
-    cur_.Advance();
-    return out;
-  }
-  while (!cur_.Is(TokKind::kRbrace)) {
-    if (!IsNameToken(cur_.kind())) return std::unexpected(cur_.Expected("a name"));
-    out.push_back(cur_.tok());
-    cur_.Advance();
-    if (!cur_.Accept(TokKind::kComma) && !cur_.Is(TokKind::kRbrace)) {
-      return std::unexpected(cur_.Expected("',' or '}' in name list"));
-    }
-  }
-  cur_.Advance();
-  return out;
-}
-
 Status ModuleParser::ParseInstructionAttribute(Instruction& instr,
                                                std::vector<PendingControl>& pending) {
   const uint32_t name_offset = cur_.tok().offset;
@@ -555,7 +504,7 @@ Status ModuleParser::ParseInstructionAttribute(Instruction& instr,
   }
   if (name == "control-predecessors") {
     PendingControl p{&instr, {}, false};
-    KILN_ASSIGN_OR_RETURN(p.names, ParseNameList(&p.braced));
+    KILN_ASSIGN_OR_RETURN(p.names, ParseNameList(cur_, &p.braced));
     pending.push_back(std::move(p));
     return Ok();
   }
@@ -567,7 +516,7 @@ Status ModuleParser::ParseInstructionAttribute(Instruction& instr,
         !IsNameToken(cur_.PeekNext().kind)) {
       return std::unexpected(Err(cur_.tok(), "inline computations are not supported"));
     }
-    KILN_ASSIGN_OR_RETURN(std::vector<Token> refs, ParseNameList(&attr.braced));
+    KILN_ASSIGN_OR_RETURN(std::vector<Token> refs, ParseNameList(cur_, &attr.braced));
     for (const Token& t : refs) {
       Computation* callee = computations_.Find(t.text);
       if (callee == nullptr) {
@@ -578,74 +527,12 @@ Status ModuleParser::ParseInstructionAttribute(Instruction& instr,
     }
   } else if (IsRawAttribute(name)) {
     attr.kind = Attribute::Kind::kRaw;
-    KILN_ASSIGN_OR_RETURN(attr.value, ParseRawValue());
+    KILN_ASSIGN_OR_RETURN(attr.value, ParseRawAttributeValue(cur_));
   } else {
-    KILN_ASSIGN_OR_RETURN(attr.value, ParseGenericValue());
+    KILN_ASSIGN_OR_RETURN(attr.value, ParseGenericAttributeValue(cur_));
   }
   instr.AddAttribute(std::move(attr));
   return Ok();
-}
-
-Result<std::string> ModuleParser::ParseRawValue() {
-  if (cur_.Is(TokKind::kLbrace)) {
-    KILN_ASSIGN_OR_RETURN(std::string_view raw, cur_.RawBraced());
-    return std::string(raw);
-  }
-  if (cur_.Is(TokKind::kString)) {
-    std::string s(cur_.tok().text);
-    cur_.Advance();
-    return s;
-  }
-  return std::unexpected(cur_.Expected("'{' or a string"));
-}
-
-// A value is a run of tokens up to a ',' outside brackets, a bracket that
-// closes something opened before the value, or the start of a new line
-// (the next instruction).
-Result<std::string> ModuleParser::ParseGenericValue() {
-  std::string out;
-  int depth = 0;
-  TokKind prev = TokKind::kEof;
-  bool first = true;
-  while (true) {
-    const Token& t = cur_.tok();
-    switch (t.kind) {
-      case TokKind::kError:
-      case TokKind::kEof:
-        if (depth > 0 || first) return std::unexpected(cur_.Expected("an attribute value"));
-        return out;
-      case TokKind::kLbrace: case TokKind::kLsquare: case TokKind::kLparen:
-        if (depth == 0 && !first && t.newline_before) return out;
-        ++depth;
-        break;
-      case TokKind::kRbrace: case TokKind::kRsquare: case TokKind::kRparen:
-        if (depth == 0) {
-          if (first) return std::unexpected(cur_.Expected("an attribute value"));
-          return out;
-        }
-        --depth;
-        break;
-      case TokKind::kComma:
-        if (depth == 0) {
-          if (first) return std::unexpected(cur_.Expected("an attribute value"));
-          return out;
-        }
-        break;
-      default:
-        if (depth == 0 && !first) {
-          if (t.newline_before || t.kind == TokKind::kAttributeName ||
-              (t.kind == TokKind::kIdent && t.text == "ROOT") ||
-              (IsNameToken(t.kind) && cur_.PeekNext().kind == TokKind::kEqual)) {
-            return out;
-          }
-        }
-        break;
-    }
-    AppendCanonical(out, prev, t);
-    prev = t.kind;
-    first = false;
-    cur_.Advance();
-  }
 }
 
 }  // namespace

@@ -1,0 +1,113 @@
+#include "compiler/hlo/attribute_value_parser.h"
+
+namespace kiln::hlo {
+namespace {
+
+bool IsWordToken(TokKind k) {
+  switch (k) {
+    case TokKind::kIdent: case TokKind::kInt: case TokKind::kDecimal: case TokKind::kNegInf:
+    case TokKind::kString: case TokKind::kDimLabels: case TokKind::kDxD: case TokKind::kPad:
+    case TokKind::kPercentName:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool StartsWord(TokKind k) {
+  return IsWordToken(k) || k == TokKind::kNameColon || k == TokKind::kAttributeName;
+}
+
+// Appends a token to canonical attribute text: a space only between two
+// word-like tokens; '%' dropped from names (names and identifiers are
+// interchangeable).
+void AppendCanonical(std::string& out, TokKind prev, const Token& t) {
+  if (IsWordToken(prev) && StartsWord(t.kind)) out += ' ';
+  out += t.text;
+  if (t.kind == TokKind::kAttributeName) out += '=';
+  if (t.kind == TokKind::kNameColon) out += ':';
+}
+
+}  // namespace
+
+Result<std::string> ParseGenericAttributeValue(TokenCursor& cur) {
+  std::string out;
+  int depth = 0;
+  TokKind prev = TokKind::kEof;
+  bool first = true;
+  while (true) {
+    const Token& t = cur.tok();
+    switch (t.kind) {
+      case TokKind::kError:
+      case TokKind::kEof:
+        if (depth > 0 || first) return std::unexpected(cur.Expected("an attribute value"));
+        return out;
+      case TokKind::kLbrace: case TokKind::kLsquare: case TokKind::kLparen:
+        if (depth == 0 && !first && t.newline_before) return out;
+        ++depth;
+        break;
+      case TokKind::kRbrace: case TokKind::kRsquare: case TokKind::kRparen:
+        if (depth == 0) {
+          if (first) return std::unexpected(cur.Expected("an attribute value"));
+          return out;
+        }
+        --depth;
+        break;
+      case TokKind::kComma:
+        if (depth == 0) {
+          if (first) return std::unexpected(cur.Expected("an attribute value"));
+          return out;
+        }
+        break;
+      default:
+        if (depth == 0 && !first) {
+          if (t.newline_before || t.kind == TokKind::kAttributeName ||
+              (t.kind == TokKind::kIdent && t.text == "ROOT") ||
+              (IsNameToken(t.kind) && cur.PeekNext().kind == TokKind::kEqual)) {
+            return out;
+          }
+        }
+        break;
+    }
+    AppendCanonical(out, prev, t);
+    prev = t.kind;
+    first = false;
+    cur.Advance();
+  }
+}
+
+Result<std::string> ParseRawAttributeValue(TokenCursor& cur) {
+  if (cur.Is(TokKind::kLbrace)) {
+    KILN_ASSIGN_OR_RETURN(std::string_view raw, cur.RawBraced());
+    return std::string(raw);
+  }
+  if (cur.Is(TokKind::kString)) {
+    std::string s(cur.tok().text);
+    cur.Advance();
+    return s;
+  }
+  return std::unexpected(cur.Expected("'{' or a string"));
+}
+
+Result<std::vector<Token>> ParseNameList(TokenCursor& cur, bool* braced) {
+  std::vector<Token> out;
+  *braced = cur.Accept(TokKind::kLbrace);
+  if (!*braced) {
+    if (!IsNameToken(cur.kind())) return std::unexpected(cur.Expected("a name"));
+    out.push_back(cur.tok());
+    cur.Advance();
+    return out;
+  }
+  while (!cur.Is(TokKind::kRbrace)) {
+    if (!IsNameToken(cur.kind())) return std::unexpected(cur.Expected("a name"));
+    out.push_back(cur.tok());
+    cur.Advance();
+    if (!cur.Accept(TokKind::kComma) && !cur.Is(TokKind::kRbrace)) {
+      return std::unexpected(cur.Expected("',' or '}' in name list"));
+    }
+  }
+  cur.Advance();
+  return out;
+}
+
+}  // namespace kiln::hlo
