@@ -115,6 +115,7 @@ class Connection {
   static int OnHeaderValue(llhttp_t* parser, const char* at, size_t length);
   static int OnHeaderValueComplete(llhttp_t* parser);
   static int OnHeadersComplete(llhttp_t* parser);
+  static int OnChunkHeader(llhttp_t* parser);
   static int OnBody(llhttp_t* parser, const char* at, size_t length);
   static int OnMessageComplete(llhttp_t* parser);
   int CountHeaderBytes(size_t length);
@@ -135,6 +136,11 @@ class Connection {
   static void OnClosed(uv_handle_t* handle);
   void Consume(const char* data, size_t size);
   void Parse(const char* data, size_t size);
+  // The last byte other than SP or HTAB before `at`, a pointer into what
+  // Parse is parsing (looking back into earlier input when needed); 0 before
+  // any input. RememberLastNonBlank records that of consumed input.
+  char LastNonBlankBefore(const char* at) const;
+  void RememberLastNonBlank(const char* begin, const char* end);
   void HandleEof();
   bool CanAcceptMore() const;
   // Resumes a paused parse when there is room, then starts or stops reading.
@@ -160,6 +166,8 @@ class Connection {
   Incoming incoming_;
   std::optional<HttpError> rejection_;  // set by a callback that refused the request
   std::string paused_input_;            // bytes after a pause, parsed on resume
+  const char* input_begin_ = nullptr;   // what llhttp_execute is parsing now
+  char last_nonblank_ = 0;              // the last non-blank byte parsed before it
   bool parser_paused_ = false;          // pipeline full: resume when it drains
 
   std::deque<Slot> pipeline_;

@@ -26,6 +26,11 @@
 // Expect: 100-continue, zstd request bodies, zstd responses for clients that
 // accept them, 413/431 size limits, request and idle timeouts, write
 // backpressure, JSON errors, graceful shutdown, metrics and an access log.
+// Framing is strict (request_framing.h): anything two HTTP parsers could
+// read differently (overrunning chunks, obs-fold, spaces in header names,
+// Content-Length beside Transfer-Encoding or repeated, a missing or repeated
+// Host) is answered 400 and the connection closed; a chunk whose declared
+// size would pass max_body_bytes is answered 413 before its data is read.
 //
 // Lifetime: Start then Stop (tests, embedding), or Run (the command line),
 // once per HttpServer. Both ignore SIGPIPE process-wide (writes to reset

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "server/http/http_server.h"
+#include "server/http/testing/raw_http_client.h"
 
 namespace kiln::http::testing {
 
@@ -46,6 +48,27 @@ inline HttpServerOptions TestOptions() {
   options.shutdown_grace = std::chrono::seconds(5);
   options.access_log = nullptr;
   return options;
+}
+
+// POST /body (worker pool) answers the request body and counts its calls
+// in `calls`, which must outlive the router; GET /echo (inline) answers "ok".
+inline Router CountingEchoRouter(std::atomic<int>& calls) {
+  Router router;
+  EXPECT_TRUE(router.Add("POST", "/body", SyncHandler([&calls](const Request& request) {
+                           calls.fetch_add(1);
+                           return Response::Text(200, request.body);
+                         })));
+  EXPECT_TRUE(router.Add("GET", "/echo",
+                         SyncHandler([](const Request&) { return Response::Text(200, "ok"); }),
+                         Execution::kInline));
+  return router;
+}
+
+// A raw client connected to `port`; a failure to connect fails the test.
+inline RawHttpClient ConnectOrFail(uint16_t port) {
+  Result<RawHttpClient> client = RawHttpClient::Connect(port);
+  EXPECT_TRUE(client) << client.error().message;
+  return std::move(*client);
 }
 
 // Starts `router` behind a server; null (and a test failure) on error.
