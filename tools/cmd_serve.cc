@@ -16,6 +16,7 @@
 #include "server/auth.h"
 #include "server/http/http_server.h"
 #include "server/kiln_service.h"
+#include "server/route_contracts.h"
 #include "server/serve_options.h"
 #include "tools/commands.h"
 
@@ -105,6 +106,18 @@ Status Serve(const server::ServeOptions& options) {
   return Ok();
 }
 
+// "METHOD /pattern", then what the route accepts (route_contracts.h).
+void PrintRoutes() {
+  for (const std::string& route : server::KilnService::RouteTable()) {
+    std::string_view line = route;
+    size_t space = line.find(' ');
+    const http::RequestContract* contract =
+        server::FindRouteContract(line.substr(0, space), line.substr(space + 1));
+    std::string accepts = contract ? server::FormatRouteContract(*contract) : "";
+    std::printf("%s%s%s\n", route.c_str(), accepts.empty() ? "" : " ", accepts.c_str());
+  }
+}
+
 }  // namespace
 
 void RegisterServe(CLI::App& app, int* exit_code) {
@@ -133,11 +146,11 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   cmd->add_option("--access-log", args->access_log, "One stderr line per request [KILN_ACCESS_LOG]")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
-  cmd->add_flag("--print-routes", args->print_routes, "Print the route table ('METHOD /path' lines) and exit");
+  cmd->add_flag("--print-routes", args->print_routes, "Print the route table ('METHOD /path [query=..] [body=..]' lines) and exit");
   cmd->add_option("--hash-token", args->hash_token, "Print the SHA-256 of TOKEN for an auth file and exit");
   cmd->callback([args, cmd, exit_code] {
     if (args->print_routes) {
-      for (const std::string& route : server::KilnService::RouteTable()) std::printf("%s\n", route.c_str());
+      PrintRoutes();
       return;
     }
     if (!args->hash_token.empty()) {

@@ -219,6 +219,13 @@ void Connection::Dispatch(Request request, Slot& slot) {
 
   const Route* route = match.route;  // the Router outlives the loop and the workers
   slot.route = route->pattern;
+  if (route->contract) {
+    if (std::optional<HttpError> refused =
+            CheckRequestContract(*route->contract, request, {route->method, route->pattern})) {
+      Finish(slot, ErrorResponse(*refused));
+      return;
+    }
+  }
   request.route = route->pattern;
   request.path_params = std::move(match.path_params);
   std::optional<std::string_view> accept = request.headers.Get("Accept-Encoding");

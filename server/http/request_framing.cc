@@ -30,8 +30,9 @@ std::optional<HttpError> CheckFraming(const llhttp_t& parser, const HeaderMap& h
   size_t hosts = 0;
   for (const auto& field : headers.fields()) hosts += EqualsIgnoreCase(field.first, "Host");
   if (hosts > 1) {
-    return HttpError{400, "bad_request",
-                     StrCat("the request has ", hosts, " Host header fields; exactly one is allowed")};
+    return HttpError{
+        400, "bad_request",
+        StrCat("the request has ", hosts, " Host header fields; exactly one is allowed")};
   }
   const bool http10 = parser.http_major == 1 && parser.http_minor == 0;
   if (hosts == 0 && !http10) {
