@@ -60,6 +60,9 @@ Result<server::ServeOptions> ResolveOptions(const ServeArgs& args, const CLI::Ap
 }
 
 Status Serve(const server::ServeOptions& options) {
+  // Before the store is opened: another server on this address (most likely
+  // a kiln with another store) must keep it alone.
+  KILN_RETURN_IF_ERROR(http::HttpServer::CheckAddressFree(options.listen.host, options.listen.port));
   server::ServiceOptions service_options;
   service_options.db_path = options.db_path;
   service_options.max_store_bytes = options.max_store_bytes;

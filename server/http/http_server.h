@@ -14,7 +14,9 @@
 // reason). With loops > 1 every loop binds its own listening socket to the
 // same address with SO_REUSEPORT, and the kernel spreads new connections
 // over them; a connection stays on the loop that accepted it. The Router,
-// the worker pool and the metrics are shared.
+// the worker pool and the metrics are shared. The first socket is bound
+// without SO_REUSEPORT, so a server never shares its address with another
+// process (listen_socket.h): Start fails naming the holder instead.
 //
 // Bodies are never copied in user space: a response's shared bytes go out
 // with one writev together with its head (and the heads and bodies of the
@@ -61,8 +63,8 @@ struct HttpServerOptions {
   uint16_t port = 8080;  // 0: an ephemeral port, reported by port()
   int backlog = 511;
   // Loop threads. 1: one socket bound as usual. More: each loop listens on
-  // its own SO_REUSEPORT socket (so another process of the same user could
-  // bind the same port too). 0: one per core (std::thread::hardware_concurrency).
+  // its own SO_REUSEPORT socket (shared with this server's loops only).
+  // 0: one per core (std::thread::hardware_concurrency).
   int loops = 1;
 
   size_t max_header_bytes = 64 << 10;  // request line + fields; beyond: 431
@@ -106,8 +108,15 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
+  // Fails when another socket already listens on `host`:`port`, naming the
+  // process that holds it when /proc says; Ok for port 0. For refusing early
+  // (before opening a store): Start binds its first socket the same way, so
+  // that check is the one that cannot race.
+  static Status CheckAddressFree(const std::string& host, uint16_t port);
+
   // Binds and listens, then runs the loops on background threads. Fails
-  // (nothing left running) when the address cannot be bound.
+  // (nothing left running) when the address cannot be bound or another
+  // process listens there.
   Status Start();
   // Graceful: stops accepting, lets in-flight requests finish within
   // shutdown_grace, closes every connection, joins the loop threads.

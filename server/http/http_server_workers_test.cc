@@ -323,7 +323,7 @@ TEST(HttpServerWorkersTest, StartFailsCleanlyOnABusyPort) {
   HttpServer second(options, std::move(router));
   Status status = second.Start();
   ASSERT_FALSE(status);
-  EXPECT_NE(status.error().message.find("address already in use"), std::string::npos)
+  EXPECT_NE(status.error().message.find("is already in use"), std::string::npos)
       << status.error().message;
 
   options.host = "not-an-address";

@@ -12,18 +12,6 @@
 namespace kiln::http::internal {
 namespace {
 
-Result<sockaddr_storage> ResolveListenAddress(const std::string& host, uint16_t port) {
-  sockaddr_storage address{};
-  int rc = host.find(':') != std::string::npos
-               ? uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6*>(&address))
-               : uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in*>(&address));
-  if (rc != 0) {
-    return MakeError(StrCat("listen address \"", host,
-                            "\" is not a numeric IPv4 or IPv6 address: ", uv_strerror(rc)));
-  }
-  return address;
-}
-
 uint16_t BoundPort(const uv_tcp_t& tcp) {
   sockaddr_storage address{};
   int length = sizeof(address);
@@ -68,7 +56,7 @@ ServerLoop::~ServerLoop() {
   uv_loop_close(&loop_);
 }
 
-Result<uint16_t> ServerLoop::Listen(uint16_t port, bool reuse_port) {
+Result<uint16_t> ServerLoop::Listen(uint16_t port, ListenRole role) {
   const HttpServerOptions& options = core_.options();
   std::signal(SIGPIPE, SIG_IGN);
   KILN_ASSIGN_OR_RETURN(sockaddr_storage address, ResolveListenAddress(options.host, port));
@@ -92,15 +80,11 @@ Result<uint16_t> ServerLoop::Listen(uint16_t port, bool reuse_port) {
   uv_tcp_init(&loop_, &listener_);
   listener_.data = this;
   std::string where = StrCat(options.host, ":", port);
-  const auto* bind_address = reinterpret_cast<const sockaddr*>(&address);
-  if (reuse_port) {
-    KILN_ASSIGN_OR_RETURN(uv_os_sock_t socket, BindReusePortSocket(*bind_address));
-    if (int rc = uv_tcp_open(&listener_, socket); rc != 0) {
-      ::close(socket);
-      return MakeError(StrCat("uv_tcp_open for ", where, ": ", uv_strerror(rc)));
-    }
-  } else if (int rc = uv_tcp_bind(&listener_, bind_address, 0); rc != 0) {
-    return MakeError(StrCat("bind ", where, ": ", uv_strerror(rc)));
+  KILN_ASSIGN_OR_RETURN(uv_os_sock_t socket,
+                        BindListenSocket(*reinterpret_cast<const sockaddr*>(&address), role));
+  if (int rc = uv_tcp_open(&listener_, socket); rc != 0) {
+    ::close(socket);
+    return MakeError(StrCat("uv_tcp_open for ", where, ": ", uv_strerror(rc)));
   }
   if (int rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), options.backlog,
                          &ServerLoop::OnNewConnection);

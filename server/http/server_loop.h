@@ -25,6 +25,7 @@
 #include "compiler/hlo/status.h"
 #include "server/http/access_log.h"
 #include "server/http/http_server.h"
+#include "server/http/listen_socket.h"
 #include "server/http/metrics.h"
 #include "server/http/response_channel.h"
 #include "server/http/router.h"
@@ -44,11 +45,12 @@ class ServerLoop {
   ServerLoop& operator=(const ServerLoop&) = delete;
 
   // Creates the loop's handles, binds and listens on `port` (0: an
-  // ephemeral one), with SO_REUSEPORT when `reuse_port` (every loop of a
-  // multi-loop server); returns the bound port. Ignores SIGPIPE
+  // ephemeral one) in `role` (listen_socket.h: the first loop of a
+  // multi-loop server opens the address to the others, and fails when
+  // another process listens there); returns the bound port. Ignores SIGPIPE
   // process-wide, so a write to a reset socket fails with EPIPE instead of
   // killing the process.
-  Result<uint16_t> Listen(uint16_t port, bool reuse_port);
+  Result<uint16_t> Listen(uint16_t port, ListenRole role);
   // Makes SIGINT and SIGTERM call `on_signal` (false the first time, true
   // after: skip the grace period). Call after Listen, on the thread that
   // will Run.
