@@ -1,7 +1,9 @@
-// `kiln serve` keeps its address to itself: a second server on a port a
-// kiln already serves refuses to start (SO_REUSEPORT would otherwise let it
-// take half of the trainers' connections to another store), saying who
-// holds the port, before it opens a store.
+// `kiln serve`'s sockets. It keeps its address to itself: a second server
+// on a port a kiln already serves refuses to start (SO_REUSEPORT would
+// otherwise let it take half of the trainers' connections to another
+// store), saying who holds the port, before it opens a store. And it caps
+// its connections below the open-files limit, so idle sockets cannot use up
+// the descriptors that /healthz needs.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -9,6 +11,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "tests/serve_process.h"
 #include "tests/server_test_env.h"
@@ -85,6 +88,37 @@ TEST_F(ServeListenTest, ASecondServerOnTheSameAddressRefusesToStart) {
     EXPECT_EQ(health->status, 200);
   }
   EXPECT_EQ(first.Stop(), 0) << first.Stderr();
+}
+
+// The case, scaled down: far more idle sockets than descriptors.
+TEST_F(ServeListenTest, IdleSocketsBeyondTheDescriptorLimitDoNotLockOutHealthz) {
+  ServeProcess server(dir_ / "first", Args("first", 0, 2), "ulimit -n 64 &&");
+  const uint16_t port = server.WaitUntilServing();
+  ASSERT_NE(port, 0) << server.Stderr();
+  std::vector<RawHttpClient> idle;
+  for (int i = 0; i < 120; ++i) {
+    Result<RawHttpClient> client = RawHttpClient::Connect(port);
+    ASSERT_TRUE(client) << i << ": " << client.error().message;
+    idle.push_back(std::move(*client));
+  }
+  for (int i = 0; i < 3; ++i) {
+    Result<RawHttpClient> client = RawHttpClient::Connect(port);
+    ASSERT_TRUE(client) << client.error().message;
+    Result<testing::RawResponse> health = client->RoundTrip(testing::MakeRequest("GET", "/healthz"));
+    ASSERT_TRUE(health) << health.error().message;
+    EXPECT_EQ(health->status, 200);
+  }
+  Result<RawHttpClient> client = RawHttpClient::Connect(port);
+  ASSERT_TRUE(client);
+  Result<testing::RawResponse> metrics = client->RoundTrip(testing::MakeRequest("GET", "/metrics"));
+  ASSERT_TRUE(metrics) << metrics.error().message;
+  // 64 descriptors, 2 loops: a quarter of the limit for connections.
+  EXPECT_NE(metrics->body.find("\nkiln_http_max_connections 16\n"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("\nkiln_http_shed_connections_total "), std::string::npos);
+  EXPECT_EQ(metrics->body.find("\nkiln_http_shed_connections_total 0\n"), std::string::npos) << metrics->body;
+  EXPECT_EQ(metrics->body.find("kiln_http_accept_errors_total{"), std::string::npos) << "no EMFILE: " << metrics->body;
+  EXPECT_TRUE(idle.front().WaitForClose()) << "the longest idle socket made room";
+  EXPECT_EQ(server.Stop(), 0) << server.Stderr();
 }
 
 }  // namespace

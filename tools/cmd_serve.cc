@@ -1,17 +1,22 @@
 // kiln serve [--listen 127.0.0.1:8470] [--db ./kiln.db] [--pool v5e:4]
 //            [--compile-threads N] [--max-body 256MiB] [--max-bytes N]
 //            [--auth-file F] [--loops N] [--access-log on|off]
-//            [--print-routes] [--hash-token TOKEN]
+//            [--max-connections N] [--print-routes] [--hash-token TOKEN]
 //
 // Serves the HTTP API (schema/openapi.yaml) until SIGTERM or SIGINT, then
 // stops accepting, lets in-flight requests finish within the grace period
 // and closes the database. Each flag can also come from the environment
 // (KILN_LISTEN, KILN_DB, KILN_POOL, KILN_COMPILE_THREADS, KILN_MAX_BODY,
-// KILN_MAX_BYTES, KILN_AUTH_FILE, KILN_LOOPS, KILN_ACCESS_LOG); flags win. `--listen 127.0.0.1:0` takes
+// KILN_MAX_BYTES, KILN_AUTH_FILE, KILN_LOOPS, KILN_ACCESS_LOG,
+// KILN_MAX_CONNECTIONS); flags win. `--listen 127.0.0.1:0` takes
 // an ephemeral port; the start line names the port bound.
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <memory>
+#include <thread>
 
 #include "server/auth.h"
 #include "server/http/http_server.h"
@@ -34,6 +39,7 @@ struct ServeArgs {
   int request_timeout_s = 30;
   int loops = 0;
   std::string access_log = "on";
+  uint64_t max_connections = 0;
   bool print_routes = false;
   std::string hash_token;
 };
@@ -54,9 +60,30 @@ Result<server::ServeOptions> ResolveOptions(const ServeArgs& args, const CLI::Ap
   options.request_timeout_ms = args.request_timeout_s * 1000;
   options.loops = args.loops;
   options.access_log = args.access_log == "on";
+  options.max_connections = args.max_connections;
   KILN_RETURN_IF_ERROR(server::ApplyEnvironment(
       options, [&cmd](std::string_view flag) { return cmd.count(std::string(flag)) > 0; }));
   return options;
+}
+
+// The connection cap: --max-connections, or what the open-files limit
+// leaves (server::DefaultMaxConnections). Warns when an explicit cap leaves
+// too few descriptors for the rest of the server.
+uint64_t ResolveMaxConnections(const server::ServeOptions& options) {
+  rlimit files{};
+  const uint64_t limit =
+      getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY ? files.rlim_cur : 0;
+  const int loops = options.loops > 0 ? options.loops : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const uint64_t fitting = server::DefaultMaxConnections(limit, loops);
+  if (options.max_connections == 0) return fitting;
+  if (options.max_connections > fitting) {
+    std::fprintf(stderr,
+                 "kiln serve: warning: --max-connections %llu is more than the open-files limit (%llu) leaves "
+                 "for connections (%llu): past that, accepting runs out of descriptors (raise ulimit -n)\n",
+                 static_cast<unsigned long long>(options.max_connections), static_cast<unsigned long long>(limit),
+                 static_cast<unsigned long long>(fitting));
+  }
+  return options.max_connections;
 }
 
 Status Serve(const server::ServeOptions& options) {
@@ -85,6 +112,7 @@ Status Serve(const server::ServeOptions& options) {
   http_options.request_timeout = std::chrono::milliseconds(options.request_timeout_ms);
   http_options.metrics = &service->metrics_registry();
   http_options.loops = options.loops;
+  http_options.max_connections = ResolveMaxConnections(options);
   if (!options.access_log) http_options.access_log = nullptr;
 
   // SIGINT and SIGTERM are taken with sigwait below: block them before any
@@ -95,12 +123,14 @@ Status Serve(const server::ServeOptions& options) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  const size_t max_connections = http_options.max_connections;
   http::HttpServer server(std::move(http_options), std::move(router));
   service->SetDrainingProbe([&server] { return server.draining(); });
   KILN_RETURN_IF_ERROR(server.Start());
-  std::printf("kiln serving on http://%s:%u (db %s, pool %s, %d loop thread%s%s)\n", options.listen.host.c_str(),
-              server.port(), options.db_path.c_str(), service->pool().spec().ToString().c_str(), server.loop_count(),
-              server.loop_count() == 1 ? "" : "s", options.auth_file.empty() ? "" : ", auth on");
+  std::printf("kiln serving on http://%s:%u (db %s, pool %s, %d loop thread%s, at most %zu connections%s)\n",
+              options.listen.host.c_str(), server.port(), options.db_path.c_str(),
+              service->pool().spec().ToString().c_str(), server.loop_count(), server.loop_count() == 1 ? "" : "s",
+              max_connections, options.auth_file.empty() ? "" : ", auth on");
   std::fflush(stdout);
   int received = 0;
   sigwait(&signals, &received);
@@ -148,6 +178,12 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--access-log", args->access_log, "One stderr line per request [KILN_ACCESS_LOG]")
       ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--max-connections", args->max_connections,
+                  "Client connections at once; at the cap the longest-idle keep-alive one is closed for a newcomer, "
+                  "and with none idle the newcomer gets 503. 0 = what the open-files limit leaves "
+                  "[KILN_MAX_CONNECTIONS]")
+      ->check(CLI::Range(uint64_t{0}, server::kMaxConnectionsLimit))
       ->capture_default_str();
   cmd->add_flag("--print-routes", args->print_routes, "Print the route table ('METHOD /path [query=..] [body=..]' lines) and exit");
   cmd->add_option("--hash-token", args->hash_token, "Print the SHA-256 of TOKEN for an auth file and exit");

@@ -68,6 +68,7 @@ void Connection::Abort() { CloseWithUnanswered(503); }
 void Connection::CloseWithUnanswered(int status) {
   if (closing_) return;
   closing_ = true;
+  server_.OnConnectionClosing(idle_position_);
   // Requests that will never be answered still get their access-log line.
   uint64_t now = NowNs();
   for (const Slot& slot : pipeline_) {
@@ -234,7 +235,15 @@ void Connection::UpdateReading() {
 
 // --- Timers ---
 
+bool Connection::IsIdle() const {
+  return !closing_ && !lingering_ && !no_more_requests_ && !incoming_.active &&
+         !parser_paused_ && pipeline_.empty() && writes_in_flight_ == 0;
+}
+
+void Connection::RefreshIdle() { server_.UpdateIdle(*this, idle_position_); }
+
 void Connection::UpdateTimer() {
+  RefreshIdle();
   if (closing_ || lingering_) return;
   const HttpServerOptions& options = server_.options();
   uint64_t now = NowNs();

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,6 +59,12 @@ class Connection {
   static constexpr int kClientClosedStatus = 499;
 
   uint64_t id() const { return id_; }
+  // A keep-alive connection waiting for its next request with nothing in
+  // flight (or a new one that has sent nothing yet): one the server may
+  // close to make room for another.
+  bool IsIdle() const;
+  // Tells the ServerLoop whether the connection is idle now.
+  void RefreshIdle();
 
  private:
   // One request's place in the pipeline, from dispatch until written.
@@ -183,6 +190,7 @@ class Connection {
   bool linger_on_close_ = false;   // unread input may remain: close by lingering
   bool lingering_ = false;         // write side shut; discarding input until EOF
   bool closing_ = false;
+  std::optional<std::list<Connection*>::iterator> idle_position_;  // in the loop's idle list
 };
 
 }  // namespace kiln::http::internal

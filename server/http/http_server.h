@@ -27,7 +27,8 @@
 // Supported: keep-alive, pipelining (answered in order), chunked request bodies,
 // Expect: 100-continue, zstd request bodies, zstd responses for clients that
 // accept them, 413/431 size limits, request and idle timeouts, write
-// backpressure, JSON errors, graceful shutdown, metrics and an access log.
+// backpressure, a connection cap, JSON errors, graceful shutdown, metrics and
+// an access log.
 // Framing is strict (request_framing.h): anything two HTTP parsers could
 // read differently (overrunning chunks, obs-fold, spaces in header names,
 // Content-Length beside Transfer-Encoding or repeated, a missing or repeated
@@ -82,6 +83,13 @@ struct HttpServerOptions {
   size_t worker_queue_capacity = 1024;  // waiting slow requests; beyond: 503
   int retry_after_seconds = 1;          // on 503
 
+  // Open client connections across every loop; 0: no cap. At the cap a
+  // loop closes its longest-idle keep-alive connection for a newcomer, and
+  // answers 503 (then closes) when it has none idle. Size it below the
+  // process's descriptor limit (RLIMIT_NOFILE) less what the rest of the
+  // process needs; should accept() still run out of descriptors, idle
+  // connections are closed the same way, or accepting pauses a moment.
+  size_t max_connections = 0;
   size_t max_pipelined_requests = 32;      // per connection, then reading pauses
   size_t max_write_queue_bytes = 8 << 20;  // per connection, then reading pauses
 

@@ -21,7 +21,40 @@ ServerCore::ServerCore(HttpServerOptions options, Router router)
       accepted_connections_(
           metrics_
               ->AddCounter("kiln_http_accepted_connections_total", "Client connections accepted.")
-              .WithLabels({})) {}
+              .WithLabels({})),
+      shed_connections_(metrics_
+                            ->AddCounter("kiln_http_shed_connections_total",
+                                         "Idle keep-alive connections closed to make room for "
+                                         "new ones (at the connection cap or out of descriptors).")
+                            .WithLabels({})),
+      refused_connections_(
+          metrics_
+              ->AddCounter("kiln_http_refused_connections_total",
+                           "Connections answered 503 and closed at the connection cap.")
+              .WithLabels({})),
+      accept_errors_(metrics_->AddCounter("kiln_http_accept_errors_total",
+                                          "accept() failures, by error (EMFILE, ENFILE, ...).",
+                                          {"error"})),
+      accept_pauses_(metrics_
+                         ->AddCounter("kiln_http_accept_pauses_total",
+                                      "Times a loop stopped accepting for a moment because "
+                                      "accept() failed and nothing could be freed.")
+                         .WithLabels({})) {
+  metrics_
+      ->AddGauge("kiln_http_max_connections",
+                 "The connection cap (--max-connections); 0 when there is none.")
+      .WithLabels({})
+      .Set(static_cast<double>(options_.max_connections));
+}
+
+bool ServerCore::TryAdmitConnection() {
+  const size_t cap = options_.max_connections;
+  size_t admitted = admitted_.load(std::memory_order_relaxed);
+  do {
+    if (cap != 0 && admitted >= cap) return false;
+  } while (!admitted_.compare_exchange_weak(admitted, admitted + 1, std::memory_order_relaxed));
+  return true;
+}
 
 ServerCore::~ServerCore() { StopWorkers(); }
 

@@ -1,7 +1,8 @@
 // Internal to kiln_http: what every loop thread of one HttpServer shares.
 //
 // The options, the Router, the metrics registry and its transport series,
-// the worker pool and the server-wide draining flag. Created by HttpServer
+// the worker pool, the connection count the cap applies to and the
+// server-wide draining flag. Created by HttpServer
 // before any loop and destroyed after every loop; the worker pool is joined
 // first (StopWorkers) so no task outlives the Router it routes with.
 // Thread-safe: everything here is immutable, atomic or internally locked.
@@ -44,11 +45,20 @@ class ServerCore {
   bool draining() const { return draining_.load(std::memory_order_acquire); }
   void SetDraining() { draining_.store(true, std::memory_order_release); }
 
+  // Counts a new connection against options().max_connections; false at
+  // the cap. Every admitted connection is released once, as it closes.
+  bool TryAdmitConnection();
+  void ReleaseConnection() { admitted_.fetch_sub(1, std::memory_order_relaxed); }
+
   // The transport's series, shared by every loop.
   CounterFamily& requests_total() { return requests_total_; }
   HistogramFamily& request_seconds() { return request_seconds_; }
   Gauge& open_connections() { return open_connections_; }
   Counter& accepted_connections() { return accepted_connections_; }
+  Counter& shed_connections() { return shed_connections_; }
+  Counter& refused_connections() { return refused_connections_; }
+  CounterFamily& accept_errors() { return accept_errors_; }
+  Counter& accept_pauses() { return accept_pauses_; }
 
  private:
   const HttpServerOptions options_;
@@ -59,6 +69,11 @@ class ServerCore {
   HistogramFamily& request_seconds_;
   Gauge& open_connections_;
   Counter& accepted_connections_;
+  Counter& shed_connections_;
+  Counter& refused_connections_;
+  CounterFamily& accept_errors_;
+  Counter& accept_pauses_;
+  std::atomic<size_t> admitted_{0};
   std::unique_ptr<WorkerPool> workers_;
   std::atomic<bool> draining_{false};
 };

@@ -12,16 +12,6 @@
 namespace kiln::http::internal {
 namespace {
 
-uint16_t BoundPort(const uv_tcp_t& tcp) {
-  sockaddr_storage address{};
-  int length = sizeof(address);
-  if (uv_tcp_getsockname(&tcp, reinterpret_cast<sockaddr*>(&address), &length) != 0) return 0;
-  if (address.ss_family == AF_INET6) {
-    return ntohs(reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port);
-  }
-  return ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
-}
-
 // Closes a handle unless it was never initialized (a value-initialized
 // handle has no loop until its uv_*_init) or is already closing.
 template <typename Handle>
@@ -77,21 +67,15 @@ Result<uint16_t> ServerLoop::Listen(uint16_t port, ListenRole role) {
   uv_timer_init(&loop_, &grace_timer_);
   grace_timer_.data = this;
 
-  uv_tcp_init(&loop_, &listener_);
-  listener_.data = this;
-  std::string where = StrCat(options.host, ":", port);
   KILN_ASSIGN_OR_RETURN(uv_os_sock_t socket,
                         BindListenSocket(*reinterpret_cast<const sockaddr*>(&address), role));
-  if (int rc = uv_tcp_open(&listener_, socket); rc != 0) {
-    ::close(socket);
-    return MakeError(StrCat("uv_tcp_open for ", where, ": ", uv_strerror(rc)));
+  Status listening = listener_.Open(
+      &loop_, socket, options.backlog, [this](uv_stream_t* server) { Accept(server); },
+      [this](int status) { HandleAcceptError(status); });
+  if (!listening) {
+    return MakeError(StrCat(options.host, ":", port, ": ", listening.error().message));
   }
-  if (int rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), options.backlog,
-                         &ServerLoop::OnNewConnection);
-      rc != 0) {
-    return MakeError(StrCat("listen on ", where, ": ", uv_strerror(rc)));
-  }
-  return BoundPort(listener_);
+  return listener_.port();
 }
 
 Status ServerLoop::WatchSignals(std::function<void(bool second)> on_signal) {
@@ -153,24 +137,6 @@ void ServerLoop::RecordRequest(const AccessRecord& record) {
   if (const AccessLogSink& log = core_.options().access_log) log(FormatAccessLine(record));
 }
 
-void ServerLoop::OnNewConnection(uv_stream_t* listener, int status) {
-  if (status < 0) return;  // e.g. EMFILE; libuv retries on the next readiness
-  static_cast<ServerLoop*>(listener->data)->Accept();
-}
-
-void ServerLoop::Accept() {
-  uint64_t id = next_connection_id_++;
-  auto connection = std::make_unique<Connection>(*this, id);
-  Connection* raw = connection.get();
-  connections_.emplace(id, std::move(connection));
-  core_.open_connections().Add(1);
-  if (!raw->Accept(reinterpret_cast<uv_stream_t*>(&listener_))) {
-    raw->Close();  // may destroy `raw`; nothing touches it afterwards
-    return;
-  }
-  core_.accepted_connections().Increment();
-}
-
 void ServerLoop::Deliver(Completion completion) {
   auto it = connections_.find(completion.connection_id);
   if (it == connections_.end()) return;  // the client went away meanwhile
@@ -214,7 +180,7 @@ void ServerLoop::BeginShutdown() {
   if (draining_) return;
   draining_ = true;
   core_.SetDraining();
-  CloseHandle(&listener_);
+  listener_.Close();
   uv_timer_start(&grace_timer_, &ServerLoop::OnGraceExpired,
                  static_cast<uint64_t>(core_.options().shutdown_grace.count()), 0);
   // Closing happens in callbacks, so the map does not change under the loop.

@@ -2,7 +2,10 @@
 //
 // Owns a uv loop, its listening socket, its connections, its response
 // channel and its per-route instruments; shares the ServerCore (router,
-// worker pool, metrics) with the server's other loops. Everything runs on
+// worker pool, metrics, the connection cap) with the server's other loops.
+// At the cap (or when accept() finds no descriptor left) the loop closes its
+// longest-idle keep-alive connection to make room, and only when it has none
+// refuses the newcomer with a 503 (server_loop_accept.cc). Everything runs on
 // the loop thread except Listen (before the loop runs, on any one thread),
 // RequestStop (any thread) and the destructor (after Run returned, or if it
 // never ran).
@@ -14,9 +17,11 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -26,6 +31,7 @@
 #include "server/http/access_log.h"
 #include "server/http/http_server.h"
 #include "server/http/listen_socket.h"
+#include "server/http/listener.h"
 #include "server/http/metrics.h"
 #include "server/http/response_channel.h"
 #include "server/http/router.h"
@@ -77,6 +83,15 @@ class ServerLoop {
   bool access_log_enabled() const { return static_cast<bool>(core_.options().access_log); }
   // Metrics and access log for one answered request.
   void RecordRequest(const AccessRecord& record);
+  // A connection's place in the loop's list of idle connections; kept by
+  // the connection, set and cleared by the loop.
+  using IdlePosition = std::list<Connection*>::iterator;
+  // Called by a Connection whenever it may have become idle (waiting for a
+  // request, nothing in flight: Connection::IsIdle) or busy.
+  void UpdateIdle(Connection& connection, std::optional<IdlePosition>& position);
+  // Called by a Connection as it starts closing: it leaves the idle list
+  // and no longer counts against the connection cap.
+  void OnConnectionClosing(std::optional<IdlePosition>& position);
   // Called by a Connection once both of its handles closed; destroys it.
   void OnConnectionClosed(uint64_t id);
 
@@ -88,11 +103,16 @@ class ServerLoop {
     Histogram* latency;
   };
 
-  static void OnNewConnection(uv_stream_t* listener, int status);
   static void OnStopAsync(uv_async_t* handle);
   static void OnSignal(uv_signal_t* handle, int signum);
   static void OnGraceExpired(uv_timer_t* timer);
-  void Accept();
+  // server_loop_accept.cc: admission, shedding and refusal.
+  void Accept(uv_stream_t* server);
+  void HandleAcceptError(int status);
+  // Closes the longest-idle connection; false when none is idle.
+  bool ShedOldestIdle();
+  // Accepts the pending connection only to answer 503 and close it.
+  void Refuse(uv_stream_t* server);
   void HandleStopAsync();
   void Deliver(Completion completion);
   void BeginShutdown();
@@ -107,7 +127,7 @@ class ServerLoop {
 
   uv_loop_t loop_{};
   bool loop_initialized_ = false;
-  uv_tcp_t listener_{};
+  Listener listener_;
   uv_timer_t grace_timer_{};
   uv_signal_t sigint_{};
   uv_signal_t sigterm_{};
@@ -122,6 +142,7 @@ class ServerLoop {
 
   std::shared_ptr<ResponseChannel> channel_;
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;
+  std::list<Connection*> idle_;  // idle connections, longest idle first
   uint64_t next_connection_id_ = 1;
   bool draining_ = false;
   bool finished_ = false;

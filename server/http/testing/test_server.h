@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -49,6 +50,20 @@ inline HttpServerOptions TestOptions() {
   options.access_log = nullptr;
   return options;
 }
+
+// A gate slow handlers wait on, so tests order events without sleeping.
+class Gate {
+ public:
+  void Open() { promise_.set_value(); }
+  // Bounded, so a broken test cannot hang: false when the gate stayed shut.
+  bool Wait() const {
+    return opened_.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  }
+
+ private:
+  std::promise<void> promise_;
+  std::shared_future<void> opened_ = promise_.get_future().share();
+};
 
 // POST /body (worker pool) answers the request body and counts its calls
 // in `calls`, which must outlive the router; GET /echo (inline) answers "ok".

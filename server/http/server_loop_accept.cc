@@ -1,0 +1,108 @@
+// ServerLoop: accepting connections under the server's connection cap.
+//
+// A new connection is admitted while the server holds fewer than
+// max_connections. At the cap, this loop closes its longest-idle keep-alive
+// connection (a client that waits for nothing loses least: HTTP clients
+// retry a request on a keep-alive connection the server closed) and admits
+// the newcomer in its place; with no idle connection on this loop the
+// newcomer is answered 503 and closed. When accept() itself fails for want
+// of descriptors, an idle connection is closed the same way; with none,
+// the listener pauses rather than let libuv retry accept() in a busy loop,
+// and resumes when a connection closes or after kAcceptPause.
+#include "server/http/connection.h"
+#include "server/http/json_response.h"
+#include "server/http/response_head.h"
+#include "server/http/server_loop.h"
+#include "server/http/str_cat.h"
+
+namespace kiln::http::internal {
+namespace {
+
+constexpr std::chrono::milliseconds kAcceptPause{100};
+
+}  // namespace
+
+void ServerLoop::Accept(uv_stream_t* server) {
+  if (!core_.TryAdmitConnection()) {
+    if (!ShedOldestIdle() || !core_.TryAdmitConnection()) {
+      Refuse(server);
+      return;
+    }
+  }
+  uint64_t id = next_connection_id_++;
+  auto connection = std::make_unique<Connection>(*this, id);
+  Connection* raw = connection.get();
+  connections_.emplace(id, std::move(connection));
+  core_.open_connections().Add(1);
+  if (!raw->Accept(server)) {
+    raw->Close();  // may destroy `raw`; nothing touches it afterwards
+    return;
+  }
+  core_.accepted_connections().Increment();
+}
+
+void ServerLoop::HandleAcceptError(int status) {
+  core_.accept_errors().WithLabels({uv_err_name(status)}).Increment();
+  // Out of descriptors: closing an idle connection frees one for the
+  // accept libuv retries next.
+  if ((status == UV_EMFILE || status == UV_ENFILE) && ShedOldestIdle()) return;
+  core_.accept_pauses().Increment();
+  listener_.Pause(kAcceptPause);
+}
+
+bool ServerLoop::ShedOldestIdle() {
+  while (!idle_.empty()) {
+    Connection* oldest = idle_.front();
+    if (!oldest->IsIdle()) {  // stale: it got busy since it last said
+      oldest->RefreshIdle();  // takes it off the list
+      continue;
+    }
+    oldest->Close();  // leaves the list and the count through OnConnectionClosing
+    core_.shed_connections().Increment();
+    return true;
+  }
+  return false;
+}
+
+void ServerLoop::Refuse(uv_stream_t* server) {
+  core_.refused_connections().Increment();
+  auto* tcp = new uv_tcp_t;
+  uv_tcp_init(&loop_, tcp);
+  // Accept even so: a pending connection left unaccepted stops libuv's
+  // listener.
+  if (uv_accept(server, reinterpret_cast<uv_stream_t*>(tcp)) == 0) {
+    Response response =
+        ErrorResponse(503, "overloaded",
+                      StrCat("the server holds its maximum of ", core_.options().max_connections,
+                             " connections and none is idle; retry later"));
+    response.headers.Set("Retry-After", std::to_string(core_.options().retry_after_seconds));
+    std::string bytes = SerializeHead(response, WireBody{response.body, false},
+                                      HeadOptions{.keep_alive = false, .date = Date()}) +
+                        std::string(*response.body);
+    uv_buf_t buffer = uv_buf_init(bytes.data(), static_cast<unsigned>(bytes.size()));
+    // Best effort: a fresh socket's send buffer takes it whole, or the
+    // client sees the connection close.
+    uv_try_write(reinterpret_cast<uv_stream_t*>(tcp), &buffer, 1);
+  }
+  uv_close(reinterpret_cast<uv_handle_t*>(tcp),
+           [](uv_handle_t* handle) { delete reinterpret_cast<uv_tcp_t*>(handle); });
+}
+
+void ServerLoop::UpdateIdle(Connection& connection, std::optional<IdlePosition>& position) {
+  const bool idle = connection.IsIdle();
+  if (idle && !position) {
+    position = idle_.insert(idle_.end(), &connection);
+  } else if (!idle && position) {
+    idle_.erase(*position);
+    position.reset();
+  }
+}
+
+void ServerLoop::OnConnectionClosing(std::optional<IdlePosition>& position) {
+  if (position) idle_.erase(*position);
+  position.reset();
+  core_.ReleaseConnection();
+  listener_.Resume();  // a descriptor came back
+}
+
+}  // namespace kiln::http::internal
