@@ -68,7 +68,7 @@ void Connection::Abort() { CloseWithUnanswered(503); }
 void Connection::CloseWithUnanswered(int status) {
   if (closing_) return;
   closing_ = true;
-  server_.OnConnectionClosing(idle_position_);
+  server_.OnConnectionClosing(idle_place_);
   // Requests that will never be answered still get their access-log line.
   uint64_t now = NowNs();
   for (const Slot& slot : pipeline_) {
@@ -240,7 +240,7 @@ bool Connection::IsIdle() const {
          !parser_paused_ && pipeline_.empty() && writes_in_flight_ == 0;
 }
 
-void Connection::RefreshIdle() { server_.UpdateIdle(*this, idle_position_); }
+void Connection::RefreshIdle() { server_.UpdateIdle(*this, idle_place_); }
 
 void Connection::UpdateTimer() {
   RefreshIdle();

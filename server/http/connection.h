@@ -32,6 +32,15 @@
 namespace kiln::http::internal {
 
 class ServerLoop;
+class Connection;
+
+// A connection's place in its loop's lists of idle and busy connections
+// (ServerLoop::UpdateIdle); kept by the connection, set by the loop.
+struct IdleListPlace {
+  std::list<Connection*>::iterator position;
+  bool listed = false;  // in one of the lists
+  bool idle = false;    // in the idle one
+};
 
 class Connection {
  public:
@@ -190,7 +199,7 @@ class Connection {
   bool linger_on_close_ = false;   // unread input may remain: close by lingering
   bool lingering_ = false;         // write side shut; discarding input until EOF
   bool closing_ = false;
-  std::optional<std::list<Connection*>::iterator> idle_position_;  // in the loop's idle list
+  IdleListPlace idle_place_;
 };
 
 }  // namespace kiln::http::internal

@@ -21,7 +21,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -41,6 +40,7 @@
 namespace kiln::http::internal {
 
 class Connection;
+struct IdleListPlace;  // connection.h
 
 class ServerLoop {
  public:
@@ -83,15 +83,13 @@ class ServerLoop {
   bool access_log_enabled() const { return static_cast<bool>(core_.options().access_log); }
   // Metrics and access log for one answered request.
   void RecordRequest(const AccessRecord& record);
-  // A connection's place in the loop's list of idle connections; kept by
-  // the connection, set and cleared by the loop.
-  using IdlePosition = std::list<Connection*>::iterator;
   // Called by a Connection whenever it may have become idle (waiting for a
-  // request, nothing in flight: Connection::IsIdle) or busy.
-  void UpdateIdle(Connection& connection, std::optional<IdlePosition>& position);
-  // Called by a Connection as it starts closing: it leaves the idle list
-  // and no longer counts against the connection cap.
-  void OnConnectionClosing(std::optional<IdlePosition>& position);
+  // request, nothing in flight: Connection::IsIdle) or busy; `place` is the
+  // connection's own. Moves it between the lists without allocating.
+  void UpdateIdle(Connection& connection, IdleListPlace& place);
+  // Called by a Connection as it starts closing: it leaves the lists and no
+  // longer counts against the connection cap.
+  void OnConnectionClosing(IdleListPlace& place);
   // Called by a Connection once both of its handles closed; destroys it.
   void OnConnectionClosed(uint64_t id);
 
@@ -142,7 +140,10 @@ class ServerLoop {
 
   std::shared_ptr<ResponseChannel> channel_;
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;
-  std::list<Connection*> idle_;  // idle connections, longest idle first
+  // Every open connection is in one of these: idle_ (longest idle first)
+  // or busy_; it moves between them with splice, twice a request.
+  std::list<Connection*> idle_;
+  std::list<Connection*> busy_;
   uint64_t next_connection_id_ = 1;
   bool draining_ = false;
   bool finished_ = false;

@@ -88,19 +88,26 @@ void ServerLoop::Refuse(uv_stream_t* server) {
            [](uv_handle_t* handle) { delete reinterpret_cast<uv_tcp_t*>(handle); });
 }
 
-void ServerLoop::UpdateIdle(Connection& connection, std::optional<IdlePosition>& position) {
+void ServerLoop::UpdateIdle(Connection& connection, IdleListPlace& place) {
   const bool idle = connection.IsIdle();
-  if (idle && !position) {
-    position = idle_.insert(idle_.end(), &connection);
-  } else if (!idle && position) {
-    idle_.erase(*position);
-    position.reset();
+  if (!place.listed) {
+    std::list<Connection*>& list = idle ? idle_ : busy_;
+    place.position = list.insert(list.end(), &connection);
+    place.listed = true;
+    place.idle = idle;
+  } else if (idle != place.idle) {
+    if (idle) {
+      idle_.splice(idle_.end(), busy_, place.position);
+    } else {
+      busy_.splice(busy_.end(), idle_, place.position);
+    }
+    place.idle = idle;
   }
 }
 
-void ServerLoop::OnConnectionClosing(std::optional<IdlePosition>& position) {
-  if (position) idle_.erase(*position);
-  position.reset();
+void ServerLoop::OnConnectionClosing(IdleListPlace& place) {
+  if (place.listed) (place.idle ? idle_ : busy_).erase(place.position);
+  place.listed = false;
   core_.ReleaseConnection();
   listener_.Resume();  // a descriptor came back
 }
