@@ -211,7 +211,7 @@ void KilnService::Execute(Call call) {
     std::lock_guard lock(pool_mu_);
     ++queued_by_kind_[state->kind];
   }
-  if (Status submitted = pool_->Submit(std::move(job)); !submitted) {
+  if (auto submitted = pool_->Submit(std::move(job)); !submitted) {
     {
       std::lock_guard lock(pool_mu_);
       --queued_by_kind_[state->kind];
