@@ -30,6 +30,8 @@ Result<std::unique_ptr<KilnService>> KilnService::Create(ServiceOptions options)
 
   runtime::pool::PoolOptions pool_options;
   pool_options.max_queued = service->options_.pool_queue_capacity;
+  pool_options.host_memory_bytes = service->options_.host_memory_bytes;
+  pool_options.max_memory_wait = service->options_.host_memory_wait;
   KILN_ASSIGN_OR_RETURN(service->pool_, runtime::pool::DevicePool::Create(service->options_.pool_spec, pool_options));
   std::map<std::string, int> seen;
   for (const runtime::pool::ChipStatus& chip : service->pool_->status().chips) {

@@ -55,7 +55,17 @@ struct ServiceOptions {
   size_t compile_queue_capacity = 256;  // distinct compiles waiting; beyond: 503 overloaded
   Authenticator auth = Authenticator::Disabled();
   size_t program_cache_entries = 64;
-  int64_t execute_step_budget = int64_t{1} << 32;  // evaluator work units per run
+  // Evaluator work units (about a nanosecond each) per kernel of a run:
+  // ends a while(true) over scalars in a few seconds; the corpus's largest
+  // runs need 2.7*10^9.
+  int64_t execute_step_budget = int64_t{1} << 32;
+  // The longest an execute may take, queued and running (504 beyond); a
+  // request may ask for less.
+  std::chrono::milliseconds execute_timeout{60'000};
+  // Host memory the runs together may hold (0: no budget); a run that does
+  // not fit waits up to host_memory_wait, then answers 503.
+  uint64_t host_memory_bytes = 0;
+  std::chrono::milliseconds host_memory_wait{10'000};
   std::string version = "0.1.0";
 };
 
@@ -77,6 +87,11 @@ class KilnService {
   // Makes /healthz answer 503 "draining" while `draining()` is true (the
   // transport's HttpServer::draining). Call before the server starts.
   void SetDrainingProbe(std::function<bool()> draining) { draining_ = std::move(draining); }
+
+  // Shutdown: refuses new runs and stops every run still queued or running
+  // at `by` (they answer 503 draining), so the transport's grace period can
+  // end with their answers written. Any thread; does not wait.
+  void BeginShutdown(std::chrono::steady_clock::time_point by) { pool_->Shutdown(by); }
 
   // The registry the HttpServer should record into (HttpServerOptions::metrics).
   http::MetricsRegistry& metrics_registry() { return metrics_.registry(); }

@@ -222,7 +222,17 @@ void KilnService::Pool(Call call) {
   for (auto& [name, kind] : kinds) kind_list.push_back(std::move(kind));
   call.respond(http::JsonResponse(200, {{"chips", std::move(chips)},
                                         {"kinds", std::move(kind_list)},
-                                        {"queue_depth", status.queued}}));
+                                        {"queue_depth", status.queued},
+                                        {"execute_timeout_ms", options_.execute_timeout.count()},
+                                        {"host_memory",
+                                         {{"budget_bytes", status.host_memory_budget},
+                                          {"in_use_bytes", status.host_memory_in_use},
+                                          {"waiting_runs", status.waiting_for_memory},
+                                          {"busy_total", status.memory_busy_total},
+                                          {"refused_total", status.memory_refused_total}}},
+                                        {"stopped",
+                                         {{"deadline_total", status.deadline_total},
+                                          {"cancelled_total", status.cancelled_total}}}}));
 }
 
 void KilnService::Metrics(Call call) {
@@ -230,6 +240,7 @@ void KilnService::Metrics(Call call) {
     metrics_.SetStoreFigures(store->entries, store->stored_bytes, store->evicted_total, store->quarantined_total);
   }
   const runtime::pool::PoolStatus status = pool_->status();
+  metrics_.SetHostMemory(status.host_memory_budget, status.host_memory_in_use, status.waiting_for_memory);
   std::map<std::string, std::pair<int, double>> kinds;  // busy, summed utilization
   std::map<std::string, int> counts;
   for (const runtime::pool::ChipStatus& chip : status.chips) {
