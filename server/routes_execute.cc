@@ -88,6 +88,9 @@ ApiResult<std::shared_ptr<const ReadyProgram>> KilnService::ReadyProgramFor(cons
 }
 
 void KilnService::Execute(Call call) {
+  // The deadline counts from here: reading the inputs and the time queued
+  // for a chip count.
+  const auto received = std::chrono::steady_clock::now();
   metrics_.ExecuteRequested();
   auto fail = [&](const ApiError& error) {
     metrics_.ExecuteFailed();
@@ -104,8 +107,6 @@ void KilnService::Execute(Call call) {
                                                     ? InputsFromSafetensors(call.request.body, parameters)
                                                     : InputsFromJson(call.request.body, parameters);
   if (!inputs) return fail(inputs.error());
-  // The deadline counts from here, so time queued for a chip counts.
-  const auto received = std::chrono::steady_clock::now();
   ApiResult<std::chrono::milliseconds> timeout = ExecuteTimeout(call.request, options_.execute_timeout);
   if (!timeout) return fail(timeout.error());
 
