@@ -53,44 +53,27 @@ Result<std::unique_ptr<CacheStore>> CacheStore::Open(CacheStoreOptions options) 
 
 int64_t CacheStore::Now() const { return options_.clock(); }
 
-std::vector<EntryId> CacheStore::LookupOrder(const EntryId& id) const {
-  std::vector<EntryId> order{id};
-  if (!options_.shared_tenant.empty() && id.tenant != options_.shared_tenant) {
-    order.push_back(id);
-    order.back().tenant = options_.shared_tenant;
-  }
-  return order;
-}
-
 Result<std::optional<CacheHit>> CacheStore::Get(const EntryId& id) {
   KILN_RETURN_IF_ERROR(ValidateId(id));
-  for (const EntryId& candidate : LookupOrder(id)) {
-    if (auto entry = hot_set_.Find(candidate)) {
-      ++memory_hits_;
-      RecordHit(entry->metadata);
-      return CacheHit{.entry = entry, .pin = pins_->Pin(candidate), .from_memory = true};
-    }
-  }
-  for (const EntryId& candidate : LookupOrder(id)) {
-    KILN_ASSIGN_OR_RETURN(std::shared_ptr<const HotEntry> entry, ReadVerified(candidate));
-    if (entry == nullptr) continue;
-    ++disk_hits_;
-    hot_set_.Insert(entry);
+  if (auto entry = hot_set_.Find(id)) {
+    ++memory_hits_;
     RecordHit(entry->metadata);
-    return CacheHit{.entry = std::move(entry), .pin = pins_->Pin(candidate), .from_memory = false};
+    return CacheHit{.entry = entry, .pin = pins_->Pin(id), .from_memory = true};
   }
-  ++misses_;
-  return std::nullopt;
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const HotEntry> entry, ReadVerified(id));
+  if (entry == nullptr) {
+    ++misses_;
+    return std::nullopt;
+  }
+  ++disk_hits_;
+  hot_set_.Insert(entry);
+  RecordHit(entry->metadata);
+  return CacheHit{.entry = std::move(entry), .pin = pins_->Pin(id), .from_memory = false};
 }
 
 CacheStore::HotHit CacheStore::TryGetHot(const EntryId& id, bool count_hit) {
   if (!ValidateId(id)) return {};
   std::shared_ptr<const HotEntry> entry = hot_set_.Find(id);
-  if (entry == nullptr && !options_.shared_tenant.empty() && id.tenant != options_.shared_tenant) {
-    EntryId shared = id;
-    shared.tenant = options_.shared_tenant;
-    entry = hot_set_.Find(shared);
-  }
   if (entry == nullptr) return {};
   if (!count_hit) return HotHit{.entry = std::move(entry)};
   ++memory_hits_;

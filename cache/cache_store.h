@@ -8,8 +8,9 @@
 // entry (never served again, counted) and reads as a miss, so the caller
 // recompiles and Puts a good copy. The hot set holds bytes that were
 // checked when they entered it (or were just Put), and serves them without
-// hashing again. An entry is served only for its exact tenant (or the
-// shared namespace), chip and compiler format version.
+// hashing again. An entry is served only for its exact tenant (namespace),
+// chip and compiler format version: the store never falls back from one
+// namespace to another (the server decides which one a request uses).
 //
 // Space: when the stored (compressed) bytes exceed `max_bytes`, Put evicts
 // by EvictionPolicy (compile-seconds saved per byte, decayed by idleness),
@@ -61,8 +62,6 @@ struct CacheStoreOptions {
   int64_t reader_mmap_bytes = int64_t{1} << 30;
   int busy_timeout_ms = 5000;
   bool synchronous_full = false;  // see ConnectionOptions
-  // Entries of this tenant are visible to every tenant; empty: no sharing.
-  std::string shared_tenant = "shared";
   EvictionPolicy eviction = {};
   // Hit counts and times are buffered and written after this many hits or
   // this long since the last write (and before any eviction, listing or
@@ -156,12 +155,11 @@ class CacheStore {
   static Result<std::unique_ptr<CacheStore>> Open(CacheStoreOptions options);
   ~CacheStore();  // flushes buffered hit statistics
 
-  // The entry for `id` (or for the shared tenant), pinned; empty on a miss
-  // or when the stored copy failed its checksum (now quarantined).
+  // The entry for `id`, pinned; empty on a miss or when the stored copy
+  // failed its checksum (now quarantined).
   Result<std::optional<CacheHit>> Get(const EntryId& id);
 
-  // The entry for `id` (or for the shared tenant) only if the hot set holds
-  // it: never touches SQLite and never blocks on I/O, so an event loop may
+  // The entry for `id` only if the hot set holds it: never touches SQLite and never blocks on I/O, so an event loop may
   // call it. Null on a memory miss (the entry may still be on disk: Get).
   // With `count_hit` the hit is counted and buffered like Get's, but never
   // written here: `hit_stats_due` says the buffer is due, and the caller
@@ -196,7 +194,7 @@ class CacheStore {
   Result<StoreStats> Stats();
   Status FlushHitStats();
 
-  // The stored entry (same tenant or shared, chip and format version)
+  // The stored entry (same tenant, chip and format version)
   // sharing the most components with `components`, and what differs; empty
   // when no entry shares any component.
   Result<std::optional<Explanation>> Explain(const std::string& tenant, const std::string& chip,
@@ -225,7 +223,6 @@ class CacheStore {
   };
   explicit CacheStore(CacheStoreOptions options);
   int64_t Now() const;
-  std::vector<EntryId> LookupOrder(const EntryId& id) const;
 
   // Reads and verifies one entry from SQLite; quarantines it on mismatch.
   Result<std::shared_ptr<const HotEntry>> ReadVerified(const EntryId& id);

@@ -124,7 +124,7 @@ class KilnService {
   std::optional<http::Response> FastGetExecutable(const http::Request& request, const std::string& tenant);
   void GetExecutable(Call call);
   void DeleteExecutable(Call call);
-  // The entry a key names for `tenant` (or the shared namespace): from the
+  // The entry a key names in namespace `tenant` (no other): from the
   // executable index, else from a store listing (then indexed). Without
   // `use_index` the index is skipped (it pointed at an entry now gone).
   ApiResult<cache::EntryId> FindEntry(const std::string& tenant, std::string_view key_text, bool use_index = true);

@@ -79,7 +79,7 @@ std::optional<http::Response> KilnService::FastCompile(const http::Request& requ
   if (!parsed) return std::nullopt;  // the handler explains the 400
   std::optional<hlo::Hash128> key = request_keys_.Find(parsed->request_hash);
   if (!key) return std::nullopt;
-  std::shared_ptr<const IndexedEntry> entry = index_.Find(tenant, kSharedTenant, *key);
+  std::shared_ptr<const IndexedEntry> entry = index_.Find(tenant, *key);
   if (entry == nullptr || entry->view.id.chip != parsed->options.chip) return std::nullopt;
   cache::CacheStore::HotHit hot = store_->TryGetHot(entry->view.id);
   if (hot.entry == nullptr) return std::nullopt;
