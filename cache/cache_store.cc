@@ -44,9 +44,11 @@ Result<std::unique_ptr<CacheStore>> CacheStore::Open(CacheStoreOptions options) 
       opts.path, opts.reader_connections,
       ConnectionOptions{.read_only = true, .busy_timeout_ms = opts.busy_timeout_ms,
                         .cache_kib = opts.reader_cache_kib, .mmap_bytes = opts.reader_mmap_bytes});
+  KILN_ASSIGN_OR_RETURN(store->totals_,
+                        TotalsReader::Open(opts.path, ConnectionOptions{.busy_timeout_ms = opts.busy_timeout_ms}));
   std::lock_guard lock(store->writer_mutex_);
   KILN_RETURN_IF_ERROR(store->LoadDictionariesLocked());
-  KILN_ASSIGN_OR_RETURN(int64_t stored, store->writer_->QueryInt("SELECT total(stored_bytes) FROM entries"));
+  KILN_ASSIGN_OR_RETURN(int64_t stored, store->writer_->QueryInt("SELECT total(stored_bytes) FROM entry_totals"));
   store->approx_stored_bytes_ = static_cast<uint64_t>(stored);
   return store;
 }

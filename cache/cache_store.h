@@ -17,6 +17,10 @@
 // skipping entries pinned by a live EntryPin (pins are per process), then
 // returns freed pages to the file system (incremental vacuum).
 //
+// Figures: entry counts and bytes per namespace and chip are running totals
+// kept in the file by triggers (store_totals.h), so Stats and Totals never
+// scan the entries table.
+//
 // Errors: I/O and SQLite failures are returned as errors; a miss is an empty
 // optional, not an error. Bad arguments (empty tenant, oversized executable)
 // are errors naming the argument.
@@ -43,6 +47,7 @@
 #include "cache/pin_registry.h"
 #include "cache/reader_pool.h"
 #include "cache/sqlite_connection.h"
+#include "cache/store_totals.h"
 #include "cache/zstd_codec.h"
 #include "compiler/hlo/status.h"
 
@@ -192,6 +197,10 @@ class CacheStore {
   // Evicts to the budget now (Put does this when over budget).
   Result<EvictionReport> EvictToBudget();
   Result<StoreStats> Stats();
+  // Entry counts and bytes per namespace and chip, and the life counters,
+  // from memory unless another connection committed since the last call
+  // (see store_totals.h): no scan of the entries table.
+  Result<std::shared_ptr<const StoreTotals>> Totals();
   Status FlushHitStats();
 
   // The stored entry (same tenant, chip and format version)
@@ -245,6 +254,7 @@ class CacheStore {
   std::mutex writer_mutex_;
   std::unique_ptr<Connection> writer_;
   std::unique_ptr<ReaderPool> readers_;
+  std::unique_ptr<TotalsReader> totals_;
   // Stored bytes as this process last counted them (guarded by
   // writer_mutex_); other processes' writes show up at the next recount.
   uint64_t approx_stored_bytes_ = 0;

@@ -147,7 +147,7 @@ Result<EvictionReport> CacheStore::EvictToBudget() {
 Result<EvictionReport> CacheStore::EvictToBudgetLocked() {
   EvictionReport report;
   if (options_.max_bytes == 0) return report;
-  KILN_ASSIGN_OR_RETURN(int64_t counted, writer_->QueryInt("SELECT total(stored_bytes) FROM entries"));
+  KILN_ASSIGN_OR_RETURN(int64_t counted, writer_->QueryInt("SELECT total(stored_bytes) FROM entry_totals"));
   approx_stored_bytes_ = static_cast<uint64_t>(counted);
   if (approx_stored_bytes_ <= options_.max_bytes) return report;
   KILN_RETURN_IF_ERROR(FlushHitStatsLocked());
@@ -219,32 +219,22 @@ Result<StoreStats> CacheStore::Stats() {
     std::lock_guard lock(dictionaries_mutex_);
     stats.dictionary_id = active_dictionary_ != nullptr ? active_dictionary_->id() : 0;
   }
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const StoreTotals> totals, Totals());
+  stats.entries = totals->all.live.entries + totals->all.quarantined.entries;
+  stats.quarantined_entries = totals->all.quarantined.entries;
+  stats.raw_bytes = totals->all.live.raw_bytes + totals->all.quarantined.raw_bytes;
+  stats.stored_bytes = totals->all.live.stored_bytes + totals->all.quarantined.stored_bytes;
+  stats.quarantined_total = totals->quarantined_total;
+  stats.evicted_total = totals->evicted_total;
   KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_->Acquire());
-  {
-    KILN_ASSIGN_OR_RETURN(Statement totals,
-                          reader->Prepare("SELECT count(*), total(quarantined), total(raw_bytes), "
-                                          "total(stored_bytes) FROM entries"));
-    KILN_ASSIGN_OR_RETURN(bool row, totals.Step());
-    if (row) {
-      stats.entries = totals.ColumnInt(0);
-      stats.quarantined_entries = totals.ColumnInt(1);
-      stats.raw_bytes = static_cast<uint64_t>(totals.ColumnInt(2));
-      stats.stored_bytes = static_cast<uint64_t>(totals.ColumnInt(3));
-    }
-  }
   KILN_ASSIGN_OR_RETURN(int64_t page_size, reader->QueryInt("PRAGMA page_size"));
   KILN_ASSIGN_OR_RETURN(int64_t page_count, reader->QueryInt("PRAGMA page_count"));
   KILN_ASSIGN_OR_RETURN(int64_t free_pages, reader->QueryInt("PRAGMA freelist_count"));
   stats.file_bytes = static_cast<uint64_t>(page_size * page_count);
   stats.free_bytes = static_cast<uint64_t>(page_size * free_pages);
-  KILN_ASSIGN_OR_RETURN(Statement counters, reader->Prepare("SELECT name, value FROM counters"));
-  while (true) {
-    KILN_ASSIGN_OR_RETURN(bool row, counters.Step());
-    if (!row) break;
-    if (counters.ColumnText(0) == "quarantined") stats.quarantined_total = counters.ColumnInt(1);
-    if (counters.ColumnText(0) == "evicted") stats.evicted_total = counters.ColumnInt(1);
-  }
   return stats;
 }
+
+Result<std::shared_ptr<const StoreTotals>> CacheStore::Totals() { return totals_->Current(); }
 
 }  // namespace kiln::cache
