@@ -23,7 +23,17 @@
 //
 // Errors: I/O and SQLite failures are returned as errors; a miss is an empty
 // optional, not an error. Bad arguments (empty tenant, oversized executable)
-// are errors naming the argument.
+// are errors naming the argument. Put and Evict say when they failed for
+// lack of room or a read-only file (StoreError::problem); the store keeps
+// serving what it holds then. Reads never fail for a full disk: hit counts
+// and quarantine marks that cannot be written are dropped (retried later).
+//
+// Disk full and read-only: a file of `reserve_bytes` beside the database
+// (FILE-reserve) is kept allocated while there is room; a delete that finds
+// the disk full releases it and retries, so entries can always be deleted
+// to make room. A store opened read-only (a "file:...?mode=ro" URI, or a
+// file or file system SQLite cannot write) serves hits; every Put and
+// Evict fails with kReadOnly. It must already be at the latest schema.
 //
 // Thread-safety: every method is safe to call concurrently. Reads use the
 // reader pool and run in parallel; writes are serialized through the single
@@ -46,7 +56,9 @@
 #include "cache/hot_set.h"
 #include "cache/pin_registry.h"
 #include "cache/reader_pool.h"
+#include "cache/space_reserve.h"
 #include "cache/sqlite_connection.h"
+#include "cache/store_error.h"
 #include "cache/store_totals.h"
 #include "cache/zstd_codec.h"
 #include "compiler/hlo/status.h"
@@ -78,6 +90,9 @@ struct CacheStoreOptions {
   // After this many puts in a process, a store without a dictionary tries
   // training one (kept only if it pays; see TrainDictionary). 0: never.
   int64_t dictionary_training_puts = 1000;
+  // Room kept free beside the database for deletes on a full disk (see
+  // above); 0: none.
+  uint64_t reserve_bytes = uint64_t{8} << 20;
   // Milliseconds since the Unix epoch; the system clock when unset.
   std::function<int64_t()> clock = nullptr;
 };
@@ -154,6 +169,16 @@ struct DictionaryReport {
   uint32_t dictionary_id = 0;
 };
 
+// Whether the store can write: `problem` is kReadOnly for a read-only
+// store, kFull after the last write failed for lack of room (until one
+// succeeds), else kNone; `message` says so for people (empty when all is
+// well, and names a missing delete reserve).
+struct StorageHealth {
+  StorageProblem problem = StorageProblem::kNone;
+  bool reserve_held = false;
+  std::string message;
+};
+
 class CacheStore {
  public:
   // Opens or creates the file and migrates it to the latest schema.
@@ -179,8 +204,10 @@ class CacheStore {
 
   // Stores (or replaces, clearing any quarantine) an executable, then
   // evicts if over budget. The put that reaches
-  // `dictionary_training_puts` also runs TrainDictionary() once.
-  Status Put(const PutRequest& request);
+  // `dictionary_training_puts` also runs TrainDictionary() once. Fails
+  // with problem kFull on a full disk and kReadOnly on a read-only store:
+  // nothing is stored then.
+  StoreResult<void> Put(const PutRequest& request);
 
   // The key stored for a raw request body hash, if any.
   Result<std::optional<Hash128>> LookupRequest(const std::string& tenant, const Hash128& request_hash,
@@ -192,8 +219,10 @@ class CacheStore {
   Result<std::vector<KeyComponent>> Components(const EntryId& id);
   // Reads and checks every entry, quarantining those that fail.
   Result<VerifyReport> VerifyAll();
-  // Removes one entry. False when absent; an error when it is pinned.
-  Result<bool> Evict(const EntryId& id);
+  // Removes one entry. False when absent; an error when it is pinned. On a
+  // full disk it releases the space reserve and tries again (kFull only if
+  // even that is not enough); kReadOnly on a read-only store.
+  StoreResult<bool> Evict(const EntryId& id);
   // Evicts to the budget now (Put does this when over budget).
   Result<EvictionReport> EvictToBudget();
   Result<StoreStats> Stats();
@@ -201,6 +230,9 @@ class CacheStore {
   // from memory unless another connection committed since the last call
   // (see store_totals.h): no scan of the entries table.
   Result<std::shared_ptr<const StoreTotals>> Totals();
+  // Whether writes are possible now, as this process last saw it. Memory
+  // only (an event loop may call it); thread-safe.
+  StorageHealth Health() const;
   Status FlushHitStats();
 
   // The stored entry (same tenant, chip and format version)
@@ -235,7 +267,16 @@ class CacheStore {
 
   // Reads and verifies one entry from SQLite; quarantines it on mismatch.
   Result<std::shared_ptr<const HotEntry>> ReadVerified(const EntryId& id);
-  Status StoreEntry(const PutRequest& request);
+  StoreResult<void> StoreEntry(const PutRequest& request);
+  Status WriteEntryLocked(const PutRequest& request, const std::string& frame, EntryMetadata& metadata);
+  // cache_store_storage.cc: read-only detection and the reserve (at Open),
+  // and the classification of a failed write (callers hold writer_mutex_
+  // and cleared the writer's last failure before the write).
+  Status CheckStorage();
+  std::unexpected<StoreError> ReadOnlyError() const;
+  std::unexpected<StoreError> WriteFailureLocked(const Error& error);
+  void WriteSucceededLocked();
+  void RefillReserveLocked();
   // Decodes and checks a row; the error says what is wrong with it.
   Result<std::string> DecodeRow(const StoredRow& row);
   Result<std::shared_ptr<const ZstdDictionary>> DictionaryById(uint32_t id);
@@ -255,6 +296,11 @@ class CacheStore {
   std::unique_ptr<Connection> writer_;
   std::unique_ptr<ReaderPool> readers_;
   std::unique_ptr<TotalsReader> totals_;
+  std::string db_file_;                    // the file behind options_.path (a URI)
+  bool read_only_ = false;                 // set at Open
+  std::unique_ptr<SpaceReserve> reserve_;  // used under writer_mutex_
+  std::atomic<bool> reserve_held_ = false;  // as last refilled or released
+  std::atomic<StorageProblem> storage_problem_ = StorageProblem::kNone;
   // Stored bytes as this process last counted them (guarded by
   // writer_mutex_); other processes' writes show up at the next recount.
   uint64_t approx_stored_bytes_ = 0;

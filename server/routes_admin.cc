@@ -242,13 +242,23 @@ void KilnService::NotImplemented(Call call) {
   call.respond(ErrorToResponse(Refuse(501, "not_implemented", "autotuning is not available in this build").error()));
 }
 
+std::string KilnService::StoreWarning() const { return store_->Health().message; }
+
 http::Response KilnService::Health() const {
   // Draining: the transport stopped taking connections and finishes the
   // requests it has; a load balancer should look elsewhere.
   const bool draining = draining_ && draining_();
-  http::Response response = http::JsonResponse(draining ? 503 : 200, {{"status", draining ? "draining" : "ok"},
-                                                                      {"version", options_.version},
-                                                                      {"uptime_s", UptimeSeconds(started_)}});
+  // Still serving when the store cannot write (hits; compiles uncached):
+  // `store` says so, from memory.
+  const cache::StorageHealth storage = store_->Health();
+  json body = {{"status", draining ? "draining" : "ok"},
+               {"version", options_.version},
+               {"uptime_s", UptimeSeconds(started_)},
+               {"store", storage.problem == cache::StorageProblem::kNone
+                             ? "ok"
+                             : std::string(cache::StorageProblemName(storage.problem))}};
+  if (!storage.message.empty()) body["store_message"] = storage.message;
+  http::Response response = http::JsonResponse(draining ? 503 : 200, body);
   if (draining) response.headers.Set("Retry-After", "1");
   return response;
 }

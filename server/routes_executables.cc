@@ -8,6 +8,7 @@
 #include "server/http/header_map.h"
 #include "server/http/json_response.h"
 #include "server/kiln_service.h"
+#include "server/storage_api_error.h"
 
 namespace kiln::server {
 namespace {
@@ -139,8 +140,8 @@ void KilnService::DeleteExecutable(Call call) {
   ApiResult<cache::EntryId> id = FindEntry(call.tenant, call.request.PathParam("key").value_or(""));
   if (!id) return call.respond(ErrorToResponse(id.error()));
   index_.Forget(*id);
-  Result<bool> evicted = store_->Evict(*id);
-  if (!evicted) return call.respond(ErrorToResponse(InternalError("delete", evicted.error())));
+  cache::StoreResult<bool> evicted = store_->Evict(*id);
+  if (!evicted) return call.respond(ErrorToResponse(StorageError("delete", evicted.error())));
   programs_.Erase(*id);
   if (!*evicted) return call.respond(ErrorToResponse(NotFound(id->key.Hex(), call.tenant)));
   http::Response response;
