@@ -47,6 +47,7 @@ Result<std::unique_ptr<CacheStore>> CacheStore::Open(CacheStoreOptions options) 
                         .cache_kib = opts.reader_cache_kib, .mmap_bytes = opts.reader_mmap_bytes});
   KILN_ASSIGN_OR_RETURN(store->totals_,
                         TotalsReader::Open(opts.path, ConnectionOptions{.busy_timeout_ms = opts.busy_timeout_ms}));
+  KILN_RETURN_IF_ERROR(store->totals_->Current());  // loaded once here; again only after commits
   std::lock_guard lock(store->writer_mutex_);
   KILN_RETURN_IF_ERROR(store->LoadDictionariesLocked());
   KILN_ASSIGN_OR_RETURN(int64_t stored, store->writer_->QueryInt("SELECT total(stored_bytes) FROM entry_totals"));
@@ -291,11 +292,11 @@ StoreResult<void> CacheStore::StoreEntry(const PutRequest& request) {
   }
   WriteSucceededLocked();
   ++puts_;
-  entry->executable.assign(request.executable);
-  hot_set_.Insert(std::move(entry));
   // A replaced entry is counted twice here; the exact recount in
   // EvictToBudgetLocked corrects the estimate.
   approx_stored_bytes_ += metadata.stored_bytes;
+  entry->executable.assign(request.executable);
+  hot_set_.Insert(std::move(entry));  // may drop it at once: `metadata` is not used after
   if (options_.max_bytes > 0 && approx_stored_bytes_ > options_.max_bytes) {
     // The entry is stored whatever happens here: a failed eviction is
     // retried by the next put over the budget.
