@@ -23,7 +23,6 @@ Result<std::unique_ptr<KilnService>> KilnService::Create(ServiceOptions options)
   cache::CacheStoreOptions store_options;
   store_options.path = service->options_.db_path;
   store_options.max_bytes = service->options_.max_store_bytes;
-  store_options.shared_tenant = std::string(kSharedTenant);
   auto store = cache::CacheStore::Open(store_options);
   if (!store) return MakeError("database " + service->options_.db_path + ": " + store.error().message);
   service->store_ = std::move(*store);

@@ -96,6 +96,9 @@ class KilnService {
   // The registry the HttpServer should record into (HttpServerOptions::metrics).
   http::MetricsRegistry& metrics_registry() { return metrics_.registry(); }
   const ServiceOptions& options() const { return options_; }
+  // Why the store cannot write now (read-only, disk full, no room for its
+  // delete reserve), for an operator; empty when it can.
+  std::string StoreWarning() const;
   runtime::pool::DevicePool& pool() { return *pool_; }
 
  private:
@@ -126,8 +129,10 @@ class KilnService {
   void Compile(Call call);
   void AnswerCompile(http::Responder& respond, const EntryView& entry, CacheOutcome outcome, bool fast_path,
                      bool return_executable, double compile_ms, CompileTimings timings);
+  // `not_stored`: the entry was compiled but not stored, and why.
   http::Response CompileResponse(const EntryView& entry, CacheOutcome outcome, bool fast_path, bool return_executable,
-                                 double compile_ms, const CompileTimings& timings);
+                                 double compile_ms, const CompileTimings& timings,
+                                 const ApiError* not_stored = nullptr);
   void StartCompile(const std::string& flight_key, std::shared_ptr<hlo::Module> module,
                     fusion::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash);
   Flight CompileAndStore(hlo::Module& module, const fusion::CompileOptions& options, const cache::EntryId& id,
@@ -139,7 +144,7 @@ class KilnService {
   std::optional<http::Response> FastGetExecutable(const http::Request& request, const std::string& tenant);
   void GetExecutable(Call call);
   void DeleteExecutable(Call call);
-  // The entry a key names for `tenant` (or the shared namespace): from the
+  // The entry a key names in namespace `tenant` (no other): from the
   // executable index, else from a store listing (then indexed). Without
   // `use_index` the index is skipped (it pointed at an entry now gone).
   ApiResult<cache::EntryId> FindEntry(const std::string& tenant, std::string_view key_text, bool use_index = true);

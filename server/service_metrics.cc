@@ -26,6 +26,9 @@ ServiceMetrics::ServiceMetrics()
       compile_errors_total_(registry_.AddCounter("kiln_compile_errors_total",
                                                  "Compile requests that failed (bad HLO, unsupported ops).")
                                 .WithLabels({})),
+      not_stored_(registry_.AddCounter("kiln_cache_not_stored_total",
+                                       "Compiles answered but not stored, by why (disk full, read-only store).",
+                                       {"problem"})),
       compile_seconds_(registry_.AddHistogram("kiln_compile_duration_seconds", "Time to compile one executable.")
                            .WithLabels({})),
       entries_(registry_.AddGauge("kiln_cache_entries", "Entries in the store (all tenants).").WithLabels({})),
@@ -77,6 +80,10 @@ void ServiceMetrics::CompileAnswered(CacheOutcome outcome, bool fast_path, doubl
     fast_path_.fetch_add(1, std::memory_order_relaxed);
     fast_path_total_.Increment();
   }
+}
+
+void ServiceMetrics::NotStored(cache::StorageProblem problem) {
+  not_stored_.WithLabels({std::string(cache::StorageProblemName(problem))}).Increment();
 }
 
 void ServiceMetrics::Compiled(double compile_ms) {

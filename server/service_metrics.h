@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "cache/store_error.h"
 #include "server/http/metrics.h"
 
 namespace kiln::server {
@@ -52,6 +53,9 @@ class ServiceMetrics {
     compile_errors_total_.Increment();
   }
 
+  // A compile answered but not stored: the disk was full or the store read-only.
+  void NotStored(cache::StorageProblem problem);
+
   void ExecuteRequested() { execute_requests_.fetch_add(1, std::memory_order_relaxed); }
   void Executed(std::string_view kind, double device_seconds);
   void ExecuteFailed() { execute_errors_.fetch_add(1, std::memory_order_relaxed); }
@@ -74,6 +78,7 @@ class ServiceMetrics {
   http::Counter& fast_path_total_;
   http::Counter& saved_seconds_;
   http::Counter& compile_errors_total_;
+  http::CounterFamily& not_stored_;
   http::Histogram& compile_seconds_;
   http::Gauge& entries_;
   http::Gauge& stored_bytes_;

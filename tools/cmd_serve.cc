@@ -87,6 +87,10 @@ Status Serve(const server::ServeOptions& options) {
   }
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<server::KilnService> service,
                         server::KilnService::Create(std::move(service_options)));
+  // A read-only store or a full disk: serve what is stored, compile uncached.
+  if (std::string warning = service->StoreWarning(); !warning.empty()) {
+    std::fprintf(stderr, "kiln serve: warning: %s\n", warning.c_str());
+  }
   http::Router router;
   KILN_RETURN_IF_ERROR(service->RegisterRoutes(router));
 
