@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "compiler/hlo/call_nesting.h"
 #include "compiler/hlo/fingerprint_writer.h"
 
 namespace kiln::hlo {
@@ -17,9 +18,6 @@ using fingerprint_internal::HashWriter;
 // Attributes that carry an id whose number is arbitrary: only their
 // presence counts.
 constexpr std::string_view kChannelId = "channel_id";
-
-// A call chain deeper than this is rejected rather than risk the stack.
-constexpr int kMaxCallDepth = 10000;
 
 // On a module larger than the cache the fingerprint is bound by cache
 // misses: hashing an instruction reads its whole object and the heap blocks
@@ -124,9 +122,12 @@ Status Fingerprinter::HashCallees(const Computation& caller, const Instruction& 
       return MakeError("call graph is cyclic: computation %" + caller.name() + " calls %" +
                        callee->name() + ", which calls it back");
     }
-    if (++depth_ > kMaxCallDepth) {
-      return MakeError("call graph too deep: more than " + std::to_string(kMaxCallDepth) +
-                       " nested calls below %" + caller.name());
+    // Hashing recurses once per nesting level; the parser and verifier
+    // bound the levels, and a module built in memory is checked here.
+    if (++depth_ >= kMaxCallNesting) {
+      return MakeError("call graph too deep: calls below %" + caller.name() +
+                       " nest more than " + std::to_string(kMaxCallNesting) +
+                       " computations deep");
     }
     KILN_RETURN_IF_ERROR(ComputationHash(callee));
     --depth_;
