@@ -125,6 +125,14 @@ inline std::string NestedModule(Nesting kind, int levels) {
 // the entry calls c{depth-1} (depth + 1 levels).
 inline std::string CallChainModule(int depth) { return NestedModule(Nesting::kCall, depth + 1); }
 
+// The parser's error for CallChainModule(depth) with depth >= limit: the
+// chain crosses the limit where c{limit} calls c{limit-1}.
+inline std::string CallChainTooDeepMessage(int limit) {
+  return "calling %c" + std::to_string(limit - 1) + " here nests computations " + std::to_string(limit + 1) +
+         " deep (%c" + std::to_string(limit) + " down to %c0); calls may nest at most " + std::to_string(limit) +
+         " computations deep";
+}
+
 // c0 negates; each cK calls c{K-1} `fan` times in sequence; the entry calls
 // the top once. Walking every call path costs fan^levels.
 inline std::string FanOutCallModule(int levels, int fan) {
