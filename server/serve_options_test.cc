@@ -21,6 +21,31 @@ TEST(ServeOptionsTest, ByteSizes) {
   EXPECT_FALSE(ParseByteSize("99999999999TiB")) << "overflow";
 }
 
+TEST(ServeOptionsTest, Durations) {
+  EXPECT_EQ(*ParseDuration("60s"), std::chrono::seconds(60));
+  EXPECT_EQ(*ParseDuration("60"), std::chrono::seconds(60));
+  EXPECT_EQ(*ParseDuration("1.5s"), std::chrono::milliseconds(1500));
+  EXPECT_EQ(*ParseDuration("250ms"), std::chrono::milliseconds(250));
+  EXPECT_EQ(*ParseDuration("2m"), std::chrono::minutes(2));
+  EXPECT_EQ(*ParseDuration("1H"), std::chrono::hours(1));
+  EXPECT_EQ(*ParseDuration("0.1ms"), std::chrono::milliseconds(1)) << "at least a millisecond";
+  for (const char* bad : {"", "0", "0s", "-5s", "5 s", "5x", "s", "25h", "1e3", "1..2s"}) {
+    Result<std::chrono::milliseconds> refused = ParseDuration(bad);
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_NE(refused.error().message.find("'" + std::string(bad) + "'"), std::string::npos) << refused.error().message;
+  }
+}
+
+TEST(ServeOptionsTest, HostMemoryIsASizeOrAShareOfRam) {
+  EXPECT_EQ(*ParseHostMemory("8GiB", 0), uint64_t{8} << 30);
+  EXPECT_EQ(*ParseHostMemory("50%", uint64_t{24} << 30), uint64_t{12} << 30);
+  EXPECT_EQ(*ParseHostMemory("0", uint64_t{24} << 30), 0u) << "no budget";
+  EXPECT_FALSE(ParseHostMemory("101%", uint64_t{24} << 30));
+  EXPECT_FALSE(ParseHostMemory("50%", 0)) << "RAM unknown";
+  EXPECT_FALSE(ParseHostMemory("lots", uint64_t{24} << 30));
+  EXPECT_GT(PhysicalMemoryBytes(), 0u);
+}
+
 TEST(ServeOptionsTest, ListenAddresses) {
   EXPECT_EQ(ParseListenAddress("127.0.0.1:8470")->port, 8470);
   EXPECT_EQ(ParseListenAddress("0.0.0.0:0")->host, "0.0.0.0");
@@ -54,6 +79,32 @@ TEST(ServeOptionsTest, EnvironmentFillsFlagsNotGiven) {
   Status bad = ApplyEnvironment(options, [](std::string_view) { return false; }, getenv);
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("KILN_MAX_BYTES"), std::string::npos);
+}
+
+TEST(ServeOptionsTest, ExecuteLimitsFromTheEnvironment) {
+  std::map<std::string, std::string> env = {
+      {"KILN_EXECUTE_TIMEOUT", "5s"}, {"KILN_HOST_MEMORY", "2GiB"}, {"KILN_SHUTDOWN_GRACE", "1500ms"}};
+  auto getenv = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  ServeOptions options;
+  EXPECT_EQ(options.execute_timeout, std::chrono::seconds(60));
+  EXPECT_EQ(options.host_memory, "50%");
+  ASSERT_TRUE(ApplyEnvironment(options, [](std::string_view) { return false; }, getenv));
+  EXPECT_EQ(options.execute_timeout, std::chrono::seconds(5));
+  EXPECT_EQ(options.host_memory, "2GiB");
+  EXPECT_EQ(options.shutdown_grace, std::chrono::milliseconds(1500));
+
+  env["KILN_EXECUTE_TIMEOUT"] = "soon";
+  Status bad = ApplyEnvironment(options, [](std::string_view) { return false; }, getenv);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("KILN_EXECUTE_TIMEOUT"), std::string::npos);
+  env["KILN_EXECUTE_TIMEOUT"] = "5s";
+  env["KILN_HOST_MEMORY"] = "200%";
+  bad = ApplyEnvironment(options, [](std::string_view) { return false; }, getenv);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("KILN_HOST_MEMORY"), std::string::npos);
 }
 
 TEST(ServeOptionsTest, LoopsAndAccessLogFromTheEnvironment) {

@@ -79,6 +79,7 @@ void Connection::CloseWithUnanswered(int status) {
                                        .status = status,
                                        .seconds = static_cast<double>(now - slot.start_ns) * 1e-9});
   }
+  CancelUnanswered();
   pipeline_.clear();
   if (open_handles_ == 0) {
     server_.OnConnectionClosed(id_);  // destroys this
@@ -87,6 +88,12 @@ void Connection::CloseWithUnanswered(int status) {
   // Both handles were initialized in order; close the ones that were.
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &Connection::OnClosed);
   if (open_handles_ == 2) uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &Connection::OnClosed);
+}
+
+void Connection::CancelUnanswered() {
+  for (Slot& slot : pipeline_) {
+    if (!slot.ready && slot.cancel) slot.cancel->Cancel();
+  }
 }
 
 void Connection::OnClosed(uv_handle_t* handle) {
@@ -184,6 +191,9 @@ void Connection::RememberLastNonBlank(const char* begin, const char* end) {
 
 void Connection::HandleEof() {
   eof_ = true;
+  // Like nginx, take EOF as the client leaving: work for it may stop (the
+  // answers are still written if they come).
+  CancelUnanswered();
   if (lingering_ ||
       (pipeline_.empty() && writes_in_flight_ == 0 && !incoming_.active && !parser_paused_)) {
     Close();

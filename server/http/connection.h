@@ -89,6 +89,7 @@ class Connection {
     uint64_t start_ns = 0;
     Response response;
     WireBody wire;
+    std::shared_ptr<CancelSignal> cancel;  // a worker-pool handler's; set if its client leaves
   };
 
   // One uv_write. Owns the heads of every response it carries (one
@@ -170,6 +171,7 @@ class Connection {
   void AfterWrites();
   void StartLingeringClose();
   void CloseWithUnanswered(int status);
+  void CancelUnanswered();  // tells the handlers still working that nobody will read
 
   ServerLoop& server_;
   const uint64_t id_;

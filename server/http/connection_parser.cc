@@ -247,6 +247,8 @@ void Connection::Dispatch(Request request, Slot& slot) {
     RunHandler(*route, std::move(request), Responder(server_.channel(), ticket));
     return;
   }
+  slot.cancel = std::make_shared<CancelSignal>();
+  request.cancel = slot.cancel;
   WorkerPool::Task task = [route, ticket, channel = server_.channel(),
                            max_body = server_.options().max_body_bytes,
                            request = std::move(request)]() mutable {
