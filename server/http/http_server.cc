@@ -51,6 +51,9 @@ Result<uint16_t> HttpServer::Listen() {
     }
     port = *bound;  // an ephemeral port: the other loops join the one the first got
   }
+  std::vector<internal::ServerLoop*> loops;
+  for (auto& loop : loops_) loops.push_back(loop.get());
+  core_->SetLoops(std::move(loops));
   core_->StartWorkers();
   return port;
 }

@@ -1,5 +1,7 @@
 #include "server/http/server_core.h"
 
+#include "server/http/server_loop.h"
+
 namespace kiln::http::internal {
 
 ServerCore::ServerCore(HttpServerOptions options, Router router)
@@ -76,6 +78,34 @@ Status ServerCore::Validate(const HttpServerOptions& options) {
   if (options.loops < 0)
     return MakeError("HttpServerOptions: loops must be >= 0 (0: one per core)");
   return Ok();
+}
+
+bool ServerCore::AskAnotherLoopToShed(const ServerLoop& asking) {
+  size_t outstanding = shed_requests_.load(std::memory_order_relaxed);
+  do {
+    if (outstanding >= loops_.size()) return false;
+  } while (!shed_requests_.compare_exchange_weak(outstanding, outstanding + 1,
+                                                 std::memory_order_relaxed));
+  ServerLoop* lender = nullptr;
+  size_t most_idle = 0;
+  for (ServerLoop* loop : loops_) {
+    if (loop == &asking || loop->idle_count() <= most_idle) continue;
+    lender = loop;
+    most_idle = loop->idle_count();
+  }
+  if (lender == nullptr || !lender->RequestShed()) {
+    ShedRequestDone();
+    return false;
+  }
+  return true;
+}
+
+bool ServerCore::AdmitBySheddingElsewhere(const ServerLoop& asking) {
+  const size_t cap = options_.max_connections;
+  if (cap == 0 || admitted_.load(std::memory_order_relaxed) >= cap + loops_.size()) return false;
+  if (!AskAnotherLoopToShed(asking)) return false;
+  admitted_.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 void ServerCore::StartWorkers() {

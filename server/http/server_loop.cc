@@ -27,8 +27,8 @@ ServerLoop::ServerLoop(ServerCore& core)
 
 ServerLoop::~ServerLoop() {
   {
-    std::lock_guard lock(stop_mu_);
-    stop_async_open_ = false;
+    std::lock_guard lock(wake_mu_);
+    wake_open_ = false;
   }
   // The server joined the workers first; responses posted since are dropped
   // by the closed channel.
@@ -58,11 +58,11 @@ Result<uint16_t> ServerLoop::Listen(uint16_t port, ListenRole role) {
   channel_ = std::make_shared<ResponseChannel>(
       CompressionPolicy{.min_bytes = options.min_compress_bytes, .level = options.zstd_level});
   KILN_RETURN_IF_ERROR(channel_->Open(&loop_, [this](Completion c) { Deliver(std::move(c)); }));
-  uv_async_init(&loop_, &stop_async_, &ServerLoop::OnStopAsync);
-  stop_async_.data = this;
+  uv_async_init(&loop_, &wake_async_, &ServerLoop::OnWake);
+  wake_async_.data = this;
   {
-    std::lock_guard lock(stop_mu_);
-    stop_async_open_ = true;
+    std::lock_guard lock(wake_mu_);
+    wake_open_ = true;
   }
   uv_timer_init(&loop_, &grace_timer_);
   grace_timer_.data = this;
@@ -98,8 +98,17 @@ void ServerLoop::Run() {
 
 void ServerLoop::RequestStop(bool force) {
   if (force) force_stop_.store(true);
-  std::lock_guard lock(stop_mu_);
-  if (stop_async_open_) uv_async_send(&stop_async_);
+  stop_requested_.store(true);
+  std::lock_guard lock(wake_mu_);
+  if (wake_open_) uv_async_send(&wake_async_);
+}
+
+bool ServerLoop::RequestShed() {
+  std::lock_guard lock(wake_mu_);
+  if (!wake_open_) return false;
+  shed_requests_.fetch_add(1);
+  uv_async_send(&wake_async_);
+  return true;
 }
 
 std::string_view ServerLoop::Date() {
@@ -149,11 +158,16 @@ void ServerLoop::OnConnectionClosed(uint64_t id) {
   MaybeFinishShutdown();
 }
 
-void ServerLoop::OnStopAsync(uv_async_t* handle) {
-  static_cast<ServerLoop*>(handle->data)->HandleStopAsync();
+void ServerLoop::OnWake(uv_async_t* handle) {
+  static_cast<ServerLoop*>(handle->data)->HandleWake();
 }
 
-void ServerLoop::HandleStopAsync() {
+void ServerLoop::HandleWake() {
+  for (int n = shed_requests_.exchange(0); n > 0; --n) {
+    ShedOldestIdle();  // none idle any more: the cap is exceeded until one closes
+    core_.ShedRequestDone();
+  }
+  if (!stop_requested_.load()) return;
   BeginShutdown();
   if (force_stop_.load()) ForceCloseConnections();
 }
@@ -161,7 +175,7 @@ void ServerLoop::HandleStopAsync() {
 void ServerLoop::OnSignal(uv_signal_t* handle, int signum) {
   auto* server = static_cast<ServerLoop*>(handle->data);
   // A second signal: no more grace. The callback stops every loop of the
-  // server (this one through its stop async, like the others).
+  // server (this one through its wake async, like the others).
   const bool second = server->draining_;
   if (server->on_signal_) {
     server->on_signal_(second);
@@ -196,10 +210,10 @@ void ServerLoop::MaybeFinishShutdown() {
   if (!draining_ || finished_ || !connections_.empty()) return;
   finished_ = true;
   {
-    std::lock_guard lock(stop_mu_);
-    stop_async_open_ = false;
+    std::lock_guard lock(wake_mu_);
+    wake_open_ = false;
   }
-  CloseHandle(&stop_async_);
+  CloseHandle(&wake_async_);
   CloseHandle(&grace_timer_);
   if (signals_started_) {
     CloseHandle(&sigint_);

@@ -66,6 +66,12 @@ class ServerLoop {
   // Begins a graceful shutdown (`force`: close every connection now); any
   // thread; idempotent; a no-op once the loop has finished.
   void RequestStop(bool force = false);
+  // Asks the loop to close its longest-idle connection for a newcomer on
+  // another loop (ServerCore::AdmitBySheddingElsewhere); any thread. False
+  // once the loop has finished.
+  bool RequestShed();
+  // How many of its connections are idle; any thread (a moment's figure).
+  size_t idle_count() const { return idle_count_.load(std::memory_order_relaxed); }
 
   // --- For Connection, on the loop thread. ---
   const HttpServerOptions& options() const { return core_.options(); }
@@ -101,17 +107,20 @@ class ServerLoop {
     Histogram* latency;
   };
 
-  static void OnStopAsync(uv_async_t* handle);
+  static void OnWake(uv_async_t* handle);
   static void OnSignal(uv_signal_t* handle, int signum);
   static void OnGraceExpired(uv_timer_t* timer);
   // server_loop_accept.cc: admission, shedding and refusal.
   void Accept(uv_stream_t* server);
+  // Counts a newcomer against the cap, making room if need be; false when
+  // it must be refused.
+  bool Admit();
   void HandleAcceptError(int status);
   // Closes the longest-idle connection; false when none is idle.
   bool ShedOldestIdle();
   // Accepts the pending connection only to answer 503 and close it.
   void Refuse(uv_stream_t* server);
-  void HandleStopAsync();
+  void HandleWake();
   void Deliver(Completion completion);
   void BeginShutdown();
   void ForceCloseConnections();
@@ -132,11 +141,13 @@ class ServerLoop {
   bool signals_started_ = false;
   std::function<void(bool second)> on_signal_;
 
-  // The stop async may be signalled from any thread while it is open.
-  uv_async_t stop_async_{};
-  std::mutex stop_mu_;
-  bool stop_async_open_ = false;  // guarded by stop_mu_
+  // Wakes the loop for a stop or shed request from any thread while open.
+  uv_async_t wake_async_{};
+  std::mutex wake_mu_;
+  bool wake_open_ = false;  // guarded by wake_mu_
+  std::atomic<bool> stop_requested_{false};
   std::atomic<bool> force_stop_{false};
+  std::atomic<int> shed_requests_{0};
 
   std::shared_ptr<ResponseChannel> channel_;
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;
@@ -144,6 +155,7 @@ class ServerLoop {
   // or busy_; it moves between them with splice, twice a request.
   std::list<Connection*> idle_;
   std::list<Connection*> busy_;
+  std::atomic<size_t> idle_count_{0};  // idle_.size(), for other loops
   uint64_t next_connection_id_ = 1;
   bool draining_ = false;
   bool finished_ = false;

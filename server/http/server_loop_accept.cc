@@ -4,7 +4,9 @@
 // max_connections. At the cap, this loop closes its longest-idle keep-alive
 // connection (a client that waits for nothing loses least: HTTP clients
 // retry a request on a keep-alive connection the server closed) and admits
-// the newcomer in its place; with no idle connection on this loop the
+// the newcomer in its place; with none idle here, another loop that has one
+// is asked to close its own (ServerCore::AdmitBySheddingElsewhere), so the
+// loops' shares of the cap never freeze; with none idle anywhere the
 // newcomer is answered 503 and closed. When accept() itself fails for want
 // of descriptors, an idle connection is closed the same way; with none,
 // the listener pauses rather than let libuv retry accept() in a busy loop,
@@ -22,12 +24,21 @@ constexpr std::chrono::milliseconds kAcceptPause{100};
 
 }  // namespace
 
+bool ServerLoop::Admit() {
+  if (core_.TryAdmitConnection()) return true;
+  if (ShedOldestIdle()) {
+    // A swap: the newcomer takes the slot the idle one left, whatever
+    // another loop did meanwhile.
+    core_.AdmitInPlaceOfShed();
+    return true;
+  }
+  return core_.AdmitBySheddingElsewhere(*this);
+}
+
 void ServerLoop::Accept(uv_stream_t* server) {
-  if (!core_.TryAdmitConnection()) {
-    if (!ShedOldestIdle() || !core_.TryAdmitConnection()) {
-      Refuse(server);
-      return;
-    }
+  if (!Admit()) {
+    Refuse(server);
+    return;
   }
   uint64_t id = next_connection_id_++;
   auto connection = std::make_unique<Connection>(*this, id);
@@ -44,8 +55,12 @@ void ServerLoop::Accept(uv_stream_t* server) {
 void ServerLoop::HandleAcceptError(int status) {
   core_.accept_errors().WithLabels({uv_err_name(status)}).Increment();
   // Out of descriptors: closing an idle connection frees one for the
-  // accept libuv retries next.
-  if ((status == UV_EMFILE || status == UV_ENFILE) && ShedOldestIdle()) return;
+  // accept libuv retries next; with none idle here, another loop's will
+  // (this listener pauses meanwhile).
+  if ((status == UV_EMFILE || status == UV_ENFILE)) {
+    if (ShedOldestIdle()) return;
+    core_.AskAnotherLoopToShed(*this);
+  }
   core_.accept_pauses().Increment();
   listener_.Pause(kAcceptPause);
 }
@@ -57,8 +72,8 @@ bool ServerLoop::ShedOldestIdle() {
       oldest->RefreshIdle();  // takes it off the list
       continue;
     }
-    oldest->Close();  // leaves the list and the count through OnConnectionClosing
     core_.shed_connections().Increment();
+    oldest->Close();  // leaves the list and the count through OnConnectionClosing
     return true;
   }
   return false;
@@ -96,18 +111,29 @@ void ServerLoop::UpdateIdle(Connection& connection, IdleListPlace& place) {
     place.listed = true;
     place.idle = idle;
   } else if (idle != place.idle) {
+    if (idle && core_.OverCap()) {
+      // A newcomer was admitted past the cap while no connection was idle
+      // yet (AdmitBySheddingElsewhere): the first to fall idle makes room.
+      core_.shed_connections().Increment();
+      connection.Close();
+      return;
+    }
     if (idle) {
       idle_.splice(idle_.end(), busy_, place.position);
     } else {
       busy_.splice(busy_.end(), idle_, place.position);
     }
     place.idle = idle;
+  } else {
+    return;
   }
+  idle_count_.store(idle_.size(), std::memory_order_relaxed);
 }
 
 void ServerLoop::OnConnectionClosing(IdleListPlace& place) {
   if (place.listed) (place.idle ? idle_ : busy_).erase(place.position);
   place.listed = false;
+  idle_count_.store(idle_.size(), std::memory_order_relaxed);
   core_.ReleaseConnection();
   listener_.Resume();  // a descriptor came back
 }
