@@ -3,6 +3,7 @@
 #include <map>
 
 #include "server/http/json_response.h"
+#include "server/route_contracts.h"
 
 namespace kiln::server {
 
@@ -101,9 +102,11 @@ Status KilnService::RegisterRoutes(http::Router& router) {
   KILN_SERVICE_ROUTES(KILN_ADD_ROUTE)
 #undef KILN_ADD_ROUTE
   // Liveness needs no token and touches only memory: answered on the loop.
-  return router.Add("GET", "/healthz",
-                    [this](http::Request, http::Responder respond) { respond(Health()); },
-                    http::Execution::kInline);
+  KILN_RETURN_IF_ERROR(router.Add("GET", "/healthz",
+                                  [this](http::Request, http::Responder respond) { respond(Health()); },
+                                  http::Execution::kInline));
+  // What each route accepts (query parameters, body types): route_contracts.cc.
+  return DeclareRouteContracts(router);
 }
 
 std::vector<std::string> KilnService::RouteTable() {

@@ -81,6 +81,16 @@ Result<uint64_t> ParseByteSize(std::string_view text) {
   return *number * *factor;
 }
 
+uint64_t DefaultMaxConnections(uint64_t open_files_limit, int loops) {
+  constexpr uint64_t kMostDescriptors = uint64_t{1} << 20;
+  constexpr uint64_t kReserved = 128;       // all but the loops, with room to spare
+  constexpr uint64_t kReservedPerLoop = 8;  // epoll, wakeups, listener and its duplicate
+  const uint64_t limit =
+      open_files_limit == 0 || open_files_limit > kMostDescriptors ? kMostDescriptors : open_files_limit;
+  const uint64_t reserve = kReserved + kReservedPerLoop * static_cast<uint64_t>(std::max(loops, 1));
+  return limit - std::min(reserve, limit - limit / 4);
+}
+
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   auto refuse = [&] {
     return MakeError("duration '" + std::string(text) +
@@ -167,6 +177,11 @@ Status ApplyEnvironment(ServeOptions& options, const std::function<bool(std::str
     } else {
       return MakeError(std::string("environment variable KILN_ACCESS_LOG: expected on or off, got '") + v + "'");
     }
+  }
+  if (const char* v = read("KILN_MAX_CONNECTIONS"); v && !flag_given("--max-connections")) {
+    auto connections = ParseUnsigned(v, kMaxConnectionsLimit, "connection count");
+    if (!connections) return wrap("KILN_MAX_CONNECTIONS", connections.error());
+    options.max_connections = *connections;
   }
   if (const char* v = read("KILN_MAX_BODY"); v && !flag_given("--max-body")) {
     auto bytes = ParseByteSize(v);

@@ -131,5 +131,33 @@ TEST(ServeOptionsTest, LoopsAndAccessLogFromTheEnvironment) {
   EXPECT_NE(bad.error().message.find("KILN_LOOPS"), std::string::npos);
 }
 
+TEST(ServeOptionsTest, MaxConnectionsFromTheEnvironment) {
+  std::map<std::string, std::string> env = {{"KILN_MAX_CONNECTIONS", "5000"}};
+  auto getenv = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  ServeOptions options;
+  ASSERT_TRUE(ApplyEnvironment(options, [](std::string_view) { return false; }, getenv));
+  EXPECT_EQ(options.max_connections, 5000u);
+  options.max_connections = 7;
+  ASSERT_TRUE(ApplyEnvironment(options, [](std::string_view flag) { return flag == "--max-connections"; }, getenv));
+  EXPECT_EQ(options.max_connections, 7u) << "the flag wins";
+  env["KILN_MAX_CONNECTIONS"] = "many";
+  Status bad = ApplyEnvironment(options, [](std::string_view) { return false; }, getenv);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("KILN_MAX_CONNECTIONS"), std::string::npos);
+}
+
+TEST(ServeOptionsTest, DefaultMaxConnectionsLeavesDescriptorsForTheRest) {
+  EXPECT_EQ(DefaultMaxConnections(1024, 2), 1024u - 128 - 16);
+  EXPECT_EQ(DefaultMaxConnections(65536, 8), 65536u - 128 - 64);
+  // A small limit: a quarter of it for connections.
+  EXPECT_EQ(DefaultMaxConnections(64, 2), 16u);
+  // Unlimited (or absurdly high) counts as 2^20.
+  EXPECT_EQ(DefaultMaxConnections(0, 1), (uint64_t{1} << 20) - 136);
+  EXPECT_EQ(DefaultMaxConnections(uint64_t{1} << 40, 1), (uint64_t{1} << 20) - 136);
+}
+
 }  // namespace
 }  // namespace kiln::server
