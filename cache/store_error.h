@@ -42,7 +42,7 @@ struct StoreError {
 
   StoreError(Error error) : message(std::move(error.message)) {}  // NOLINT: implicit by design
   StoreError(std::string text, StorageProblem kind) : message(std::move(text)), problem(kind) {}
-  operator Error() const { return Error{message}; }  // NOLINT: implicit by design
+  operator Error() const { return kiln::InternalError(message); }  // NOLINT: implicit by design
 };
 
 template <typename T>

@@ -2,25 +2,10 @@
 
 #include <zdict.h>
 
+#include "base/zstd_context.h"
+
 namespace kiln::cache {
 namespace {
-
-struct CCtxDeleter {
-  void operator()(ZSTD_CCtx* cctx) const { ZSTD_freeCCtx(cctx); }
-};
-struct DCtxDeleter {
-  void operator()(ZSTD_DCtx* dctx) const { ZSTD_freeDCtx(dctx); }
-};
-
-ZSTD_CCtx* ThreadCCtx() {
-  thread_local std::unique_ptr<ZSTD_CCtx, CCtxDeleter> cctx(ZSTD_createCCtx());
-  return cctx.get();
-}
-
-ZSTD_DCtx* ThreadDCtx() {
-  thread_local std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx(ZSTD_createDCtx());
-  return dctx.get();
-}
 
 std::unexpected<Error> ZstdError(std::string_view what, size_t code) {
   return MakeError("zstd: " + std::string(what) + ": " + ZSTD_getErrorName(code));
@@ -48,7 +33,7 @@ ZstdDictionary::~ZstdDictionary() {
 }
 
 Result<std::string> ZstdCompress(std::string_view raw, int level, const ZstdDictionary* dictionary) {
-  ZSTD_CCtx* cctx = ThreadCCtx();
+  ZSTD_CCtx* cctx = ThreadZstdCompressionContext();
   if (cctx == nullptr) return MakeError("zstd: out of memory creating a compression context");
   std::string frame(ZSTD_compressBound(raw.size()), '\0');
   size_t size = dictionary != nullptr
@@ -71,7 +56,7 @@ Result<std::string> ZstdDecompress(std::string_view frame, uint64_t expected_siz
     return MakeError("zstd: frame holds " + std::to_string(content_size) + " bytes, expected " +
                      std::to_string(expected_size));
   }
-  ZSTD_DCtx* dctx = ThreadDCtx();
+  ZSTD_DCtx* dctx = ThreadZstdDecompressionContext();
   if (dctx == nullptr) return MakeError("zstd: out of memory creating a decompression context");
   std::string raw(expected_size, '\0');
   size_t size = dictionary != nullptr

@@ -161,7 +161,7 @@ ApiError RefusedRunError(const runtime::pool::SubmitError& error, const std::str
     case Kind::kInvalid:
       break;
   }
-  return InternalError("submitting the run of " + key, Error{error.message});
+  return InternalError("submitting the run of " + key, kiln::InternalError(error.message));
 }
 
 }  // namespace kiln::server

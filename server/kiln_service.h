@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/version.h"
 #include "cache/cache_store.h"
 #include "compiler/fusion/compile.h"
 #include "compiler/hlo/module.h"
@@ -66,7 +67,7 @@ struct ServiceOptions {
   // not fit waits up to host_memory_wait, then answers 503.
   uint64_t host_memory_bytes = 0;
   std::chrono::milliseconds host_memory_wait{10'000};
-  std::string version = "0.1.0";
+  std::string version = std::string(kKilnVersion);
 };
 
 class KilnService {

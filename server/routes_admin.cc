@@ -81,7 +81,7 @@ void KilnService::Stats(Call call) {
   json body = {
       {"tenant", call.tenant},
       {"version", options_.version},
-      {"format_version", hlo::kCompilerFormatVersion},
+      {"format_version", kCompilerFormatVersion},
       {"uptime_s", UptimeSeconds(started_)},
       {"entries", mine.live.entries},
       {"raw_bytes", mine.live.raw_bytes},

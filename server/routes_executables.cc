@@ -80,7 +80,7 @@ ApiResult<cache::EntryId> KilnService::FindEntry(const std::string& tenant, std:
   Result<std::vector<cache::EntryMetadata>> entries = store_->List(filter);
   if (!entries) return std::unexpected(InternalError("cache listing", entries.error()));
   for (const cache::EntryMetadata& metadata : *entries) {
-    if (!metadata.quarantined && metadata.id.format_version == hlo::kCompilerFormatVersion &&
+    if (!metadata.quarantined && metadata.id.format_version == kCompilerFormatVersion &&
         metadata.id.key == *key) {
       Index(ViewOfMetadata(metadata), metadata.raw_bytes);
       return metadata.id;

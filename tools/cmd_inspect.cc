@@ -35,7 +35,7 @@ Result<std::unique_ptr<cache::CacheStore>> OpenStore(const InspectArgs& args) {
 
 Result<cache::EntryId> IdFromArgs(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(hlo::Hash128 key, cache::ParseHash128(args.key));
-  return cache::EntryId{args.tenant, key, args.chip, hlo::kCompilerFormatVersion};
+  return cache::EntryId{args.tenant, key, args.chip, kCompilerFormatVersion};
 }
 
 std::string IsoTime(int64_t ms) {
@@ -144,7 +144,7 @@ Status Explain(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(hlo::Fingerprint fp,
                         hlo::FingerprintModule(*module, lowering::FingerprintOptionsFor(options)));
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
-  cache::EntryId id{args.tenant, fp.key, args.chip, hlo::kCompilerFormatVersion};
+  cache::EntryId id{args.tenant, fp.key, args.chip, kCompilerFormatVersion};
   KILN_ASSIGN_OR_RETURN(auto meta, store->GetMetadata(id));
   if (meta) {
     std::printf("%s is cached (hits %lld)\n", fp.key.Hex().c_str(),

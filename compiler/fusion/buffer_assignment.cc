@@ -65,7 +65,7 @@ Error HugeProgramError(const hlo::Computation& computation, const BufferAssignme
     why += ": its largest buffer, %" + largest->name() + " (" + largest->shape().ToString() + "), alone takes " +
            FormatByteCount(largest_bytes);
   }
-  return Error{why + "; chip " + std::string(chip_name) + " has " + FormatBytes(hbm_bytes)};
+  return ResourceExhaustedError(why + "; chip " + std::string(chip_name) + " has " + FormatBytes(hbm_bytes));
 }
 
 }  // namespace

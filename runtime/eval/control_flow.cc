@@ -17,7 +17,7 @@ using hlo::Literal;
 using hlo::Opcode;
 
 Error InstrError(const Instruction& instr, const std::string& what) {
-  return Error{"instruction %" + instr.name() + ": " + what};
+  return InternalError("instruction %" + instr.name() + ": " + what);
 }
 
 Result<bool> ReadPredicate(const Instruction& instr, const Value& value) {

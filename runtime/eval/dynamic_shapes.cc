@@ -17,7 +17,7 @@ using hlo::Instruction;
 using hlo::Literal;
 
 Error InstrError(const Instruction& instr, const std::string& what) {
-  return Error{"instruction %" + instr.name() + ": " + what};
+  return InternalError("instruction %" + instr.name() + ": " + what);
 }
 
 std::string DimsText(const std::vector<int64_t>& dims) {

@@ -18,8 +18,8 @@ bool HasNaturalStorage(PrimitiveType t) {
 }
 
 Error NotDefined(const hlo::Instruction& instr, PrimitiveType t) {
-  return Error{"instruction %" + instr.name() + ": " + instr.OpcodeText() +
-               " is not defined on " + std::string(hlo::PrimitiveTypeName(t))};
+  return UnimplementedError("instruction %" + instr.name() + ": " + instr.OpcodeText() + " is not defined on " +
+                            std::string(hlo::PrimitiveTypeName(t)));
 }
 
 }  // namespace

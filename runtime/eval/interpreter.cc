@@ -22,7 +22,7 @@ using hlo::Opcode;
 constexpr int kMaxCallDepth = 256;
 
 Error InstrError(const Instruction& instr, const std::string& what) {
-  return Error{"instruction %" + instr.name() + ": " + what};
+  return InternalError("instruction %" + instr.name() + ": " + what);
 }
 
 // The shape a value has, for argument checks.

@@ -19,7 +19,7 @@ using hlo::Instruction;
 using hlo::Opcode;
 
 Error InstrError(const Instruction& instr, const std::string& what) {
-  return Error{"instruction %" + instr.name() + ": " + what};
+  return InternalError("instruction %" + instr.name() + ": " + what);
 }
 
 bool IsStart(Opcode op) {

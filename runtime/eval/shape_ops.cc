@@ -16,7 +16,7 @@ using hlo::Instruction;
 using hlo::Literal;
 
 Error InstrError(const Instruction& instr, const std::string& what) {
-  return Error{"instruction %" + instr.name() + ": " + what};
+  return InternalError("instruction %" + instr.name() + ": " + what);
 }
 
 int64_t Width(const hlo::Shape& shape) { return hlo::HostByteWidth(shape.element_type()); }

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "compiler/hlo/instruction.h"
-#include "runtime/io/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::runtime::io {
 namespace {

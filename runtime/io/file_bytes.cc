@@ -7,7 +7,7 @@
 #include <fstream>
 #include <system_error>
 
-#include "runtime/io/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::runtime::io {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "runtime/io/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::runtime::io {
 namespace {
@@ -38,8 +38,8 @@ std::string CompareScalar(double expected, double actual, CompareMode mode,
   double abs_error = std::fabs(actual - expected);
   double rel_error = expected == 0 ? INFINITY : abs_error / std::fabs(expected);
   if (abs_error <= tolerance.abs || rel_error <= tolerance.rel) return "";
-  return StrCat("abs error ", abs_error, " > ", tolerance.abs, ", rel error ", rel_error, " > ",
-                tolerance.rel);
+  return StrCat("abs error ", SignificantDigits(abs_error), " > ", SignificantDigits(tolerance.abs), ", rel error ",
+                SignificantDigits(rel_error), " > ", SignificantDigits(tolerance.rel));
 }
 
 // Real and imaginary part of element i of a floating-point or complex array.

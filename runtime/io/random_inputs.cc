@@ -6,7 +6,7 @@
 
 #include "compiler/hlo/float_formats.h"
 #include "compiler/hlo/instruction.h"
-#include "runtime/io/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::runtime::io {
 namespace {

@@ -7,7 +7,7 @@
 #include "compiler/hlo/shape.h"
 #include "runtime/io/file_bytes.h"
 #include "runtime/io/safetensors.h"
-#include "runtime/io/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::runtime::io {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "runtime/io/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::runtime::io {
 namespace {

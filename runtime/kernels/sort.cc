@@ -92,7 +92,7 @@ class SliceSorter {
       }
       Result<hlo::Literal> r = ctx_.Call(comparator_, scratch_ptrs_);
       if (!r || !r->shape().IsArray() || r->element_count() != 1) {
-        error = r ? Error{"comparator %" + comparator_.name() + " did not return a scalar"}
+        error = r ? InvalidArgumentError("comparator %" + comparator_.name() + " did not return a scalar")
                   : r.error();
         return false;
       }

@@ -3,7 +3,7 @@
 
 #include "server/http/request_framing.h"
 #include "server/http/server_loop.h"
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http::internal {
 namespace {

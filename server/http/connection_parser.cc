@@ -5,7 +5,7 @@
 #include "server/http/content_coding.h"
 #include "server/http/request_framing.h"
 #include "server/http/server_loop.h"
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 #include "server/http/url.h"
 
 namespace kiln::http::internal {

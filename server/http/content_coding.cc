@@ -5,34 +5,14 @@
 #include <algorithm>
 #include <memory>
 
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
+#include "base/zstd_context.h"
 
 namespace kiln::http {
-namespace {
-
-struct CCtxDeleter {
-  void operator()(ZSTD_CCtx* ctx) const { ZSTD_freeCCtx(ctx); }
-};
-struct DCtxDeleter {
-  void operator()(ZSTD_DCtx* ctx) const { ZSTD_freeDCtx(ctx); }
-};
-
-ZSTD_CCtx* ThreadCompressionContext() {
-  thread_local std::unique_ptr<ZSTD_CCtx, CCtxDeleter> ctx(ZSTD_createCCtx());
-  return ctx.get();
-}
-
-ZSTD_DCtx* ThreadDecompressionContext() {
-  thread_local std::unique_ptr<ZSTD_DCtx, DCtxDeleter> ctx(ZSTD_createDCtx());
-  ZSTD_DCtx_reset(ctx.get(), ZSTD_reset_session_only);
-  return ctx.get();
-}
-
-}  // namespace
 
 std::expected<std::string, HttpError> ZstdDecompress(std::string_view compressed,
                                                      size_t max_bytes) {
-  ZSTD_DCtx* ctx = ThreadDecompressionContext();
+  ZSTD_DCtx* ctx = ThreadZstdDecompressionContext();
   std::string out;
   // Trust the frame's declared size only as a hint, capped by the limit.
   unsigned long long declared = ZSTD_getFrameContentSize(compressed.data(), compressed.size());
@@ -85,8 +65,7 @@ std::expected<void, HttpError> DecodeRequestBody(Request& request, size_t max_bo
 }
 
 std::string ZstdCompress(std::string_view data, int level) {
-  ZSTD_CCtx* ctx = ThreadCompressionContext();
-  ZSTD_CCtx_reset(ctx, ZSTD_reset_session_only);
+  ZSTD_CCtx* ctx = ThreadZstdCompressionContext();
   ZSTD_CCtx_setParameter(ctx, ZSTD_c_compressionLevel, level);
   std::string out(ZSTD_compressBound(data.size()), '\0');
   size_t written = ZSTD_compress2(ctx, out.data(), out.size(), data.data(), data.size());

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "server/http/port_holder.h"
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http::internal {
 namespace {
@@ -37,7 +37,7 @@ Error InUse(const sockaddr& address) {
   if (std::optional<std::string> holder = DescribePortHolder(PortOf(address))) {
     message += StrCat(": ", *holder, " listens on port ", PortOf(address));
   }
-  return Error{std::move(message)};
+  return FailedPreconditionError(std::move(message));
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <utility>
 
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http::internal {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http::internal {
 namespace {

@@ -1,6 +1,6 @@
 #include "server/http/response_channel.h"
 
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http::internal {
 

@@ -1,7 +1,7 @@
 #include "server/http/router.h"
 
 #include "server/http/header_map.h"
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 #include "server/http/url.h"
 
 namespace kiln::http {

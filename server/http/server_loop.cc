@@ -7,7 +7,7 @@
 
 #include "server/http/connection.h"
 #include "server/http/listen_socket.h"
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http::internal {
 namespace {

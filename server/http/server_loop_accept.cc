@@ -15,7 +15,7 @@
 #include "server/http/json_response.h"
 #include "server/http/response_head.h"
 #include "server/http/server_loop.h"
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http::internal {
 namespace {
