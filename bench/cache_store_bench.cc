@@ -294,7 +294,7 @@ int main(int argc, char** argv) {
     figures[0].entries = small;
     figures[1].entries = large;
     if (auto status = kiln::cache::MeasureStores(dir, figures, gets); !status) {
-      std::fprintf(stderr, "%s\n", status.error().message.c_str());
+      std::fprintf(stderr, "%s\n", status.error().ToString().c_str());
       return 1;
     }
     for (const auto& f : figures) kiln::cache::PrintStore(f);
@@ -307,7 +307,7 @@ int main(int argc, char** argv) {
                 hot_ratio, disk_ratio <= 1.2 && hot_ratio <= 1.2 ? "met" : "NOT met");
   }
   if (auto status = kiln::cache::RunCompression(blobs); !status) {
-    std::fprintf(stderr, "%s\n", status.error().message.c_str());
+    std::fprintf(stderr, "%s\n", status.error().ToString().c_str());
     return 1;
   }
   return 0;

@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
   for (int k : clients) {
     kiln::Result<Run> run = CompileOverHttp(modules, k, compile_threads);
     if (!run) {
-      std::fprintf(stderr, "server run with %d clients: %s\n", k, run.error().message.c_str());
+      std::fprintf(stderr, "server run with %d clients: %s\n", k, run.error().ToString().c_str());
       return 1;
     }
     const std::string label = "kiln serve, " + std::to_string(k) + " clients";

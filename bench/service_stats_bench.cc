@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
   for (uint64_t entries : ParseSizes(sizes_text)) {
     Result<SizeFigures> figures = Measure(dir, entries, requests);
     if (!figures) {
-      std::fprintf(stderr, "kiln_stats_bench: %s\n", figures.error().message.c_str());
+      std::fprintf(stderr, "kiln_stats_bench: %s\n", figures.error().ToString().c_str());
       return 1;
     }
     all.push_back(*figures);

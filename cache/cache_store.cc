@@ -40,7 +40,7 @@ Result<std::unique_ptr<CacheStore>> CacheStore::Open(CacheStoreOptions options) 
       Connection::Open(opts.path, {.busy_timeout_ms = opts.busy_timeout_ms, .synchronous_full = opts.synchronous_full}));
   KILN_RETURN_IF_ERROR(store->CheckStorage());
   auto migrated = Migrate(*store->writer_, EmbeddedMigrations());
-  if (!migrated) return MakeError("cache " + opts.path + ": " + migrated.error().message);
+  if (!migrated) return MakeError("cache " + opts.path + ": " + migrated.error().ToString());
   store->readers_ = std::make_unique<ReaderPool>(
       opts.path, opts.reader_connections,
       ConnectionOptions{.read_only = true, .busy_timeout_ms = opts.busy_timeout_ms,
@@ -124,11 +124,11 @@ Result<std::string> CacheStore::DecodeRow(const StoredRow& row) {
   std::shared_ptr<const ZstdDictionary> dictionary;
   if (metadata.dictionary_id != 0) {
     auto found = DictionaryById(metadata.dictionary_id);
-    if (!found) return MakeError(where + found.error().message);
+    if (!found) return MakeError(where + found.error().ToString());
     dictionary = std::move(*found);
   }
   auto raw = ZstdDecompress(row.frame, metadata.raw_bytes, dictionary.get());
-  if (!raw) return MakeError(where + raw.error().message);
+  if (!raw) return MakeError(where + raw.error().ToString());
   const uint64_t checksum = ExecutableChecksum(*raw);
   if (checksum != metadata.checksum) {
     return MakeError(where + "checksum mismatch (stored " + std::to_string(metadata.checksum) +

@@ -51,7 +51,7 @@ Status Migrate(Connection& connection, std::span<const Migration> migrations, in
     if (locked_version >= version) continue;
     Status applied = connection.Execute(migration.sql);
     if (!applied) {
-      return MakeError("migration " + std::string(migration.name) + ": " + applied.error().message);
+      return MakeError("migration " + std::string(migration.name) + ": " + applied.error().ToString());
     }
     KILN_RETURN_IF_ERROR(connection.Execute("PRAGMA user_version=" + std::to_string(version)));
     KILN_RETURN_IF_ERROR(transaction.Commit());

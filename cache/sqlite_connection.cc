@@ -123,7 +123,7 @@ Result<std::unique_ptr<Connection>> Connection::Open(const std::string& path,
   std::unique_ptr<Connection> connection(new Connection(db));
   sqlite3_busy_timeout(db, options.busy_timeout_ms);
   Status configured = connection->Configure(options);
-  if (!configured) return MakeError("open " + path + ": " + configured.error().message);
+  if (!configured) return MakeError("open " + path + ": " + configured.error().ToString());
   return connection;
 }
 

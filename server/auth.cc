@@ -95,7 +95,7 @@ Result<Authenticator> Authenticator::Parse(std::string_view text, std::string_vi
                        "' (letters, digits, '-', '_', '.'; 'shared' is reserved)");
     }
     Result<Role> role = ParseRole(role_name);
-    if (!role) return MakeError(where() + role.error().message);
+    if (!role) return MakeError(where() + role.error().ToString());
     if (!extra.empty() && extra != "shared") {
       return MakeError(where() + "unexpected '" + extra + "' (the only option is 'shared')");
     }

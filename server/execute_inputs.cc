@@ -61,7 +61,7 @@ ApiResult<hlo::Literal> Gather(const runtime::io::SafetensorsFile& file, const h
 ApiResult<std::vector<hlo::Literal>> InputsFromSafetensors(std::string_view body,
                                                            std::span<const hlo::Shape> parameters) {
   Result<runtime::io::SafetensorsFile> file = runtime::io::ParseSafetensors(body);
-  if (!file) return Refuse(400, "invalid_safetensors", file.error().message);
+  if (!file) return Refuse(400, "invalid_safetensors", file.error().ToString());
   std::set<std::string> used;
   std::vector<hlo::Literal> inputs;
   for (size_t i = 0; i < parameters.size(); ++i) {

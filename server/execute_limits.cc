@@ -79,7 +79,8 @@ ApiResult<milliseconds> ExecuteTimeout(const http::Request& request, millisecond
   auto lower = [&](std::optional<std::string_view> text, const std::string& where) -> std::optional<ApiError> {
     if (!text) return std::nullopt;
     Result<milliseconds> asked = ParseDuration(*text);
-    if (!asked) return ApiError{.status = 400, .code = "bad_request", .message = where + ": " + asked.error().message};
+    if (!asked)
+      return ApiError{.status = 400, .code = "bad_request", .message = where + ": " + asked.error().ToString()};
     timeout = std::min(timeout, *asked);
     return std::nullopt;
   };

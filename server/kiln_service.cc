@@ -25,7 +25,7 @@ Result<std::unique_ptr<KilnService>> KilnService::Create(ServiceOptions options)
   store_options.path = service->options_.db_path;
   store_options.max_bytes = service->options_.max_store_bytes;
   auto store = cache::CacheStore::Open(store_options);
-  if (!store) return MakeError("database " + service->options_.db_path + ": " + store.error().message);
+  if (!store) return MakeError("database " + service->options_.db_path + ": " + store.error().ToString());
   service->store_ = std::move(*store);
 
   runtime::pool::PoolOptions pool_options;

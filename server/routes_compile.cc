@@ -128,14 +128,15 @@ void KilnService::Compile(Call call) {
 
   auto parse_start = Clock::now();
   Result<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(request.hlo, "<hlo>");
-  if (!module) return fail(HloParseError(module.error().message));
-  if (Status verified = hlo::VerifyModule(**module); !verified) return fail(HloVerifyError(verified.error().message));
+  if (!module) return fail(HloParseError(module.error().ToString()));
+  if (Status verified = hlo::VerifyModule(**module); !verified)
+    return fail(HloVerifyError(verified.error().ToString()));
   timings.parse_ms = MsSince(parse_start);
 
   auto fingerprint_start = Clock::now();
   Result<hlo::Fingerprint> fingerprint =
       hlo::FingerprintModule(**module, lowering::FingerprintOptionsFor(request.options));
-  if (!fingerprint) return fail(HloVerifyError(fingerprint.error().message));
+  if (!fingerprint) return fail(HloVerifyError(fingerprint.error().ToString()));
   id.key = fingerprint->key;
   timings.fingerprint_ms = MsSince(fingerprint_start);
 
@@ -206,7 +207,7 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, const fusi
   }
   Result<lowering::CompileOutput> compiled = lowering::CompileModule(module, options);
   if (!compiled) {
-    outcome->error = ApiError{.status = 422, .code = "compile_failed", .message = compiled.error().message};
+    outcome->error = ApiError{.status = 422, .code = "compile_failed", .message = compiled.error().ToString()};
     return outcome;
   }
   metrics_.Compiled(compiled->compile_ms);

@@ -166,7 +166,7 @@ void KilnService::Execute(Call call) {
                      .timeout = state->timeout,
                      .queued_seconds = stats.queued_seconds,
                      .run_seconds = stats.run_seconds,
-                     .error = status.error().message};
+                     .error = status.error().ToString()};
       return state->respond(ErrorToResponse(EndedRunError(stats.end, ended)));
     }
     runtime::timing::TimedExecution& run = *state->run;
@@ -200,8 +200,10 @@ void KilnService::Execute(Call call) {
         Result<json> value = LiteralToJson(tuple ? run.result.tuple_elements()[i] : run.result);
         if (!value) {
           metrics_.ExecuteFailed();
-          return state->respond(ErrorToResponse(
-              ApiError{.status = 422, .code = "unsupported_output", .message = "output " + std::to_string(i) + ": " + value.error().message}));
+          return state->respond(
+              ErrorToResponse(ApiError{.status = 422,
+                                       .code = "unsupported_output",
+                                       .message = "output " + std::to_string(i) + ": " + value.error().ToString()}));
         }
         values.push_back(std::move(*value));
       }
@@ -215,7 +217,7 @@ void KilnService::Execute(Call call) {
                    {"wall_ms", stats.run_seconds * 1000},
                    {"outputs", std::move(values)},
                    {"kernels", kernels}};
-      if (!run.profile) body["timing_error"] = run.profile.error().message;
+      if (!run.profile) body["timing_error"] = run.profile.error().ToString();
       response = http::JsonResponse(200, body);
     }
     response.headers.Set("X-Kiln-Key", state->key);

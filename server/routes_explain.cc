@@ -58,13 +58,13 @@ void KilnService::Explain(Call call) {
   if (!parsed) return call.respond(ErrorToResponse(parsed.error()));
   const CompileRequest& request = *parsed;
   Result<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(request.hlo, "<hlo>");
-  if (!module) return call.respond(ErrorToResponse(HloParseError(module.error().message)));
+  if (!module) return call.respond(ErrorToResponse(HloParseError(module.error().ToString())));
   if (Status verified = hlo::VerifyModule(**module); !verified) {
-    return call.respond(ErrorToResponse(HloVerifyError(verified.error().message)));
+    return call.respond(ErrorToResponse(HloVerifyError(verified.error().ToString())));
   }
   Result<hlo::Fingerprint> fingerprint =
       hlo::FingerprintModule(**module, lowering::FingerprintOptionsFor(request.options));
-  if (!fingerprint) return call.respond(ErrorToResponse(HloVerifyError(fingerprint.error().message)));
+  if (!fingerprint) return call.respond(ErrorToResponse(HloVerifyError(fingerprint.error().ToString())));
 
   const std::vector<cache::KeyComponent> components = cache::KeyComponentsOf(*fingerprint);
   const json options = json::parse(lowering::OptionsJson(request.options));

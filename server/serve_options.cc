@@ -74,7 +74,7 @@ Result<uint64_t> ParseByteSize(std::string_view text) {
                               "size '" + std::string(text) + "'");
   if (!number) return std::unexpected(number.error());
   auto factor = SuffixMultiplier(text.substr(digits));
-  if (!factor) return MakeError("size '" + std::string(text) + "': " + factor.error().message);
+  if (!factor) return MakeError("size '" + std::string(text) + "': " + factor.error().ToString());
   if (*number > std::numeric_limits<uint64_t>::max() / *factor) {
     return MakeError("size '" + std::string(text) + "' is too large");
   }

@@ -39,7 +39,7 @@ Status RunCompile(const CompileArgs& args) {
   options.chip = args.chip;
   options.scoped_vmem_bytes = args.scoped_vmem_bytes;
   auto out = lowering::CompileModule(*module, options);
-  if (!out) return MakeError(args.file + ": " + out.error().message);
+  if (!out) return MakeError(args.file + ": " + out.error().ToString());
   if (!args.out.empty()) KILN_RETURN_IF_ERROR(WriteBytes(args.out, out->executable));
   if (args.json) {
     nlohmann::json j = {
@@ -85,7 +85,7 @@ void RegisterCompile(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->callback([args, exit_code] {
     if (Status s = RunCompile(*args); !s) {
-      std::fprintf(stderr, "kiln compile: %s\n", s.error().message.c_str());
+      std::fprintf(stderr, "kiln compile: %s\n", s.error().ToString().c_str());
       *exit_code = 1;
     }
   });

@@ -193,7 +193,7 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
   auto run = [args, exit_code](Status (*fn)(const InspectArgs&)) {
     return [args, exit_code, fn] {
       if (Status s = fn(*args); !s) {
-        std::fprintf(stderr, "kiln inspect: %s\n", s.error().message.c_str());
+        std::fprintf(stderr, "kiln inspect: %s\n", s.error().ToString().c_str());
         *exit_code = 1;
       }
     };

@@ -28,7 +28,7 @@ Result<std::unique_ptr<hlo::Module>> ParseVerifiedModule(const std::string& text
                                                          const std::string& path) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, hlo::ParseModule(text, path));
   Status verified = hlo::VerifyModule(*module);
-  if (!verified) return MakeError(path + ": verification failed: " + verified.error().message);
+  if (!verified) return MakeError(path + ": verification failed: " + verified.error().ToString());
   return module;
 }
 

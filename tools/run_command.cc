@@ -54,8 +54,7 @@ Status CheckProgramMemory(const runtime::Program& program, const RunOptions& opt
 Status CheckModuleMemory(const hlo::Module& module, const RunOptions& options) {
   Status fits = runtime::io::CheckEvalMemory(module, options.memory_budget);
   if (fits) return Ok();
-  return MakeError(options.module_path + ": " + fits.error().message +
-                   std::string(kTimingOnlyHint));
+  return MakeError(options.module_path + ": " + fits.error().ToString() + std::string(kTimingOnlyHint));
 }
 
 Result<runtime::timing::TimingOptions> MakeTimingOptions(const RunOptions& options) {
@@ -85,7 +84,7 @@ Result<RunReport> RunDirect(const RunOptions& options, const hlo::Module& module
   eval_options.step_budget = options.step_budget;
   auto start = Clock::now();
   auto result = runtime::EvaluateModule(module, args, eval_options);
-  if (!result) return MakeError(options.module_path + ": " + result.error().message);
+  if (!result) return MakeError(options.module_path + ": " + result.error().ToString());
   RunReport report;
   report.module_name = module.name();
   report.eval_ms = MillisecondsSince(start);
@@ -105,7 +104,7 @@ Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& pr
   report.plan = program.program().plan;
   if (options.timing_only) {
     auto profile = runtime::timing::SimulateProgram(program, chip, timing);
-    if (!profile) return MakeError(options.module_path + ": " + profile.error().message);
+    if (!profile) return MakeError(options.module_path + ": " + profile.error().ToString());
     report.profile = std::move(*profile);
   } else {
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::timing::ProgramTimer> timer,
@@ -114,14 +113,14 @@ Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& pr
     eval_options.step_budget = options.step_budget;
     auto start = Clock::now();
     auto run = runtime::timing::ExecuteTimed(program, *timer, args, eval_options);
-    if (!run) return MakeError(options.module_path + ": " + run.error().message);
+    if (!run) return MakeError(options.module_path + ": " + run.error().ToString());
     report.eval_ms = MillisecondsSince(start);
     report.outputs = runtime::io::OutputTensors(run->result);
     report.computed_values = true;
     if (run->profile) {
       report.profile = std::move(*run->profile);
     } else {
-      report.timing_error = run->profile.error().message;
+      report.timing_error = run->profile.error().ToString();
     }
   }
   if (!options.trace_path.empty() && report.profile) {
@@ -134,7 +133,7 @@ Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& pr
 // otherwise.
 Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const uint8_t> bytes) {
   auto loaded = runtime::LoadedProgram::FromBytes(bytes);
-  if (!loaded) return MakeError(options.module_path + ": " + loaded.error().message);
+  if (!loaded) return MakeError(options.module_path + ": " + loaded.error().ToString());
   const runtime::Program& program = (*loaded)->program();
   KILN_ASSIGN_OR_RETURN(const runtime::ChipSpec* chip,
                         LookUpChip(options.chip.empty() ? program.chip : options.chip));
@@ -144,7 +143,7 @@ Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const u
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckProgramMemory(program, options));
     auto shapes = runtime::ProgramParameterShapes(program);
-    if (!shapes) return MakeError(options.module_path + ": " + shapes.error().message);
+    if (!shapes) return MakeError(options.module_path + ": " + shapes.error().ToString());
     KILN_ASSIGN_OR_RETURN(args, LoadArguments(*shapes, options));
   }
   KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, args, report));
@@ -173,14 +172,14 @@ Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) 
   }
   auto compiled = lowering::CompileModule(module, compile);
   if (!compiled) {
-    return MakeError(options.module_path + ": " + compiled.error().message +
+    return MakeError(options.module_path + ": " + compiled.error().ToString() +
                      (options.timing_only ? "" : "; --direct evaluates it without compiling"));
   }
   report.compiled_here = true;
   report.compile_ms = compiled->compile_ms;
   auto loaded = runtime::LoadedProgram::FromBytes(compiled->executable);
   if (!loaded) {
-    return MakeError(options.module_path + ": compiled executable: " + loaded.error().message);
+    return MakeError(options.module_path + ": compiled executable: " + loaded.error().ToString());
   }
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckProgramMemory((*loaded)->program(), options));

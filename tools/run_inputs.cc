@@ -32,7 +32,7 @@ Result<std::vector<hlo::Literal>> LoadArguments(std::span<const hlo::Shape> shap
     KILN_ASSIGN_OR_RETURN(runtime::io::SafetensorsFile file,
                           runtime::io::ReadSafetensorsFile(options.inputs_path));
     auto args = runtime::io::ArgumentsFromTensors(file, shapes);
-    if (!args) return MakeError(options.inputs_path + ": " + args.error().message);
+    if (!args) return MakeError(options.inputs_path + ": " + args.error().ToString());
     return args;
   }
   if (!options.input_literals_path.empty()) {
@@ -40,7 +40,7 @@ Result<std::vector<hlo::Literal>> LoadArguments(std::span<const hlo::Shape> shap
                           runtime::io::ReadLiteralFile(options.input_literals_path));
     auto args = file.Arguments();
     if (args) args = runtime::io::MatchArguments(std::move(*args), shapes);
-    if (!args) return MakeError(options.input_literals_path + ": " + args.error().message);
+    if (!args) return MakeError(options.input_literals_path + ": " + args.error().ToString());
     return args;
   }
   if (options.random_seed) return runtime::io::RandomArguments(shapes, *options.random_seed);

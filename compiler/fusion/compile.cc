@@ -57,7 +57,7 @@ Result<CompiledPlan> PlanModule(hlo::Module& module, const CompileOptions& optio
   planner.tiling.mxu_size = out.chip->mxu_size;
   const hlo::Computation& entry = *module.entry();
   Result<FusionPlan> plan = PlanComputation(entry, options.plan, planner);
-  if (!plan) return MakeError("planning: " + plan.error().message);
+  if (!plan) return MakeError("planning: " + plan.error().ToString());
   out.plan = std::move(*plan);
   out.times.planning_ms = watch.LapMs();
 
@@ -69,7 +69,7 @@ Result<CompiledPlan> PlanModule(hlo::Module& module, const CompileOptions& optio
   if (devices > 1) target = std::to_string(devices) + " x " + target + " (sharding annotations)";
   Result<BufferAssignment> buffers =
       AssignBuffers(entry, out.plan, out.chip->hbm_bytes * devices, target);
-  if (!buffers) return MakeError("buffer assignment: " + buffers.error().message);
+  if (!buffers) return MakeError("buffer assignment: " + buffers.error().ToString());
   out.buffers = std::move(*buffers);
   out.times.buffers_ms = watch.LapMs();
 

@@ -244,9 +244,8 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
     } else if (kernel.instructions.size() == 1) {
       kernel.tile = TileChoice{};  // nothing to un-fuse: stream it from HBM
     } else {
-      return MakeError("kernel " + std::to_string(kernel.id) + " (" +
-                       std::string(KernelKindName(kernel.kind)) + ", root %" +
-                       instrs[kernel.roots.front()]->name() + "): " + tile.error().message);
+      return MakeError("kernel " + std::to_string(kernel.id) + " (" + std::string(KernelKindName(kernel.kind)) +
+                       ", root %" + instrs[kernel.roots.front()]->name() + "): " + tile.error().ToString());
     }
     plan.kernels.push_back(std::move(kernel));
   }
@@ -273,7 +272,7 @@ Status ValidatePlan(const hlo::Computation& computation, const TilingOptions& op
     }
     Status tile = ValidateTile(MakeTilingProblem(computation, have), have.tile, options);
     if (!tile) {
-      return MakeError("kernel " + std::to_string(k) + ": " + tile.error().message);
+      return MakeError("kernel " + std::to_string(k) + ": " + tile.error().ToString());
     }
   }
   return Ok();

@@ -19,7 +19,7 @@ Result<bool> PassPipeline::Run(hlo::Module& module) {
     for (const auto& pass : passes_) {
       Result<bool> changed = pass->Run(module);
       if (!changed) {
-        return MakeError("pass " + std::string(pass->name()) + ": " + changed.error().message);
+        return MakeError("pass " + std::string(pass->name()) + ": " + changed.error().ToString());
       }
       if (*changed) {
         changed_this_round = true;
@@ -28,8 +28,7 @@ Result<bool> PassPipeline::Run(hlo::Module& module) {
       if (options_.verify) {
         Status verified = hlo::VerifyModule(module);
         if (!verified) {
-          return MakeError("after pass " + std::string(pass->name()) + ": " +
-                           verified.error().message);
+          return MakeError("after pass " + std::string(pass->name()) + ": " + verified.error().ToString());
         }
       }
     }

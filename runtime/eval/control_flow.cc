@@ -83,7 +83,7 @@ Result<Value> Interpreter::EvalConditional(const Instruction& instr,
     branch = taken ? 0 : 1;  // true_computation first
   } else {
     Result<int64_t> index = ScalarToInt64(selector);
-    if (!index) return std::unexpected(InstrError(instr, "branch index: " + index.error().message));
+    if (!index) return std::unexpected(InstrError(instr, "branch index: " + index.error().ToString()));
     // Out-of-range indices run the last branch.
     branch = (*index < 0 || *index >= static_cast<int64_t>(branches.size()))
                  ? branches.size() - 1

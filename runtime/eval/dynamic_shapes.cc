@@ -91,7 +91,7 @@ Result<Value> EvalSetDimensionSize(const Instruction& instr, std::span<const Val
   if (operands.size() != 2) return std::unexpected(InstrError(instr, "takes two operands"));
   KILN_ASSIGN_OR_RETURN(const Literal* size_literal, ArrayOf(instr, operands[1]));
   Result<int64_t> size = ScalarToInt64(*size_literal);
-  if (!size) return std::unexpected(InstrError(instr, "size: " + size.error().message));
+  if (!size) return std::unexpected(InstrError(instr, "size: " + size.error().ToString()));
   const Value& operand = operands[0];
   if (operand.array().shape().dimensions() != instr.shape().dimensions()) {
     return std::unexpected(
@@ -130,7 +130,7 @@ Result<Value> EvalDynamicReshape(const Instruction& instr, std::span<const Value
   for (int64_t d = 0; d < shape.rank(); ++d) {
     KILN_ASSIGN_OR_RETURN(const Literal* size_literal, ArrayOf(instr, operands[d + 1]));
     Result<int64_t> size = ScalarToInt64(*size_literal);
-    if (!size) return std::unexpected(InstrError(instr, "size: " + size.error().message));
+    if (!size) return std::unexpected(InstrError(instr, "size: " + size.error().ToString()));
     const int64_t bound = shape.dimensions(d);
     if (*size < 0 || *size > bound || (!shape.is_dynamic_dimension(d) && *size != bound)) {
       return std::unexpected(InstrError(instr, "size " + std::to_string(*size) +

@@ -232,7 +232,7 @@ Result<std::vector<int64_t>> ClampedStarts(const Instruction& instr, LiteralSpan
   for (size_t d = 0; d < dims.size(); ++d) {
     Result<int64_t> start = one_vector ? IntegerElement(*index_operands[0], static_cast<int64_t>(d))
                                        : ScalarToInt64(*index_operands[d]);
-    if (!start) return std::unexpected(InstrError(instr, "start index: " + start.error().message));
+    if (!start) return std::unexpected(InstrError(instr, "start index: " + start.error().ToString()));
     if (sizes[d] > dims[d]) {
       return std::unexpected(InstrError(instr, "slice size exceeds the operand in dimension " +
                                                    std::to_string(d)));

@@ -78,7 +78,7 @@ Status ApplyLine(std::string_view name, std::string_view value, LiteralFile& fil
   }
   if (name == "error_spec") {
     auto spec = ParseErrorSpec(value);
-    if (!spec) return MakeError("bad error_spec: " + spec.error().message);
+    if (!spec) return MakeError("bad error_spec: " + spec.error().ToString());
     file.error_spec = *spec;
     return Ok();
   }
@@ -88,7 +88,7 @@ Status ApplyLine(std::string_view name, std::string_view value, LiteralFile& fil
         StrCat("unknown name \"", name, "\" (expected param.N, result, compare or error_spec)"));
   }
   auto literal = hlo::ParseLiteral(value);
-  if (!literal) return MakeError(StrCat("bad literal for ", name, ": ", literal.error().message));
+  if (!literal) return MakeError(StrCat("bad literal for ", name, ": ", literal.error().ToString()));
   if (param) {
     if (!file.params.emplace(*param, std::move(*literal)).second) {
       return MakeError(StrCat(name, " given twice"));
@@ -129,7 +129,7 @@ Result<LiteralFile> ParseLiteralFile(std::string_view text, std::string_view fil
                          ? Status(MakeError("expected \"name = value\""))
                          : ApplyLine(Trim(line.substr(0, eq)), Trim(line.substr(eq + 1)), file);
     if (!applied) {
-      return MakeError(StrCat(filename, ":", line_number, ": ", applied.error().message));
+      return MakeError(StrCat(filename, ":", line_number, ": ", applied.error().ToString()));
     }
   }
   return file;

@@ -110,7 +110,7 @@ Result<std::vector<hlo::Literal>> RandomArguments(std::span<const hlo::Shape> pa
     // Parameter i's stream depends only on (seed, i).
     uint64_t parameter_seed = seed ^ (0x9e3779b97f4a7c15ULL * (i + 1));
     auto value = RandomLiteral(parameter_shapes[i], parameter_seed);
-    if (!value) return MakeError(StrCat("parameter ", i, ": ", value.error().message));
+    if (!value) return MakeError(StrCat("parameter ", i, ": ", value.error().ToString()));
     args.push_back(std::move(*value));
   }
   return args;

@@ -176,7 +176,7 @@ Result<SafetensorsFile> ParseSafetensors(std::span<const uint8_t> bytes) {
   }
   std::string_view header_text(reinterpret_cast<const char*>(bytes.data() + 8), header_size);
   auto header = ParseHeaderJson(header_text);
-  if (!header) return MakeError("safetensors: " + header.error().message);
+  if (!header) return MakeError("safetensors: " + header.error().ToString());
 
   SafetensorsFile file;
   std::vector<TensorEntry> entries;
@@ -185,13 +185,13 @@ Result<SafetensorsFile> ParseSafetensors(std::span<const uint8_t> bytes) {
   for (const auto& [name, info] : header->items()) {
     if (name == "__metadata__") {
       Status metadata = CheckMetadata(info, file.metadata);
-      if (!metadata) return MakeError("safetensors: " + metadata.error().message);
+      if (!metadata) return MakeError("safetensors: " + metadata.error().ToString());
       continue;
     }
     if (name.empty()) return MakeError("safetensors: a tensor has an empty name");
     auto entry = CheckTensorEntry(name, info);
     if (!entry) {
-      return MakeError(StrCat("safetensors: tensor \"", name, "\": ", entry.error().message));
+      return MakeError(StrCat("safetensors: tensor \"", name, "\": ", entry.error().ToString()));
     }
     if (entry->end > data_size) {
       return MakeError(StrCat("safetensors: tensor \"", name, "\": data_offsets [", entry->begin,
@@ -208,7 +208,7 @@ Result<SafetensorsFile> ParseSafetensors(std::span<const uint8_t> bytes) {
     entries.push_back(std::move(*entry));
   }
   Status tiling = CheckTiling(entries, data_size);
-  if (!tiling) return MakeError("safetensors: " + tiling.error().message);
+  if (!tiling) return MakeError("safetensors: " + tiling.error().ToString());
   for (const TensorEntry& entry : entries) {
     KILN_ASSIGN_OR_RETURN(hlo::Literal value, MakeLiteral(entry, data));
     file.tensors.push_back({entry.name, std::move(value)});
@@ -224,7 +224,7 @@ Result<SafetensorsFile> ParseSafetensors(std::string_view bytes) {
 Result<SafetensorsFile> ReadSafetensorsFile(const std::string& path) {
   KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
   auto file = ParseSafetensors(bytes);
-  if (!file) return MakeError(path + ": " + file.error().message);
+  if (!file) return MakeError(path + ": " + file.error().ToString());
   return file;
 }
 

@@ -43,7 +43,7 @@ Result<std::string> SerializeSafetensors(const SafetensorsFile& file) {
   uint64_t offset = 0;
   for (const NamedTensor& tensor : file.tensors) {
     Status ok = CheckTensor(tensor, names);
-    if (!ok) return MakeError("safetensors: " + ok.error().message);
+    if (!ok) return MakeError("safetensors: " + ok.error().ToString());
     uint64_t end = offset + tensor.value.data().size();
     header[tensor.name] = {
         {"dtype", *SafetensorsDtypeName(tensor.value.shape().element_type())},
@@ -76,7 +76,7 @@ Result<std::string> SerializeSafetensors(const SafetensorsFile& file) {
 
 Status WriteSafetensorsFile(const std::string& path, const SafetensorsFile& file) {
   auto bytes = SerializeSafetensors(file);
-  if (!bytes) return MakeError(path + ": " + bytes.error().message);
+  if (!bytes) return MakeError(path + ": " + bytes.error().ToString());
   return WriteFileBytes(path, *bytes);
 }
 

@@ -145,13 +145,13 @@ class ScalarTestContext : public EvalContext {
 // and keeps the module alive for the test.
 inline std::unique_ptr<hlo::Module> ParseOrDie(std::string_view text) {
   auto module = hlo::ParseModule(text);
-  EXPECT_TRUE(module.has_value()) << (module ? "" : module.error().message);
+  EXPECT_TRUE(module.has_value()) << (module ? "" : module.error().ToString());
   return module ? std::move(*module) : nullptr;
 }
 
 inline hlo::Literal LiteralOrDie(std::string_view text) {
   auto lit = hlo::ParseLiteral(text);
-  EXPECT_TRUE(lit.has_value()) << text << ": " << (lit ? "" : lit.error().message);
+  EXPECT_TRUE(lit.has_value()) << text << ": " << (lit ? "" : lit.error().ToString());
   return lit ? std::move(*lit) : hlo::Literal();
 }
 

@@ -22,7 +22,7 @@ class Completions {
     return [this, label](Status status, const JobStats& stats) {
       std::lock_guard<std::mutex> lock(mu_);
       order_.push_back(label);
-      errors_.push_back(status ? "" : status.error().message);
+      errors_.push_back(status ? "" : status.error().ToString());
       stats_.push_back(stats);
       cv_.notify_all();
     };

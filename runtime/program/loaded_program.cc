@@ -71,14 +71,13 @@ Result<std::unique_ptr<LoadedProgram>> LoadedProgram::Load(Program program) {
     const ProgramBuffer& buf = p.buffers[b];
     auto shape = hlo::ParseShape(buf.shape);
     if (!shape) {
-      return MakeError("buffer " + std::to_string(b) + ": bad shape '" + buf.shape +
-                       "': " + shape.error().message);
+      return MakeError("buffer " + std::to_string(b) + ": bad shape '" + buf.shape + "': " + shape.error().ToString());
     }
     lp->buffer_shapes_.push_back(std::move(*shape));
     if (buf.kind == BufferKind::kConstant) {
       auto literal = hlo::ParseLiteral(buf.literal);
       if (!literal) {
-        return MakeError("constant buffer " + std::to_string(b) + ": " + literal.error().message);
+        return MakeError("constant buffer " + std::to_string(b) + ": " + literal.error().ToString());
       }
       lp->constants_.push_back(std::make_unique<hlo::Literal>(std::move(*literal)));
     } else {
@@ -86,7 +85,7 @@ Result<std::unique_ptr<LoadedProgram>> LoadedProgram::Load(Program program) {
     }
   }
   auto result_shape = hlo::ParseShape(p.result_shape);
-  if (!result_shape) return MakeError("bad result shape: " + result_shape.error().message);
+  if (!result_shape) return MakeError("bad result shape: " + result_shape.error().ToString());
   lp->result_shape_ = std::move(*result_shape);
   std::vector<const hlo::Shape*> leaves = ShapeLeaves(lp->result_shape_);
   if (leaves.size() != p.results.size()) {
@@ -101,7 +100,7 @@ Result<std::unique_ptr<LoadedProgram>> LoadedProgram::Load(Program program) {
   }
   for (size_t k = 0; k < p.kernels.size(); ++k) {
     auto module = hlo::ParseModule(p.kernels[k].hlo, p.kernels[k].name);
-    if (!module) return MakeError(KernelLabel(p, k) + ": " + module.error().message);
+    if (!module) return MakeError(KernelLabel(p, k) + ": " + module.error().ToString());
     KILN_RETURN_IF_ERROR(hlo::VerifyModule(**module));
     lp->modules_.push_back(std::move(*module));
     KILN_RETURN_IF_ERROR(CheckKernelSignature(*lp, k));

@@ -69,7 +69,7 @@ Result<hlo::Literal> ExecuteProgram(const LoadedProgram& lp, std::span<const hlo
     if (!kernel_observers.empty()) kernel_options.control_flow = kernel_observers[k];
     auto out = EvaluateModule(lp.kernel_module(k), inputs, kernel_options);
     if (!out) {
-      return MakeError("kernel " + std::to_string(k) + " (" + kernel.name + "): " + out.error().message);
+      return MakeError("kernel " + std::to_string(k) + " (" + kernel.name + "): " + out.error().ToString());
     }
     if (kernel.outputs.size() == 1) {
       values[kernel.outputs[0]] = std::move(*out);

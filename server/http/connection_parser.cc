@@ -190,7 +190,7 @@ int Connection::HandleMessageComplete() {
 void Connection::Dispatch(Request request, Slot& slot) {
   Result<ParsedTarget> target = ParseTarget(request.target);
   if (!target) {
-    Finish(slot, ErrorResponse(400, "bad_request", target.error().message));
+    Finish(slot, ErrorResponse(400, "bad_request", target.error().ToString()));
     return;
   }
   request.path = std::move(target->path);

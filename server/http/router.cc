@@ -114,7 +114,7 @@ RouteMatch Router::Match(std::string_view method, std::string_view path) const {
     Result<std::string> value = PercentDecode(segments[i], /*plus_as_space=*/false);
     if (!value) {
       match.kind = RouteMatch::Kind::kBadPath;
-      match.error = value.error().message;
+      match.error = value.error().ToString();
       return match;
     }
     match.path_params.emplace_back(expected.substr(1, expected.size() - 2), std::move(*value));

@@ -73,7 +73,7 @@ Result<uint16_t> ServerLoop::Listen(uint16_t port, ListenRole role) {
       &loop_, socket, options.backlog, [this](uv_stream_t* server) { Accept(server); },
       [this](int status) { HandleAcceptError(status); });
   if (!listening) {
-    return MakeError(StrCat(options.host, ":", port, ": ", listening.error().message));
+    return MakeError(StrCat(options.host, ":", port, ": ", listening.error().ToString()));
   }
   return listener_.port();
 }

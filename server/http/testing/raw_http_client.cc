@@ -129,7 +129,7 @@ bool RawHttpClient::WaitForClose() {
   while (true) {
     Status status = Fill();
     if (status) continue;
-    return status.error().message.find("timed out") == std::string::npos;
+    return status.error().ToString().find("timed out") == std::string::npos;
   }
 }
 
