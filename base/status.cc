@@ -1,5 +1,6 @@
 #include "base/status.h"
 
+#include <cerrno>
 #include <ostream>
 
 namespace kiln {
@@ -112,6 +113,54 @@ Error& Error::WithContext(std::string_view what) & {
   return *this;
 }
 Error&& Error::WithContext(std::string_view what) && { return std::move(WithContext(what)); }
+
+Error ErrnoError(int error_number, std::string message) {
+  ErrorCode code = ErrorCode::kInternal;
+  switch (error_number) {
+    case ENOENT:
+    case ENOTDIR:
+      code = ErrorCode::kNotFound;
+      break;
+    case EEXIST:
+      code = ErrorCode::kAlreadyExists;
+      break;
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      code = ErrorCode::kPermissionDenied;
+      break;
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case EMFILE:
+    case ENFILE:
+    case ENOMEM:
+      code = ErrorCode::kResourceExhausted;
+      break;
+    case EINVAL:
+    case EISDIR:
+    case ENAMETOOLONG:
+      code = ErrorCode::kInvalidArgument;
+      break;
+    case EAGAIN:
+    case EBUSY:
+    case EINTR:
+    case EADDRINUSE:
+    case ECONNREFUSED:
+    case ECONNRESET:
+      code = ErrorCode::kUnavailable;
+      break;
+    case ETIMEDOUT:
+      code = ErrorCode::kDeadlineExceeded;
+      break;
+    case EIO:
+      code = ErrorCode::kDataLoss;
+      break;
+    default:
+      break;
+  }
+  return Error::Coded(code, std::move(message));
+}
 
 std::ostream& operator<<(std::ostream& out, const Error& error) { return out << error.ToString(); }
 

@@ -164,6 +164,12 @@ inline Error DeadlineExceededError(std::string message) { return Error::Coded(Er
 inline Error CancelledError(std::string message) { return Error::Coded(ErrorCode::kCancelled, std::move(message)); }
 inline Error InternalError(std::string message) { return Error::Coded(ErrorCode::kInternal, std::move(message)); }
 
+// The error of a system call that failed with `error_number` (errno), coded
+// after it: ENOENT not_found, EACCES permission_denied, ENOSPC
+// resource_exhausted, EAGAIN unavailable, ...; internal for one not listed.
+// `message` should say what failed (strerror's text included if wanted).
+Error ErrnoError(int error_number, std::string message);
+
 }  // namespace kiln
 
 // Propagates the error of an expression returning Result<T>/Status.

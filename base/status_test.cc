@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <sstream>
 #include <vector>
 
@@ -100,6 +101,16 @@ TEST(StatusTest, DetailsAreTyped) {
   Error unknown = UnauthenticatedError("who?").WithChallenge("Bearer realm=\"kiln\"");
   EXPECT_EQ(unknown.details.challenge, "Bearer realm=\"kiln\"");
   EXPECT_FALSE(InternalError("x").details.parameter.has_value());
+}
+
+TEST(StatusTest, AFailedSystemCallIsCodedAfterItsErrno) {
+  EXPECT_EQ(ErrnoError(ENOENT, "m").code, ErrorCode::kNotFound);
+  EXPECT_EQ(ErrnoError(EACCES, "m").code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(ErrnoError(ENOSPC, "m").code, ErrorCode::kResourceExhausted);
+  EXPECT_EQ(ErrnoError(EADDRINUSE, "m").code, ErrorCode::kUnavailable);
+  EXPECT_EQ(ErrnoError(EIO, "disk").code, ErrorCode::kDataLoss);
+  EXPECT_EQ(ErrnoError(0, "m").code, ErrorCode::kInternal);
+  EXPECT_EQ(ErrnoError(ENOENT, "a: No such file").message, "a: No such file");
 }
 
 TEST(StatusTest, StreamsTheTextForPeople) {

@@ -141,28 +141,33 @@ ApiError EndedRunError(runtime::pool::JobEnd end, const EndedRun& run) {
   return ApiError{.status = 422, .code = "execution_failed", .message = "running " + run.key + ": " + run.error};
 }
 
-ApiError RefusedRunError(const runtime::pool::SubmitError& error, const std::string& key, const std::string& kind,
+ApiError RefusedRunError(const Error& error, const std::string& key, const std::string& kind,
                          const std::string& pool_spec) {
-  using Kind = runtime::pool::SubmitError::Kind;
-  switch (error.kind) {
-    case Kind::kSaturated:
-      return ApiError{.status = 503, .code = "pool_saturated",
-                      .message = "the " + kind + " run queue is full (" + error.message + " on pool " + pool_spec +
-                                 "); retry later",
-                      .retry_after_seconds = 1};
-    case Kind::kTooLarge:
-      return ApiError{.status = 413, .code = "too_large_to_run",
-                      .message = "running " + key + " can never fit the server's host memory: " + error.message};
-    case Kind::kShuttingDown:
-      return ApiError{.status = 503, .code = "draining", .message = "the server is shutting down: " + error.message,
-                      .retry_after_seconds = 1};
-    case Kind::kNoSuchChip:
-      return ApiError{.status = 409, .code = "chip_not_in_pool",
-                      .message = "the executable targets " + kind + "; the pool has " + pool_spec};
-    case Kind::kInvalid:
-      break;
+  namespace pool = runtime::pool;
+  if (error.reason == pool::kPoolSaturated) {
+    return ApiError{
+        .status = 503,
+        .code = "pool_saturated",
+        .message = "the " + kind + " run queue is full (" + error.message + " on pool " + pool_spec + "); retry later",
+        .retry_after_seconds = 1};
   }
-  return InternalError("submitting the run of " + key, kiln::InternalError(error.message));
+  if (error.reason == pool::kTooLargeToRun) {
+    return ApiError{.status = 413,
+                    .code = "too_large_to_run",
+                    .message = "running " + key + " can never fit the server's host memory: " + error.message};
+  }
+  if (error.reason == pool::kDraining) {
+    return ApiError{.status = 503,
+                    .code = "draining",
+                    .message = "the server is shutting down: " + error.message,
+                    .retry_after_seconds = 1};
+  }
+  if (error.reason == pool::kChipNotInPool) {
+    return ApiError{.status = 409,
+                    .code = "chip_not_in_pool",
+                    .message = "the executable targets " + kind + "; the pool has " + pool_spec};
+  }
+  return InternalError("submitting the run of " + key, error);
 }
 
 }  // namespace kiln::server

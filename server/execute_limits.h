@@ -55,7 +55,7 @@ ApiError EndedRunError(runtime::pool::JobEnd end, const EndedRun& run);
 // The answer for a run the pool refused to queue: 503 pool_saturated or
 // draining (with Retry-After), 413 too_large_to_run (with the figures),
 // 409 chip_not_in_pool.
-ApiError RefusedRunError(const runtime::pool::SubmitError& error, const std::string& key, const std::string& kind,
+ApiError RefusedRunError(const Error& error, const std::string& key, const std::string& kind,
                          const std::string& pool_spec);
 
 // "5 s", "1.5 s", "250 ms".

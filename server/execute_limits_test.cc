@@ -66,10 +66,13 @@ TEST(ExecuteLimitsTest, OtherEndsMapToTheirStatuses) {
   EXPECT_GT(busy.retry_after_seconds, 0);
   EXPECT_EQ(EndedRunError(JobEnd::kFailed, run).message, "running k: why");
 
-  using Kind = runtime::pool::SubmitError::Kind;
-  EXPECT_EQ(RefusedRunError({Kind::kTooLarge, "needs 8 GiB"}, "k", "v5e", "v5e:1").status, 413);
-  EXPECT_EQ(RefusedRunError({Kind::kSaturated, "full"}, "k", "v5e", "v5e:1").code, "pool_saturated");
-  EXPECT_EQ(RefusedRunError({Kind::kNoSuchChip, "none"}, "k", "v6e", "v5e:1").status, 409);
+  namespace pool = runtime::pool;
+  Error too_large = ResourceExhaustedError("needs 8 GiB").WithReason(std::string(pool::kTooLargeToRun));
+  EXPECT_EQ(RefusedRunError(too_large, "k", "v5e", "v5e:1").status, 413);
+  Error saturated = UnavailableError("full").WithReason(std::string(pool::kPoolSaturated));
+  EXPECT_EQ(RefusedRunError(saturated, "k", "v5e", "v5e:1").code, "pool_saturated");
+  Error no_chip = FailedPreconditionError("none").WithReason(std::string(pool::kChipNotInPool));
+  EXPECT_EQ(RefusedRunError(no_chip, "k", "v6e", "v5e:1").status, 409);
 }
 
 TEST(ExecuteLimitsTest, DescribesDurations) {

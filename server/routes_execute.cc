@@ -238,7 +238,7 @@ void KilnService::Execute(Call call) {
       --queued_by_kind_[state->kind];
     }
     metrics_.ExecuteFailed();
-    if (submitted.error().kind == runtime::pool::SubmitError::Kind::kTooLarge) metrics_.ExecuteEnded("too_large");
+    if (submitted.error().reason == runtime::pool::kTooLargeToRun) metrics_.ExecuteEnded("too_large");
     return state->respond(
         ErrorToResponse(RefusedRunError(submitted.error(), state->key, state->kind, pool_->spec().ToString())));
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "compiler/hlo/op_attributes.h"
+#include "runtime/eval/instruction_error.h"
 #include "runtime/eval/interpreter.h"
 #include "runtime/eval/shape_ops.h"
 
@@ -15,10 +16,6 @@ namespace {
 using hlo::Instruction;
 using hlo::Literal;
 using hlo::Opcode;
-
-Error InstrError(const Instruction& instr, const std::string& what) {
-  return InternalError("instruction %" + instr.name() + ": " + what);
-}
 
 Result<bool> ReadPredicate(const Instruction& instr, const Value& value) {
   if (value.is_tuple() || value.empty() || value.array().elided() ||

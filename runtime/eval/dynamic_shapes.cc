@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/hlo/op_attributes.h"
+#include "runtime/eval/instruction_error.h"
 #include "runtime/eval/shape_ops.h"
 #include "runtime/eval/strided_copy.h"
 
@@ -15,10 +16,6 @@ namespace {
 
 using hlo::Instruction;
 using hlo::Literal;
-
-Error InstrError(const Instruction& instr, const std::string& what) {
-  return InternalError("instruction %" + instr.name() + ": " + what);
-}
 
 std::string DimsText(const std::vector<int64_t>& dims) {
   std::string out = "[";

@@ -68,8 +68,8 @@ Result<ElementwiseKernel> ResolveElementwiseKernel(const hlo::Instruction& instr
     case Opcode::kReducePrecision: {
       KILN_ASSIGN_OR_RETURN(hlo::ReducePrecisionConfig config, hlo::GetReducePrecisionConfig(instr));
       if (config.exponent_bits < 1 || config.mantissa_bits < 0) {
-        return MakeError("instruction %" + instr.name() +
-                         ": reduce-precision needs exponent_bits >= 1 and mantissa_bits >= 0");
+        return InvalidArgumentError("instruction %" + instr.name() +
+                                    ": reduce-precision needs exponent_bits >= 1 and mantissa_bits >= 0");
       }
       kernel.params.exponent_bits = static_cast<int>(config.exponent_bits);
       kernel.params.mantissa_bits = static_cast<int>(config.mantissa_bits);

@@ -7,6 +7,7 @@
 
 #include "compiler/hlo/op_attributes.h"
 #include "runtime/eval/element_traits.h"
+#include "runtime/eval/instruction_error.h"
 #include "runtime/eval/strided_copy.h"
 
 namespace kiln::runtime {
@@ -14,10 +15,6 @@ namespace {
 
 using hlo::Instruction;
 using hlo::Literal;
-
-Error InstrError(const Instruction& instr, const std::string& what) {
-  return InternalError("instruction %" + instr.name() + ": " + what);
-}
 
 int64_t Width(const hlo::Shape& shape) { return hlo::HostByteWidth(shape.element_type()); }
 
@@ -55,7 +52,7 @@ Result<int64_t> ScalarToInt64(const Literal& literal) { return IntegerElement(li
 
 Result<int64_t> IntegerElement(const Literal& literal, int64_t i) {
   if (literal.elided() || literal.element_count() <= i) {
-    return MakeError("expected an integer value with data");
+    return InvalidArgumentError("expected an integer value with data");
   }
   return DispatchElementType(
       literal.shape().element_type(),
@@ -65,11 +62,11 @@ Result<int64_t> IntegerElement(const Literal& literal, int64_t i) {
                       Tr::kKind == ElementKind::kPred) {
           return static_cast<int64_t>(literal.Get<typename Tr::Stored>(i));
         } else {
-          return MakeError("expected an integer scalar, got " +
-                           std::string(hlo::PrimitiveTypeName(Tr::kPrimitiveType)));
+          return InvalidArgumentError("expected an integer scalar, got " +
+                                      std::string(hlo::PrimitiveTypeName(Tr::kPrimitiveType)));
         }
       },
-      []() -> Result<int64_t> { return MakeError("expected an integer scalar"); });
+      []() -> Result<int64_t> { return InvalidArgumentError("expected an integer scalar"); });
 }
 
 Result<Literal> EvalBroadcast(const Instruction& instr, LiteralSpan operands) {

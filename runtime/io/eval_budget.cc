@@ -114,10 +114,10 @@ Status CheckEvalMemory(const hlo::Module& module, int64_t budget_bytes) {
   if (needed <= budget_bytes) return Ok();
   const double real = needed == kOverflow ? SumEvalBytes<double>(module, HostBytesReal, std::plus<double>())
                                           : static_cast<double>(needed);
-  return MakeError(StrCat("too large to evaluate: needs at least ", DescribeBytes(real),
-                          " (parameters, result and the largest intermediate value), over the "
-                          "budget of ",
-                          DescribeBytes(static_cast<double>(budget_bytes))));
+  return ResourceExhaustedError(StrCat("too large to evaluate: needs at least ", DescribeBytes(real),
+                                       " (parameters, result and the largest intermediate value), over the "
+                                       "budget of ",
+                                       DescribeBytes(static_cast<double>(budget_bytes))));
 }
 
 }  // namespace kiln::runtime::io
