@@ -228,14 +228,15 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, const fusi
       .request_hash = request_hash,
   };
   auto store_start = Clock::now();
-  if (cache::StoreResult<void> stored = store_->Put(put); !stored) {
-    if (stored.error().problem == cache::StorageProblem::kNone) {
+  if (Status stored = store_->Put(put); !stored) {
+    const cache::StorageProblem problem = cache::StorageProblemOf(stored.error());
+    if (problem == cache::StorageProblem::kNone) {
       outcome->error = InternalError("storing the executable", stored.error());
       return outcome;
     }
     // A full disk or a read-only store: the compile is still answered,
     // with the executable, saying it was not stored and why.
-    metrics_.NotStored(stored.error().problem);
+    metrics_.NotStored(problem);
     outcome->not_stored = StorageError("the executable was not stored", stored.error());
   }
   outcome->store_ms = MsSince(store_start);

@@ -140,7 +140,7 @@ void KilnService::DeleteExecutable(Call call) {
   ApiResult<cache::EntryId> id = FindEntry(call.tenant, call.request.PathParam("key").value_or(""));
   if (!id) return call.respond(ErrorToResponse(id.error()));
   index_.Forget(*id);
-  cache::StoreResult<bool> evicted = store_->Evict(*id);
+  Result<bool> evicted = store_->Evict(*id);
   if (!evicted) return call.respond(ErrorToResponse(StorageError("delete", evicted.error())));
   programs_.Erase(*id);
   if (!*evicted) return call.respond(ErrorToResponse(NotFound(id->key.Hex(), call.tenant)));

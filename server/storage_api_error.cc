@@ -2,8 +2,8 @@
 
 namespace kiln::server {
 
-ApiError StorageError(std::string_view what, const cache::StoreError& error) {
-  switch (error.problem) {
+ApiError StorageError(std::string_view what, const Error& error) {
+  switch (cache::StorageProblemOf(error)) {
     case cache::StorageProblem::kFull:
       return ApiError{.status = 507, .code = "insufficient_storage", .message = std::string(what) + ": " + error.message};
     case cache::StorageProblem::kReadOnly:

@@ -8,11 +8,11 @@
 
 #include <string_view>
 
-#include "cache/store_error.h"
+#include "cache/storage_problem.h"
 #include "server/api_error.h"
 
 namespace kiln::server {
 
-ApiError StorageError(std::string_view what, const cache::StoreError& error);
+ApiError StorageError(std::string_view what, const Error& error);
 
 }  // namespace kiln::server
