@@ -10,8 +10,7 @@
 
 namespace kiln::http {
 
-std::expected<std::string, HttpError> ZstdDecompress(std::string_view compressed,
-                                                     size_t max_bytes) {
+Result<std::string> ZstdDecompress(std::string_view compressed, size_t max_bytes) {
   ZSTD_DCtx* ctx = ThreadZstdDecompressionContext();
   std::string out;
   // Trust the frame's declared size only as a hint, capped by the limit.
@@ -28,34 +27,33 @@ std::expected<std::string, HttpError> ZstdDecompress(std::string_view compressed
     ZSTD_outBuffer buffer{out.data(), out.size(), produced};
     size_t result = ZSTD_decompressStream(ctx, &buffer, &in);
     if (ZSTD_isError(result)) {
-      return std::unexpected(
-          HttpError{400, "bad_content_encoding",
-                    StrCat("zstd request body is corrupt: ", ZSTD_getErrorName(result))});
+      return std::unexpected(InvalidArgumentError(StrCat("zstd request body is corrupt: ", ZSTD_getErrorName(result)))
+                                 .WithReason("bad_content_encoding"));
     }
     produced = buffer.pos;
     if (produced > max_bytes) {
-      return std::unexpected(HttpError{
-          413, "payload_too_large",
-          StrCat("zstd request body decodes to more than the ", max_bytes, "-byte limit")});
+      return std::unexpected(
+          ResourceExhaustedError(StrCat("zstd request body decodes to more than the ", max_bytes, "-byte limit"))
+              .WithReason("payload_too_large"));
     }
     bool input_done = in.pos == in.size;
     if (result == 0 && input_done) break;  // every frame complete
     if (input_done && buffer.pos < buffer.size) {
-      return std::unexpected(HttpError{400, "bad_content_encoding",
-                                       "zstd request body ends inside a frame (truncated)"});
+      return std::unexpected(
+          InvalidArgumentError("zstd request body ends inside a frame (truncated)").WithReason("bad_content_encoding"));
     }
   }
   out.resize(produced);
   return out;
 }
 
-std::expected<void, HttpError> DecodeRequestBody(Request& request, size_t max_body_bytes) {
+Status DecodeRequestBody(Request& request, size_t max_body_bytes) {
   std::optional<std::string_view> coding = request.headers.Get("Content-Encoding");
   if (!coding || coding->empty() || EqualsIgnoreCase(*coding, "identity")) return {};
   if (!EqualsIgnoreCase(*coding, "zstd")) {
     return std::unexpected(
-        HttpError{415, "unsupported_content_encoding",
-                  StrCat("Content-Encoding \"", *coding, "\" is not supported; use zstd or none")});
+        UnimplementedError(StrCat("Content-Encoding \"", *coding, "\" is not supported; use zstd or none"))
+            .WithReason("unsupported_content_encoding"));
   }
   auto decoded = ZstdDecompress(request.body, max_body_bytes);
   if (!decoded) return std::unexpected(decoded.error());

@@ -45,7 +45,7 @@ void AppendAllowed(std::string& allow, std::string_view method) {
 
 Status Router::Add(std::string method, std::string pattern, Handler handler, Execution execution) {
   if (pattern.empty() || pattern.front() != '/') {
-    return MakeError(StrCat("route pattern \"", pattern, "\" must start with '/'"));
+    return InvalidArgumentError(StrCat("route pattern \"", pattern, "\" must start with '/'"));
   }
   Route route{.method = std::move(method),
               .pattern = pattern,
@@ -55,13 +55,13 @@ Status Router::Add(std::string method, std::string pattern, Handler handler, Exe
   for (std::string_view segment : SplitPath(pattern)) {
     bool braces = segment.find_first_of("{}") != std::string_view::npos;
     if ((segment.empty() && pattern != "/") || (braces && !IsCapture(segment))) {
-      return MakeError(StrCat("route pattern \"", pattern, "\": bad segment \"", segment, "\""));
+      return InvalidArgumentError(StrCat("route pattern \"", pattern, "\": bad segment \"", segment, "\""));
     }
     route.segments.emplace_back(segment);
   }
   for (const Route& existing : routes_) {
     if (existing.method == route.method && existing.pattern == route.pattern) {
-      return MakeError(StrCat("route ", route.method, " ", pattern, " is registered twice"));
+      return AlreadyExistsError(StrCat("route ", route.method, " ", pattern, " is registered twice"));
     }
   }
   routes_.push_back(std::move(route));
@@ -82,7 +82,7 @@ Status Router::Declare(std::string_view method, std::string_view pattern,
       return Ok();
     }
   }
-  return MakeError(StrCat("route ", method, " ", pattern, " is not registered"));
+  return NotFoundError(StrCat("route ", method, " ", pattern, " is not registered"));
 }
 
 RouteMatch Router::Match(std::string_view method, std::string_view path) const {
