@@ -121,7 +121,7 @@ Run CompileSerially(std::vector<Module>& modules) {
 // K clients POST every module once to a fresh server.
 kiln::Result<Run> CompileOverHttp(const std::vector<Module>& modules, int clients, int compile_threads) {
   char pattern[] = "/tmp/kiln-throughput-XXXXXX";
-  if (mkdtemp(pattern) == nullptr) return kiln::MakeError("mkdtemp failed");
+  if (mkdtemp(pattern) == nullptr) return kiln::InternalError("mkdtemp failed");
   const fs::path dir = pattern;
   Run run;
   {

@@ -31,7 +31,7 @@ class BenchContext : public kiln::runtime::EvalContext {
  public:
   kiln::Result<Literal> Call(const kiln::hlo::Computation&,
                              std::span<const Literal* const>) override {
-    return kiln::MakeError("bench context runs no computations");
+    return kiln::InternalError("bench context runs no computations");
   }
   kiln::Status Charge(int64_t) override { return kiln::Ok(); }
   uint64_t NextRngSeed() override { return 0; }

@@ -84,7 +84,7 @@ Status Show(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
   KILN_ASSIGN_OR_RETURN(cache::EntryId id, IdFromArgs(args));
   KILN_ASSIGN_OR_RETURN(auto meta, store->GetMetadata(id));
-  if (!meta) return MakeError("no entry " + id.ToString());
+  if (!meta) return NotFoundError("no entry " + id.ToString());
   nlohmann::json out = EntryJson(*meta);
   KILN_ASSIGN_OR_RETURN(auto components, store->Components(id));
   for (const auto& c : components) out["components"][c.name] = c.hash.Hex();
@@ -104,7 +104,7 @@ Status Verify(const InspectArgs& args) {
     std::printf("  corrupt: %s\n", m.id.ToString().c_str());
   }
   if (!report.newly_quarantined.empty() || report.integrity_check != "ok") {
-    return MakeError("the database holds corrupt entries (quarantined: never served)");
+    return DataLossError("the database holds corrupt entries (quarantined: never served)");
   }
   return Ok();
 }
@@ -113,7 +113,7 @@ Status Evict(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
   KILN_ASSIGN_OR_RETURN(cache::EntryId id, IdFromArgs(args));
   KILN_ASSIGN_OR_RETURN(bool evicted, store->Evict(id));
-  if (!evicted) return MakeError("no entry " + id.ToString());
+  if (!evicted) return NotFoundError("no entry " + id.ToString());
   std::printf("evicted %s\n", id.ToString().c_str());
   return Ok();
 }

@@ -26,7 +26,7 @@ Job Runaway(std::string client, Completions& done, std::string label, std::atomi
   job.run = [interrupt, started](const ChipContext&) -> Result<double> {
     if (started != nullptr) ++*started;
     while (!interrupt->stopped()) std::this_thread::yield();
-    return MakeError("stopped (" + std::string(StopReasonText(interrupt->reason())) + ")");
+    return CancelledError("stopped (" + std::string(StopReasonText(interrupt->reason())) + ")");
   };
   job.done = done.Callback(std::move(label));
   return job;

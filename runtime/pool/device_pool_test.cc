@@ -75,7 +75,7 @@ TEST(DevicePoolTest, JobErrorsAndExceptionsAreDeliveredAndFreeTheChip) {
   Completions done;
   Job runaway = Sleeper("a", 0, 0, done.Callback("runaway"));
   runaway.run = [](const ChipContext&) -> Result<double> {
-    return MakeError("while loop %w exceeded the step budget");
+    return ResourceExhaustedError("while loop %w exceeded the step budget");
   };
   Job throws = Sleeper("a", 0, 0, done.Callback("throws"));
   throws.run = [](const ChipContext&) -> Result<double> { throw std::runtime_error("boom"); };
