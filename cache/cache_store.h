@@ -51,6 +51,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
 #include "cache/entry.h"
 #include "cache/eviction_policy.h"
 #include "cache/hot_set.h"
@@ -61,7 +62,6 @@
 #include "cache/storage_problem.h"
 #include "cache/store_totals.h"
 #include "cache/zstd_codec.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::cache {
 

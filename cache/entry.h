@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "base/version.h"
 #include "compiler/hlo/fingerprint.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::cache {
 

@@ -29,7 +29,6 @@
 #include <unordered_map>
 
 #include "base/status.h"
-#include "compiler/hlo/status.h"
 #include "server/http/request.h"
 
 namespace kiln::server {

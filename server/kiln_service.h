@@ -34,7 +34,6 @@
 #include "cache/cache_store.h"
 #include "compiler/fusion/compile.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 #include "runtime/pool/device_pool.h"
 #include "server/auth.h"
 #include "server/executable_index.h"

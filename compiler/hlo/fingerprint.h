@@ -20,9 +20,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "base/version.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::hlo {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
 #include "compiler/hlo/instruction.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::hlo::op_attributes_internal {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/op_attributes.h"
-#include "compiler/hlo/status.h"
 #include "runtime/kernels/index_util.h"
 
 namespace kiln::runtime {

@@ -47,7 +47,7 @@
 #include <thread>
 #include <vector>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "runtime/chip/chip_spec.h"
 #include "runtime/eval/interrupt.h"
 #include "runtime/pool/fair_queue.h"

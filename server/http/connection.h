@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "server/http/json_response.h"
 #include "server/http/request.h"
 #include "server/http/responder.h"
