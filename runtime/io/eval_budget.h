@@ -30,4 +30,11 @@ int64_t EstimateEvalBytes(const hlo::Module& module);
 // starting with "too large to evaluate" that gives both figures.
 Status CheckEvalMemory(const hlo::Module& module, int64_t budget_bytes);
 
+// Multiply-adds of the module's dots and convolutions, each instruction once
+// (loops not unrolled): a result element of a dot costs the product of the
+// contracting sizes, one of a convolution the kernel's elements per output
+// feature. A time estimate for harnesses that bound how long evaluating may
+// take; INT64_MAX on overflow.
+int64_t EstimateMultiplyAdds(const hlo::Module& module);
+
 }  // namespace kiln::runtime::io
