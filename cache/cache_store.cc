@@ -38,59 +38,46 @@ Result<std::unique_ptr<CacheStore>> CacheStore::Open(CacheStoreOptions options) 
   KILN_ASSIGN_OR_RETURN(
       store->writer_,
       Connection::Open(opts.path, {.busy_timeout_ms = opts.busy_timeout_ms, .synchronous_full = opts.synchronous_full}));
+  KILN_RETURN_IF_ERROR(store->CheckStorage());
   auto migrated = Migrate(*store->writer_, EmbeddedMigrations());
   if (!migrated) return MakeError("cache " + opts.path + ": " + migrated.error().message);
   store->readers_ = std::make_unique<ReaderPool>(
       opts.path, opts.reader_connections,
       ConnectionOptions{.read_only = true, .busy_timeout_ms = opts.busy_timeout_ms,
                         .cache_kib = opts.reader_cache_kib, .mmap_bytes = opts.reader_mmap_bytes});
+  KILN_ASSIGN_OR_RETURN(store->totals_,
+                        TotalsReader::Open(opts.path, ConnectionOptions{.busy_timeout_ms = opts.busy_timeout_ms}));
+  KILN_RETURN_IF_ERROR(store->totals_->Current());  // loaded once here; again only after commits
   std::lock_guard lock(store->writer_mutex_);
   KILN_RETURN_IF_ERROR(store->LoadDictionariesLocked());
-  KILN_ASSIGN_OR_RETURN(int64_t stored, store->writer_->QueryInt("SELECT total(stored_bytes) FROM entries"));
+  KILN_ASSIGN_OR_RETURN(int64_t stored, store->writer_->QueryInt("SELECT total(stored_bytes) FROM entry_totals"));
   store->approx_stored_bytes_ = static_cast<uint64_t>(stored);
   return store;
 }
 
 int64_t CacheStore::Now() const { return options_.clock(); }
 
-std::vector<EntryId> CacheStore::LookupOrder(const EntryId& id) const {
-  std::vector<EntryId> order{id};
-  if (!options_.shared_tenant.empty() && id.tenant != options_.shared_tenant) {
-    order.push_back(id);
-    order.back().tenant = options_.shared_tenant;
-  }
-  return order;
-}
-
 Result<std::optional<CacheHit>> CacheStore::Get(const EntryId& id) {
   KILN_RETURN_IF_ERROR(ValidateId(id));
-  for (const EntryId& candidate : LookupOrder(id)) {
-    if (auto entry = hot_set_.Find(candidate)) {
-      ++memory_hits_;
-      RecordHit(entry->metadata);
-      return CacheHit{.entry = entry, .pin = pins_->Pin(candidate), .from_memory = true};
-    }
-  }
-  for (const EntryId& candidate : LookupOrder(id)) {
-    KILN_ASSIGN_OR_RETURN(std::shared_ptr<const HotEntry> entry, ReadVerified(candidate));
-    if (entry == nullptr) continue;
-    ++disk_hits_;
-    hot_set_.Insert(entry);
+  if (auto entry = hot_set_.Find(id)) {
+    ++memory_hits_;
     RecordHit(entry->metadata);
-    return CacheHit{.entry = std::move(entry), .pin = pins_->Pin(candidate), .from_memory = false};
+    return CacheHit{.entry = entry, .pin = pins_->Pin(id), .from_memory = true};
   }
-  ++misses_;
-  return std::nullopt;
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const HotEntry> entry, ReadVerified(id));
+  if (entry == nullptr) {
+    ++misses_;
+    return std::nullopt;
+  }
+  ++disk_hits_;
+  hot_set_.Insert(entry);
+  RecordHit(entry->metadata);
+  return CacheHit{.entry = std::move(entry), .pin = pins_->Pin(id), .from_memory = false};
 }
 
 CacheStore::HotHit CacheStore::TryGetHot(const EntryId& id, bool count_hit) {
   if (!ValidateId(id)) return {};
   std::shared_ptr<const HotEntry> entry = hot_set_.Find(id);
-  if (entry == nullptr && !options_.shared_tenant.empty() && id.tenant != options_.shared_tenant) {
-    EntryId shared = id;
-    shared.tenant = options_.shared_tenant;
-    entry = hot_set_.Find(shared);
-  }
   if (entry == nullptr) return {};
   if (!count_hit) return HotHit{.entry = std::move(entry)};
   ++memory_hits_;
@@ -116,7 +103,9 @@ Result<std::shared_ptr<const HotEntry>> CacheStore::ReadVerified(const EntryId& 
   }
   auto raw = DecodeRow(row);
   if (!raw) {
-    KILN_RETURN_IF_ERROR(Quarantine(row.metadata.row_id, row.metadata.checksum));
+    // Never served either way; when the mark cannot be written (a full
+    // disk) the next read finds the entry bad again and retries.
+    (void)Quarantine(row.metadata.row_id, row.metadata.checksum);
     return nullptr;
   }
   auto entry = std::make_shared<HotEntry>();
@@ -248,7 +237,7 @@ Status CacheStore::FlushHitStatsLocked() {
   return transaction.Commit();
 }
 
-Status CacheStore::Put(const PutRequest& request) {
+StoreResult<void> CacheStore::Put(const PutRequest& request) {
   KILN_RETURN_IF_ERROR(StoreEntry(request));
   const bool try_dictionary = options_.dictionary_training_puts > 0 &&
                               puts_.load() >= options_.dictionary_training_puts &&
@@ -265,8 +254,9 @@ Status CacheStore::Put(const PutRequest& request) {
   return Ok();
 }
 
-Status CacheStore::StoreEntry(const PutRequest& request) {
+StoreResult<void> CacheStore::StoreEntry(const PutRequest& request) {
   KILN_RETURN_IF_ERROR(ValidateId(request.id));
+  if (read_only_) return ReadOnlyError();
   if (request.executable.size() > kMaxExecutableBytes) {
     return MakeError("cache: executable of " + std::to_string(request.executable.size()) +
                      " bytes exceeds the limit");
@@ -291,75 +281,85 @@ Status CacheStore::StoreEntry(const PutRequest& request) {
   metadata.compile_seconds = request.compile_seconds;
   metadata.device_seconds = request.device_seconds;
   metadata.created_ms = metadata.last_hit_ms = Now();
-  const std::string key_hex = request.id.key.Hex();
 
   std::lock_guard lock(writer_mutex_);
-  KILN_RETURN_IF_ERROR(FlushHitStatsLocked());
-  {
-    KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(*writer_));
-    {
-      KILN_ASSIGN_OR_RETURN(
-          Statement upsert,
-          writer_->Prepare(
-              "INSERT INTO entries (id, tenant, key, chip, format_version, options, plan_kind, "
-              "raw_bytes, stored_bytes, checksum, dictionary_id, compile_seconds, device_seconds, "
-              "created_ms, last_hit_ms, hit_count, quarantined) "
-              "VALUES (?14, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, 0, 0) "
-              "ON CONFLICT (tenant, key, chip, format_version) DO UPDATE SET "
-              "options = ?5, plan_kind = ?6, raw_bytes = ?7, stored_bytes = ?8, "
-              "checksum = ?9, dictionary_id = ?10, compile_seconds = ?11, device_seconds = ?12, "
-              "created_ms = ?13, last_hit_ms = ?13, quarantined = 0 "
-              "RETURNING id, hit_count"));
-      upsert.BindText(1, request.id.tenant).BindText(2, key_hex).BindText(3, request.id.chip);
-      upsert.Bind(4, static_cast<int64_t>(request.id.format_version)).BindText(5, request.options);
-      upsert.BindText(6, PlanKindName(request.plan_kind));
-      upsert.Bind(7, static_cast<int64_t>(metadata.raw_bytes)).Bind(8, static_cast<int64_t>(frame.size()));
-      upsert.Bind(9, ChecksumToSql(metadata.checksum)).Bind(10, static_cast<int64_t>(metadata.dictionary_id));
-      upsert.Bind(11, request.compile_seconds).Bind(12, request.device_seconds).Bind(13, metadata.created_ms);
-      upsert.Bind(14, EntryRowId(request.id));
-      auto stepped = upsert.Step();
-      if (!stepped && sqlite3_extended_errcode(writer_->raw()) == SQLITE_CONSTRAINT_PRIMARYKEY) {
-        return MakeError("cache: " + request.id.ToString() +
-                         " collides with another entry's row id; not cached");
-      }
-      if (!stepped) return std::unexpected(stepped.error());
-      if (!*stepped) return MakeError("cache: upsert of " + request.id.ToString() + " returned no row");
-      metadata.row_id = upsert.ColumnInt(0);
-      metadata.hit_count = upsert.ColumnInt(1);
-      KILN_RETURN_IF_ERROR(upsert.Run());
-    }
-    KILN_ASSIGN_OR_RETURN(Statement bytes,
-                          writer_->Prepare("INSERT OR REPLACE INTO executables (entry_id, frame) VALUES (?1, ?2)"));
-    KILN_RETURN_IF_ERROR(bytes.Bind(1, metadata.row_id).BindBlob(2, frame).Run());
-    KILN_ASSIGN_OR_RETURN(Statement clear,
-                          writer_->Prepare("DELETE FROM key_components WHERE entry_id = ?1"));
-    KILN_RETURN_IF_ERROR(clear.Bind(1, metadata.row_id).Run());
-    KILN_ASSIGN_OR_RETURN(
-        Statement component,
-        writer_->Prepare("INSERT OR REPLACE INTO key_components (entry_id, component, hash) VALUES (?1, ?2, ?3)"));
-    for (const KeyComponent& part : request.components) {
-      KILN_RETURN_IF_ERROR(component.Bind(1, metadata.row_id).BindText(2, part.name).BindText(3, part.hash.Hex()).Run());
-    }
-    if (request.request_hash) {
-      KILN_ASSIGN_OR_RETURN(
-          Statement map,
-          writer_->Prepare("INSERT OR REPLACE INTO request_keys (tenant, request_hash, chip, format_version, key) "
-                           "VALUES (?1, ?2, ?3, ?4, ?5)"));
-      map.BindText(1, request.id.tenant).BindText(2, request.request_hash->Hex()).BindText(3, request.id.chip);
-      KILN_RETURN_IF_ERROR(map.Bind(4, static_cast<int64_t>(request.id.format_version)).BindText(5, key_hex).Run());
-    }
-    KILN_RETURN_IF_ERROR(transaction.Commit());
+  // Hit counts are advisory: a failure to write them (a full disk) must
+  // not keep the entry out.
+  (void)FlushHitStatsLocked();
+  writer_->ClearLastFailure();
+  if (Status written = WriteEntryLocked(request, frame, metadata); !written) {
+    return WriteFailureLocked(written.error());
   }
+  WriteSucceededLocked();
   ++puts_;
-  entry->executable.assign(request.executable);
-  hot_set_.Insert(std::move(entry));
   // A replaced entry is counted twice here; the exact recount in
   // EvictToBudgetLocked corrects the estimate.
   approx_stored_bytes_ += metadata.stored_bytes;
+  entry->executable.assign(request.executable);
+  hot_set_.Insert(std::move(entry));  // may drop it at once: `metadata` is not used after
   if (options_.max_bytes > 0 && approx_stored_bytes_ > options_.max_bytes) {
-    KILN_RETURN_IF_ERROR(EvictToBudgetLocked());
+    // The entry is stored whatever happens here: a failed eviction is
+    // retried by the next put over the budget.
+    (void)EvictToBudgetLocked();
   }
-  return Ok();
+  return {};
+}
+
+Status CacheStore::WriteEntryLocked(const PutRequest& request, const std::string& frame, EntryMetadata& metadata) {
+  const std::string key_hex = request.id.key.Hex();
+  KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(*writer_));
+  {
+    KILN_ASSIGN_OR_RETURN(
+        Statement upsert,
+        writer_->Prepare(
+            "INSERT INTO entries (id, tenant, key, chip, format_version, options, plan_kind, "
+            "raw_bytes, stored_bytes, checksum, dictionary_id, compile_seconds, device_seconds, "
+            "created_ms, last_hit_ms, hit_count, quarantined) "
+            "VALUES (?14, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, 0, 0) "
+            "ON CONFLICT (tenant, key, chip, format_version) DO UPDATE SET "
+            "options = ?5, plan_kind = ?6, raw_bytes = ?7, stored_bytes = ?8, "
+            "checksum = ?9, dictionary_id = ?10, compile_seconds = ?11, device_seconds = ?12, "
+            "created_ms = ?13, last_hit_ms = ?13, quarantined = 0 "
+            "RETURNING id, hit_count"));
+    upsert.BindText(1, request.id.tenant).BindText(2, key_hex).BindText(3, request.id.chip);
+    upsert.Bind(4, static_cast<int64_t>(request.id.format_version)).BindText(5, request.options);
+    upsert.BindText(6, PlanKindName(request.plan_kind));
+    upsert.Bind(7, static_cast<int64_t>(metadata.raw_bytes)).Bind(8, static_cast<int64_t>(frame.size()));
+    upsert.Bind(9, ChecksumToSql(metadata.checksum)).Bind(10, static_cast<int64_t>(metadata.dictionary_id));
+    upsert.Bind(11, request.compile_seconds).Bind(12, request.device_seconds).Bind(13, metadata.created_ms);
+    upsert.Bind(14, EntryRowId(request.id));
+    auto stepped = upsert.Step();
+    if (!stepped && writer_->last_failure() == SQLITE_CONSTRAINT_PRIMARYKEY) {
+      return MakeError("cache: " + request.id.ToString() +
+                       " collides with another entry's row id; not cached");
+    }
+    if (!stepped) return std::unexpected(stepped.error());
+    if (!*stepped) return MakeError("cache: upsert of " + request.id.ToString() + " returned no row");
+    metadata.row_id = upsert.ColumnInt(0);
+    metadata.hit_count = upsert.ColumnInt(1);
+    KILN_RETURN_IF_ERROR(upsert.Run());
+  }
+  KILN_ASSIGN_OR_RETURN(Statement bytes,
+                        writer_->Prepare("INSERT OR REPLACE INTO executables (entry_id, frame) VALUES (?1, ?2)"));
+  KILN_RETURN_IF_ERROR(bytes.Bind(1, metadata.row_id).BindBlob(2, frame).Run());
+  KILN_ASSIGN_OR_RETURN(Statement clear,
+                        writer_->Prepare("DELETE FROM key_components WHERE entry_id = ?1"));
+  KILN_RETURN_IF_ERROR(clear.Bind(1, metadata.row_id).Run());
+  KILN_ASSIGN_OR_RETURN(
+      Statement component,
+      writer_->Prepare("INSERT OR REPLACE INTO key_components (entry_id, component, hash) VALUES (?1, ?2, ?3)"));
+  for (const KeyComponent& part : request.components) {
+    KILN_RETURN_IF_ERROR(component.Bind(1, metadata.row_id).BindText(2, part.name).BindText(3, part.hash.Hex()).Run());
+  }
+  if (request.request_hash) {
+    KILN_ASSIGN_OR_RETURN(
+        Statement map,
+        writer_->Prepare("INSERT OR REPLACE INTO request_keys (tenant, request_hash, chip, format_version, key) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5)"));
+    map.BindText(1, request.id.tenant).BindText(2, request.request_hash->Hex()).BindText(3, request.id.chip);
+    KILN_RETURN_IF_ERROR(map.Bind(4, static_cast<int64_t>(request.id.format_version)).BindText(5, key_hex).Run());
+  }
+  return transaction.Commit();
 }
 
 Result<std::optional<Hash128>> CacheStore::LookupRequest(const std::string& tenant, const Hash128& request_hash,

@@ -8,17 +8,32 @@
 // entry (never served again, counted) and reads as a miss, so the caller
 // recompiles and Puts a good copy. The hot set holds bytes that were
 // checked when they entered it (or were just Put), and serves them without
-// hashing again. An entry is served only for its exact tenant (or the
-// shared namespace), chip and compiler format version.
+// hashing again. An entry is served only for its exact tenant (namespace),
+// chip and compiler format version: the store never falls back from one
+// namespace to another (the server decides which one a request uses).
 //
 // Space: when the stored (compressed) bytes exceed `max_bytes`, Put evicts
 // by EvictionPolicy (compile-seconds saved per byte, decayed by idleness),
 // skipping entries pinned by a live EntryPin (pins are per process), then
 // returns freed pages to the file system (incremental vacuum).
 //
+// Figures: entry counts and bytes per namespace and chip are running totals
+// kept in the file by triggers (store_totals.h), so Stats and Totals never
+// scan the entries table.
+//
 // Errors: I/O and SQLite failures are returned as errors; a miss is an empty
 // optional, not an error. Bad arguments (empty tenant, oversized executable)
-// are errors naming the argument.
+// are errors naming the argument. Put and Evict say when they failed for
+// lack of room or a read-only file (StoreError::problem); the store keeps
+// serving what it holds then. Reads never fail for a full disk: hit counts
+// and quarantine marks that cannot be written are dropped (retried later).
+//
+// Disk full and read-only: a file of `reserve_bytes` beside the database
+// (FILE-reserve) is kept allocated while there is room; a delete that finds
+// the disk full releases it and retries, so entries can always be deleted
+// to make room. A store opened read-only (a "file:...?mode=ro" URI, or a
+// file or file system SQLite cannot write) serves hits; every Put and
+// Evict fails with kReadOnly. It must already be at the latest schema.
 //
 // Thread-safety: every method is safe to call concurrently. Reads use the
 // reader pool and run in parallel; writes are serialized through the single
@@ -41,7 +56,10 @@
 #include "cache/hot_set.h"
 #include "cache/pin_registry.h"
 #include "cache/reader_pool.h"
+#include "cache/space_reserve.h"
 #include "cache/sqlite_connection.h"
+#include "cache/store_error.h"
+#include "cache/store_totals.h"
 #include "cache/zstd_codec.h"
 #include "compiler/hlo/status.h"
 
@@ -61,8 +79,6 @@ struct CacheStoreOptions {
   int64_t reader_mmap_bytes = int64_t{1} << 30;
   int busy_timeout_ms = 5000;
   bool synchronous_full = false;  // see ConnectionOptions
-  // Entries of this tenant are visible to every tenant; empty: no sharing.
-  std::string shared_tenant = "shared";
   EvictionPolicy eviction = {};
   // Hit counts and times are buffered and written after this many hits or
   // this long since the last write (and before any eviction, listing or
@@ -74,6 +90,9 @@ struct CacheStoreOptions {
   // After this many puts in a process, a store without a dictionary tries
   // training one (kept only if it pays; see TrainDictionary). 0: never.
   int64_t dictionary_training_puts = 1000;
+  // Room kept free beside the database for deletes on a full disk (see
+  // above); 0: none.
+  uint64_t reserve_bytes = uint64_t{8} << 20;
   // Milliseconds since the Unix epoch; the system clock when unset.
   std::function<int64_t()> clock = nullptr;
 };
@@ -150,18 +169,27 @@ struct DictionaryReport {
   uint32_t dictionary_id = 0;
 };
 
+// Whether the store can write: `problem` is kReadOnly for a read-only
+// store, kFull after the last write failed for lack of room (until one
+// succeeds), else kNone; `message` says so for people (empty when all is
+// well, and names a missing delete reserve).
+struct StorageHealth {
+  StorageProblem problem = StorageProblem::kNone;
+  bool reserve_held = false;
+  std::string message;
+};
+
 class CacheStore {
  public:
   // Opens or creates the file and migrates it to the latest schema.
   static Result<std::unique_ptr<CacheStore>> Open(CacheStoreOptions options);
   ~CacheStore();  // flushes buffered hit statistics
 
-  // The entry for `id` (or for the shared tenant), pinned; empty on a miss
-  // or when the stored copy failed its checksum (now quarantined).
+  // The entry for `id`, pinned; empty on a miss or when the stored copy
+  // failed its checksum (now quarantined).
   Result<std::optional<CacheHit>> Get(const EntryId& id);
 
-  // The entry for `id` (or for the shared tenant) only if the hot set holds
-  // it: never touches SQLite and never blocks on I/O, so an event loop may
+  // The entry for `id` only if the hot set holds it: never touches SQLite and never blocks on I/O, so an event loop may
   // call it. Null on a memory miss (the entry may still be on disk: Get).
   // With `count_hit` the hit is counted and buffered like Get's, but never
   // written here: `hit_stats_due` says the buffer is due, and the caller
@@ -176,8 +204,10 @@ class CacheStore {
 
   // Stores (or replaces, clearing any quarantine) an executable, then
   // evicts if over budget. The put that reaches
-  // `dictionary_training_puts` also runs TrainDictionary() once.
-  Status Put(const PutRequest& request);
+  // `dictionary_training_puts` also runs TrainDictionary() once. Fails
+  // with problem kFull on a full disk and kReadOnly on a read-only store:
+  // nothing is stored then.
+  StoreResult<void> Put(const PutRequest& request);
 
   // The key stored for a raw request body hash, if any.
   Result<std::optional<Hash128>> LookupRequest(const std::string& tenant, const Hash128& request_hash,
@@ -189,14 +219,23 @@ class CacheStore {
   Result<std::vector<KeyComponent>> Components(const EntryId& id);
   // Reads and checks every entry, quarantining those that fail.
   Result<VerifyReport> VerifyAll();
-  // Removes one entry. False when absent; an error when it is pinned.
-  Result<bool> Evict(const EntryId& id);
+  // Removes one entry. False when absent; an error when it is pinned. On a
+  // full disk it releases the space reserve and tries again (kFull only if
+  // even that is not enough); kReadOnly on a read-only store.
+  StoreResult<bool> Evict(const EntryId& id);
   // Evicts to the budget now (Put does this when over budget).
   Result<EvictionReport> EvictToBudget();
   Result<StoreStats> Stats();
+  // Entry counts and bytes per namespace and chip, and the life counters,
+  // from memory unless another connection committed since the last call
+  // (see store_totals.h): no scan of the entries table.
+  Result<std::shared_ptr<const StoreTotals>> Totals();
+  // Whether writes are possible now, as this process last saw it. Memory
+  // only (an event loop may call it); thread-safe.
+  StorageHealth Health() const;
   Status FlushHitStats();
 
-  // The stored entry (same tenant or shared, chip and format version)
+  // The stored entry (same tenant, chip and format version)
   // sharing the most components with `components`, and what differs; empty
   // when no entry shares any component.
   Result<std::optional<Explanation>> Explain(const std::string& tenant, const std::string& chip,
@@ -225,11 +264,19 @@ class CacheStore {
   };
   explicit CacheStore(CacheStoreOptions options);
   int64_t Now() const;
-  std::vector<EntryId> LookupOrder(const EntryId& id) const;
 
   // Reads and verifies one entry from SQLite; quarantines it on mismatch.
   Result<std::shared_ptr<const HotEntry>> ReadVerified(const EntryId& id);
-  Status StoreEntry(const PutRequest& request);
+  StoreResult<void> StoreEntry(const PutRequest& request);
+  Status WriteEntryLocked(const PutRequest& request, const std::string& frame, EntryMetadata& metadata);
+  // cache_store_storage.cc: read-only detection and the reserve (at Open),
+  // and the classification of a failed write (callers hold writer_mutex_
+  // and cleared the writer's last failure before the write).
+  Status CheckStorage();
+  std::unexpected<StoreError> ReadOnlyError() const;
+  std::unexpected<StoreError> WriteFailureLocked(const Error& error);
+  void WriteSucceededLocked();
+  void RefillReserveLocked();
   // Decodes and checks a row; the error says what is wrong with it.
   Result<std::string> DecodeRow(const StoredRow& row);
   Result<std::shared_ptr<const ZstdDictionary>> DictionaryById(uint32_t id);
@@ -248,6 +295,12 @@ class CacheStore {
   std::mutex writer_mutex_;
   std::unique_ptr<Connection> writer_;
   std::unique_ptr<ReaderPool> readers_;
+  std::unique_ptr<TotalsReader> totals_;
+  std::string db_file_;                    // the file behind options_.path (a URI)
+  bool read_only_ = false;                 // set at Open
+  std::unique_ptr<SpaceReserve> reserve_;  // used under writer_mutex_
+  std::atomic<bool> reserve_held_ = false;  // as last refilled or released
+  std::atomic<StorageProblem> storage_problem_ = StorageProblem::kNone;
   // Stored bytes as this process last counted them (guarded by
   // writer_mutex_); other processes' writes show up at the next recount.
   uint64_t approx_stored_bytes_ = 0;

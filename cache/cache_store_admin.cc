@@ -18,7 +18,7 @@ Statement& BindId(Statement& statement, const EntryId& id) {
 }  // namespace
 
 Result<std::vector<EntryMetadata>> CacheStore::List(const ListFilter& filter) {
-  KILN_RETURN_IF_ERROR(FlushHitStats());
+  (void)FlushHitStats();  // advisory figures: a full disk must not stop a listing
   KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_->Acquire());
   KILN_ASSIGN_OR_RETURN(
       Statement select,
@@ -42,7 +42,7 @@ Result<std::vector<EntryMetadata>> CacheStore::List(const ListFilter& filter) {
 }
 
 Result<std::optional<EntryMetadata>> CacheStore::GetMetadata(const EntryId& id) {
-  KILN_RETURN_IF_ERROR(FlushHitStats());
+  (void)FlushHitStats();  // advisory figures
   KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_->Acquire());
   KILN_ASSIGN_OR_RETURN(Statement select,
                         reader->Prepare("SELECT " KILN_ENTRY_METADATA_COLUMNS " FROM entries WHERE tenant = ?1 "
@@ -120,23 +120,42 @@ Result<VerifyReport> CacheStore::VerifyAll() {
   return report;
 }
 
-Result<bool> CacheStore::Evict(const EntryId& id) {
+StoreResult<bool> CacheStore::Evict(const EntryId& id) {
   if (pins_->IsPinned(id)) return MakeError("cache: entry " + id.ToString() + " is in use (pinned)");
+  if (read_only_) return ReadOnlyError();
   std::lock_guard lock(writer_mutex_);
-  KILN_RETURN_IF_ERROR(FlushHitStatsLocked());
-  KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(*writer_));
-  {
-    KILN_ASSIGN_OR_RETURN(Statement erase,
-                          writer_->Prepare("DELETE FROM entries WHERE tenant = ?1 AND key = ?2 "
-                                           "AND chip = ?3 AND format_version = ?4"));
-    KILN_RETURN_IF_ERROR(BindId(erase, id).Run());
+  (void)FlushHitStatsLocked();  // advisory figures
+  auto erase = [&]() -> Result<bool> {
+    writer_->ClearLastFailure();
+    KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(*writer_));
+    {
+      KILN_ASSIGN_OR_RETURN(Statement erase,
+                            writer_->Prepare("DELETE FROM entries WHERE tenant = ?1 AND key = ?2 "
+                                             "AND chip = ?3 AND format_version = ?4"));
+      KILN_RETURN_IF_ERROR(BindId(erase, id).Run());
+    }
+    const bool erased = writer_->Changes() > 0;
+    if (erased) KILN_RETURN_IF_ERROR(BumpCounterLocked("evicted", 1));
+    KILN_RETURN_IF_ERROR(transaction.Commit());
+    return erased;
+  };
+  Result<bool> erased = erase();
+  // A delete needs room for its journal: on a full disk, give it the reserve.
+  if (!erased && WriteFailureLocked(erased.error()).error().problem == StorageProblem::kFull &&
+      reserve_->Release()) {
+    reserve_held_.store(false);
+    erased = erase();
   }
-  const bool erased = writer_->Changes() > 0;
-  if (erased) KILN_RETURN_IF_ERROR(BumpCounterLocked("evicted", 1));
-  KILN_RETURN_IF_ERROR(transaction.Commit());
+  if (!erased) return WriteFailureLocked(erased.error());
   hot_set_.Erase(id);
-  if (erased) KILN_RETURN_IF_ERROR(writer_->Execute("PRAGMA incremental_vacuum"));
-  return erased;
+  if (*erased) {
+    // Return the freed pages to the file system now (best effort: the
+    // entry is gone either way, and its pages are reused by later puts).
+    (void)writer_->Execute("PRAGMA incremental_vacuum");
+    (void)writer_->Execute("PRAGMA wal_checkpoint(PASSIVE)");
+  }
+  WriteSucceededLocked();
+  return *erased;
 }
 
 Result<EvictionReport> CacheStore::EvictToBudget() {
@@ -147,10 +166,10 @@ Result<EvictionReport> CacheStore::EvictToBudget() {
 Result<EvictionReport> CacheStore::EvictToBudgetLocked() {
   EvictionReport report;
   if (options_.max_bytes == 0) return report;
-  KILN_ASSIGN_OR_RETURN(int64_t counted, writer_->QueryInt("SELECT total(stored_bytes) FROM entries"));
+  KILN_ASSIGN_OR_RETURN(int64_t counted, writer_->QueryInt("SELECT total(stored_bytes) FROM entry_totals"));
   approx_stored_bytes_ = static_cast<uint64_t>(counted);
   if (approx_stored_bytes_ <= options_.max_bytes) return report;
-  KILN_RETURN_IF_ERROR(FlushHitStatsLocked());
+  (void)FlushHitStatsLocked();  // advisory: eviction works from what is written
   std::vector<EvictionCandidate> candidates;
   std::unordered_map<int64_t, EntryId> ids;
   uint64_t total = 0;
@@ -202,7 +221,7 @@ Result<EvictionReport> CacheStore::EvictToBudgetLocked() {
   }
   approx_stored_bytes_ -= std::min(approx_stored_bytes_, report.freed_bytes);
   for (int64_t row_id : victims) hot_set_.Erase(ids[row_id]);
-  KILN_RETURN_IF_ERROR(writer_->Execute("PRAGMA incremental_vacuum"));
+  (void)writer_->Execute("PRAGMA incremental_vacuum");  // best effort: freed pages are reused anyway
   return report;
 }
 
@@ -219,32 +238,22 @@ Result<StoreStats> CacheStore::Stats() {
     std::lock_guard lock(dictionaries_mutex_);
     stats.dictionary_id = active_dictionary_ != nullptr ? active_dictionary_->id() : 0;
   }
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const StoreTotals> totals, Totals());
+  stats.entries = totals->all.live.entries + totals->all.quarantined.entries;
+  stats.quarantined_entries = totals->all.quarantined.entries;
+  stats.raw_bytes = totals->all.live.raw_bytes + totals->all.quarantined.raw_bytes;
+  stats.stored_bytes = totals->all.live.stored_bytes + totals->all.quarantined.stored_bytes;
+  stats.quarantined_total = totals->quarantined_total;
+  stats.evicted_total = totals->evicted_total;
   KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_->Acquire());
-  {
-    KILN_ASSIGN_OR_RETURN(Statement totals,
-                          reader->Prepare("SELECT count(*), total(quarantined), total(raw_bytes), "
-                                          "total(stored_bytes) FROM entries"));
-    KILN_ASSIGN_OR_RETURN(bool row, totals.Step());
-    if (row) {
-      stats.entries = totals.ColumnInt(0);
-      stats.quarantined_entries = totals.ColumnInt(1);
-      stats.raw_bytes = static_cast<uint64_t>(totals.ColumnInt(2));
-      stats.stored_bytes = static_cast<uint64_t>(totals.ColumnInt(3));
-    }
-  }
   KILN_ASSIGN_OR_RETURN(int64_t page_size, reader->QueryInt("PRAGMA page_size"));
   KILN_ASSIGN_OR_RETURN(int64_t page_count, reader->QueryInt("PRAGMA page_count"));
   KILN_ASSIGN_OR_RETURN(int64_t free_pages, reader->QueryInt("PRAGMA freelist_count"));
   stats.file_bytes = static_cast<uint64_t>(page_size * page_count);
   stats.free_bytes = static_cast<uint64_t>(page_size * free_pages);
-  KILN_ASSIGN_OR_RETURN(Statement counters, reader->Prepare("SELECT name, value FROM counters"));
-  while (true) {
-    KILN_ASSIGN_OR_RETURN(bool row, counters.Step());
-    if (!row) break;
-    if (counters.ColumnText(0) == "quarantined") stats.quarantined_total = counters.ColumnInt(1);
-    if (counters.ColumnText(0) == "evicted") stats.evicted_total = counters.ColumnInt(1);
-  }
   return stats;
 }
+
+Result<std::shared_ptr<const StoreTotals>> CacheStore::Totals() { return totals_->Current(); }
 
 }  // namespace kiln::cache

@@ -11,7 +11,6 @@ Result<std::optional<Explanation>> CacheStore::Explain(const std::string& tenant
                                                        uint32_t format_version,
                                                        const std::vector<KeyComponent>& components) {
   if (tenant.empty() || chip.empty()) return MakeError("cache: explain needs a tenant and a chip");
-  const std::string shared = options_.shared_tenant.empty() ? tenant : options_.shared_tenant;
   KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_->Acquire());
   // Tally, per candidate entry, how many components it shares.
   std::map<int64_t, int> shared_counts;  // by row id; ordered for ties
@@ -19,11 +18,11 @@ Result<std::optional<Explanation>> CacheStore::Explain(const std::string& tenant
     KILN_ASSIGN_OR_RETURN(
         Statement matches,
         reader->Prepare("SELECT c.entry_id FROM key_components c JOIN entries e ON e.id = c.entry_id "
-                        "WHERE c.component = ?1 AND c.hash = ?2 AND e.tenant IN (?3, ?4) AND e.chip = ?5 "
-                        "AND e.format_version = ?6 AND e.quarantined = 0"));
+                        "WHERE c.component = ?1 AND c.hash = ?2 AND e.tenant = ?3 AND e.chip = ?4 "
+                        "AND e.format_version = ?5 AND e.quarantined = 0"));
     for (const KeyComponent& component : components) {
       matches.BindText(1, component.name).BindText(2, component.hash.Hex()).BindText(3, tenant);
-      matches.BindText(4, shared).BindText(5, chip).Bind(6, static_cast<int64_t>(format_version));
+      matches.BindText(4, chip).Bind(5, static_cast<int64_t>(format_version));
       while (true) {
         KILN_ASSIGN_OR_RETURN(bool row, matches.Step());
         if (!row) break;

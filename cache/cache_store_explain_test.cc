@@ -34,7 +34,9 @@ TEST(ExplainTest, FindsNearestEntryAndNamesTheDifference) {
   other_chip.components = Components(10, 22, 30);
   PutRequest other_tenant = TestPut(TestId(4, "bob"), executable);
   other_tenant.components = Components(10, 22, 30);
-  for (const PutRequest* put : {&near, &far, &other_chip, &other_tenant}) ASSERT_TRUE((*store)->Put(*put));
+  PutRequest shared = TestPut(TestId(5, "shared"), executable);
+  shared.components = Components(10, 22, 30);
+  for (const PutRequest* put : {&near, &far, &other_chip, &other_tenant, &shared}) ASSERT_TRUE((*store)->Put(*put));
 
   // The missed key differs from entry 1 only in parameter 1.
   auto explained = (*store)->Explain("alice", "v5e", 1, Components(10, 22, 30));
@@ -54,6 +56,11 @@ TEST(ExplainTest, FindsNearestEntryAndNamesTheDifference) {
   EXPECT_FALSE((*store)->Explain("alice", "v5e", 1, {{"entry body", {9, 9}}})->has_value());
   EXPECT_FALSE((*store)->Explain("alice", "v5e", 2, Components(10, 20, 30))->has_value());
   EXPECT_FALSE((*store)->Explain("carol", "v6e", 1, Components(10, 20, 30))->has_value());
+  // Only the caller's own namespace is searched: not bob's, not the shared one.
+  EXPECT_FALSE((*store)->Explain("carol", "v5e", 1, Components(10, 22, 30))->has_value());
+  auto in_shared = (*store)->Explain("shared", "v5e", 1, Components(10, 22, 30));
+  ASSERT_TRUE(in_shared && in_shared->has_value());
+  EXPECT_EQ((*in_shared)->nearest.id, TestId(5, "shared"));
 }
 
 TEST(ExplainTest, ComponentsOfRealFingerprints) {

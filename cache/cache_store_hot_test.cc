@@ -50,16 +50,17 @@ TEST_F(CacheStoreHotTest, ServesOnlyWhatTheHotSetHolds) {
   EXPECT_NE(store->TryGetHot(TestId(1)).entry, nullptr);
 }
 
-TEST_F(CacheStoreHotTest, FallsBackToTheSharedTenantAndForgetsEvicted) {
+TEST_F(CacheStoreHotTest, ServesOnlyTheExactTenantAndForgetsEvicted) {
   const std::string executable = TestExecutable(2, 8'000);
   auto store = OpenStore();
   ASSERT_TRUE(store->Put(TestPut(TestId(2, "shared"), executable)));
-  CacheStore::HotHit hit = store->TryGetHot(TestId(2, "alice"));
+  EXPECT_EQ(store->TryGetHot(TestId(2, "alice")).entry, nullptr) << "no fall-through to the shared namespace";
+  CacheStore::HotHit hit = store->TryGetHot(TestId(2, "shared"));
   ASSERT_NE(hit.entry, nullptr);
   EXPECT_EQ(hit.entry->metadata.id.tenant, "shared");
   auto evicted = store->Evict(TestId(2, "shared"));
   ASSERT_TRUE(evicted && *evicted);
-  EXPECT_EQ(store->TryGetHot(TestId(2, "alice")).entry, nullptr);
+  EXPECT_EQ(store->TryGetHot(TestId(2, "shared")).entry, nullptr);
 }
 
 TEST_F(CacheStoreHotTest, CountsHitsAndSaysWhenTheyAreDue) {

@@ -80,11 +80,15 @@ TEST_F(CacheStoreTest, MissesOtherChipFormatVersionAndTenant) {
   EXPECT_EQ(stats->disk_hits, 1);
 }
 
-TEST_F(CacheStoreTest, SharedTenantIsVisibleToEveryTenant) {
+TEST_F(CacheStoreTest, NamespacesNeverFallThrough) {
   auto store = OpenStore();
   const std::string executable = TestExecutable(3);
   ASSERT_TRUE(store->Put(TestPut(TestId(3, "shared"), executable)));
-  auto hit = store->Get(TestId(3, "bob"));
+  auto other = store->Get(TestId(3, "bob"));
+  ASSERT_TRUE(other);
+  EXPECT_FALSE(other->has_value()) << "bob's namespace does not include the shared one";
+  EXPECT_EQ(store->TryGetHot(TestId(3, "bob")).entry, nullptr);
+  auto hit = store->Get(TestId(3, "shared"));
   ASSERT_TRUE(hit && hit->has_value());
   EXPECT_EQ((*hit)->entry->executable, executable);
   EXPECT_EQ((*hit)->entry->metadata.id.tenant, "shared");

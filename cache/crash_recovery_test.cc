@@ -1,7 +1,7 @@
 // Crash safety: a child process writing entries is killed with SIGKILL at
 // random moments; after each kill the database opens, passes
-// PRAGMA integrity_check, and every acknowledged entry is present and
-// verifies.
+// PRAGMA integrity_check, every acknowledged entry is present and verifies,
+// and the running entry totals equal a recount.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -92,6 +92,16 @@ TEST(CrashRecoveryTest, SurvivesSigkillDuringWrites) {
       ASSERT_TRUE(hit) << hit.error().message;
       ASSERT_TRUE(hit->has_value()) << "acknowledged entry " << i << " is missing";
       ASSERT_EQ((*hit)->entry->executable, CrashEntryBytes(i)) << "entry " << i;
+    }
+    {
+      auto running = (*store)->Totals();
+      ASSERT_TRUE(running) << running.error().message;
+      auto raw = Connection::Open(db, {});
+      ASSERT_TRUE(raw) << raw.error().message;
+      auto recount = TotalsReader::Recount(**raw);
+      ASSERT_TRUE(recount) << recount.error().message;
+      EXPECT_EQ((*running)->all, recount->all);
+      EXPECT_EQ((*running)->by_tenant, recount->by_tenant);
     }
     auto report = (*store)->VerifyAll();
     ASSERT_TRUE(report) << report.error().message;

@@ -19,8 +19,8 @@ using hlo::Hash128;
 Result<Hash128> ParseHash128(std::string_view hex);
 
 // What identifies one cached executable. An entry is only ever served for
-// exactly this tenant (or the shared namespace), chip and compiler format
-// version.
+// exactly this tenant (a namespace: a tenant's own, or the shared one),
+// chip and compiler format version.
 struct EntryId {
   std::string tenant;
   Hash128 key;

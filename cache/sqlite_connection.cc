@@ -15,10 +15,10 @@ std::unexpected<Error> SqliteError(sqlite3* db, int rc, std::string_view what) {
 
 }  // namespace
 
-Statement::Statement(sqlite3_stmt* stmt, sqlite3* db) : stmt_(stmt), db_(db) {}
+Statement::Statement(sqlite3_stmt* stmt, Connection* connection) : stmt_(stmt), connection_(connection) {}
 
 Statement::Statement(Statement&& other) noexcept
-    : stmt_(std::exchange(other.stmt_, nullptr)), db_(other.db_), bind_error_(other.bind_error_) {}
+    : stmt_(std::exchange(other.stmt_, nullptr)), connection_(other.connection_), bind_error_(other.bind_error_) {}
 
 Statement::~Statement() {
   if (stmt_ == nullptr) return;
@@ -60,10 +60,11 @@ Statement& Statement::BindNull(int index) {
 }
 
 Status Statement::Failed(int rc) const {
+  connection_->NoteFailure(rc);
   std::string what = "step \"";
   what += sqlite3_sql(stmt_);
   what += "\"";
-  return SqliteError(db_, rc, what);
+  return SqliteError(connection_->raw(), rc, what);
 }
 
 Result<bool> Statement::Step() {
@@ -110,7 +111,7 @@ std::string_view Statement::ColumnBlob(int index) const {
 
 Result<std::unique_ptr<Connection>> Connection::Open(const std::string& path,
                                                      const ConnectionOptions& options) {
-  int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+  int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_URI;
   flags |= options.read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
@@ -149,6 +150,7 @@ Status Connection::Execute(std::string_view sql) {
   char* message = nullptr;
   int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &message);
   if (rc == SQLITE_OK) return Ok();
+  NoteFailure(sqlite3_extended_errcode(db_));
   std::string error = "sqlite: exec \"" + text.substr(0, 80) + "\": ";
   error += message != nullptr ? message : sqlite3_errstr(rc);
   sqlite3_free(message);
@@ -158,13 +160,16 @@ Status Connection::Execute(std::string_view sql) {
 Result<Statement> Connection::Prepare(std::string_view sql) {
   std::string key(sql);
   auto it = statements_.find(key);
-  if (it != statements_.end()) return Statement(it->second, db_);
+  if (it != statements_.end()) return Statement(it->second, this);
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
                               &stmt, nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "prepare \"" + key + "\"");
+  if (rc != SQLITE_OK) {
+    NoteFailure(rc);
+    return SqliteError(db_, rc, "prepare \"" + key + "\"");
+  }
   statements_.emplace(std::move(key), stmt);
-  return Statement(stmt, db_);
+  return Statement(stmt, this);
 }
 
 Result<int64_t> Connection::QueryInt(std::string_view sql) {
@@ -173,6 +178,17 @@ Result<int64_t> Connection::QueryInt(std::string_view sql) {
   if (!row) return MakeError("sqlite: \"" + std::string(sql) + "\" returned no row");
   return statement.ColumnInt(0);
 }
+
+void Connection::RollBack() {
+  // SQLite may have rolled back already (SQLITE_FULL can end the
+  // transaction); the failure that got us here stays the one reported.
+  if (sqlite3_get_autocommit(db_) != 0) return;
+  const int failure = last_failure_;
+  (void)Execute("ROLLBACK");
+  last_failure_ = failure;
+}
+
+bool Connection::read_only() const { return sqlite3_db_readonly(db_, "main") == 1; }
 
 int64_t Connection::LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }
 int Connection::Changes() const { return sqlite3_changes(db_); }
@@ -186,14 +202,14 @@ Transaction::Transaction(Transaction&& other) noexcept
     : connection_(std::exchange(other.connection_, nullptr)) {}
 
 Transaction::~Transaction() {
-  if (connection_ != nullptr) (void)connection_->Execute("ROLLBACK");
+  if (connection_ != nullptr) connection_->RollBack();
 }
 
 Status Transaction::Commit() {
   Connection* connection = std::exchange(connection_, nullptr);
   if (connection == nullptr) return MakeError("sqlite: commit of a finished transaction");
   Status status = connection->Execute("COMMIT");
-  if (!status) (void)connection->Execute("ROLLBACK");
+  if (!status) connection->RollBack();
   return status;
 }
 

@@ -6,6 +6,9 @@
 // resets it when it goes out of scope, so each SQL text is compiled once
 // per connection. Errors are values carrying SQLite's message and the SQL.
 //
+// The path may be a SQLite URI ("file:/var/cache/kiln.db?mode=ro"), which
+// can open the file read-only or through another VFS.
+//
 // Thread-compatible: a Connection (and its Statements) must be used by one
 // thread at a time; the store gives each thread its own connection or
 // serializes access with a mutex. Statements must not outlive their
@@ -24,6 +27,8 @@
 #include "compiler/hlo/status.h"
 
 namespace kiln::cache {
+
+class Connection;
 
 class Statement {
  public:
@@ -55,11 +60,11 @@ class Statement {
 
  private:
   friend class Connection;
-  Statement(sqlite3_stmt* stmt, sqlite3* db);
+  Statement(sqlite3_stmt* stmt, Connection* connection);
   Status Failed(int rc) const;
 
   sqlite3_stmt* stmt_;
-  sqlite3* db_;
+  Connection* connection_;
   int bind_error_ = SQLITE_OK;
 };
 
@@ -96,12 +101,28 @@ class Connection {
   int64_t LastInsertRowId() const;
   int Changes() const;
   sqlite3* raw() const { return db_; }
+  // True when SQLite opened the file read-only (a read-only URI, file or
+  // file system), whatever the options asked for.
+  bool read_only() const;
+
+  // The (extended) result code of the last failed call on this connection
+  // since ClearLastFailure(), or SQLITE_OK; unlike sqlite3_errcode it
+  // survives later successful calls (a ROLLBACK after the failure), so a
+  // caller can tell why a transaction failed (SQLITE_FULL, SQLITE_READONLY).
+  int last_failure() const { return last_failure_; }
+  void ClearLastFailure() { last_failure_ = SQLITE_OK; }
+
+  // Rolls back the open transaction, if any, keeping last_failure().
+  void RollBack();
 
  private:
+  friend class Statement;
   explicit Connection(sqlite3* db) : db_(db) {}
   Status Configure(const ConnectionOptions& options);
+  void NoteFailure(int rc) { last_failure_ = rc; }
 
   sqlite3* db_;
+  int last_failure_ = SQLITE_OK;
   std::unordered_map<std::string, sqlite3_stmt*> statements_;
 };
 

@@ -108,5 +108,39 @@ TEST(SqliteConnectionTest, TransactionRollsBackUnlessCommitted) {
   EXPECT_EQ(*(*db)->QueryInt("SELECT count(*) FROM t"), 1);
 }
 
+TEST(SqliteConnectionTest, TheFailureOfATransactionOutlivesItsRollback) {
+  TempDir dir;
+  auto db = Connection::Open(dir.File("a.db"), {});
+  ASSERT_TRUE(db);
+  ASSERT_TRUE((*db)->Execute("CREATE TABLE t (b BLOB)"));
+  const int64_t pages = *(*db)->QueryInt("PRAGMA page_count");
+  ASSERT_TRUE((*db)->Execute("PRAGMA max_page_count=" + std::to_string(pages)));  // a full "disk"
+  (*db)->ClearLastFailure();
+  {
+    auto transaction = Transaction::Begin(**db);
+    ASSERT_TRUE(transaction);
+    auto insert = (*db)->Prepare("INSERT INTO t VALUES (zeroblob(100000))");
+    ASSERT_TRUE(insert);
+    ASSERT_FALSE(insert->Run());
+  }  // rolled back here: a successful call, which must not hide why
+  EXPECT_EQ((*db)->last_failure(), SQLITE_FULL);
+  EXPECT_EQ(*(*db)->QueryInt("SELECT count(*) FROM t"), 0);
+}
+
+TEST(SqliteConnectionTest, OpensSqliteUrisReadOnly) {
+  TempDir dir;
+  {
+    auto db = Connection::Open(dir.File("a.db"), {});
+    ASSERT_TRUE(db);
+    ASSERT_TRUE((*db)->Execute("CREATE TABLE t (i INTEGER)"));
+    EXPECT_FALSE((*db)->read_only());
+  }
+  auto db = Connection::Open("file:" + dir.File("a.db") + "?mode=ro", {});
+  ASSERT_TRUE(db) << db.error().message;
+  EXPECT_TRUE((*db)->read_only());
+  EXPECT_FALSE((*db)->Execute("INSERT INTO t VALUES (1)"));
+  EXPECT_EQ((*db)->last_failure() & 0xff, SQLITE_READONLY);
+}
+
 }  // namespace
 }  // namespace kiln::cache

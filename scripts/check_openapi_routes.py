@@ -9,19 +9,27 @@ ROUTES_FILE lists the server's route table, one route a line:
     GET /v1/executables/{key}
     GET,HEAD /healthz          # several methods: comma or '|' separated
 
-Blank lines, '#' comments and anything after the path are ignored ('-' as
-ROUTES_FILE reads standard input). Path parameters match whatever their names
-('{key}' in the router equals '{id}' in the spec), since only their position
-is part of the route.
+Blank lines and '#' comments are ignored ('-' as ROUTES_FILE reads standard
+input). Path parameters match whatever their names ('{key}' in the router
+equals '{id}' in the spec), since only their position is part of the route.
+
+After the path, `kiln serve --print-routes` says what each route accepts:
+
+    POST /v1/compile query=chip,plan body=text/plain,application/json untyped-body
+
+When any line carries `query=` or `body=`, every route's query parameters
+must equal the operation's `in: query` parameters (path-level ones included)
+and its body types the keys of the operation's requestBody content (a route
+without `body=` takes no body); other words after the path are ignored.
 
 HEAD needs no route of its own when GET is served: the router answers HEAD
 from the GET route. Operations in the spec that the server does not serve are
 listed as a warning; with --strict they fail too, except those marked
 `x-kiln-status: planned`.
 
-Exit status: 0 when every served route is described, 1 when some are not
-(or, with --strict, when the spec describes routes nobody serves), 2 on
-unreadable input. Needs PyYAML (Debian: python3-yaml).
+Exit status: 0 when every served route is described (and its contract
+matches), 1 when some are not (or, with --strict, when the spec describes
+routes nobody serves), 2 on unreadable input. Needs PyYAML (Debian: python3-yaml).
 """
 
 import argparse
@@ -43,6 +51,15 @@ def normalize_path(path):
 
 def parse_routes(lines, source="routes"):
     """Returns {(METHOD, normalized path): original path} from route lines."""
+    return {key: path for key, (path, _) in parse_route_lines(lines, source).items()}
+
+
+def parse_route_lines(lines, source="routes"):
+    """Returns {(METHOD, normalized path): (original path, contract)} from route lines.
+
+    contract is None when the line says nothing after the path, else
+    {"query": set, "body": set} from its query= and body= fields.
+    """
     routes = {}
     for number, raw in enumerate(lines, start=1):
         line = raw.split("#", 1)[0].strip()
@@ -51,11 +68,17 @@ def parse_routes(lines, source="routes"):
         fields = line.split()
         if len(fields) < 2 or not fields[1].startswith("/"):
             raise InputError(f"{source}:{number}: expected 'METHOD /path', got {raw.strip()!r}")
+        contract = None
+        for field in fields[2:]:
+            name, _, value = field.partition("=")
+            if name in ("query", "body"):
+                contract = contract or {"query": set(), "body": set()}
+                contract[name] = {item for item in value.split(",") if item}
         for method in re.split(r"[,|]", fields[0]):
             method = method.strip().upper()
             if method.lower() not in HTTP_METHODS:
                 raise InputError(f"{source}:{number}: unknown HTTP method {method!r}")
-            routes[(method, normalize_path(fields[1]))] = fields[1]
+            routes[(method, normalize_path(fields[1]))] = (fields[1], contract)
     return routes
 
 
@@ -74,6 +97,64 @@ def spec_operations(spec, source="spec"):
             planned = isinstance(operation, dict) and operation.get("x-kiln-status") == "planned"
             operations[(method.upper(), normalize_path(path))] = (path, planned)
     return operations
+
+
+def _resolve(spec, node):
+    """Follows a local $ref ('#/components/...') to what it names."""
+    while isinstance(node, dict) and "$ref" in node:
+        ref = node["$ref"]
+        if not ref.startswith("#/"):
+            raise InputError(f"only local $refs are supported, got {ref!r}")
+        node = spec
+        for part in ref[2:].split("/"):
+            node = node[part]
+    return node
+
+
+def spec_contracts(spec):
+    """Returns {(METHOD, normalized path): {"query": set, "body": set}} from the spec."""
+    contracts = {}
+    for path, item in spec["paths"].items():
+        shared = item.get("parameters", [])
+        for method in HTTP_METHODS:
+            operation = item.get(method)
+            if not isinstance(operation, dict):
+                continue
+            query = set()
+            for parameter in list(shared) + list(operation.get("parameters", [])):
+                parameter = _resolve(spec, parameter)
+                if parameter.get("in") == "query":
+                    query.add(parameter["name"])
+            body = _resolve(spec, operation.get("requestBody", {}))
+            contracts[(method.upper(), normalize_path(path))] = {
+                "query": query, "body": set(body.get("content", {}))}
+    return contracts
+
+
+def compare_contracts(served_lines, spec):
+    """Returns 'METHOD /path: ...' lines where a route's contract differs from the spec.
+
+    Only when some route line carries a contract; HEAD routes are skipped.
+    """
+    if not any(contract is not None for _, contract in served_lines.values()):
+        return []
+    described = spec_contracts(spec)
+    problems = []
+    for (method, path), (original, contract) in sorted(served_lines.items()):
+        spec_side = described.get((method, path))
+        if spec_side is None or method == "HEAD":
+            continue
+        contract = contract or {"query": set(), "body": set()}
+        for what, label in (("query", "query parameters"), ("body", "body types")):
+            extra = sorted(contract[what] - spec_side[what])
+            missing = sorted(spec_side[what] - contract[what])
+            if extra:
+                problems.append(f"{method} {original}: {label} served but not in the spec: "
+                                f"{', '.join(extra)}")
+            if missing:
+                problems.append(f"{method} {original}: {label} in the spec but not served: "
+                                f"{', '.join(missing)}")
+    return problems
 
 
 def compare(served, described):
@@ -127,8 +208,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     try:
-        described = spec_operations(load_spec(args.spec), args.spec)
-        served = parse_routes(read_lines(args.routes), args.routes)
+        spec = load_spec(args.spec)
+        described = spec_operations(spec, args.spec)
+        served_lines = parse_route_lines(read_lines(args.routes), args.routes)
+        served = {key: path for key, (path, _) in served_lines.items()}
+        contract_problems = compare_contracts(served_lines, spec)
     except InputError as error:
         print(f"check_openapi_routes: {error}", file=sys.stderr)
         return 2
@@ -143,9 +227,12 @@ def main(argv=None):
         print(f"{'ERROR' if args.strict else 'warning'}: described but not served: {route}")
     for route in planned:
         print(f"note: planned, not served yet: {route}")
-    failed = bool(missing) or (args.strict and bool(unserved))
+    for problem in contract_problems:
+        print(f"CONTRACT differs: {problem}")
+    failed = bool(missing) or bool(contract_problems) or (args.strict and bool(unserved))
     print(f"check_openapi_routes: {len(served)} served routes, {len(missing)} missing from the spec, "
-          f"{len(unserved)} described but not served, {len(planned)} planned")
+          f"{len(unserved)} described but not served, {len(planned)} planned, "
+          f"{len(contract_problems)} contract differences")
     return 1 if failed else 0
 
 

@@ -15,6 +15,11 @@
 // send `X-Kiln-Namespace: shared` to use the shared namespace; the tenant
 // name "shared" is reserved for it.
 //
+// The namespace rule: every request reads and writes exactly one namespace,
+// the token's tenant, or the shared one when it sends the header and has the
+// grant. Nothing falls through from one namespace to another, so an entry
+// of another namespace answers exactly as a key that exists nowhere (404).
+//
 // An Authenticator is immutable after Load: thread-safe. Errors from Load
 // name the file and line.
 #pragma once
@@ -72,9 +77,9 @@ class Authenticator {
 // role compile; the token has role read").
 ApiResult<void> Authorize(const Principal& principal, Role required, const http::Request& request);
 
-// The tenant whose entries the request reads and writes: the principal's
-// own, or the shared namespace with X-Kiln-Namespace: shared (403 when the
-// token may not; 400 for another value).
+// The one namespace whose entries the request reads and writes: the
+// principal's own, or the shared namespace with X-Kiln-Namespace: shared
+// (403 when the token may not; 400 for another value).
 ApiResult<std::string> ResolveNamespace(const Principal& principal, const http::Request& request);
 
 }  // namespace kiln::server

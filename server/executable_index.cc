@@ -56,15 +56,12 @@ std::optional<hlo::Hash128> ParseKeyHex(std::string_view text) {
   return key;
 }
 
-std::shared_ptr<const IndexedEntry> ExecutableIndex::Find(std::string_view tenant, std::string_view shared_tenant,
-                                                          const hlo::Hash128& key) const {
+std::shared_ptr<const IndexedEntry> ExecutableIndex::Find(std::string_view tenant, const hlo::Hash128& key) const {
   std::shared_lock lock(mu_);
   auto it = entries_.find(key);
   if (it == entries_.end()) return nullptr;
-  for (std::string_view owner : {tenant, shared_tenant}) {
-    for (const auto& entry : it->second) {
-      if (SameOwner(*entry, owner, key)) return entry;
-    }
+  for (const auto& entry : it->second) {
+    if (SameOwner(*entry, tenant, key)) return entry;
   }
   return nullptr;
 }

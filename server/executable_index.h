@@ -3,7 +3,9 @@
 // are answered on the loop thread without SQLite.
 //
 // A key names one chip (the fingerprint covers the target), so the index is
-// also the key -> chip map that spares FindEntry a store listing. It only
+// also the key -> chip map that spares FindEntry a store listing. Lookups
+// are by exact tenant (namespace): an entry of one namespace is never found
+// for another. It only
 // points at entries; their bytes stay in the cache store's hot set (bounded
 // by bytes), looked up with CacheStore::TryGetHot. An entry evicted from the
 // store leaves a stale pointer here, which is harmless: the hot set misses,
@@ -61,10 +63,8 @@ class ExecutableIndex {
  public:
   explicit ExecutableIndex(size_t capacity = 1 << 16) : capacity_(capacity) {}
 
-  // The entry of `tenant` with `key`, else the one of `shared_tenant`; null
-  // when neither is indexed.
-  std::shared_ptr<const IndexedEntry> Find(std::string_view tenant, std::string_view shared_tenant,
-                                           const hlo::Hash128& key) const;
+  // The entry of `tenant` with `key`; null when it is not indexed.
+  std::shared_ptr<const IndexedEntry> Find(std::string_view tenant, const hlo::Hash128& key) const;
   // Adds or replaces the entry with the same tenant and key.
   void Remember(std::shared_ptr<const IndexedEntry> entry);
   // Drops the entry with `id`'s tenant and key, if indexed.

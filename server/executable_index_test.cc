@@ -29,19 +29,20 @@ TEST(ExecutableIndexTest, ParsesKeysStrictly) {
   EXPECT_FALSE(ParseKeyHex("0123456789abcdefgedcba9876543210"));
 }
 
-TEST(ExecutableIndexTest, FindsTheTenantsOwnEntryBeforeTheSharedOne) {
+TEST(ExecutableIndexTest, FindsOnlyTheExactTenantsEntry) {
   ExecutableIndex index;
   index.Remember(Entry(Id("shared", 1)));
-  std::shared_ptr<const IndexedEntry> found = index.Find("alice", "shared", Id("alice", 1).key);
+  EXPECT_EQ(index.Find("alice", Id("alice", 1).key), nullptr) << "the shared entry is not alice's";
+  std::shared_ptr<const IndexedEntry> found = index.Find("shared", Id("shared", 1).key);
   ASSERT_NE(found, nullptr);
   EXPECT_EQ(found->view.id.tenant, "shared");
   index.Remember(Entry(Id("alice", 1)));
-  found = index.Find("alice", "shared", Id("alice", 1).key);
+  found = index.Find("alice", Id("alice", 1).key);
   ASSERT_NE(found, nullptr);
   EXPECT_EQ(found->view.id.tenant, "alice");
   EXPECT_EQ(found->etag, "\"" + Id("alice", 1).key.Hex() + "\"");
   EXPECT_EQ(found->view.executable, nullptr) << "the index never holds bytes";
-  EXPECT_EQ(index.Find("bob", "nobody", Id("bob", 1).key), nullptr) << "no entry of bob's";
+  EXPECT_EQ(index.Find("bob", Id("bob", 1).key), nullptr) << "no entry of bob's";
   EXPECT_EQ(index.size(), 2u);
 }
 
@@ -50,16 +51,16 @@ TEST(ExecutableIndexTest, RememberReplacesForgetDropsAndCapacityStartsOver) {
   index.Remember(Entry(Id("alice", 1), 100));
   index.Remember(Entry(Id("alice", 1), 200));
   EXPECT_EQ(index.size(), 1u);
-  EXPECT_EQ(index.Find("alice", "shared", Id("alice", 1).key)->raw_bytes, 200u);
+  EXPECT_EQ(index.Find("alice", Id("alice", 1).key)->raw_bytes, 200u);
   index.Forget(Id("alice", 1));
-  EXPECT_EQ(index.Find("alice", "shared", Id("alice", 1).key), nullptr);
+  EXPECT_EQ(index.Find("alice", Id("alice", 1).key), nullptr);
   EXPECT_EQ(index.size(), 0u);
   for (uint64_t n = 1; n <= 3; ++n) index.Remember(Entry(Id("alice", n)));
   EXPECT_EQ(index.size(), 3u);
   index.Remember(Entry(Id("alice", 4)));  // full: starts over with this one
   EXPECT_EQ(index.size(), 1u);
-  EXPECT_NE(index.Find("alice", "shared", Id("alice", 4).key), nullptr);
-  EXPECT_EQ(index.Find("alice", "shared", Id("alice", 1).key), nullptr);
+  EXPECT_NE(index.Find("alice", Id("alice", 4).key), nullptr);
+  EXPECT_EQ(index.Find("alice", Id("alice", 1).key), nullptr);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "server/http/json_response.h"
+#include "server/route_contracts.h"
 
 namespace kiln::server {
 
@@ -23,13 +24,14 @@ Result<std::unique_ptr<KilnService>> KilnService::Create(ServiceOptions options)
   cache::CacheStoreOptions store_options;
   store_options.path = service->options_.db_path;
   store_options.max_bytes = service->options_.max_store_bytes;
-  store_options.shared_tenant = std::string(kSharedTenant);
   auto store = cache::CacheStore::Open(store_options);
   if (!store) return MakeError("database " + service->options_.db_path + ": " + store.error().message);
   service->store_ = std::move(*store);
 
   runtime::pool::PoolOptions pool_options;
   pool_options.max_queued = service->options_.pool_queue_capacity;
+  pool_options.host_memory_bytes = service->options_.host_memory_bytes;
+  pool_options.max_memory_wait = service->options_.host_memory_wait;
   KILN_ASSIGN_OR_RETURN(service->pool_, runtime::pool::DevicePool::Create(service->options_.pool_spec, pool_options));
   std::map<std::string, int> seen;
   for (const runtime::pool::ChipStatus& chip : service->pool_->status().chips) {
@@ -100,9 +102,11 @@ Status KilnService::RegisterRoutes(http::Router& router) {
   KILN_SERVICE_ROUTES(KILN_ADD_ROUTE)
 #undef KILN_ADD_ROUTE
   // Liveness needs no token and touches only memory: answered on the loop.
-  return router.Add("GET", "/healthz",
-                    [this](http::Request, http::Responder respond) { respond(Health()); },
-                    http::Execution::kInline);
+  KILN_RETURN_IF_ERROR(router.Add("GET", "/healthz",
+                                  [this](http::Request, http::Responder respond) { respond(Health()); },
+                                  http::Execution::kInline));
+  // What each route accepts (query parameters, body types): route_contracts.cc.
+  return DeclareRouteContracts(router);
 }
 
 std::vector<std::string> KilnService::RouteTable() {

@@ -55,7 +55,17 @@ struct ServiceOptions {
   size_t compile_queue_capacity = 256;  // distinct compiles waiting; beyond: 503 overloaded
   Authenticator auth = Authenticator::Disabled();
   size_t program_cache_entries = 64;
-  int64_t execute_step_budget = int64_t{1} << 32;  // evaluator work units per run
+  // Evaluator work units (about a nanosecond each) per kernel of a run:
+  // ends a while(true) over scalars in a few seconds; the corpus's largest
+  // runs need 2.7*10^9.
+  int64_t execute_step_budget = int64_t{1} << 32;
+  // The longest an execute may take, queued and running (504 beyond); a
+  // request may ask for less.
+  std::chrono::milliseconds execute_timeout{60'000};
+  // Host memory the runs together may hold (0: no budget); a run that does
+  // not fit waits up to host_memory_wait, then answers 503.
+  uint64_t host_memory_bytes = 0;
+  std::chrono::milliseconds host_memory_wait{10'000};
   std::string version = "0.1.0";
 };
 
@@ -78,9 +88,17 @@ class KilnService {
   // transport's HttpServer::draining). Call before the server starts.
   void SetDrainingProbe(std::function<bool()> draining) { draining_ = std::move(draining); }
 
+  // Shutdown: refuses new runs and stops every run still queued or running
+  // at `by` (they answer 503 draining), so the transport's grace period can
+  // end with their answers written. Any thread; does not wait.
+  void BeginShutdown(std::chrono::steady_clock::time_point by) { pool_->Shutdown(by); }
+
   // The registry the HttpServer should record into (HttpServerOptions::metrics).
   http::MetricsRegistry& metrics_registry() { return metrics_.registry(); }
   const ServiceOptions& options() const { return options_; }
+  // Why the store cannot write now (read-only, disk full, no room for its
+  // delete reserve), for an operator; empty when it can.
+  std::string StoreWarning() const;
   runtime::pool::DevicePool& pool() { return *pool_; }
 
  private:
@@ -111,8 +129,10 @@ class KilnService {
   void Compile(Call call);
   void AnswerCompile(http::Responder& respond, const EntryView& entry, CacheOutcome outcome, bool fast_path,
                      bool return_executable, double compile_ms, CompileTimings timings);
+  // `not_stored`: the entry was compiled but not stored, and why.
   http::Response CompileResponse(const EntryView& entry, CacheOutcome outcome, bool fast_path, bool return_executable,
-                                 double compile_ms, const CompileTimings& timings);
+                                 double compile_ms, const CompileTimings& timings,
+                                 const ApiError* not_stored = nullptr);
   void StartCompile(const std::string& flight_key, std::shared_ptr<hlo::Module> module,
                     fusion::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash);
   Flight CompileAndStore(hlo::Module& module, const fusion::CompileOptions& options, const cache::EntryId& id,
@@ -124,7 +144,7 @@ class KilnService {
   std::optional<http::Response> FastGetExecutable(const http::Request& request, const std::string& tenant);
   void GetExecutable(Call call);
   void DeleteExecutable(Call call);
-  // The entry a key names for `tenant` (or the shared namespace): from the
+  // The entry a key names in namespace `tenant` (no other): from the
   // executable index, else from a store listing (then indexed). Without
   // `use_index` the index is skipped (it pointed at an entry now gone).
   ApiResult<cache::EntryId> FindEntry(const std::string& tenant, std::string_view key_text, bool use_index = true);

@@ -2,6 +2,7 @@
 
 #include "runtime/program/parameter_shapes.h"
 #include "server/executable_signature.h"
+#include "server/execute_limits.h"
 
 namespace kiln::server {
 
@@ -12,6 +13,7 @@ Result<std::shared_ptr<const ReadyProgram>> LoadReadyProgram(std::span<const uin
   ready->chip = runtime::FindChip(program.chip);
   if (ready->chip == nullptr) return MakeError("executable targets unknown chip '" + program.chip + "'");
   KILN_ASSIGN_OR_RETURN(ready->parameter_shapes, runtime::ProgramParameterShapes(program));
+  ready->run_host_bytes = ProgramRunHostBytes(*ready->program, ready->parameter_shapes);
   KILN_ASSIGN_OR_RETURN(ready->timer, runtime::timing::ProgramTimer::Create(*ready->program, *ready->chip));
   return std::shared_ptr<const ReadyProgram>(std::move(ready));
 }

@@ -30,6 +30,7 @@ struct ReadyProgram {
   std::unique_ptr<runtime::timing::ProgramTimer> timer;  // borrows *program
   const runtime::ChipSpec* chip = nullptr;                 // the executable's chip (static table)
   std::vector<hlo::Shape> parameter_shapes;
+  uint64_t run_host_bytes = 0;  // host memory a run needs besides its answer (execute_limits.h)
 
   ~ReadyProgram() { timer.reset(); }  // the timer before the program it borrows
 };

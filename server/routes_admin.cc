@@ -67,27 +67,13 @@ double UptimeSeconds(std::chrono::steady_clock::time_point started) {
 }  // namespace
 
 void KilnService::Stats(Call call) {
-  Result<std::vector<cache::EntryMetadata>> entries = AllEntries(*store_, call.tenant, std::nullopt);
-  if (!entries) return call.respond(ErrorToResponse(InternalError("cache listing", entries.error())));
-  Result<cache::StoreStats> store = store_->Stats();
-  if (!store) return call.respond(ErrorToResponse(InternalError("cache stats", store.error())));
-  int64_t count = 0, quarantined = 0;
-  uint64_t raw_bytes = 0, stored_bytes = 0;
-  std::map<std::string, std::pair<int64_t, uint64_t>> by_chip;
-  for (const cache::EntryMetadata& entry : *entries) {
-    if (entry.quarantined) {
-      ++quarantined;
-      continue;
-    }
-    ++count;
-    raw_bytes += entry.raw_bytes;
-    stored_bytes += entry.stored_bytes;
-    by_chip[entry.id.chip].first += 1;
-    by_chip[entry.id.chip].second += entry.stored_bytes;
-  }
+  // Running totals kept by the store: no scan of the entries.
+  Result<std::shared_ptr<const cache::StoreTotals>> totals = store_->Totals();
+  if (!totals) return call.respond(ErrorToResponse(InternalError("cache totals", totals.error())));
+  const cache::NamespaceTotals& mine = (*totals)->Of(call.tenant);
   json chips = json::array();
-  for (const auto& [chip, figures] : by_chip) {
-    chips.push_back({{"chip", chip}, {"entries", figures.first}, {"stored_bytes", figures.second}});
+  for (const auto& [chip, figures] : mine.live_by_chip) {
+    chips.push_back({{"chip", chip}, {"entries", figures.entries}, {"stored_bytes", figures.stored_bytes}});
   }
   const CompileCounters compiles = metrics_.compile_counters();
   const ExecuteCounters executions = metrics_.execute_counters();
@@ -97,9 +83,9 @@ void KilnService::Stats(Call call) {
       {"version", options_.version},
       {"format_version", hlo::kCompilerFormatVersion},
       {"uptime_s", UptimeSeconds(started_)},
-      {"entries", count},
-      {"raw_bytes", raw_bytes},
-      {"stored_bytes", stored_bytes},
+      {"entries", mine.live.entries},
+      {"raw_bytes", mine.live.raw_bytes},
+      {"stored_bytes", mine.live.stored_bytes},
       {"max_bytes", options_.max_store_bytes > 0 ? json(options_.max_store_bytes) : json(nullptr)},
       {"compiles",
        {{"requests", compiles.requests},
@@ -113,8 +99,8 @@ void KilnService::Stats(Call call) {
         {"compile_ms_saved", compiles.compile_ms_saved}}},
       {"executions",
        {{"requests", executions.requests}, {"errors", executions.errors}, {"device_us_total", executions.device_us_total}}},
-      {"evictions", store->evicted_total},
-      {"quarantined", quarantined},
+      {"evictions", (*totals)->evicted_total},
+      {"quarantined", mine.quarantined.entries},
       {"by_chip", std::move(chips)},
   };
   call.respond(http::JsonResponse(200, body));
@@ -222,14 +208,28 @@ void KilnService::Pool(Call call) {
   for (auto& [name, kind] : kinds) kind_list.push_back(std::move(kind));
   call.respond(http::JsonResponse(200, {{"chips", std::move(chips)},
                                         {"kinds", std::move(kind_list)},
-                                        {"queue_depth", status.queued}}));
+                                        {"queue_depth", status.queued},
+                                        {"execute_timeout_ms", options_.execute_timeout.count()},
+                                        {"host_memory",
+                                         {{"budget_bytes", status.host_memory_budget},
+                                          {"in_use_bytes", status.host_memory_in_use},
+                                          {"waiting_runs", status.waiting_for_memory},
+                                          {"busy_total", status.memory_busy_total},
+                                          {"refused_total", status.memory_refused_total}}},
+                                        {"stopped",
+                                         {{"deadline_total", status.deadline_total},
+                                          {"cancelled_total", status.cancelled_total}}}}));
 }
 
 void KilnService::Metrics(Call call) {
-  if (Result<cache::StoreStats> store = store_->Stats(); store) {
-    metrics_.SetStoreFigures(store->entries, store->stored_bytes, store->evicted_total, store->quarantined_total);
+  if (Result<std::shared_ptr<const cache::StoreTotals>> totals = store_->Totals(); totals) {
+    const cache::NamespaceTotals& all = (*totals)->all;
+    metrics_.SetStoreFigures(all.live.entries + all.quarantined.entries,
+                             all.live.stored_bytes + all.quarantined.stored_bytes, (*totals)->evicted_total,
+                             (*totals)->quarantined_total);
   }
   const runtime::pool::PoolStatus status = pool_->status();
+  metrics_.SetHostMemory(status.host_memory_budget, status.host_memory_in_use, status.waiting_for_memory);
   std::map<std::string, std::pair<int, double>> kinds;  // busy, summed utilization
   std::map<std::string, int> counts;
   for (const runtime::pool::ChipStatus& chip : status.chips) {
@@ -253,13 +253,23 @@ void KilnService::NotImplemented(Call call) {
   call.respond(ErrorToResponse(Refuse(501, "not_implemented", "autotuning is not available in this build").error()));
 }
 
+std::string KilnService::StoreWarning() const { return store_->Health().message; }
+
 http::Response KilnService::Health() const {
   // Draining: the transport stopped taking connections and finishes the
   // requests it has; a load balancer should look elsewhere.
   const bool draining = draining_ && draining_();
-  http::Response response = http::JsonResponse(draining ? 503 : 200, {{"status", draining ? "draining" : "ok"},
-                                                                      {"version", options_.version},
-                                                                      {"uptime_s", UptimeSeconds(started_)}});
+  // Still serving when the store cannot write (hits; compiles uncached):
+  // `store` says so, from memory.
+  const cache::StorageHealth storage = store_->Health();
+  json body = {{"status", draining ? "draining" : "ok"},
+               {"version", options_.version},
+               {"uptime_s", UptimeSeconds(started_)},
+               {"store", storage.problem == cache::StorageProblem::kNone
+                             ? "ok"
+                             : std::string(cache::StorageProblemName(storage.problem))}};
+  if (!storage.message.empty()) body["store_message"] = storage.message;
+  http::Response response = http::JsonResponse(draining ? 503 : 200, body);
   if (draining) response.headers.Set("Retry-After", "1");
   return response;
 }

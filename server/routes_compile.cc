@@ -12,6 +12,7 @@
 #include "server/entry_json.h"
 #include "server/http/json_response.h"
 #include "server/kiln_service.h"
+#include "server/storage_api_error.h"
 
 namespace kiln::server {
 namespace {
@@ -57,6 +58,7 @@ struct KilnService::CompileTimings {
 struct KilnService::FlightOutcome {
   std::optional<ApiError> error;
   EntryView entry;
+  std::optional<ApiError> not_stored;  // compiled, but the store could not keep it (why)
   bool compiled = false;  // false: the leader found it stored after all
   double compile_ms = 0;
   double store_ms = 0;
@@ -79,7 +81,7 @@ std::optional<http::Response> KilnService::FastCompile(const http::Request& requ
   if (!parsed) return std::nullopt;  // the handler explains the 400
   std::optional<hlo::Hash128> key = request_keys_.Find(parsed->request_hash);
   if (!key) return std::nullopt;
-  std::shared_ptr<const IndexedEntry> entry = index_.Find(tenant, kSharedTenant, *key);
+  std::shared_ptr<const IndexedEntry> entry = index_.Find(tenant, *key);
   if (entry == nullptr || entry->view.id.chip != parsed->options.chip) return std::nullopt;
   cache::CacheStore::HotHit hot = store_->TryGetHot(entry->view.id);
   if (hot.entry == nullptr) return std::nullopt;
@@ -168,7 +170,8 @@ void KilnService::Compile(Call call) {
     }
     timings.compile_ms = compile_ms;
     metrics_.CompileAnswered(outcome, /*fast_path=*/false, flight->entry.entry_compile_ms);
-    AnswerCompile(respond, flight->entry, outcome, false, return_executable, compile_ms, timings);
+    respond(CompileResponse(flight->entry, outcome, false, return_executable, compile_ms, timings,
+                            flight->not_stored ? &*flight->not_stored : nullptr));
   };
   if (flights_.Join(flight_key, std::move(answer)) == SingleFlight<Flight>::Role::kLeader) {
     StartCompile(flight_key, std::shared_ptr<hlo::Module>(std::move(*module)), request.options, id,
@@ -224,9 +227,15 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, const fusi
       .request_hash = request_hash,
   };
   auto store_start = Clock::now();
-  if (Status stored = store_->Put(put); !stored) {
-    outcome->error = InternalError("storing the executable", stored.error());
-    return outcome;
+  if (cache::StoreResult<void> stored = store_->Put(put); !stored) {
+    if (stored.error().problem == cache::StorageProblem::kNone) {
+      outcome->error = InternalError("storing the executable", stored.error());
+      return outcome;
+    }
+    // A full disk or a read-only store: the compile is still answered,
+    // with the executable, saying it was not stored and why.
+    metrics_.NotStored(stored.error().problem);
+    outcome->not_stored = StorageError("the executable was not stored", stored.error());
   }
   outcome->store_ms = MsSince(store_start);
   outcome->compiled = true;
@@ -241,7 +250,7 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, const fusi
       .created_ms = UnixMs(),
       .executable = std::move(executable),
   };
-  Index(outcome->entry, outcome->entry.executable->size());
+  if (!outcome->not_stored) Index(outcome->entry, outcome->entry.executable->size());
   return outcome;
 }
 
@@ -253,7 +262,7 @@ void KilnService::AnswerCompile(http::Responder& respond, const EntryView& entry
 
 http::Response KilnService::CompileResponse(const EntryView& entry, CacheOutcome outcome, bool fast_path,
                                             bool return_executable, double compile_ms,
-                                            const CompileTimings& timings) {
+                                            const CompileTimings& timings, const ApiError* not_stored) {
   const std::string key = entry.id.key.Hex();
   http::Response response;
   if (return_executable) {
@@ -272,6 +281,7 @@ http::Response KilnService::CompileResponse(const EntryView& entry, CacheOutcome
         {"estimated_us", entry.estimated_us},
         {"executable_bytes", entry.executable ? entry.executable->size() : 0},
         {"created", Rfc3339(entry.created_ms)},
+        {"stored", not_stored == nullptr},
         {"timings",
          {{"parse_ms", timings.parse_ms},
           {"fingerprint_ms", timings.fingerprint_ms},
@@ -280,9 +290,12 @@ http::Response KilnService::CompileResponse(const EntryView& entry, CacheOutcome
           {"store_ms", timings.store_ms},
           {"total_ms", MsSince(timings.start)}}},
     };
+    if (not_stored != nullptr) body["not_stored"] = {{"code", not_stored->code}, {"message", not_stored->message}};
     response = http::JsonResponse(200, body);
   }
   response.headers.Set("X-Kiln-Key", key);
+  response.headers.Set("X-Kiln-Stored", not_stored == nullptr ? "true" : "false");
+  if (not_stored != nullptr) response.headers.Set("X-Kiln-Store-Error", not_stored->code);
   response.headers.Set("X-Kiln-Cache", std::string(CacheOutcomeName(outcome)));
   response.headers.Set("X-Kiln-Compile-Ms", Decimal(compile_ms));
   response.headers.Set("X-Kiln-Kernels", std::to_string(entry.kernels));

@@ -8,6 +8,7 @@
 #include "server/http/header_map.h"
 #include "server/http/json_response.h"
 #include "server/kiln_service.h"
+#include "server/storage_api_error.h"
 
 namespace kiln::server {
 namespace {
@@ -38,8 +39,10 @@ http::Response ExecutableResponse(const IndexedEntry& entry, bool head, http::By
   return response;
 }
 
-ApiError NotFound(const std::string& key_text, const std::string& tenant) {
-  return Refuse(404, "not_found", "no executable with key " + key_text + " for tenant " + tenant).error();
+// The one 404 of these routes. It depends only on the request (the key and
+// the caller's namespace), never on whether the key exists elsewhere.
+ApiError NotFound(std::string_view key_text, const std::string& tenant) {
+  return Refuse(404, "not_found", "no executable with key " + std::string(key_text) + " for tenant " + tenant).error();
 }
 
 }  // namespace
@@ -53,7 +56,7 @@ std::optional<http::Response> KilnService::FastGetExecutable(const http::Request
   if (!key) return std::nullopt;  // the handler explains the 400
   const bool head = request.method == "HEAD";
   if (!head && WantsJson(request)) return std::nullopt;  // the JSON view reads the stored row
-  std::shared_ptr<const IndexedEntry> entry = index_.Find(tenant, kSharedTenant, *key);
+  std::shared_ptr<const IndexedEntry> entry = index_.Find(tenant, *key);
   if (entry == nullptr) return std::nullopt;
   // HEAD is metadata only, not a hit, but still asks the hot set: an entry
   // evicted meanwhile is no longer there, while the index may not know.
@@ -71,21 +74,19 @@ ApiResult<cache::EntryId> KilnService::FindEntry(const std::string& tenant, std:
                   "key '" + std::string(key_text.substr(0, 64)) + "': expected 32 lowercase hex digits");
   }
   if (use_index) {
-    if (std::shared_ptr<const IndexedEntry> entry = index_.Find(tenant, kSharedTenant, *key)) return entry->view.id;
+    if (std::shared_ptr<const IndexedEntry> entry = index_.Find(tenant, *key)) return entry->view.id;
   }
-  for (const std::string& owner : {tenant, std::string(kSharedTenant)}) {
-    cache::ListFilter filter{.tenant = owner, .key_prefix = std::string(key_text), .limit = 8};
-    Result<std::vector<cache::EntryMetadata>> entries = store_->List(filter);
-    if (!entries) return std::unexpected(InternalError("cache listing", entries.error()));
-    for (const cache::EntryMetadata& metadata : *entries) {
-      if (!metadata.quarantined && metadata.id.format_version == hlo::kCompilerFormatVersion &&
-          metadata.id.key == *key) {
-        Index(ViewOfMetadata(metadata), metadata.raw_bytes);
-        return metadata.id;
-      }
+  cache::ListFilter filter{.tenant = tenant, .key_prefix = std::string(key_text), .limit = 8};
+  Result<std::vector<cache::EntryMetadata>> entries = store_->List(filter);
+  if (!entries) return std::unexpected(InternalError("cache listing", entries.error()));
+  for (const cache::EntryMetadata& metadata : *entries) {
+    if (!metadata.quarantined && metadata.id.format_version == hlo::kCompilerFormatVersion &&
+        metadata.id.key == *key) {
+      Index(ViewOfMetadata(metadata), metadata.raw_bytes);
+      return metadata.id;
     }
   }
-  return std::unexpected(NotFound(std::string(key_text), tenant));
+  return std::unexpected(NotFound(key_text, tenant));
 }
 
 void KilnService::GetExecutable(Call call) {
@@ -138,16 +139,9 @@ void KilnService::GetExecutable(Call call) {
 void KilnService::DeleteExecutable(Call call) {
   ApiResult<cache::EntryId> id = FindEntry(call.tenant, call.request.PathParam("key").value_or(""));
   if (!id) return call.respond(ErrorToResponse(id.error()));
-  if (id->tenant != call.tenant) {
-    return call.respond(
-        ErrorToResponse(Refuse(404, "not_found",
-                               "no executable with key " + id->key.Hex() + " for tenant " + call.tenant +
-                                   " (it is in the shared namespace; send X-Kiln-Namespace: shared)")
-                            .error()));
-  }
   index_.Forget(*id);
-  Result<bool> evicted = store_->Evict(*id);
-  if (!evicted) return call.respond(ErrorToResponse(InternalError("delete", evicted.error())));
+  cache::StoreResult<bool> evicted = store_->Evict(*id);
+  if (!evicted) return call.respond(ErrorToResponse(StorageError("delete", evicted.error())));
   programs_.Erase(*id);
   if (!*evicted) return call.respond(ErrorToResponse(NotFound(id->key.Hex(), call.tenant)));
   http::Response response;

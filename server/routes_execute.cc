@@ -9,6 +9,7 @@
 #include "runtime/timing/profile_output.h"
 #include "runtime/timing/timed_execution.h"
 #include "server/execute_inputs.h"
+#include "server/execute_limits.h"
 #include "server/http/header_map.h"
 #include "server/http/json_response.h"
 #include "server/json_tensors.h"
@@ -65,6 +66,8 @@ struct RunState {
   std::string kind;
   Form answer_form = Form::kJson;
   int64_t step_budget = 0;
+  std::chrono::milliseconds timeout{0};
+  std::shared_ptr<runtime::Interrupt> interrupt = std::make_shared<runtime::Interrupt>();
   http::Responder respond;
   bool started = false;  // left the kind's queue
   std::optional<runtime::timing::TimedExecution> run;
@@ -85,6 +88,9 @@ ApiResult<std::shared_ptr<const ReadyProgram>> KilnService::ReadyProgramFor(cons
 }
 
 void KilnService::Execute(Call call) {
+  // The deadline counts from here: reading the inputs and the time queued
+  // for a chip count.
+  const auto received = std::chrono::steady_clock::now();
   metrics_.ExecuteRequested();
   auto fail = [&](const ApiError& error) {
     metrics_.ExecuteFailed();
@@ -101,6 +107,8 @@ void KilnService::Execute(Call call) {
                                                     ? InputsFromSafetensors(call.request.body, parameters)
                                                     : InputsFromJson(call.request.body, parameters);
   if (!inputs) return fail(inputs.error());
+  ApiResult<std::chrono::milliseconds> timeout = ExecuteTimeout(call.request, options_.execute_timeout);
+  if (!timeout) return fail(timeout.error());
 
   const runtime::Program& program = (*ready)->program->program();
   auto state = std::make_shared<RunState>();
@@ -110,12 +118,19 @@ void KilnService::Execute(Call call) {
   state->kind = program.chip;
   state->answer_form = AnswerForm(call.request, *form);
   state->step_budget = options_.execute_step_budget;
+  state->timeout = *timeout;
   state->respond = std::move(call.respond);
 
   runtime::pool::Job job;
   job.client = call.tenant;
   job.chip_kind = program.chip;
   job.hbm_bytes = program.peak_hbm_bytes;
+  job.host_bytes = RunHostBytes(**ready, state->answer_form == Form::kJson);
+  job.deadline = received + *timeout;
+  job.interrupt = state->interrupt;
+  if (call.request.cancel) {
+    job.cancelled = [cancel = call.request.cancel] { return cancel->cancelled(); };
+  }
   job.run = [this, state](const runtime::pool::ChipContext& chip) -> Result<double> {
     {
       std::lock_guard lock(pool_mu_);
@@ -125,6 +140,7 @@ void KilnService::Execute(Call call) {
     }
     runtime::EvalOptions eval;
     eval.step_budget = state->step_budget;
+    eval.interrupt = state->interrupt.get();
     Result<runtime::timing::TimedExecution> run =
         runtime::timing::ExecuteTimed(*state->program->program, *state->program->timer, state->inputs, eval);
     {
@@ -144,11 +160,14 @@ void KilnService::Execute(Call call) {
     }
     if (!status) {
       metrics_.ExecuteFailed();
-      const bool draining = status.error().message.find("shutting down") != std::string::npos;
-      return state->respond(ErrorToResponse(
-          draining ? ApiError{.status = 503, .code = "draining", .message = status.error().message, .retry_after_seconds = 1}
-                   : ApiError{.status = 422, .code = "execution_failed",
-                              .message = "running " + state->key + ": " + status.error().message}));
+      metrics_.ExecuteEnded(runtime::pool::JobEndName(stats.end));
+      EndedRun ended{.key = state->key,
+                     .device = stats.chip < 0 ? "" : state->kind + ":" + std::to_string(PerKindIndex(stats.chip)),
+                     .timeout = state->timeout,
+                     .queued_seconds = stats.queued_seconds,
+                     .run_seconds = stats.run_seconds,
+                     .error = status.error().message};
+      return state->respond(ErrorToResponse(EndedRunError(stats.end, ended)));
     }
     runtime::timing::TimedExecution& run = *state->run;
     const std::string device = state->kind + ":" + std::to_string(PerKindIndex(stats.chip));
@@ -211,22 +230,15 @@ void KilnService::Execute(Call call) {
     std::lock_guard lock(pool_mu_);
     ++queued_by_kind_[state->kind];
   }
-  if (Status submitted = pool_->Submit(std::move(job)); !submitted) {
+  if (auto submitted = pool_->Submit(std::move(job)); !submitted) {
     {
       std::lock_guard lock(pool_mu_);
       --queued_by_kind_[state->kind];
     }
     metrics_.ExecuteFailed();
-    const std::string& why = submitted.error().message;
-    if (why.find("saturated") != std::string::npos) {
-      return state->respond(ErrorToResponse(ApiError{
-          .status = 503, .code = "pool_saturated",
-          .message = "the " + state->kind + " run queue is full (" + why + " on pool " + pool_->spec().ToString() + "); retry later",
-          .retry_after_seconds = 1}));
-    }
-    return state->respond(ErrorToResponse(ApiError{
-        .status = 409, .code = "chip_not_in_pool",
-        .message = "the executable targets " + state->kind + "; the pool has " + pool_->spec().ToString()}));
+    if (submitted.error().kind == runtime::pool::SubmitError::Kind::kTooLarge) metrics_.ExecuteEnded("too_large");
+    return state->respond(
+        ErrorToResponse(RefusedRunError(submitted.error(), state->key, state->kind, pool_->spec().ToString())));
   }
 }
 

@@ -78,15 +78,11 @@ void KilnService::Explain(Call call) {
   }
   json answer = {{"key", fingerprint->key.Hex()}, {"components", std::move(component_list)}};
 
-  cache::EntryId id{.tenant = call.tenant, .key = fingerprint->key, .chip = chip};
-  bool cached = false;
-  for (const std::string& tenant : {call.tenant, std::string(kSharedTenant)}) {
-    id.tenant = tenant;
-    Result<std::optional<cache::EntryMetadata>> metadata = store_->GetMetadata(id);
-    if (!metadata) return call.respond(ErrorToResponse(InternalError("cache lookup", metadata.error())));
-    if (*metadata && !(*metadata)->quarantined) cached = true;
-    if (cached) break;
-  }
+  // Only the request's own namespace: an entry of another one is not "cached".
+  const cache::EntryId id{.tenant = call.tenant, .key = fingerprint->key, .chip = chip};
+  Result<std::optional<cache::EntryMetadata>> metadata = store_->GetMetadata(id);
+  if (!metadata) return call.respond(ErrorToResponse(InternalError("cache lookup", metadata.error())));
+  const bool cached = *metadata && !(*metadata)->quarantined;
   answer["cached"] = cached;
   answer["differences"] = json::array();
   answer["nearest"] = nullptr;

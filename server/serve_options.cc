@@ -1,5 +1,8 @@
 #include "server/serve_options.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -78,6 +81,65 @@ Result<uint64_t> ParseByteSize(std::string_view text) {
   return *number * *factor;
 }
 
+uint64_t DefaultMaxConnections(uint64_t open_files_limit, int loops) {
+  constexpr uint64_t kMostDescriptors = uint64_t{1} << 20;
+  constexpr uint64_t kReserved = 128;       // all but the loops, with room to spare
+  constexpr uint64_t kReservedPerLoop = 8;  // epoll, wakeups, listener and its duplicate
+  const uint64_t limit =
+      open_files_limit == 0 || open_files_limit > kMostDescriptors ? kMostDescriptors : open_files_limit;
+  const uint64_t reserve = kReserved + kReservedPerLoop * static_cast<uint64_t>(std::max(loops, 1));
+  return limit - std::min(reserve, limit - limit / 4);
+}
+
+Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
+  auto refuse = [&] {
+    return MakeError("duration '" + std::string(text) +
+                     "': expected a positive time up to 24h such as 60s, 1.5s, 500ms or 2m");
+  };
+  size_t digits = 0;
+  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.')) {
+    ++digits;
+  }
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + digits, value);
+  if (digits == 0 || ec != std::errc() || end != text.data() + digits) return refuse();
+  const std::string_view unit = text.substr(digits);
+  double ms_per_unit = 0;
+  if (unit.empty() || EqualsIgnoreCase(unit, "s")) {
+    ms_per_unit = 1000;
+  } else if (EqualsIgnoreCase(unit, "ms")) {
+    ms_per_unit = 1;
+  } else if (EqualsIgnoreCase(unit, "m")) {
+    ms_per_unit = 60'000;
+  } else if (EqualsIgnoreCase(unit, "h")) {
+    ms_per_unit = 3'600'000;
+  } else {
+    return refuse();
+  }
+  const double ms = value * ms_per_unit;
+  if (!(ms > 0) || ms > 24 * 3'600'000.0) return refuse();
+  return std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(ms + 0.5)));
+}
+
+Result<uint64_t> ParseHostMemory(std::string_view text, uint64_t physical_bytes) {
+  if (!text.empty() && text.back() == '%') {
+    auto percent = ParseUnsigned(text.substr(0, text.size() - 1), 100, "host memory '" + std::string(text) + "'");
+    if (!percent) return std::unexpected(percent.error());
+    if (physical_bytes == 0) {
+      return MakeError("host memory '" + std::string(text) + "': the machine's RAM is unknown; give a size");
+    }
+    return static_cast<uint64_t>(static_cast<unsigned __int128>(physical_bytes) * *percent / 100);
+  }
+  return ParseByteSize(text);
+}
+
+uint64_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return 0;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+}
+
 Status ApplyEnvironment(ServeOptions& options, const std::function<bool(std::string_view)>& flag_given,
                         const std::function<const char*(const char*)>& getenv) {
   auto read = [&](const char* name) -> const char* {
@@ -116,10 +178,30 @@ Status ApplyEnvironment(ServeOptions& options, const std::function<bool(std::str
       return MakeError(std::string("environment variable KILN_ACCESS_LOG: expected on or off, got '") + v + "'");
     }
   }
+  if (const char* v = read("KILN_MAX_CONNECTIONS"); v && !flag_given("--max-connections")) {
+    auto connections = ParseUnsigned(v, kMaxConnectionsLimit, "connection count");
+    if (!connections) return wrap("KILN_MAX_CONNECTIONS", connections.error());
+    options.max_connections = *connections;
+  }
   if (const char* v = read("KILN_MAX_BODY"); v && !flag_given("--max-body")) {
     auto bytes = ParseByteSize(v);
     if (!bytes) return wrap("KILN_MAX_BODY", bytes.error());
     options.max_body_bytes = *bytes;
+  }
+  if (const char* v = read("KILN_EXECUTE_TIMEOUT"); v && !flag_given("--execute-timeout")) {
+    auto timeout = ParseDuration(v);
+    if (!timeout) return wrap("KILN_EXECUTE_TIMEOUT", timeout.error());
+    options.execute_timeout = *timeout;
+  }
+  if (const char* v = read("KILN_SHUTDOWN_GRACE"); v && !flag_given("--shutdown-grace")) {
+    auto grace = ParseDuration(v);
+    if (!grace) return wrap("KILN_SHUTDOWN_GRACE", grace.error());
+    options.shutdown_grace = *grace;
+  }
+  if (const char* v = read("KILN_HOST_MEMORY"); v && !flag_given("--host-memory")) {
+    auto budget = ParseHostMemory(v, PhysicalMemoryBytes());
+    if (!budget) return wrap("KILN_HOST_MEMORY", budget.error());
+    options.host_memory = v;
   }
   if (const char* v = read("KILN_MAX_BYTES"); v && !flag_given("--max-bytes")) {
     auto bytes = ParseByteSize(v);

@@ -2,13 +2,15 @@
 //
 // Every flag has an environment variable (KILN_LISTEN, KILN_DB, KILN_POOL,
 // KILN_COMPILE_THREADS, KILN_MAX_BODY, KILN_MAX_BYTES, KILN_AUTH_FILE,
-// KILN_LOOPS, KILN_ACCESS_LOG); a
+// KILN_LOOPS, KILN_ACCESS_LOG, KILN_MAX_CONNECTIONS, KILN_EXECUTE_TIMEOUT,
+// KILN_HOST_MEMORY, KILN_SHUTDOWN_GRACE); a
 // flag given on the command line wins over its variable. Sizes accept a
 // plain byte count or a binary/decimal suffix ("256MiB", "1G", "64k").
 // Errors name the flag or variable and the value. Pure functions (apart
 // from reading the environment); thread-safe.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -37,6 +39,15 @@ struct ServeOptions {
   size_t pool_queue_capacity = 64;  // runs waiting per server; beyond: 503
   int loops = 0;                    // HTTP loop threads; 0: one per core
   bool access_log = true;           // one stderr line per request
+  uint64_t max_connections = 0;     // client connections; 0: DefaultMaxConnections
+  // The longest an execute may take, queued and running; a request may ask
+  // for less (?timeout=, X-Kiln-Timeout).
+  std::chrono::milliseconds execute_timeout{60'000};
+  // Host memory all runs together may hold; "50%" of RAM by default.
+  std::string host_memory = "50%";
+  // SIGTERM/SIGINT: in-flight requests get this long; runs still going
+  // near its end are stopped so their answers go out before it ends.
+  std::chrono::milliseconds shutdown_grace{10'000};
 };
 
 // "127.0.0.1:8470", "[::1]:8470", ":8470" (loopback), "8470".
@@ -45,6 +56,28 @@ Result<ListenAddress> ParseListenAddress(std::string_view text);
 // "256MiB" -> 268435456. Suffixes: k/K/KB (1000), KiB (1024), M/MB, MiB, G/GB,
 // GiB, T/TB, TiB; case-insensitive; no suffix or "B" is bytes.
 Result<uint64_t> ParseByteSize(std::string_view text);
+
+// The largest --max-connections (KILN_MAX_CONNECTIONS) accepted.
+inline constexpr uint64_t kMaxConnectionsLimit = uint64_t{1} << 24;
+
+// The connection cap for a process allowed `open_files_limit` descriptors
+// (RLIMIT_NOFILE's soft limit; 0 or more than 2^20 counts as 2^20) serving
+// with `loops` loop threads: the limit less what the rest of kiln holds
+// (standard streams, the store's database, journal and temporary files, each
+// loop's epoll, wakeup and listening descriptors, the signal pipes) with room
+// to spare, and never less than a quarter of the limit.
+uint64_t DefaultMaxConnections(uint64_t open_files_limit, int loops);
+
+// "60s", "1.5s", "500ms", "2m", "1h"; bare digits are seconds. Positive and
+// at most 24 hours; rounded to whole milliseconds (at least 1).
+Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
+
+// The host-memory budget: a size ("8GiB", as ParseByteSize) or a share of
+// physical memory ("50%"); "0" turns the budget off. `physical_bytes` is the
+// machine's RAM (PhysicalMemoryBytes()).
+Result<uint64_t> ParseHostMemory(std::string_view text, uint64_t physical_bytes);
+// The machine's RAM (sysconf); 0 when unknown.
+uint64_t PhysicalMemoryBytes();
 
 // Values from the environment for the settings whose flag was not given.
 // `flag_given("--db")` says whether the command line set that flag;

@@ -21,6 +21,31 @@ TEST(ServeOptionsTest, ByteSizes) {
   EXPECT_FALSE(ParseByteSize("99999999999TiB")) << "overflow";
 }
 
+TEST(ServeOptionsTest, Durations) {
+  EXPECT_EQ(*ParseDuration("60s"), std::chrono::seconds(60));
+  EXPECT_EQ(*ParseDuration("60"), std::chrono::seconds(60));
+  EXPECT_EQ(*ParseDuration("1.5s"), std::chrono::milliseconds(1500));
+  EXPECT_EQ(*ParseDuration("250ms"), std::chrono::milliseconds(250));
+  EXPECT_EQ(*ParseDuration("2m"), std::chrono::minutes(2));
+  EXPECT_EQ(*ParseDuration("1H"), std::chrono::hours(1));
+  EXPECT_EQ(*ParseDuration("0.1ms"), std::chrono::milliseconds(1)) << "at least a millisecond";
+  for (const char* bad : {"", "0", "0s", "-5s", "5 s", "5x", "s", "25h", "1e3", "1..2s"}) {
+    Result<std::chrono::milliseconds> refused = ParseDuration(bad);
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_NE(refused.error().message.find("'" + std::string(bad) + "'"), std::string::npos) << refused.error().message;
+  }
+}
+
+TEST(ServeOptionsTest, HostMemoryIsASizeOrAShareOfRam) {
+  EXPECT_EQ(*ParseHostMemory("8GiB", 0), uint64_t{8} << 30);
+  EXPECT_EQ(*ParseHostMemory("50%", uint64_t{24} << 30), uint64_t{12} << 30);
+  EXPECT_EQ(*ParseHostMemory("0", uint64_t{24} << 30), 0u) << "no budget";
+  EXPECT_FALSE(ParseHostMemory("101%", uint64_t{24} << 30));
+  EXPECT_FALSE(ParseHostMemory("50%", 0)) << "RAM unknown";
+  EXPECT_FALSE(ParseHostMemory("lots", uint64_t{24} << 30));
+  EXPECT_GT(PhysicalMemoryBytes(), 0u);
+}
+
 TEST(ServeOptionsTest, ListenAddresses) {
   EXPECT_EQ(ParseListenAddress("127.0.0.1:8470")->port, 8470);
   EXPECT_EQ(ParseListenAddress("0.0.0.0:0")->host, "0.0.0.0");
@@ -56,6 +81,32 @@ TEST(ServeOptionsTest, EnvironmentFillsFlagsNotGiven) {
   EXPECT_NE(bad.error().message.find("KILN_MAX_BYTES"), std::string::npos);
 }
 
+TEST(ServeOptionsTest, ExecuteLimitsFromTheEnvironment) {
+  std::map<std::string, std::string> env = {
+      {"KILN_EXECUTE_TIMEOUT", "5s"}, {"KILN_HOST_MEMORY", "2GiB"}, {"KILN_SHUTDOWN_GRACE", "1500ms"}};
+  auto getenv = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  ServeOptions options;
+  EXPECT_EQ(options.execute_timeout, std::chrono::seconds(60));
+  EXPECT_EQ(options.host_memory, "50%");
+  ASSERT_TRUE(ApplyEnvironment(options, [](std::string_view) { return false; }, getenv));
+  EXPECT_EQ(options.execute_timeout, std::chrono::seconds(5));
+  EXPECT_EQ(options.host_memory, "2GiB");
+  EXPECT_EQ(options.shutdown_grace, std::chrono::milliseconds(1500));
+
+  env["KILN_EXECUTE_TIMEOUT"] = "soon";
+  Status bad = ApplyEnvironment(options, [](std::string_view) { return false; }, getenv);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("KILN_EXECUTE_TIMEOUT"), std::string::npos);
+  env["KILN_EXECUTE_TIMEOUT"] = "5s";
+  env["KILN_HOST_MEMORY"] = "200%";
+  bad = ApplyEnvironment(options, [](std::string_view) { return false; }, getenv);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("KILN_HOST_MEMORY"), std::string::npos);
+}
+
 TEST(ServeOptionsTest, LoopsAndAccessLogFromTheEnvironment) {
   std::map<std::string, std::string> env = {{"KILN_LOOPS", "3"}, {"KILN_ACCESS_LOG", "OFF"}};
   auto getenv = [&](const char* name) -> const char* {
@@ -78,6 +129,34 @@ TEST(ServeOptionsTest, LoopsAndAccessLogFromTheEnvironment) {
   bad = ApplyEnvironment(options, [](std::string_view) { return false; }, getenv);
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("KILN_LOOPS"), std::string::npos);
+}
+
+TEST(ServeOptionsTest, MaxConnectionsFromTheEnvironment) {
+  std::map<std::string, std::string> env = {{"KILN_MAX_CONNECTIONS", "5000"}};
+  auto getenv = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  ServeOptions options;
+  ASSERT_TRUE(ApplyEnvironment(options, [](std::string_view) { return false; }, getenv));
+  EXPECT_EQ(options.max_connections, 5000u);
+  options.max_connections = 7;
+  ASSERT_TRUE(ApplyEnvironment(options, [](std::string_view flag) { return flag == "--max-connections"; }, getenv));
+  EXPECT_EQ(options.max_connections, 7u) << "the flag wins";
+  env["KILN_MAX_CONNECTIONS"] = "many";
+  Status bad = ApplyEnvironment(options, [](std::string_view) { return false; }, getenv);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("KILN_MAX_CONNECTIONS"), std::string::npos);
+}
+
+TEST(ServeOptionsTest, DefaultMaxConnectionsLeavesDescriptorsForTheRest) {
+  EXPECT_EQ(DefaultMaxConnections(1024, 2), 1024u - 128 - 16);
+  EXPECT_EQ(DefaultMaxConnections(65536, 8), 65536u - 128 - 64);
+  // A small limit: a quarter of it for connections.
+  EXPECT_EQ(DefaultMaxConnections(64, 2), 16u);
+  // Unlimited (or absurdly high) counts as 2^20.
+  EXPECT_EQ(DefaultMaxConnections(0, 1), (uint64_t{1} << 20) - 136);
+  EXPECT_EQ(DefaultMaxConnections(uint64_t{1} << 40, 1), (uint64_t{1} << 20) - 136);
 }
 
 }  // namespace

@@ -26,6 +26,9 @@ ServiceMetrics::ServiceMetrics()
       compile_errors_total_(registry_.AddCounter("kiln_compile_errors_total",
                                                  "Compile requests that failed (bad HLO, unsupported ops).")
                                 .WithLabels({})),
+      not_stored_(registry_.AddCounter("kiln_cache_not_stored_total",
+                                       "Compiles answered but not stored, by why (disk full, read-only store).",
+                                       {"problem"})),
       compile_seconds_(registry_.AddHistogram("kiln_compile_duration_seconds", "Time to compile one executable.")
                            .WithLabels({})),
       entries_(registry_.AddGauge("kiln_cache_entries", "Entries in the store (all tenants).").WithLabels({})),
@@ -40,7 +43,18 @@ ServiceMetrics::ServiceMetrics()
       pool_busy_(registry_.AddGauge("kiln_pool_busy_chips", "Chips running a job.", {"kind"})),
       pool_queue_depth_(registry_.AddGauge("kiln_pool_queue_depth", "Runs waiting for a chip.", {"kind"})),
       pool_utilization_(registry_.AddGauge("kiln_pool_utilization",
-                                           "Mean fraction of time the kind's chips were busy.", {"kind"})) {
+                                           "Mean fraction of time the kind's chips were busy.", {"kind"})),
+      executions_ended_(registry_.AddCounter("kiln_execute_ended_total",
+                                             "Runs that ended without a result, by how.", {"reason"})),
+      host_memory_budget_(registry_.AddGauge("kiln_host_memory_budget_bytes",
+                                             "Host memory the runs may hold together (0: no budget).")
+                              .WithLabels({})),
+      host_memory_in_use_(registry_.AddGauge("kiln_host_memory_in_use_bytes",
+                                             "Host memory held by running runs (their estimates).")
+                              .WithLabels({})),
+      host_memory_waiting_(registry_.AddGauge("kiln_host_memory_waiting_runs",
+                                              "Queued runs that do not fit the free host memory.")
+                               .WithLabels({})) {
   // Looked up once: answering a compile then costs only atomic adds.
   for (CacheOutcome outcome : {CacheOutcome::kHit, CacheOutcome::kMiss, CacheOutcome::kJoined}) {
     lookups_by_outcome_[static_cast<int>(outcome)] = &lookups_.WithLabels({std::string(CacheOutcomeName(outcome))});
@@ -68,6 +82,10 @@ void ServiceMetrics::CompileAnswered(CacheOutcome outcome, bool fast_path, doubl
   }
 }
 
+void ServiceMetrics::NotStored(cache::StorageProblem problem) {
+  not_stored_.WithLabels({std::string(cache::StorageProblemName(problem))}).Increment();
+}
+
 void ServiceMetrics::Compiled(double compile_ms) {
   compile_ms_total_.fetch_add(compile_ms, std::memory_order_relaxed);
   compile_seconds_.Observe(compile_ms / 1000);
@@ -90,6 +108,12 @@ void ServiceMetrics::SetPoolKind(std::string_view kind, int busy, size_t queue_d
   pool_busy_.WithLabels({std::string(kind)}).Set(busy);
   pool_queue_depth_.WithLabels({std::string(kind)}).Set(static_cast<double>(queue_depth));
   pool_utilization_.WithLabels({std::string(kind)}).Set(utilization);
+}
+
+void ServiceMetrics::SetHostMemory(uint64_t budget_bytes, uint64_t in_use_bytes, size_t waiting_runs) {
+  host_memory_budget_.Set(static_cast<double>(budget_bytes));
+  host_memory_in_use_.Set(static_cast<double>(in_use_bytes));
+  host_memory_waiting_.Set(static_cast<double>(waiting_runs));
 }
 
 CompileCounters ServiceMetrics::compile_counters() const {

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "cache/store_error.h"
 #include "server/http/metrics.h"
 
 namespace kiln::server {
@@ -52,13 +53,20 @@ class ServiceMetrics {
     compile_errors_total_.Increment();
   }
 
+  // A compile answered but not stored: the disk was full or the store read-only.
+  void NotStored(cache::StorageProblem problem);
+
   void ExecuteRequested() { execute_requests_.fetch_add(1, std::memory_order_relaxed); }
   void Executed(std::string_view kind, double device_seconds);
   void ExecuteFailed() { execute_errors_.fetch_add(1, std::memory_order_relaxed); }
+  // A run that ended without a result, by how: "deadline", "cancelled",
+  // "shutdown", "memory_busy", "too_large", "failed".
+  void ExecuteEnded(std::string_view how) { executions_ended_.WithLabels({std::string(how)}).Increment(); }
 
   // Gauges refreshed before /metrics renders.
   void SetStoreFigures(int64_t entries, uint64_t stored_bytes, int64_t evicted_total, int64_t quarantined_total);
   void SetPoolKind(std::string_view kind, int busy, size_t queue_depth, double utilization);
+  void SetHostMemory(uint64_t budget_bytes, uint64_t in_use_bytes, size_t waiting_runs);
 
   CompileCounters compile_counters() const;
   ExecuteCounters execute_counters() const;
@@ -70,6 +78,7 @@ class ServiceMetrics {
   http::Counter& fast_path_total_;
   http::Counter& saved_seconds_;
   http::Counter& compile_errors_total_;
+  http::CounterFamily& not_stored_;
   http::Histogram& compile_seconds_;
   http::Gauge& entries_;
   http::Gauge& stored_bytes_;
@@ -79,6 +88,10 @@ class ServiceMetrics {
   http::GaugeFamily& pool_busy_;
   http::GaugeFamily& pool_queue_depth_;
   http::GaugeFamily& pool_utilization_;
+  http::CounterFamily& executions_ended_;
+  http::Gauge& host_memory_budget_;
+  http::Gauge& host_memory_in_use_;
+  http::Gauge& host_memory_waiting_;
 
   std::atomic<int64_t> compile_requests_{0};
   std::atomic<int64_t> hits_{0};

@@ -90,8 +90,12 @@ TEST(ServerAuthTest, SharedNamespaceIsOptIn) {
   const std::string key = ServerEnv::Json(compiled)["key"];
   // Alice's token is not granted the shared namespace.
   EXPECT_EQ(env.Call("GET", "/v1/stats", "", Bearer("alice-token") + "X-Kiln-Namespace: shared\r\n").status, 403);
-  // Entries of the shared namespace are readable by every tenant.
-  EXPECT_EQ(env.Call("GET", "/v1/executables/" + key, "", Bearer("alice-token")).status, 200);
+  // Entries of the shared namespace are seen only through it (see
+  // server_namespace_test.cc for every route and role).
+  EXPECT_EQ(env.Call("GET", "/v1/executables/" + key, "", Bearer("alice-token")).status, 404);
+  EXPECT_EQ(env.Call("GET", "/v1/executables/" + key, "", Bearer("bob-token")).status, 404);
+  EXPECT_EQ(env.Call("GET", "/v1/executables/" + key, "", Bearer("bob-token") + "X-Kiln-Namespace: shared\r\n").status,
+            200);
 }
 
 TEST(AuthFileTest, ParseErrorsNameTheLine) {

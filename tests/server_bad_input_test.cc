@@ -1,6 +1,7 @@
 // kiln serve refuses bad input with the spec's statuses and codes, and
-// keeps serving: malformed HLO, wrong content type, oversized, truncated
-// and slow bodies, bad JSON, unknown keys, wrong methods, wrong inputs.
+// keeps serving: malformed HLO, wrong content type, unknown or repeated
+// query parameters, oversized, truncated and slow bodies, bad JSON, unknown
+// keys, wrong methods, wrong inputs.
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -78,6 +79,85 @@ TEST(ServerBadInputTest, WrongContentTypeForExecuteIs415) {
               "unsupported_media_type");
   ExpectError(env.Call("POST", "/v1/compile", testing::kAddModule, "Content-Encoding: gzip\r\n"), 415,
               "unsupported_content_encoding");
+  ExpectStillServing(env);
+}
+
+TEST(ServerBadInputTest, BodiesOfAnotherMediaTypeAre415BeforeAnyWork) {
+  ServerEnv env;
+  ASSERT_TRUE(env.ok());
+  auto png = env.Call("POST", "/v1/compile", testing::kAddModule, "Content-Type: image/png\r\n");
+  ExpectError(png, 415, "unsupported_media_type");
+  EXPECT_EQ(ServerEnv::Json(png)["error"]["message"],
+            "Content-Type 'image/png' is not accepted by POST /v1/compile; send one of text/plain, "
+            "application/json, application/x-www-form-urlencoded, application/octet-stream");
+  ExpectError(env.Call("POST", "/v1/explain", testing::kAddModule, "Content-Type: multipart/form-data; boundary=x\r\n"),
+              415, "unsupported_media_type");
+  ExpectError(env.Call("POST", "/v1/tune", "{}", kText), 415, "unsupported_media_type");
+  const std::string execute = "/v1/executables/" + std::string(32, '0') + "/execute";
+  auto untyped = env.Call("POST", execute, "{\"inputs\": []}");
+  ExpectError(untyped, 415, "unsupported_media_type");
+  EXPECT_NE(ServerEnv::Json(untyped)["error"]["message"].get<std::string>().find("has no Content-Type"),
+            std::string::npos);
+  json stats = ServerEnv::Json(env.Call("GET", "/v1/stats"));
+  EXPECT_EQ(stats["compiles"]["requests"], 0) << stats;
+  EXPECT_EQ(stats["entries"], 0) << stats;
+  ExpectStillServing(env);
+}
+
+TEST(ServerBadInputTest, HloTextIsAcceptedAsCurlAndUntypedClientsSendIt) {
+  ServerEnv env;
+  ASSERT_TRUE(env.ok());
+  // `curl --data-binary @model.hlo` (the README's examples) labels the body as a form.
+  auto curl = env.Call("POST", "/v1/compile", testing::kAddModule,
+                       "Content-Type: application/x-www-form-urlencoded\r\n");
+  ASSERT_EQ(curl.status, 200) << curl.body;
+  const std::string key = ServerEnv::Json(curl)["key"];
+  for (std::string_view headers : {std::string_view(), std::string_view("Content-Type: application/octet-stream\r\n"),
+                                   std::string_view("Content-Type: Text/Plain; charset=utf-8\r\n")}) {
+    auto again = env.Call("POST", "/v1/compile", testing::kAddModule, headers);
+    ASSERT_EQ(again.status, 200) << headers << again.body;
+    EXPECT_EQ(ServerEnv::Json(again)["key"], key) << headers;
+  }
+  auto explained = env.Call("POST", "/v1/explain", testing::kAddModule, "Content-Type: application/x-www-form-urlencoded\r\n");
+  ASSERT_EQ(explained.status, 200) << explained.body;
+  EXPECT_EQ(ServerEnv::Json(explained)["cached"], true);
+}
+
+TEST(ServerBadInputTest, UnknownMisspeltAndRepeatedQueryParametersAre400) {
+  ServerEnv env;
+  ASSERT_TRUE(env.ok());
+  auto misspelt = env.Call("POST", "/v1/compile?chp=v6e", testing::kAddModule, kText);
+  ExpectError(misspelt, 400, "invalid_query");
+  EXPECT_EQ(ServerEnv::Json(misspelt)["error"]["message"],
+            "unknown query parameter 'chp' for POST /v1/compile (did you mean 'chip'?); accepted: chip, plan, "
+            "scoped_vmem_bytes, return");
+  auto twice = env.Call("POST", "/v1/compile?chip=v5e&chip=v6e", testing::kAddModule, kText);
+  ExpectError(twice, 400, "invalid_query");
+  EXPECT_EQ(ServerEnv::Json(twice)["error"]["message"],
+            "query parameter 'chip' is given 2 times for POST /v1/compile; give it once");
+  ExpectError(env.Call("POST", "/v1/explain?return=executable", testing::kAddModule, kText), 400, "invalid_query");
+  auto entries = env.Call("GET", "/v1/entries?limt=5");
+  ExpectError(entries, 400, "invalid_query");
+  EXPECT_NE(ServerEnv::Json(entries)["error"]["message"].get<std::string>().find("did you mean 'limit'?"),
+            std::string::npos);
+  auto stats = env.Call("GET", "/v1/stats?verbose=1");
+  ExpectError(stats, 400, "invalid_query");
+  EXPECT_NE(ServerEnv::Json(stats)["error"]["message"].get<std::string>().find("takes no query parameters"),
+            std::string::npos);
+  const std::string key = std::string(32, '0');
+  ExpectError(env.Call("GET", "/v1/executables/" + key + "?format=json"), 400, "invalid_query");
+  EXPECT_EQ(env.Call("HEAD", "/v1/executables/" + key + "?format=json").status, 400);
+  ExpectError(env.Call("DELETE", "/v1/executables/" + key + "?force=1"), 400, "invalid_query");
+  ExpectError(env.Call("GET", "/v1/pool?x"), 400, "invalid_query");
+  ExpectError(env.Call("GET", "/metrics?name=kiln_http"), 400, "invalid_query");
+  ExpectError(env.Call("GET", "/healthz?probe=1"), 400, "invalid_query");
+  // Nothing was compiled: the refusal came first.
+  EXPECT_EQ(ServerEnv::Json(env.Call("GET", "/v1/stats"))["compiles"]["requests"], 0);
+  // The accepted ones still work.
+  auto compiled = env.Call("POST", "/v1/compile?chip=v6e&plan=none&scoped_vmem_bytes=0&return=summary",
+                           testing::kAddModule, kText);
+  EXPECT_EQ(compiled.status, 200) << compiled.body;
+  EXPECT_EQ(env.Call("GET", "/v1/entries?chip=v6e&plan=none&sort=hits&limit=5").status, 200);
   ExpectStillServing(env);
 }
 

@@ -44,10 +44,14 @@ inline std::string NegateModule(int rows) {
 
 class ServerEnv {
  public:
-  explicit ServerEnv(ServiceOptions options = {}, http::HttpServerOptions http_options = DefaultHttpOptions()) {
+  // `db_uri_query`, when given, opens the database as the SQLite URI
+  // "file:DIR/kiln.db?QUERY" (e.g. "vfs=kiln-quota", "mode=ro").
+  explicit ServerEnv(ServiceOptions options = {}, http::HttpServerOptions http_options = DefaultHttpOptions(),
+                     std::string_view db_uri_query = {}) {
     char pattern[] = "/tmp/kiln-server-test-XXXXXX";
     dir_ = mkdtemp(pattern);
     options.db_path = dir_ / "kiln.db";
+    if (!db_uri_query.empty()) options.db_path = "file:" + options.db_path + "?" + std::string(db_uri_query);
     if (options.pool_spec == "v5e:4") options.pool_spec = "v5e:2";
     auto service = KilnService::Create(std::move(options));
     EXPECT_TRUE(service) << (service ? "" : service.error().message);

@@ -1,21 +1,31 @@
 // kiln serve [--listen 127.0.0.1:8470] [--db ./kiln.db] [--pool v5e:4]
 //            [--compile-threads N] [--max-body 256MiB] [--max-bytes N]
 //            [--auth-file F] [--loops N] [--access-log on|off]
+//            [--max-connections N] [--execute-timeout 60s]
+//            [--host-memory 50%] [--shutdown-grace 10s]
 //            [--print-routes] [--hash-token TOKEN]
 //
 // Serves the HTTP API (schema/openapi.yaml) until SIGTERM or SIGINT, then
 // stops accepting, lets in-flight requests finish within the grace period
-// and closes the database. Each flag can also come from the environment
-// (KILN_LISTEN, KILN_DB, KILN_POOL, KILN_COMPILE_THREADS, KILN_MAX_BODY,
-// KILN_MAX_BYTES, KILN_AUTH_FILE, KILN_LOOPS, KILN_ACCESS_LOG); flags win. `--listen 127.0.0.1:0` takes
-// an ephemeral port; the start line names the port bound.
+// (runs still going near its end are stopped and answer 503) and closes the
+// database. Each flag can also come from the environment (KILN_LISTEN,
+// KILN_DB, KILN_POOL, KILN_COMPILE_THREADS, KILN_MAX_BODY, KILN_MAX_BYTES,
+// KILN_AUTH_FILE, KILN_LOOPS, KILN_ACCESS_LOG, KILN_MAX_CONNECTIONS,
+// KILN_EXECUTE_TIMEOUT, KILN_HOST_MEMORY, KILN_SHUTDOWN_GRACE); flags win.
+// `--listen 127.0.0.1:0` takes an ephemeral port; the start line names the
+// port bound.
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <memory>
+#include <thread>
 
 #include "server/auth.h"
 #include "server/http/http_server.h"
 #include "server/kiln_service.h"
+#include "server/route_contracts.h"
 #include "server/serve_options.h"
 #include "tools/commands.h"
 
@@ -33,6 +43,10 @@ struct ServeArgs {
   int request_timeout_s = 30;
   int loops = 0;
   std::string access_log = "on";
+  uint64_t max_connections = 0;
+  std::string execute_timeout = "60s";
+  std::string host_memory = "50%";
+  std::string shutdown_grace = "10s";
   bool print_routes = false;
   std::string hash_token;
 };
@@ -53,23 +67,62 @@ Result<server::ServeOptions> ResolveOptions(const ServeArgs& args, const CLI::Ap
   options.request_timeout_ms = args.request_timeout_s * 1000;
   options.loops = args.loops;
   options.access_log = args.access_log == "on";
+  options.max_connections = args.max_connections;
+  auto execute_timeout = server::ParseDuration(args.execute_timeout);
+  if (!execute_timeout) return MakeError("--execute-timeout: " + execute_timeout.error().message);
+  options.execute_timeout = *execute_timeout;
+  auto shutdown_grace = server::ParseDuration(args.shutdown_grace);
+  if (!shutdown_grace) return MakeError("--shutdown-grace: " + shutdown_grace.error().message);
+  options.shutdown_grace = *shutdown_grace;
+  options.host_memory = args.host_memory;
   KILN_RETURN_IF_ERROR(server::ApplyEnvironment(
       options, [&cmd](std::string_view flag) { return cmd.count(std::string(flag)) > 0; }));
   return options;
 }
 
+// The connection cap: --max-connections, or what the open-files limit
+// leaves (server::DefaultMaxConnections). Warns when an explicit cap leaves
+// too few descriptors for the rest of the server.
+uint64_t ResolveMaxConnections(const server::ServeOptions& options) {
+  rlimit files{};
+  const uint64_t limit =
+      getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY ? files.rlim_cur : 0;
+  const int loops = options.loops > 0 ? options.loops : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const uint64_t fitting = server::DefaultMaxConnections(limit, loops);
+  if (options.max_connections == 0) return fitting;
+  if (options.max_connections > fitting) {
+    std::fprintf(stderr,
+                 "kiln serve: warning: --max-connections %llu is more than the open-files limit (%llu) leaves "
+                 "for connections (%llu): past that, accepting runs out of descriptors (raise ulimit -n)\n",
+                 static_cast<unsigned long long>(options.max_connections), static_cast<unsigned long long>(limit),
+                 static_cast<unsigned long long>(fitting));
+  }
+  return options.max_connections;
+}
+
 Status Serve(const server::ServeOptions& options) {
+  // Before the store is opened: another server on this address (most likely
+  // a kiln with another store) must keep it alone.
+  KILN_RETURN_IF_ERROR(http::HttpServer::CheckAddressFree(options.listen.host, options.listen.port));
   server::ServiceOptions service_options;
   service_options.db_path = options.db_path;
   service_options.max_store_bytes = options.max_store_bytes;
   service_options.pool_spec = options.pool;
   service_options.pool_queue_capacity = options.pool_queue_capacity;
   service_options.compile_threads = options.compile_threads;
+  service_options.execute_timeout = options.execute_timeout;
+  auto host_memory = server::ParseHostMemory(options.host_memory, server::PhysicalMemoryBytes());
+  if (!host_memory) return MakeError("--host-memory: " + host_memory.error().message);
+  service_options.host_memory_bytes = *host_memory;
   if (!options.auth_file.empty()) {
     KILN_ASSIGN_OR_RETURN(service_options.auth, server::Authenticator::Load(options.auth_file));
   }
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<server::KilnService> service,
                         server::KilnService::Create(std::move(service_options)));
+  // A read-only store or a full disk: serve what is stored, compile uncached.
+  if (std::string warning = service->StoreWarning(); !warning.empty()) {
+    std::fprintf(stderr, "kiln serve: warning: %s\n", warning.c_str());
+  }
   http::Router router;
   KILN_RETURN_IF_ERROR(service->RegisterRoutes(router));
 
@@ -81,6 +134,8 @@ Status Serve(const server::ServeOptions& options) {
   http_options.request_timeout = std::chrono::milliseconds(options.request_timeout_ms);
   http_options.metrics = &service->metrics_registry();
   http_options.loops = options.loops;
+  http_options.max_connections = ResolveMaxConnections(options);
+  http_options.shutdown_grace = options.shutdown_grace;
   if (!options.access_log) http_options.access_log = nullptr;
 
   // SIGINT and SIGTERM are taken with sigwait below: block them before any
@@ -91,18 +146,41 @@ Status Serve(const server::ServeOptions& options) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  const size_t max_connections = http_options.max_connections;
   http::HttpServer server(std::move(http_options), std::move(router));
   service->SetDrainingProbe([&server] { return server.draining(); });
   KILN_RETURN_IF_ERROR(server.Start());
-  std::printf("kiln serving on http://%s:%u (db %s, pool %s, %d loop thread%s%s)\n", options.listen.host.c_str(),
-              server.port(), options.db_path.c_str(), service->pool().spec().ToString().c_str(), server.loop_count(),
-              server.loop_count() == 1 ? "" : "s", options.auth_file.empty() ? "" : ", auth on");
+  const uint64_t budget = service->options().host_memory_bytes;
+  const std::string memory = budget == 0 ? "no host-memory budget"
+                                         : std::to_string(budget >> 20) + " MiB host-memory budget";
+  std::printf("kiln serving on http://%s:%u (db %s, pool %s, %d loop thread%s, at most %zu connections, execute timeout %lld ms, %s%s)\n",
+              options.listen.host.c_str(), server.port(), options.db_path.c_str(),
+              service->pool().spec().ToString().c_str(), server.loop_count(), server.loop_count() == 1 ? "" : "s",
+              max_connections, static_cast<long long>(options.execute_timeout.count()), memory.c_str(),
+              options.auth_file.empty() ? "" : ", auth on");
   std::fflush(stdout);
   int received = 0;
   sigwait(&signals, &received);
   std::fprintf(stderr, "kiln serve: %s, draining\n", received == SIGTERM ? "SIGTERM" : "SIGINT");
+  // Runs still going a little before the grace period ends are stopped, so
+  // their 503 answers are written before the transport closes the sockets.
+  const std::chrono::milliseconds grace = options.shutdown_grace;
+  const std::chrono::milliseconds margin = std::min<std::chrono::milliseconds>(grace / 4, std::chrono::seconds(1));
+  service->BeginShutdown(std::chrono::steady_clock::now() + grace - margin);
   server.Stop();
   return Ok();
+}
+
+// "METHOD /pattern", then what the route accepts (route_contracts.h).
+void PrintRoutes() {
+  for (const std::string& route : server::KilnService::RouteTable()) {
+    std::string_view line = route;
+    size_t space = line.find(' ');
+    const http::RequestContract* contract =
+        server::FindRouteContract(line.substr(0, space), line.substr(space + 1));
+    std::string accepts = contract ? server::FormatRouteContract(*contract) : "";
+    std::printf("%s%s%s\n", route.c_str(), accepts.empty() ? "" : " ", accepts.c_str());
+  }
 }
 
 }  // namespace
@@ -133,11 +211,29 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   cmd->add_option("--access-log", args->access_log, "One stderr line per request [KILN_ACCESS_LOG]")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
-  cmd->add_flag("--print-routes", args->print_routes, "Print the route table ('METHOD /path' lines) and exit");
+  cmd->add_option("--max-connections", args->max_connections,
+                  "Client connections at once; at the cap the longest-idle keep-alive one is closed for a newcomer, "
+                  "and with none idle the newcomer gets 503. 0 = what the open-files limit leaves "
+                  "[KILN_MAX_CONNECTIONS]")
+      ->check(CLI::Range(uint64_t{0}, server::kMaxConnectionsLimit))
+      ->capture_default_str();
+  cmd->add_flag("--print-routes", args->print_routes, "Print the route table ('METHOD /path [query=..] [body=..]' lines) and exit");
+  cmd->add_option("--execute-timeout", args->execute_timeout,
+                  "Longest an execute may take, queued and running (60s, 500ms, 2m); a request may ask for "
+                  "less with ?timeout= or X-Kiln-Timeout [KILN_EXECUTE_TIMEOUT]")
+      ->capture_default_str();
+  cmd->add_option("--host-memory", args->host_memory,
+                  "Host memory all runs together may hold: a size (8GiB) or a share of RAM (50%); 0 = no "
+                  "budget [KILN_HOST_MEMORY]")
+      ->capture_default_str();
+  cmd->add_option("--shutdown-grace", args->shutdown_grace,
+                  "On SIGTERM/SIGINT, how long in-flight requests get; runs still going are stopped just "
+                  "before it ends [KILN_SHUTDOWN_GRACE]")
+      ->capture_default_str();
   cmd->add_option("--hash-token", args->hash_token, "Print the SHA-256 of TOKEN for an auth file and exit");
   cmd->callback([args, cmd, exit_code] {
     if (args->print_routes) {
-      for (const std::string& route : server::KilnService::RouteTable()) std::printf("%s\n", route.c_str());
+      PrintRoutes();
       return;
     }
     if (!args->hash_token.empty()) {

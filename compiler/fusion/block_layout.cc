@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 
 namespace kiln::fusion {
@@ -95,17 +96,19 @@ int64_t SublaneTile(PrimitiveType type) {
 }
 
 std::string FormatBytes(int64_t bytes) {
-  char buffer[64];
-  double b = static_cast<double>(bytes);
-  if (bytes >= (int64_t{1} << 30)) {
-    std::snprintf(buffer, sizeof(buffer), "%.1f GiB", b / (1 << 30));
-  } else if (bytes >= (int64_t{1} << 20)) {
-    std::snprintf(buffer, sizeof(buffer), "%.1f MiB", b / (1 << 20));
-  } else if (bytes >= 1024) {
-    std::snprintf(buffer, sizeof(buffer), "%.1f KiB", b / 1024);
-  } else {
-    std::snprintf(buffer, sizeof(buffer), "%lld B", static_cast<long long>(bytes));
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  return FormatByteCount(static_cast<double>(bytes));
+}
+
+std::string FormatByteCount(double bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"};
+  size_t unit = 0;
+  while (bytes >= 1024 && unit + 1 < std::size(kUnits)) {
+    bytes /= 1024;
+    ++unit;
   }
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), unit == 0 ? "%.0f %s" : "%.1f %s", bytes, kUnits[unit]);
   return buffer;
 }
 

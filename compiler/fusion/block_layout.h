@@ -19,8 +19,10 @@ inline constexpr int64_t kLanes = 128;
 // 16 for 16-bit, 32 for 8-bit and narrower.
 int64_t SublaneTile(hlo::PrimitiveType type);
 
-// "18.5 MiB", "512.0 KiB", "96 B".
+// "18.5 MiB", "512.0 KiB", "96 B", "4.0 EiB".
 std::string FormatBytes(int64_t bytes);
+// The same for a count beyond int64 ("3.5 ZiB"), e.g. a shape's true size.
+std::string FormatByteCount(double bytes);
 
 inline int64_t RoundUp(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;

@@ -27,6 +27,49 @@ int64_t SizeClass(int64_t bytes) {
   return 7 * scale;
 }
 
+namespace {
+
+// Bytes of a shape in floating point: the true size of shapes whose byte
+// count overflows int64 (ShapeBytes saturates).
+double ShapeBytesReal(const hlo::Shape& shape) {
+  if (shape.IsTuple()) {
+    double total = 0;
+    for (const hlo::Shape& element : shape.tuple_shapes()) total += ShapeBytesReal(element);
+    return total;
+  }
+  if (!shape.IsArray()) return 0;
+  double bytes = hlo::HostByteWidth(shape.element_type());
+  for (int64_t d : shape.dimensions()) {
+    bytes *= static_cast<double>(std::max<int64_t>(d, d == hlo::kUnboundedDim ? 1 : 0));
+  }
+  return bytes;
+}
+
+// The peak overflowed int64: name the largest buffer and its true size
+// instead of a saturated figure.
+Error HugeProgramError(const hlo::Computation& computation, const BufferAssignment& out, int64_t hbm_bytes,
+                       std::string_view chip_name) {
+  const Instruction* largest = nullptr;
+  double largest_bytes = 0;
+  for (const Buffer& buffer : out.buffers) {
+    const Instruction* instr = computation.instructions()[buffer.instruction].get();
+    const double bytes = ShapeBytesReal(instr->shape());
+    if (bytes > largest_bytes) {
+      largest = instr;
+      largest_bytes = bytes;
+    }
+  }
+  std::string why =
+      "program needs more than " + FormatBytes(std::numeric_limits<int64_t>::max()) + " of HBM at peak";
+  if (largest != nullptr) {
+    why += ": its largest buffer, %" + largest->name() + " (" + largest->shape().ToString() + "), alone takes " +
+           FormatByteCount(largest_bytes);
+  }
+  return Error{why + "; chip " + std::string(chip_name) + " has " + FormatBytes(hbm_bytes)};
+}
+
+}  // namespace
+
 Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, const FusionPlan& plan,
                                        int64_t hbm_bytes, std::string_view chip_name) {
   const auto& instrs = computation.instructions();
@@ -126,6 +169,9 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
   }
   out.slot_count = static_cast<int64_t>(slot_offsets.size());
   out.peak_bytes = SatAdd(SatAdd(out.parameter_bytes, out.constant_bytes), out.slot_bytes);
+  if (out.peak_bytes == std::numeric_limits<int64_t>::max()) {
+    return std::unexpected(HugeProgramError(computation, out, hbm_bytes, chip_name));
+  }
   if (out.peak_bytes > hbm_bytes) {
     return MakeError("program needs " + FormatBytes(out.peak_bytes) +
                      " of HBM at peak (parameters " + FormatBytes(out.parameter_bytes) +

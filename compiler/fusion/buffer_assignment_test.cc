@@ -80,6 +80,23 @@ TEST(BufferAssignmentTest, ProgramsLargerThanHbmFailWithTheReason) {
             "temporaries 8.0 MiB); chip tiny has 8.0 MiB");
 }
 
+TEST(BufferAssignmentTest, ProgramsBeyondInt64BytesReportTheTrueSize) {
+  // 10^12 x 10^9 f32 is 4*10^21 bytes: int64 counts saturate near 8 EiB.
+  auto module = ParseVerified(R"(HloModule huge
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT b = f32[1000000000000,1000000000] broadcast(p), dimensions={}
+})");
+  ASSERT_NE(module, nullptr);
+  auto plan = PlanComputation(*module->entry(), PlanKind::kNone, PlannerOptions{});
+  ASSERT_TRUE(plan.has_value());
+  auto buffers = AssignBuffers(*module->entry(), *plan, int64_t{16} << 30, "v5e");
+  ASSERT_FALSE(buffers.has_value());
+  EXPECT_EQ(buffers.error().message,
+            "program needs more than 8.0 EiB of HBM at peak: its largest buffer, %b "
+            "(f32[1000000000000,1000000000]), alone takes 3.4 ZiB; chip v5e has 16.0 GiB");
+}
+
 TEST(BufferAssignmentTest, SizeClassesWasteAtMostAQuarter) {
   for (int64_t bytes : {1, 512, 513, 1000, 4096, 5000, 123456789}) {
     int64_t size_class = SizeClass(bytes);

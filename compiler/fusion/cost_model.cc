@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <unordered_map>
+#include <utility>
 
 #include "compiler/fusion/op_class.h"
 #include "compiler/hlo/op_attributes.h"
@@ -54,15 +56,49 @@ int64_t KnownTripCount(const Instruction& loop) {
   return n > 0 ? n : 1;
 }
 
-double ComputationSeconds(const hlo::Computation& computation, const runtime::ChipSpec& chip,
-                          int depth);
-
 bool IsControlFlow(const Instruction& instr) {
   return instr.opcode() == Opcode::kWhile || instr.opcode() == Opcode::kConditional ||
          instr.opcode() == Opcode::kCall;
 }
 
-Work InstructionWork(const Instruction& instr, const runtime::ChipSpec& chip, int depth) {
+double Roofline(const Work& work, double hbm_bytes, int64_t steps, const runtime::ChipSpec& chip) {
+  double compute = std::max(work.mxu_seconds, work.vector_flops / chip.vector_flops);
+  double memory = hbm_bytes / chip.hbm_bytes_per_s;
+  return std::max(compute, memory) + static_cast<double>(steps) * chip.step_overhead_s +
+         chip.launch_overhead_s + work.extra_seconds;
+}
+
+// The work of instructions, following called computations down to
+// kMaxCallDepth levels. A computation called from many places (c1 calls c0
+// twice, c2 calls c1 twice, ...) is costed once per depth and remembered, so
+// the walk is linear in the module, not in the number of call paths. Lives
+// for one estimate; not thread-safe.
+class WorkEstimator {
+ public:
+  explicit WorkEstimator(const runtime::ChipSpec& chip) : chip_(chip) {}
+
+  Work InstructionWork(const Instruction& instr, int depth);
+
+ private:
+  using Key = std::pair<const hlo::Computation*, int>;
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<const void*>()(k.first) * 31 + static_cast<size_t>(k.second);
+    }
+  };
+
+  // Roofline seconds of each instruction as its own kernel, summed.
+  double ComputationSeconds(const hlo::Computation& computation, int depth);
+  // The work of a fused computation's instructions, summed.
+  Work FusedWork(const hlo::Computation& computation, int depth);
+
+  const runtime::ChipSpec& chip_;
+  std::unordered_map<Key, double, KeyHash> seconds_;
+  std::unordered_map<Key, Work, KeyHash> fused_;
+};
+
+Work WorkEstimator::InstructionWork(const Instruction& instr, int depth) {
+  const runtime::ChipSpec& chip = chip_;
   Work work;
   double elements =
       std::max<int64_t>(instr.shape().IsArray() ? instr.shape().ElementCount() : 0, 0);
@@ -91,32 +127,30 @@ Work InstructionWork(const Instruction& instr, const runtime::ChipSpec& chip, in
     case Opcode::kWhile: {
       double body = 0;
       for (const hlo::Computation* c : instr.called_computations()) {
-        body += ComputationSeconds(*c, chip, depth + 1);
+        body += ComputationSeconds(*c, depth + 1);
       }
       work.extra_seconds = body * static_cast<double>(KnownTripCount(instr));
       return work;
     }
     case Opcode::kConditional:
       for (const hlo::Computation* c : instr.called_computations()) {
-        work.extra_seconds = std::max(work.extra_seconds, ComputationSeconds(*c, chip, depth + 1));
+        work.extra_seconds = std::max(work.extra_seconds, ComputationSeconds(*c, depth + 1));
       }
       return work;
     case Opcode::kCall:
     case Opcode::kAsyncStart:
       for (const hlo::Computation* c : instr.called_computations()) {
-        work.extra_seconds += ComputationSeconds(*c, chip, depth + 1);
+        work.extra_seconds += ComputationSeconds(*c, depth + 1);
       }
       return work;
     case Opcode::kFusion:
       // XLA's fused computation: its work, without its own HBM traffic.
       for (const hlo::Computation* c : instr.called_computations()) {
-        for (const auto& inner : c->instructions()) {
-          Work w = InstructionWork(*inner, chip, depth + 1);
-          work.vector_flops += w.vector_flops;
-          work.mxu_flops += w.mxu_flops;
-          work.mxu_seconds += w.mxu_seconds;
-          work.extra_seconds += w.extra_seconds;
-        }
+        Work w = FusedWork(*c, depth + 1);
+        work.vector_flops += w.vector_flops;
+        work.mxu_flops += w.mxu_flops;
+        work.mxu_seconds += w.mxu_seconds;
+        work.extra_seconds += w.extra_seconds;
       }
       return work;
     case Opcode::kSort: {
@@ -129,15 +163,24 @@ Work InstructionWork(const Instruction& instr, const runtime::ChipSpec& chip, in
   }
 }
 
-double Roofline(const Work& work, double hbm_bytes, int64_t steps, const runtime::ChipSpec& chip) {
-  double compute = std::max(work.mxu_seconds, work.vector_flops / chip.vector_flops);
-  double memory = hbm_bytes / chip.hbm_bytes_per_s;
-  return std::max(compute, memory) + static_cast<double>(steps) * chip.step_overhead_s +
-         chip.launch_overhead_s + work.extra_seconds;
+Work WorkEstimator::FusedWork(const hlo::Computation& computation, int depth) {
+  const Key key{&computation, depth};
+  if (auto it = fused_.find(key); it != fused_.end()) return it->second;
+  Work work;
+  for (const auto& inner : computation.instructions()) {
+    Work w = InstructionWork(*inner, depth);
+    work.vector_flops += w.vector_flops;
+    work.mxu_flops += w.mxu_flops;
+    work.mxu_seconds += w.mxu_seconds;
+    work.extra_seconds += w.extra_seconds;
+  }
+  fused_.emplace(key, work);
+  return work;
 }
 
-double ComputationSeconds(const hlo::Computation& computation, const runtime::ChipSpec& chip,
-                          int depth) {
+double WorkEstimator::ComputationSeconds(const hlo::Computation& computation, int depth) {
+  const Key key{&computation, depth};
+  if (auto it = seconds_.find(key); it != seconds_.end()) return it->second;
   double total = 0;
   for (const auto& instr : computation.instructions()) {
     if (IsFreeInstruction(*instr)) continue;
@@ -145,8 +188,9 @@ double ComputationSeconds(const hlo::Computation& computation, const runtime::Ch
     for (const Instruction* operand : instr->operands()) {
       bytes += static_cast<double>(ShapeBytes(operand->shape()));
     }
-    total += Roofline(InstructionWork(*instr, chip, depth), bytes, 1, chip);
+    total += Roofline(InstructionWork(*instr, depth), bytes, 1, chip_);
   }
+  seconds_.emplace(key, total);
   return total;
 }
 
@@ -156,9 +200,10 @@ KernelCost EstimateKernel(const hlo::Computation& computation, const Kernel& ker
                           const runtime::ChipSpec& chip) {
   const auto& instrs = computation.instructions();
   Work work;
+  WorkEstimator estimator(chip);
   const Instruction* contraction = nullptr;
   for (int64_t i : kernel.instructions) {
-    Work w = InstructionWork(*instrs[i], chip, 0);
+    Work w = estimator.InstructionWork(*instrs[i], 0);
     work.vector_flops += w.vector_flops;
     work.mxu_flops += w.mxu_flops;
     work.mxu_seconds += w.mxu_seconds;

@@ -18,9 +18,6 @@ using fingerprint_internal::HashWriter;
 // presence counts.
 constexpr std::string_view kChannelId = "channel_id";
 
-// A call chain deeper than this is rejected rather than risk the stack.
-constexpr int kMaxCallDepth = 10000;
-
 // On a module larger than the cache the fingerprint is bound by cache
 // misses: hashing an instruction reads its whole object and the heap blocks
 // it points to, at addresses the hardware prefetcher cannot predict. So the
@@ -103,7 +100,24 @@ class Fingerprinter {
     bool done = false;  // false while its callees are being hashed
   };
 
-  Status HashCallees(const Computation& caller, const Instruction& instr);
+  // A computation being hashed: how far its walk has come. Callees are
+  // hashed before the instruction calling them by pushing a frame for each,
+  // so the walk over the call graph uses no recursion, however deep.
+  struct Frame {
+    const Computation* comp;
+    ComputationScan scan;
+    size_t next = 0;  // the instruction to hash next
+  };
+
+  // Pushes a frame for `comp`, marked in progress (a call back to it is a
+  // cycle).
+  Status Begin(const Computation* comp);
+  // The first callee of `instr` not hashed yet, or nullptr; fails on a call
+  // back to a computation in progress.
+  Result<const Computation*> UnhashedCallee(const Computation& caller, const Instruction& instr);
+  // Folds a frame whose instructions are all hashed into its computation's
+  // hash.
+  void Finish(Frame& frame);
   Status HashInstruction(const Computation& comp, size_t index, ComputationScan& scan);
   void HashAttributes(const Instruction& instr, size_t index, ComputationScan& scan);
   void FoldOrderingAndChannels(const Computation& comp, ComputationScan& scan);
@@ -113,25 +127,20 @@ class Fingerprinter {
   std::unordered_map<const Computation*, Memo> computation_hashes_;
   std::vector<const Attribute*> sorted_attrs_;
   std::vector<Hash128> scratch_;
-  int depth_ = 0;
+  std::vector<Frame> frames_;
 };
 
-Status Fingerprinter::HashCallees(const Computation& caller, const Instruction& instr) {
+Result<const Computation*> Fingerprinter::UnhashedCallee(const Computation& caller,
+                                                         const Instruction& instr) {
   for (const Computation* callee : instr.called_computations()) {
-    if (auto it = computation_hashes_.find(callee); it != computation_hashes_.end()) {
-      if (it->second.done) continue;
-      if (callee == &caller) return MakeError("computation %" + caller.name() + " calls itself");
-      return MakeError("call graph is cyclic: computation %" + caller.name() + " calls %" +
-                       callee->name() + ", which calls it back");
-    }
-    if (++depth_ > kMaxCallDepth) {
-      return MakeError("call graph too deep: more than " + std::to_string(kMaxCallDepth) +
-                       " nested calls below %" + caller.name());
-    }
-    KILN_RETURN_IF_ERROR(ComputationHash(callee));
-    --depth_;
+    auto it = computation_hashes_.find(callee);
+    if (it == computation_hashes_.end()) return callee;
+    if (it->second.done) continue;
+    if (callee == &caller) return MakeError("computation %" + caller.name() + " calls itself");
+    return MakeError("call graph is cyclic: computation %" + caller.name() + " calls %" +
+                     callee->name() + ", which calls it back");
   }
-  return Ok();
+  return nullptr;
 }
 
 void Fingerprinter::HashAttributes(const Instruction& instr, size_t index, ComputationScan& scan) {
@@ -176,8 +185,6 @@ void Fingerprinter::HashAttributes(const Instruction& instr, size_t index, Compu
 Status Fingerprinter::HashInstruction(const Computation& comp, size_t index,
                                       ComputationScan& scan) {
   const Instruction& instr = *comp.instructions()[index];
-  // Before this instruction's stream starts: hashing a callee reuses w_.
-  if (!instr.called_computations().empty()) KILN_RETURN_IF_ERROR(HashCallees(comp, instr));
   w_.Clear();
   w_.Tag('I');
   w_.U64(static_cast<uint64_t>(instr.opcode()));
@@ -264,17 +271,46 @@ void Fingerprinter::FoldOrderingAndChannels(const Computation& comp, Computation
   }
 }
 
+Status Fingerprinter::Begin(const Computation* comp) {
+  if (comp->root() == nullptr) return MakeError("computation %" + comp->name() + " has no root");
+  computation_hashes_[comp];  // not done yet: a call back to it is a cycle
+  Frame& frame = frames_.emplace_back(Frame{comp, {}, 0});
+  frame.scan.hashes.resize(comp->instructions().size());
+  return Ok();
+}
+
 Result<Hash128> Fingerprinter::ComputationHash(const Computation* comp) {
   if (const Hash128* h = FindComputationHash(comp)) return *h;
-  if (comp->root() == nullptr) return MakeError("computation %" + comp->name() + " has no root");
-  Memo& memo = computation_hashes_[comp];  // not done yet: a call back to it is a cycle
-  const auto& instrs = comp->instructions();
-  ComputationScan scan;
-  scan.hashes.resize(instrs.size());
-  for (size_t i = 0; i < instrs.size(); ++i) {
-    PrefetchAhead(instrs, i);
-    KILN_RETURN_IF_ERROR(HashInstruction(*comp, i, scan));
+  frames_.clear();
+  KILN_RETURN_IF_ERROR(Begin(comp));
+  while (!frames_.empty()) {
+    Frame& frame = frames_.back();
+    const auto& instrs = frame.comp->instructions();
+    const Computation* callee = nullptr;
+    for (; frame.next < instrs.size(); ++frame.next) {
+      PrefetchAhead(instrs, frame.next);
+      const Instruction& instr = *instrs[frame.next];
+      // Callees first: hashing one reuses w_, so it happens before this
+      // instruction's stream starts.
+      if (!instr.called_computations().empty()) {
+        KILN_ASSIGN_OR_RETURN(callee, UnhashedCallee(*frame.comp, instr));
+        if (callee != nullptr) break;
+      }
+      KILN_RETURN_IF_ERROR(HashInstruction(*frame.comp, frame.next, frame.scan));
+    }
+    if (callee != nullptr) {
+      KILN_RETURN_IF_ERROR(Begin(callee));  // `frame` moves; it resumes at this instruction
+      continue;
+    }
+    Finish(frame);
+    frames_.pop_back();
   }
+  return computation_hashes_.at(comp).hash;
+}
+
+void Fingerprinter::Finish(Frame& frame) {
+  const Computation* comp = frame.comp;
+  ComputationScan& scan = frame.scan;
   FoldOrderingAndChannels(*comp, scan);
   // The computation: its parameters in order, its root, and every other
   // instruction nobody uses (side effects, dead code), as a sorted set.
@@ -291,9 +327,7 @@ Result<Hash128> Fingerprinter::ComputationHash(const Computation* comp) {
   w_.U64(scratch_.size());
   for (const Hash128& h : scratch_) w_.Hash(h);
   w_.Bytes(comp->execution_thread());
-  const Hash128 result = w_.Finish();
-  memo = {result, true};  // elements of an unordered_map stay put as it grows
-  return result;
+  computation_hashes_[comp] = {w_.Finish(), true};
 }
 
 Hash128 Fingerprinter::ModuleConfigHash() {

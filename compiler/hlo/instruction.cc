@@ -63,14 +63,15 @@ Status Instruction::ReplaceOperandWith(int64_t index, Instruction* new_operand) 
   }
   Instruction* old_operand = operands_[index];
   if (old_operand == new_operand) return Ok();
+  // Whether this uses an operand is read from its own operand list, which is
+  // short; the operands' user lists may be long.
+  const bool already_user =
+      std::find(operands_.begin(), operands_.end(), new_operand) != operands_.end();
   operands_[index] = new_operand;
   if (std::find(operands_.begin(), operands_.end(), old_operand) == operands_.end()) {
     std::erase(old_operand->users_, this);
   }
-  if (std::find(new_operand->users_.begin(), new_operand->users_.end(), this) ==
-      new_operand->users_.end()) {
-    new_operand->users_.push_back(this);
-  }
+  if (!already_user) new_operand->users_.push_back(this);
   return Ok();
 }
 

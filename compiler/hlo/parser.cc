@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "compiler/hlo/attribute_value_parser.h"
+#include "compiler/hlo/call_nesting.h"
 #include "compiler/hlo/name_table.h"
 #include "compiler/hlo/shape_inference.h"
 #include "compiler/hlo/shape_literal_parser.h"
@@ -12,6 +13,12 @@
 
 namespace kiln::hlo {
 namespace {
+
+// Shapes inferred for instructions written without one hold at most this
+// many shapes (tuple elements at any depth) per module: "%t = tuple(%s, %s)"
+// doubles a shape per line, so a few dozen lines could otherwise ask for
+// more memory than the host has. Written shapes are bounded by the text.
+constexpr int64_t kMaxInferredShapeNodes = int64_t{1} << 21;
 
 class ModuleParser {
  public:
@@ -59,10 +66,21 @@ class ModuleParser {
   // returning nullptr, or parses and adds a nested instruction and returns
   // it.
   Result<Instruction*> ParseTypedOrNestedOperand(Computation& comp, NameMap& names, int depth);
+  // At a word followed directly by '[': the start of an array shape,
+  // whatever its element type.
+  bool LooksLikeArrayShape() const {
+    const std::string_view src = cur_.source();
+    const size_t after = cur_.tok().offset + cur_.tok().text.size();
+    return cur_.Is(TokKind::kIdent) && after < src.size() && src[after] == '[';
+  }
   bool IsBufferShapeStart() const {
     return cur_.IsIdent("b") && cur_.PeekNext().kind == TokKind::kLparen;
   }
-  Status ParseInstructionAttribute(Instruction& instr, std::vector<PendingControl>& pending);
+  Status ParseInstructionAttribute(const Computation& comp, Instruction& instr,
+                                   std::vector<PendingControl>& pending);
+  // Records that the computation being parsed calls `callee` (named by
+  // `at`); fails when that nests computations deeper than kMaxCallNesting.
+  Status NoteCall(const Computation& caller, const Computation* callee, const Token& at);
   Error Err(const Token& t, std::string_view message) const { return cur_.ErrorAt(t, message); }
 
   TokenCursor cur_;
@@ -71,6 +89,15 @@ class ModuleParser {
   // Instructions written without a shape; inferred once the module is built.
   std::vector<Instruction*> pending_shapes_;
   std::unordered_map<const Instruction*, uint32_t> shape_offsets_;
+  // Nesting level (call_nesting.h) of each computation parsed so far and of
+  // the one being parsed, with the computation at the bottom of its deepest
+  // call chain (itself when it calls nothing).
+  struct CallLevel {
+    int level = 1;
+    const Computation* bottom = nullptr;
+  };
+  std::unordered_map<const Computation*, CallLevel> call_levels_;
+  CallLevel current_level_;
   int nested_count_ = 0;
   int64_t splat_bytes_ = 0;
 };
@@ -92,13 +119,29 @@ Result<std::unique_ptr<Module>> ModuleParser::Parse() {
   }
   if (module->computations().empty()) return std::unexpected(cur_.Expected("a computation"));
   if (!saw_entry) module->set_entry(module->computations().back().get());
+  int64_t inferred_nodes = 0;
   for (Instruction* instr : pending_shapes_) {
     Result<Shape> shape = InferInstructionShape(*instr, /*declared=*/nullptr);
+    Token at;
+    at.offset = shape_offsets_[instr];
     if (!shape) {
-      Token at;
-      at.offset = shape_offsets_[instr];
       return std::unexpected(cur_.ErrorAt(at, "cannot infer the shape of %" + instr->name() + ": " +
                                                   shape.error().message));
+    }
+    // Inferred shapes are bounded like written ones.
+    const ShapeExtent extent = MeasureShape(*shape);
+    if (extent.levels > kMaxNesting + 1) {
+      return std::unexpected(cur_.ErrorAt(
+          at, "the shape of %" + instr->name() + " would nest tuples " +
+                  std::to_string(extent.levels - 1) + " deep; shapes may nest at most " +
+                  std::to_string(kMaxNesting) + " deep"));
+    }
+    inferred_nodes += extent.nodes;
+    if (inferred_nodes > kMaxInferredShapeNodes) {
+      return std::unexpected(cur_.ErrorAt(
+          at, "the shapes inferred for this module hold more than " +
+                  std::to_string(kMaxInferredShapeNodes) + " tuple elements by %" +
+                  instr->name() + "; write the shapes out"));
     }
     instr->set_shape(std::move(*shape));
   }
@@ -195,6 +238,7 @@ Status ModuleParser::ParseComputation(Module& module, bool* saw_entry) {
 
   auto comp_owned = std::make_unique<Computation>(name);
   Computation& comp = *comp_owned;
+  current_level_ = CallLevel{};
   NameMap names;
   Instruction* root = nullptr;
   std::vector<PendingControl> pending;
@@ -241,6 +285,8 @@ Status ModuleParser::ParseComputation(Module& module, bool* saw_entry) {
   }
   Computation* added = module.AddComputation(std::move(comp_owned), is_entry);
   computations_.Insert(added->name(), added);
+  if (current_level_.bottom == nullptr) current_level_.bottom = added;
+  call_levels_[added] = current_level_;
   return Ok();
 }
 
@@ -271,7 +317,7 @@ Status ModuleParser::ParseInstruction(Computation& comp, NameMap& names, Instruc
   instr->set_source_line(static_cast<int>(start_line));
 
   while (cur_.Accept(TokKind::kComma)) {
-    KILN_RETURN_IF_ERROR(ParseInstructionAttribute(*instr, pending));
+    KILN_RETURN_IF_ERROR(ParseInstructionAttribute(comp, *instr, pending));
   }
   Instruction* added = comp.AddInstruction(std::move(instr));
   if (!names.Insert(added->name(), added)) {
@@ -295,7 +341,10 @@ Result<std::unique_ptr<Instruction>> ModuleParser::ParseInstructionBody(Computat
                                                                         NameMap& names,
                                                                         std::string name,
                                                                         int depth) {
-  if (depth > kMaxNesting) return std::unexpected(Err(cur_.tok(), "instructions nested too deeply"));
+  if (depth > kMaxNesting) {
+    return std::unexpected(Err(cur_.tok(), "instructions nested too deeply (operands nest at most " +
+                                               std::to_string(kMaxNesting) + " deep)"));
+  }
   Shape shape;
   bool has_shape = false;
   if (cur_.Is(TokKind::kLparen) || AtArrayShape(cur_) || IsBufferShapeStart()) {
@@ -320,6 +369,10 @@ Result<std::unique_ptr<Instruction>> ModuleParser::ParseInstructionBody(Computat
     }
   }
   if (!opcode) {
+    // "q99[2]" is a shape with an unknown element type, not an opcode.
+    if (LooksLikeArrayShape()) {
+      return std::unexpected(cur_.ErrorAt(opcode_offset, UnknownElementTypeMessage(opcode_text)));
+    }
     return std::unexpected(
         cur_.ErrorAt(opcode_offset, "unknown opcode '" + std::string(opcode_text) + "'"));
   }
@@ -474,6 +527,9 @@ Result<Instruction*> ModuleParser::ParseTypedOrNestedOperand(Computation& comp, 
     // Old-style typed operand: "f32[2] %x". The shape is informative.
     KILN_RETURN_IF_ERROR(ReadShape(nullptr));
   }
+  if (!AtArrayShape(cur_) && LooksLikeArrayShape()) {  // "q99[2] %x"
+    return std::unexpected(cur_.ErrorAt(cur_.tok(), UnknownElementTypeMessage(cur_.tok().text)));
+  }
   if (!cur_.Is(TokKind::kIdent) || cur_.PeekNext().kind != TokKind::kLparen) return nullptr;
   // A nested instruction: "add(s32[] parameter(0), s32[] constant(1))".
   cur_.Restore(before);
@@ -486,7 +542,22 @@ Result<Instruction*> ModuleParser::ParseTypedOrNestedOperand(Computation& comp, 
   return added;
 }
 
-Status ModuleParser::ParseInstructionAttribute(Instruction& instr,
+Status ModuleParser::NoteCall(const Computation& caller, const Computation* callee,
+                              const Token& at) {
+  const CallLevel& below = call_levels_.at(callee);
+  const int level = below.level + 1;
+  if (level > kMaxCallNesting) {
+    return std::unexpected(Err(
+        at, "calling %" + callee->name() + " here nests computations " + std::to_string(level) +
+                " deep (%" + caller.name() + " down to %" + below.bottom->name() +
+                "); calls may nest at most " + std::to_string(kMaxCallNesting) +
+                " computations deep"));
+  }
+  if (level > current_level_.level) current_level_ = {level, below.bottom};
+  return Ok();
+}
+
+Status ModuleParser::ParseInstructionAttribute(const Computation& comp, Instruction& instr,
                                                std::vector<PendingControl>& pending) {
   const uint32_t name_offset = cur_.tok().offset;
   const std::string_view name = cur_.tok().text;
@@ -523,6 +594,7 @@ Status ModuleParser::ParseInstructionAttribute(Instruction& instr,
         return std::unexpected(Err(t, "computation %" + std::string(t.text) +
                                           " is not defined (callees must come before callers)"));
       }
+      KILN_RETURN_IF_ERROR(NoteCall(comp, callee, t));
       attr.computations.push_back(callee);
     }
   } else if (IsRawAttribute(name)) {

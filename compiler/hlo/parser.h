@@ -4,7 +4,11 @@
 // not retained. Errors name the file, line and column and say what was
 // expected: "model.hlo:12:31: expected ')' after operands, got ','".
 // Never crashes or hangs on malformed input: nesting depth is bounded and
-// every loop consumes a token. Thread-safe (no shared state).
+// every loop consumes a token. Structure later walkers recurse over is
+// bounded too: computations nest at most kMaxCallNesting calls deep
+// (call_nesting.h; the error points at the call that goes deeper), and
+// shapes, written or inferred, at most 64 tuples deep. Thread-safe (no
+// shared state).
 #pragma once
 
 #include <memory>

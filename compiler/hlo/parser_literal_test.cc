@@ -346,7 +346,7 @@ TEST(LiteralParseTest, ErrorsNamePositionAndExpectation) {
            {"c64[] (1 2)", "<literal>:1:10:", "expected ',' in complex value"},
            {"f32[2] {1.5, 2", "<literal>:1:15:", "expected ',' or '}'"},
            {"s32[2,2] {{1, 2}, {3}}", "<literal>:1:19:", "has 1 elements"},
-           {"f33[] 1", "<literal>:1:1:", "expected an element type"},
+           {"f33[] 1", "<literal>:1:1:", "unknown element type 'f33' (did you mean f32?)"},
            {"token[] 1", "<literal>:1:9:", "no literal of shape token[]"},
        }) {
     Result<Literal> l = ParseLiteral(c.text);

@@ -142,7 +142,7 @@ TEST(ShapeParseTest, ErrorsNamePositionAndExpectation) {
     std::string_view needle;
   };
   for (const Case& c : std::vector<Case>{
-           {"f33[2]", "<shape>:1:1:", "expected an element type"},
+           {"f33[2]", "<shape>:1:1:", "unknown element type 'f33' (did you mean f32?)"},
            {"f32[2", "<shape>:1:6:", "expected ',' or ']'"},
            {"f32 [2]x", "<shape>:1:8:", "expected end of shape"},
            {"f32[2,3]{0}", "<shape>:1:11:", "layout has 1 dimensions but the shape has rank 2"},

@@ -346,6 +346,13 @@ TEST(ModuleParseTest, ErrorsNameFileLineColumnAndExpectation) {
             "test.hlo:4:3:", "more than one ROOT"},
            {"HloModule m\nENTRY e {\n  p = f32[] frobnicate(p)\n}", "test.hlo:3:13:",
             "unknown opcode 'frobnicate'"},
+           // An unknown element type is not taken for an opcode.
+           {"HloModule m\nENTRY e {\n  p = q99[2] parameter(0)\n}", "test.hlo:3:7:",
+            "unknown element type 'q99'; element types are pred, s1,"},
+           {"HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT n = f32[2] negate(f33[2] %p)\n}",
+            "test.hlo:4:26:", "unknown element type 'f33' (did you mean f32?)"},
+           {"HloModule m\nENTRY e {\n  p = (f32[], s31[2]) parameter(0)\n}", "test.hlo:3:15:",
+            "unknown element type 's31' (did you mean s32?)"},
            {"HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT c = f32[] call(p), to_apply=f\n}",
             "test.hlo:4:36:", "computation %f is not defined"},
            {"HloModule m\nENTRY a {\n ROOT p = f32[] parameter(0)\n}\nENTRY b {\n ROOT p = f32[] parameter(0)\n}",

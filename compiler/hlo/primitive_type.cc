@@ -1,6 +1,10 @@
 #include "compiler/hlo/primitive_type.h"
 
+#include <algorithm>
 #include <array>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "compiler/hlo/name_table.h"
 
@@ -25,7 +29,51 @@ const TypeInfo* Find(PrimitiveType t) {
   return &kTypes[i - 1];
 }
 
+// Levenshtein distance between two short words.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
 }  // namespace
+
+std::string UnknownElementTypeMessage(std::string_view name) {
+  // Words longer than any type name are not compared letter by letter.
+  constexpr size_t kLongestName = 16;
+  std::string message = "unknown element type '" + std::string(name.substr(0, 64)) + "'";
+  // Near misses only (f33, bf61, s3w); among equally near ones, a name of
+  // the same length (s31 suggests s32, not s1).
+  std::string_view nearest;
+  auto rank = [&](std::string_view candidate) {
+    const size_t length_gap = candidate.size() > name.size() ? candidate.size() - name.size()
+                                                              : name.size() - candidate.size();
+    return std::pair(EditDistance(name, candidate), length_gap);
+  };
+  if (name.size() <= kLongestName) {
+    for (const TypeInfo& info : kTypes) {
+      const auto [distance, gap] = rank(info.name);
+      if (distance > 2 || distance >= info.name.size()) continue;
+      if (nearest.empty() || std::pair(distance, gap) < rank(nearest)) nearest = info.name;
+    }
+  }
+  if (!nearest.empty()) message += " (did you mean " + std::string(nearest) + "?)";
+  message += "; element types are";
+  for (size_t i = 0; i < kTypes.size(); ++i) {
+    message += (i == 0 ? " " : ", ");
+    message += kTypes[i].name;
+  }
+  return message;
+}
 
 std::string_view PrimitiveTypeName(PrimitiveType t) {
   if (t == PrimitiveType::kTuple) return "tuple";

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace kiln::hlo {
@@ -56,6 +57,10 @@ enum class PrimitiveType : uint8_t {
 std::string_view PrimitiveTypeName(PrimitiveType t);
 // Parses "f32", "bf16", ...; nullopt for anything else (including "tuple").
 std::optional<PrimitiveType> PrimitiveTypeFromName(std::string_view name);
+// What to say about a word written where an element type belongs:
+// "unknown element type 'f33' (did you mean f32?); element types are pred,
+// s1, ...". The nearest type is suggested when it is a near miss.
+std::string UnknownElementTypeMessage(std::string_view name);
 
 // Bits of one element as XLA stores it unpacked (sub-byte types: their width).
 int BitWidth(PrimitiveType t);

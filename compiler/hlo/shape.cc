@@ -1,6 +1,8 @@
 #include "compiler/hlo/shape.h"
 
+#include <algorithm>
 #include <charconv>
+#include <utility>
 
 namespace kiln::hlo {
 namespace {
@@ -12,6 +14,19 @@ void AppendInt(std::string& out, int64_t v) {
 }
 
 }  // namespace
+
+ShapeExtent MeasureShape(const Shape& shape) {
+  ShapeExtent extent;
+  std::vector<std::pair<const Shape*, int64_t>> work = {{&shape, 1}};
+  while (!work.empty()) {
+    auto [s, level] = work.back();
+    work.pop_back();
+    ++extent.nodes;
+    extent.levels = std::max(extent.levels, level);
+    for (const Shape& element : s->tuple_shapes()) work.emplace_back(&element, level + 1);
+  }
+  return extent;
+}
 
 bool Layout::IsPlain() const {
   return tiles.empty() && tail_padding_alignment == 1 && element_size_bits == 0 &&

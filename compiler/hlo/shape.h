@@ -36,6 +36,18 @@ struct Layout {
   bool IsPlain() const;
 };
 
+class Shape;
+
+// How big a shape is as a tree: `nodes` counts the shape and every tuple or
+// buffer element at any depth; `levels` is 1 for an array, token or empty
+// tuple and one more than the deepest element otherwise. Measured without
+// recursion, so it is safe on a shape of any depth.
+struct ShapeExtent {
+  int64_t nodes = 0;
+  int64_t levels = 0;
+};
+ShapeExtent MeasureShape(const Shape& shape);
+
 class Shape {
  public:
   Shape() = default;

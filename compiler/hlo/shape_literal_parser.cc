@@ -139,7 +139,10 @@ bool AtArrayShape(const TokenCursor& cur) {
 }
 
 Result<Shape> ParseShapeTokens(TokenCursor& cur, int depth, bool allow_layout) {
-  if (depth > kMaxNesting) return std::unexpected(cur.ErrorAt(cur.tok(), "shape nested too deeply"));
+  if (depth > kMaxNesting) {
+    return std::unexpected(cur.ErrorAt(cur.tok(), "shape nested too deeply (tuples nest at most " +
+                                                      std::to_string(kMaxNesting) + " deep)"));
+  }
   if (cur.Is(TokKind::kLparen)) {
     cur.Advance();
     std::vector<Shape> elements;
@@ -163,7 +166,7 @@ Result<Shape> ParseShapeTokens(TokenCursor& cur, int depth, bool allow_layout) {
   }
   if (!cur.Is(TokKind::kIdent)) return std::unexpected(cur.Expected("a shape"));
   std::optional<PrimitiveType> type = PrimitiveTypeFromName(cur.tok().text);
-  if (!type) return std::unexpected(cur.Expected("an element type (f32, s32, pred, ...)"));
+  if (!type) return std::unexpected(cur.ErrorAt(cur.tok(), UnknownElementTypeMessage(cur.tok().text)));
   cur.Advance();
   KILN_RETURN_IF_ERROR(cur.Expect(TokKind::kLsquare, "'[' after element type"));
   std::vector<int64_t> dims;
@@ -388,7 +391,10 @@ Status ParseDenseLevel(TokenCursor& cur, const Shape& shape, int64_t dim,
 }  // namespace
 
 Result<Literal> ParseLiteralValue(TokenCursor& cur, const Shape& shape, int depth) {
-  if (depth > kMaxNesting) return std::unexpected(cur.ErrorAt(cur.tok(), "literal nested too deeply"));
+  if (depth > kMaxNesting) {
+    return std::unexpected(cur.ErrorAt(cur.tok(), "literal nested too deeply (tuples nest at most " +
+                                                      std::to_string(kMaxNesting) + " deep)"));
+  }
   if (shape.IsTuple()) {
     KILN_RETURN_IF_ERROR(cur.Expect(TokKind::kLparen, "'(' opening a tuple literal"));
     std::vector<Literal> elements;
@@ -422,7 +428,10 @@ Result<Literal> ParseLiteralValue(TokenCursor& cur, const Shape& shape, int dept
 }
 
 Result<Literal> ParseShapedLiteral(TokenCursor& cur, int depth) {
-  if (depth > kMaxNesting) return std::unexpected(cur.ErrorAt(cur.tok(), "literal nested too deeply"));
+  if (depth > kMaxNesting) {
+    return std::unexpected(cur.ErrorAt(cur.tok(), "literal nested too deeply (tuples nest at most " +
+                                                      std::to_string(kMaxNesting) + " deep)"));
+  }
   if (cur.Is(TokKind::kLparen)) {
     cur.Advance();
     std::vector<Literal> elements;

@@ -5,6 +5,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/hlo/call_nesting.h"
 #include "compiler/hlo/op_attributes.h"
 #include "compiler/hlo/shape_inference.h"
 
@@ -352,35 +353,56 @@ Status VerifyStructure(const Computation& comp,
   return Ok();
 }
 
-// Fails if a computation calls itself, directly or through others.
+// Fails if a computation calls itself, directly or through others, or if
+// calls nest deeper than kMaxCallNesting (call_nesting.h). Levels are found
+// leaves first (Kahn's algorithm), without recursion.
 Status VerifyCallGraph(const Module& module) {
-  std::unordered_map<const Computation*, int64_t> pending;
-  std::unordered_map<const Computation*, std::vector<const Computation*>> callers;
-  for (const auto& comp : module.computations()) pending[comp.get()];
+  struct Node {
+    int64_t pending_callees = 0;
+    std::vector<const Computation*> callers;
+    int level = 1;
+    const Computation* bottom = nullptr;  // of its deepest call chain
+  };
+  std::unordered_map<const Computation*, Node> nodes;
+  for (const auto& comp : module.computations()) nodes[comp.get()].bottom = comp.get();
   for (const auto& comp : module.computations()) {
     for (const auto& instr : comp->instructions()) {
       for (const Computation* callee : instr->called_computations()) {
-        ++pending[comp.get()];
-        callers[callee].push_back(comp.get());
+        ++nodes[comp.get()].pending_callees;
+        nodes[callee].callers.push_back(comp.get());
       }
     }
   }
-  std::vector<const Computation*> ready;
-  for (const auto& [comp, count] : pending) {
-    if (count == 0) ready.push_back(comp);
+  std::vector<const Computation*> ready;  // in module order, so errors are deterministic
+  for (const auto& comp : module.computations()) {
+    if (nodes[comp.get()].pending_callees == 0) ready.push_back(comp.get());
   }
   size_t done = 0;
   while (!ready.empty()) {
     const Computation* comp = ready.back();
     ready.pop_back();
     ++done;
-    for (const Computation* caller : callers[comp]) {
-      if (--pending[caller] == 0) ready.push_back(caller);
+    const Node& node = nodes[comp];
+    if (node.level > kMaxCallNesting) {
+      return CompError(*comp, "calls nest " + std::to_string(node.level) +
+                                  " computations deep (down to %" + node.bottom->name() +
+                                  "); calls may nest at most " + std::to_string(kMaxCallNesting) +
+                                  " computations deep");
+    }
+    for (const Computation* caller : node.callers) {
+      Node& up = nodes[caller];
+      if (node.level + 1 > up.level) {
+        up.level = node.level + 1;
+        up.bottom = node.bottom;
+      }
+      if (--up.pending_callees == 0) ready.push_back(caller);
     }
   }
-  if (done == pending.size()) return Ok();
+  if (done == nodes.size()) return Ok();
   for (const auto& comp : module.computations()) {
-    if (pending[comp.get()] > 0) return CompError(*comp, "calls itself (directly or indirectly)");
+    if (nodes[comp.get()].pending_callees > 0) {
+      return CompError(*comp, "calls itself (directly or indirectly)");
+    }
   }
   return Ok();
 }

@@ -67,7 +67,21 @@ class Lowerer {
   uint32_t AddBuffer(BufferKind kind, const hlo::Shape& shape, uint64_t offset);
   ValueTree NewBuffers(BufferKind kind, const hlo::Shape& shape, uint64_t& offset,
                        int32_t parameter = -1, std::vector<int64_t> path = {});
+  // The buffers holding entry value i, lowering whatever it needs first.
+  // Iterative: a chain of a million tuples or aliases must not recurse.
   Result<const ValueTree*> ValueOf(int64_t i);
+  // The entry values Resolve(i) reads.
+  std::vector<int64_t> InputsOf(int64_t i) const;
+  // Gives entry value i its buffers once InputsOf(i) have theirs.
+  Result<const ValueTree*> Resolve(int64_t i);
+  // A kernel computing `instructions`: they and the bitcasts, small
+  // constants and tuples they read (folded in), and the values read from
+  // outside those.
+  struct KernelExtent {
+    std::set<int64_t> members;
+    std::set<int64_t> outside;
+  };
+  KernelExtent ExtentOf(const std::vector<int64_t>& instructions) const;
   Status EmitKernel(std::vector<int64_t> instructions, const std::vector<int64_t>& roots,
                     std::string kind, const fusion::Kernel* planned);
 
@@ -142,9 +156,56 @@ ValueTree Lowerer::NewBuffers(BufferKind kind, const hlo::Shape& shape, uint64_t
   return v;
 }
 
-// The buffers holding entry value i, lowering whatever it needs first.
 Result<const ValueTree*> Lowerer::ValueOf(int64_t i) {
   if (values_[i]) return &*values_[i];
+  std::vector<int64_t> stack = {i};
+  while (!stack.empty()) {
+    const int64_t j = stack.back();
+    if (values_[j]) {
+      stack.pop_back();
+      continue;
+    }
+    const std::vector<int64_t> inputs = InputsOf(j);
+    bool ready = true;
+    for (auto it = inputs.rbegin(); it != inputs.rend(); ++it) {  // first input first
+      if (!values_[*it]) {
+        stack.push_back(*it);
+        ready = false;
+      }
+    }
+    if (!ready) continue;
+    stack.pop_back();
+    KILN_RETURN_IF_ERROR(Resolve(j));
+  }
+  return &*values_[i];
+}
+
+std::vector<int64_t> Lowerer::InputsOf(int64_t i) const {
+  const Instruction& instr = At(i);
+  std::vector<int64_t> inputs;
+  switch (RoleOf(i)) {
+    case Role::kTupleElement:
+    case Role::kAlias:
+      inputs.push_back(instr.operand(0)->index_in_parent());
+      break;
+    case Role::kTuple:
+      for (const Instruction* operand : instr.operands()) inputs.push_back(operand->index_in_parent());
+      break;
+    case Role::kInlineConstant:
+    case Role::kFoldedBitcast:
+    case Role::kOwnKernel: {
+      const KernelExtent extent = ExtentOf({i});
+      inputs.assign(extent.outside.begin(), extent.outside.end());
+      break;
+    }
+    default:
+      break;
+  }
+  return inputs;
+}
+
+// Inputs already have values here, so ValueOf on them returns at once.
+Result<const ValueTree*> Lowerer::Resolve(int64_t i) {
   const Instruction& instr = At(i);
   switch (RoleOf(i)) {
     case Role::kKernelRoot:
@@ -194,10 +255,11 @@ Result<const ValueTree*> Lowerer::ValueOf(int64_t i) {
   return MakeError("lowering: unreachable");
 }
 
-Status Lowerer::EmitKernel(std::vector<int64_t> instructions, const std::vector<int64_t>& roots,
-                           std::string kind, const fusion::Kernel* planned) {
+Lowerer::KernelExtent Lowerer::ExtentOf(const std::vector<int64_t>& instructions) const {
   // Fold the bitcasts, small constants and tuples the kernel reads into it.
-  std::set<int64_t> members(instructions.begin(), instructions.end());
+  KernelExtent extent;
+  std::set<int64_t>& members = extent.members;
+  members.insert(instructions.begin(), instructions.end());
   std::vector<int64_t> work(instructions.begin(), instructions.end());
   while (!work.empty()) {
     int64_t i = work.back();
@@ -214,12 +276,21 @@ Status Lowerer::EmitKernel(std::vector<int64_t> instructions, const std::vector<
       }
     }
   }
-  std::set<int64_t> outside;
   for (int64_t i : members) {
     for (const Instruction* operand : At(i).operands()) {
-      if (!members.contains(operand->index_in_parent())) outside.insert(operand->index_in_parent());
+      if (!members.contains(operand->index_in_parent())) {
+        extent.outside.insert(operand->index_in_parent());
+      }
     }
   }
+  return extent;
+}
+
+Status Lowerer::EmitKernel(std::vector<int64_t> instructions, const std::vector<int64_t>& roots,
+                           std::string kind, const fusion::Kernel* planned) {
+  const KernelExtent extent = ExtentOf(instructions);
+  const std::set<int64_t>& members = extent.members;
+  const std::set<int64_t>& outside = extent.outside;
   runtime::ProgramKernel kernel;
   std::vector<KernelInput> inputs;
   for (int64_t o : outside) {

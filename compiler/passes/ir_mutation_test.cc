@@ -45,6 +45,26 @@ TEST(IrMutationTest, ReplaceAllUsesWithKeepsUsersConsistent) {
   EXPECT_TRUE(hlo::VerifyModule(*module).has_value());
 }
 
+// Replacing a value by one of its own users: that user keeps reading the
+// old value, and a user of both is listed once by the replacement.
+TEST(IrMutationTest, ReplaceAllUsesWithAUserKeepsUserListsExact) {
+  auto module = ParseVerified(kModule);
+  ASSERT_NE(module, nullptr);
+  hlo::Computation& entry = *module->entry();
+  hlo::Instruction* a = FindInstruction(*module, "a");
+  hlo::Instruction* b = FindInstruction(*module, "b");
+  hlo::Instruction* r = entry.root();
+  ASSERT_TRUE(entry.ReplaceAllUsesWith(a, b).has_value());
+  EXPECT_EQ(a->users(), std::vector<hlo::Instruction*>{b});
+  EXPECT_EQ(b->users(), std::vector<hlo::Instruction*>{r});
+  EXPECT_EQ(b->operand(0), a);
+  EXPECT_EQ(r->operand(0), b);
+  EXPECT_EQ(r->operand(1), b);
+  // Dropping b's last read of a leaves a without users.
+  ASSERT_TRUE(b->ReplaceOperandWith(0, FindInstruction(*module, "x")).has_value());
+  EXPECT_TRUE(a->users().empty());
+}
+
 TEST(IrMutationTest, ReplaceOperandDropsTheOldUserOnlyWhenNoSlotRemains) {
   auto module = ParseVerified(kModule);
   ASSERT_NE(module, nullptr);

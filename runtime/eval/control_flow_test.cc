@@ -1,5 +1,5 @@
-// while, conditional, call, fusion, map, tuples, async wrappers and the step
-// budget.
+// while, conditional, call, fusion, map, tuples and async wrappers (the step
+// budget and interrupts: interrupt_test.cc).
 #include <gtest/gtest.h>
 
 #include "runtime/eval/eval_test_util.h"
@@ -36,27 +36,6 @@ ENTRY e {
 
 TEST(ControlFlowTest, WhileLoop) {
   EXPECT_EQ(RunToText(kCountTo10, {Lit("f32[2] {1, -0.5}")}), "(s32[] 10, f32[2] {1024, -512})");
-}
-
-TEST(ControlFlowTest, StepBudgetEndsARunawayWhile) {
-  const char* hlo = R"(
-HloModule forever
-cond {
-  p = s32[] parameter(0)
-  ROOT t = pred[] constant(true)
-}
-body {
-  p = s32[] parameter(0)
-  one = s32[] constant(1)
-  ROOT n = s32[] add(p, one)
-}
-ENTRY e {
-  z = s32[] constant(0)
-  ROOT w.7 = s32[] while(z), condition=cond, body=body
-})";
-  EvalOptions options;
-  options.step_budget = 10000;
-  EXPECT_EQ(RunToText(hlo, {}, options), "error: step budget of 10000 exhausted in %w.7");
 }
 
 TEST(ControlFlowTest, ConditionalWithPredAndIndex) {

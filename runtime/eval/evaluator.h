@@ -3,7 +3,8 @@
 //
 // The module and the arguments are borrowed for the call; the result is
 // owned by the caller. An evaluation that exceeds its step budget (runaway
-// while loops), meets an unsupported op or custom-call target
+// while loops), is stopped through its Interrupt (deadline, cancellation;
+// interrupt.h), meets an unsupported op or custom-call target
 // (`unsupported custom-call target "X"`) or gets arguments of the wrong
 // shape returns an Error naming the instruction; it never crashes. Each call
 // is independent: concurrent calls on one module are safe.
@@ -16,6 +17,7 @@
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/module.h"
 #include "compiler/hlo/status.h"
+#include "runtime/eval/interrupt.h"
 
 namespace kiln::runtime {
 
@@ -39,6 +41,12 @@ struct EvalOptions {
   uint64_t rng_seed = 0;
   // Borrowed for the call; nullptr when nobody watches.
   ControlFlowObserver* control_flow = nullptr;
+  // Borrowed; checked once per instruction, kernel and loop trip. Once it
+  // is stopped the evaluation ends with "stopped (<reason>) in %while.3".
+  const Interrupt* interrupt = nullptr;
+  // Borrowed; when set, the units this evaluation charged are added to it
+  // (also when it fails), so a caller can spread one budget over many calls.
+  int64_t* units_charged = nullptr;
 };
 
 // Evaluates the module's entry computation. `args[i]` is parameter i; its

@@ -1,6 +1,7 @@
 #include "runtime/eval/interpreter.h"
 
 #include <deque>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -104,8 +105,22 @@ ShapeOpFn FindShapeOp(Opcode opcode) {
   }
 }
 
-// Units of work an instruction costs: the elements it produces, or 1 for
-// ops that only pass values along (shared, never copied).
+// A unit of work is about one element produced (a nanosecond or so of host
+// time). Running a computation (a loop trip's condition or body, a call, a
+// reducer) and dispatching an instruction cost far more than an element, so
+// they are charged what they take: without these a while(true) over scalars
+// spent a budget sized for large arrays some 50 times more slowly (minutes,
+// where a loop over big arrays ends in seconds).
+constexpr int64_t kComputationRunUnits = 256;
+constexpr int64_t kInstructionUnits = 32;
+
+int64_t AddUnits(int64_t a, int64_t b) {
+  int64_t sum;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<int64_t>::max() : sum;
+}
+
+// Units of work an instruction costs beyond its dispatch: the elements it
+// produces, or 1 for ops that only pass values along (shared, never copied).
 int64_t WorkUnits(const Instruction& instr) {
   switch (instr.opcode()) {
     case Opcode::kParameter:
@@ -143,12 +158,20 @@ Value ZeroValue(const hlo::Shape& shape) {
 Interpreter::Interpreter(const EvalOptions& options)
     : options_(options), steps_left_(options.step_budget), rng_state_(options.rng_seed) {}
 
+Interpreter::~Interpreter() {
+  if (options_.units_charged != nullptr) *options_.units_charged += options_.step_budget - steps_left_;
+}
+
 Status Interpreter::Charge(int64_t elements) {
   steps_left_ -= std::max<int64_t>(elements, 1);
-  if (steps_left_ >= 0) return Ok();
-  const Instruction* where = !active_whiles_.empty() ? active_whiles_.back() : current_;
-  return MakeError("step budget of " + std::to_string(options_.step_budget) + " exhausted" +
-                   (where ? " in %" + where->name() : std::string()));
+  const bool stopped = options_.interrupt != nullptr && options_.interrupt->stopped();
+  if (steps_left_ >= 0 && !stopped) return Ok();
+  // The innermost running loop says most about a runaway run.
+  const std::string in = !active_whiles_.empty() ? " in while loop %" + active_whiles_.back()->name()
+                         : current_ != nullptr   ? " at %" + current_->name()
+                                                 : std::string();
+  if (stopped) return MakeError("stopped (" + std::string(StopReasonText(options_.interrupt->reason())) + ")" + in);
+  return MakeError("step budget of " + std::to_string(options_.step_budget) + " exhausted" + in);
 }
 
 uint64_t Interpreter::NextRngSeed() {
@@ -205,6 +228,7 @@ Result<Value> Interpreter::Run(const hlo::Computation& computation, std::span<co
     ~DepthGuard() { --depth; }
   } guard(depth_);
 
+  KILN_RETURN_IF_ERROR(Charge(kComputationRunUnits));
   KILN_ASSIGN_OR_RETURN(const ComputationPlan* plan, PlanFor(computation));
   std::vector<Value> values(static_cast<size_t>(computation.instruction_count()));
   std::vector<Value> operands;
@@ -223,7 +247,7 @@ Result<Value> Interpreter::Run(const hlo::Computation& computation, std::span<co
         for (const Instruction* op : instr.operands()) {
           operands.push_back(values[op->index_in_parent()]);
         }
-        KILN_RETURN_IF_ERROR(Charge(WorkUnits(instr)));
+        KILN_RETURN_IF_ERROR(Charge(AddUnits(kInstructionUnits, WorkUnits(instr))));
         Result<Value> v = EvalInstruction(instr, operands);
         if (!v) return std::unexpected(std::move(v.error()));
         PropagateDynamicSizes(instr, operands, *v);
@@ -238,7 +262,7 @@ Result<Value> Interpreter::Run(const hlo::Computation& computation, std::span<co
 Status Interpreter::RunRegion(const ElementwiseRegion& region, std::vector<Value>& values) {
   current_ = region.members.back().instr;
   KILN_RETURN_IF_ERROR(
-      Charge(region.element_count * static_cast<int64_t>(region.members.size())));
+      Charge(AddUnits(kInstructionUnits, region.element_count * static_cast<int64_t>(region.members.size()))));
   std::vector<const Literal*> inputs;
   inputs.reserve(region.inputs.size());
   for (const Instruction* in : region.inputs) {

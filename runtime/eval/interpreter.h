@@ -4,7 +4,7 @@
 // per computation and cached here), keeps values in a vector indexed by
 // instruction and drops each after its last reader. It is the EvalContext the
 // heavy kernels (runtime/kernels) call back into, and it enforces the step
-// budget. Not thread-safe: one evaluation, one thread.
+// budget and the interrupt. Not thread-safe: one evaluation, one thread.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,8 @@ namespace kiln::runtime {
 class Interpreter final : public EvalContext {
  public:
   explicit Interpreter(const EvalOptions& options);
+  // Adds the units charged to options.units_charged, if set.
+  ~Interpreter() override;
 
   // Evaluates `computation` on `args` (one per parameter; shapes checked).
   Result<Value> Run(const hlo::Computation& computation, std::span<const Value> args);

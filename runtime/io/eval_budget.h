@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "compiler/hlo/module.h"
 #include "compiler/hlo/status.h"
@@ -23,18 +24,34 @@ inline constexpr int64_t kDefaultEvalMemoryBudget = int64_t{16} << 30;
 // elements); INT64_MAX when it overflows or a dimension is unbounded.
 int64_t HostBytes(const hlo::Shape& shape);
 
+// The same in floating point, for messages: never saturates (a 10^21-byte
+// shape says so); infinity when a dimension is unbounded.
+double HostBytesReal(const hlo::Shape& shape);
+
 // The lower bound described above; INT64_MAX on overflow.
 int64_t EstimateEvalBytes(const hlo::Module& module);
 
 // Ok when EstimateEvalBytes(module) <= budget_bytes; otherwise an error
-// starting with "too large to evaluate" that gives both figures.
+// starting with "too large to evaluate" that gives both figures, true sizes
+// even beyond 2^63 bytes.
 Status CheckEvalMemory(const hlo::Module& module, int64_t budget_bytes);
 
+<<<<<<< HEAD
 // Multiply-adds of the module's dots and convolutions, each instruction once
 // (loops not unrolled): a result element of a dot costs the product of the
 // contracting sizes, one of a convolution the kernel's elements per output
 // feature. A time estimate for harnesses that bound how long evaluating may
 // take; INT64_MAX on overflow.
 int64_t EstimateMultiplyAdds(const hlo::Module& module);
+=======
+// The largest value any instruction of `module` makes, leaving out the
+// entry's parameters and root (a compiled program's kernel: those are its
+// buffers); INT64_MAX on overflow.
+int64_t LargestInternalValueBytes(const hlo::Module& module);
+
+// "4074 bytes (3.98 KiB)", "512 bytes", "4.00 EiB (4.61e+18 bytes)",
+// "3.47 ZiB (4e+21 bytes)", "unbounded". Exact below 2^53 bytes.
+std::string DescribeBytes(double bytes);
+>>>>>>> main
 
 }  // namespace kiln::runtime::io

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "compiler/hlo/parser.h"
 
 namespace kiln::runtime::io {
@@ -60,6 +62,46 @@ ENTRY e {
 })");
   ASSERT_TRUE(module) << module.error().message;
   EXPECT_EQ(EstimateMultiplyAdds(**module), INT64_MAX);
+}
+
+TEST(EvalBudgetTest, MessagesGiveTheTrueSizeOfHugeShapes) {
+  // 10^12 x 10^9 f32: 4*10^21 bytes, far past int64's 9.2*10^18.
+  auto module = hlo::ParseModule(R"(
+HloModule huge
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT b = f32[1000000000000,1000000000] broadcast(p), dimensions={}
+})");
+  ASSERT_TRUE(module) << module.error().message;
+  EXPECT_EQ(EstimateEvalBytes(**module), INT64_MAX);
+  EXPECT_DOUBLE_EQ(HostBytesReal((*module)->entry()->root()->shape()), 4e21);
+  Status over = CheckEvalMemory(**module, int64_t{16} << 30);
+  ASSERT_FALSE(over);
+  // Result plus the same value as the largest one: 8*10^21 bytes = 6.78 ZiB.
+  EXPECT_NE(over.error().message.find("needs at least 6.78 ZiB (8e+21 bytes)"), std::string::npos)
+      << over.error().message;
+  EXPECT_NE(over.error().message.find("budget of 17179869184 bytes (16.00 GiB)"), std::string::npos)
+      << over.error().message;
+}
+
+TEST(EvalBudgetTest, DescribesByteCounts) {
+  EXPECT_EQ(DescribeBytes(512), "512 bytes");
+  EXPECT_EQ(DescribeBytes(4074), "4074 bytes (3.98 KiB)");
+  EXPECT_EQ(DescribeBytes(4.0 * 1024 * 1024 * 1024 * 1024 * 1024 * 1024), "4.00 EiB (4.61e+18 bytes)");
+  EXPECT_EQ(DescribeBytes(1e30), "827180.61 YiB (1e+30 bytes)");
+  EXPECT_EQ(DescribeBytes(std::numeric_limits<double>::infinity()), "unbounded");
+}
+
+TEST(EvalBudgetTest, LargestInternalValueLeavesOutTheEntrysParametersAndRoot) {
+  auto module = hlo::ParseModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[1000] parameter(0)
+  mid = f32[10] slice(a), slice={[0:10]}
+  ROOT r = f32[2000] broadcast(mid), dimensions={}
+})");
+  ASSERT_TRUE(module) << module.error().message;
+  EXPECT_EQ(LargestInternalValueBytes(**module), 40);
 }
 
 }  // namespace

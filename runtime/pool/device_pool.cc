@@ -12,7 +12,27 @@ std::string Gigabytes(double bytes) {
   return buffer;
 }
 
+double Seconds(PoolClock::duration d) { return std::chrono::duration<double>(d).count(); }
+
 }  // namespace
+
+std::string FormatGiB(uint64_t bytes) {
+  char buffer[48];
+  std::snprintf(buffer, sizeof(buffer), "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
+  return buffer;
+}
+
+std::string_view JobEndName(JobEnd end) {
+  switch (end) {
+    case JobEnd::kCompleted: return "completed";
+    case JobEnd::kFailed: return "failed";
+    case JobEnd::kCancelled: return "cancelled";
+    case JobEnd::kDeadline: return "deadline";
+    case JobEnd::kShutdown: return "shutdown";
+    case JobEnd::kMemoryBusy: return "memory_busy";
+  }
+  return "unknown";
+}
 
 DevicePool::DevicePool(PoolSpec spec, PoolOptions options)
     : spec_(std::move(spec)), options_(options), started_(Clock::now()) {}
@@ -25,6 +45,9 @@ Result<std::unique_ptr<DevicePool>> DevicePool::Create(std::string_view spec, Po
 Result<std::unique_ptr<DevicePool>> DevicePool::Create(const PoolSpec& spec, PoolOptions options) {
   if (spec.chip_count() <= 0) return MakeError("a device pool needs at least one chip");
   if (options.max_queued == 0) return MakeError("a device pool needs a queue of at least one job");
+  if (options.watch_interval <= std::chrono::milliseconds(0)) {
+    return MakeError("a device pool needs a positive watch interval");
+  }
   std::unique_ptr<DevicePool> pool(new DevicePool(spec, options));
   for (const PoolGroup& group : spec.groups) {
     for (int i = 0; i < group.count; ++i) {
@@ -39,55 +62,74 @@ Result<std::unique_ptr<DevicePool>> DevicePool::Create(const PoolSpec& spec, Poo
     }
   }
   // Threads start once every chip exists (workers read only their own).
+  DevicePool* self = pool.get();
   for (auto& chip : pool->chips_) {
     Chip* c = chip.get();
-    DevicePool* self = pool.get();
     c->worker = std::thread([self, c] { self->WorkerLoop(*c); });
   }
+  pool->watchdog_ = std::thread([self] { self->WatchdogLoop(); });
   return pool;
 }
 
 DevicePool::~DevicePool() {
+  // Queued jobs end now; running ones are stopped, then waited for.
+  Shutdown(Clock::now());
   std::deque<std::pair<std::string, Pending>> abandoned;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
     abandoned = queue_.Drain();
+    for (auto& chip : chips_) {
+      if (chip->running != nullptr) chip->running->job.interrupt->Stop(StopReason::kShutdown);
+    }
   }
   work_ready_.notify_all();
+  watch_.notify_all();
   for (auto& [client, pending] : abandoned) {
-    JobStats stats;
-    stats.queued_seconds = std::chrono::duration<double>(Clock::now() - pending.submitted).count();
-    pending.job.done(MakeError("device pool shutting down"), stats);
+    Finish(Ended{std::move(pending), JobEnd::kShutdown, "device pool shutting down"});
   }
   for (auto& chip : chips_) {
     if (chip->worker.joinable()) chip->worker.join();
   }
+  if (watchdog_.joinable()) watchdog_.join();
 }
 
-Status DevicePool::Submit(Job job) {
-  if (!job.run || !job.done) return MakeError("a pool job needs both run and done");
+std::expected<void, SubmitError> DevicePool::Submit(Job job) {
+  using Kind = SubmitError::Kind;
+  if (!job.run || !job.done) return std::unexpected(SubmitError{Kind::kInvalid, "a pool job needs both run and done"});
   if (!job.chip_kind.empty()) {
     const ChipSpec* kind = FindChip(job.chip_kind);
     bool present = false;
     for (const auto& chip : chips_) present = present || chip->context.chip == kind;
     if (!present) {
-      return MakeError("no " + job.chip_kind + " chips in this pool (" + spec_.ToString() + ")");
+      return std::unexpected(SubmitError{
+          Kind::kNoSuchChip, "no " + job.chip_kind + " chips in this pool (" + spec_.ToString() + ")"});
     }
     job.chip_kind = std::string(kind->name);  // canonical spelling
   }
+  if (!job.interrupt) job.interrupt = std::make_shared<Interrupt>();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return MakeError("device pool shutting down");
+    if (stopping_ || shutting_down_) {
+      return std::unexpected(SubmitError{Kind::kShuttingDown, "device pool shutting down"});
+    }
+    if (options_.host_memory_bytes > 0 && job.host_bytes > options_.host_memory_bytes) {
+      ++memory_refused_total_;
+      return std::unexpected(SubmitError{Kind::kTooLarge, "the run needs " + FormatGiB(job.host_bytes) +
+                                                              " of host memory, more than the pool's whole budget of " +
+                                                              FormatGiB(options_.host_memory_bytes)});
+    }
     if (queue_.size() >= options_.max_queued) {
-      return MakeError("pool saturated: " + std::to_string(queue_.size()) + " jobs queued");
+      return std::unexpected(
+          SubmitError{Kind::kSaturated, "pool saturated: " + std::to_string(queue_.size()) + " jobs queued"});
     }
     std::string client = job.client;
     std::string kind = job.chip_kind;
     queue_.Push(std::move(client), std::move(kind), Pending{std::move(job), Clock::now()});
   }
   work_ready_.notify_all();
-  return Ok();
+  watch_.notify_all();
+  return {};
 }
 
 Status DevicePool::RunJob(const Chip& chip, Job& job, double& device_seconds) {
@@ -109,35 +151,57 @@ Status DevicePool::RunJob(const Chip& chip, Job& job, double& device_seconds) {
   }
 }
 
+bool DevicePool::FitsMemory(const Job& job) const {
+  return options_.host_memory_bytes == 0 || host_in_use_ + job.host_bytes <= options_.host_memory_bytes;
+}
+
 void DevicePool::WorkerLoop(Chip& chip) {
   const std::string_view kind = chip.context.chip->name;
+  auto admit = [this](const Pending& pending) { return FitsMemory(pending.job); };
   while (true) {
     std::optional<std::pair<std::string, Pending>> next;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      work_ready_.wait(lock, [&] { return stopping_ || queue_.HasWorkFor(kind); });
+      work_ready_.wait(lock, [&] { return stopping_ || queue_.HasWorkFor(kind, admit); });
       if (stopping_) return;
-      next = queue_.Pop(kind);
+      next = queue_.Pop(kind, admit);
       if (!next) continue;
       chip.status.busy = true;
       chip.status.client = next->first;
+      chip.running = &next->second;
+      host_in_use_ += next->second.job.host_bytes;
     }
+    watch_.notify_all();  // a running job's deadline to watch
     Pending& pending = next->second;
     const Clock::time_point start = Clock::now();
     JobStats stats;
     stats.chip = chip.context.index;
-    stats.queued_seconds = std::chrono::duration<double>(start - pending.submitted).count();
+    stats.queued_seconds = Seconds(start - pending.submitted);
     Status outcome = RunJob(chip, pending.job, stats.device_seconds);
-    stats.run_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    stats.run_seconds = Seconds(Clock::now() - start);
+    // A run the pool stopped ends for that reason, whatever it returned on
+    // the way out; one that finished anyway keeps its result.
+    const StopReason stopped = pending.job.interrupt->reason();
+    stats.end = outcome ? JobEnd::kCompleted
+                : stopped == StopReason::kCancelled ? JobEnd::kCancelled
+                : stopped == StopReason::kDeadline  ? JobEnd::kDeadline
+                : stopped == StopReason::kShutdown  ? JobEnd::kShutdown
+                                                    : JobEnd::kFailed;
     {
       std::lock_guard<std::mutex> lock(mu_);
+      chip.running = nullptr;
+      host_in_use_ -= pending.job.host_bytes;
       chip.status.busy = false;
       chip.status.client.clear();
       chip.status.busy_seconds += stats.run_seconds;
       chip.status.device_seconds += stats.device_seconds;
       ++chip.status.jobs_run;
       if (!outcome) ++chip.status.jobs_failed;
+      if (stats.end == JobEnd::kCancelled) ++cancelled_total_;
+      if (stats.end == JobEnd::kDeadline) ++deadline_total_;
     }
+    // The memory it held may admit jobs other chips are waiting for.
+    if (pending.job.host_bytes > 0) work_ready_.notify_all();
     pending.job.done(std::move(outcome), stats);
   }
 }
@@ -146,7 +210,7 @@ PoolStatus DevicePool::status() const {
   PoolStatus out;
   out.spec = spec_.ToString();
   std::lock_guard<std::mutex> lock(mu_);
-  out.uptime_seconds = std::chrono::duration<double>(Clock::now() - started_).count();
+  out.uptime_seconds = Seconds(Clock::now() - started_);
   out.queued = queue_.size();
   out.queued_by_client = queue_.Depths();
   double total = 0;
@@ -157,6 +221,13 @@ PoolStatus DevicePool::status() const {
     out.chips.push_back(std::move(s));
   }
   out.utilization = chips_.empty() ? 0 : total / static_cast<double>(chips_.size());
+  out.host_memory_budget = options_.host_memory_bytes;
+  out.host_memory_in_use = host_in_use_;
+  queue_.ForEach([&](const Pending& pending) { out.waiting_for_memory += FitsMemory(pending.job) ? 0 : 1; });
+  out.cancelled_total = cancelled_total_;
+  out.deadline_total = deadline_total_;
+  out.memory_busy_total = memory_busy_total_;
+  out.memory_refused_total = memory_refused_total_;
   return out;
 }
 

@@ -5,17 +5,28 @@
 // does not care how execution is done) and returns the simulated device
 // seconds it used. The pool keeps one job per chip at a time, queues the
 // rest with round-robin fairness across clients (fair_queue.h), and
-// delivers each completion by calling the job's `done` on the worker thread
-// that ran it, after the chip is marked idle again.
+// delivers each completion by calling the job's `done` on the pool thread
+// that ended it, after the chip is marked idle again.
 //
-// Failures: Submit refuses a job when the queue is full ("pool saturated",
-// which the server maps to 503) or when no chip of the requested kind
-// exists. A job whose declared HBM need exceeds the chip's HBM completes
-// with an error without running; a job that returns an error (e.g. a step
-// budget exceeded by a runaway loop) completes with that error. Either way
-// the chip is free for the next job. A job that throws is reported as an
-// error too; the worker survives. On destruction, queued jobs complete with
-// "device pool shutting down" and running ones are waited for.
+// Limits. A job may carry a deadline and a `cancelled` probe; a watchdog
+// thread ends a queued job that passes its deadline or is cancelled without
+// running it, and stops a running one through its Interrupt (the evaluator
+// checks it between instructions, runtime/eval/interrupt.h). A job may also
+// declare the host memory it needs: with a budget (PoolOptions) the pool
+// runs jobs only while their sum fits, keeps the others queued until memory
+// frees, and ends one that waited longer than max_memory_wait (kMemoryBusy).
+// Shutdown(by) refuses new jobs and stops every job still queued or running
+// at `by`.
+//
+// Failures: Submit refuses a job when the queue is full, when no chip of the
+// requested kind exists, when its host memory exceeds the whole budget or
+// after Shutdown (SubmitError says which). A job whose declared HBM need
+// exceeds the chip's HBM completes with an error without running; a job that
+// returns an error (e.g. a step budget exceeded by a runaway loop) completes
+// with that error. Either way the chip is free for the next job. A job that
+// throws is reported as an error too; the worker survives. On destruction
+// the pool shuts down at once: queued jobs complete with "device pool
+// shutting down", running ones are stopped and waited for.
 //
 // Thread-safe: every method may be called from any thread, including from
 // inside a job or a completion callback (but a job must not destroy its
@@ -25,6 +36,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <expected>
 #include <functional>
 #include <map>
 #include <memory>
@@ -35,6 +48,7 @@
 
 #include "compiler/hlo/status.h"
 #include "runtime/chip/chip_spec.h"
+#include "runtime/eval/interrupt.h"
 #include "runtime/pool/fair_queue.h"
 #include "runtime/pool/pool_spec.h"
 
@@ -47,9 +61,24 @@ struct ChipContext {
   std::string group;                // "v5e:2x2"
 };
 
+using PoolClock = std::chrono::steady_clock;
+
+// How a job ended.
+enum class JobEnd : uint8_t {
+  kCompleted,   // run returned a value
+  kFailed,      // run returned an error or threw, or the chip lacks the HBM
+  kCancelled,   // `cancelled` said so (queued: never ran)
+  kDeadline,    // its deadline passed (queued: never ran)
+  kShutdown,    // the pool shut down (queued: never ran)
+  kMemoryBusy,  // queued longer than max_memory_wait for host memory
+};
+std::string_view JobEndName(JobEnd end);  // "completed", "deadline", ...
+std::string FormatGiB(uint64_t bytes);     // "7.73 GiB", for messages
+
 struct JobStats {
   int chip = -1;              // chip index; -1 when the job never ran
-  double queued_seconds = 0;  // host time from Submit to start
+  JobEnd end = JobEnd::kCompleted;
+  double queued_seconds = 0;  // host time from Submit to start (or to its end, if it never ran)
   double run_seconds = 0;     // host time on the chip
   double device_seconds = 0;  // simulated device time reported by the job
 };
@@ -58,6 +87,16 @@ struct Job {
   std::string client;        // fairness key (API key, user, ...)
   std::string chip_kind;     // "v5e", ...; empty: any chip
   uint64_t hbm_bytes = 0;    // peak HBM + argument bytes the run needs
+  uint64_t host_bytes = 0;   // host memory the run needs, held while it runs
+  // The job must have ended by then; max(): no deadline.
+  PoolClock::time_point deadline = PoolClock::time_point::max();
+  // Polled by the watchdog (about every watch_interval) while the job is
+  // queued or running; true cancels it. Must be cheap and must not call the
+  // pool (it runs under the pool's lock). Optional.
+  std::function<bool()> cancelled;
+  // Raised by the pool when the job must stop; `run` should lend it to the
+  // evaluator (EvalOptions::interrupt). Created by Submit when null.
+  std::shared_ptr<runtime::Interrupt> interrupt;
   // Runs on the chip's worker thread; returns simulated device seconds.
   std::function<Result<double>(const ChipContext&)> run;
   // Called exactly once (unless Submit fails), on a pool thread.
@@ -66,6 +105,27 @@ struct Job {
 
 struct PoolOptions {
   size_t max_queued = 1024;  // Submit fails beyond this many waiting jobs
+  // Host memory the running jobs may hold together (Job::host_bytes);
+  // 0: no budget.
+  uint64_t host_memory_bytes = 0;
+  // A queued job that does not fit the free host memory after this long
+  // ends with kMemoryBusy (the server answers 503 with Retry-After).
+  std::chrono::milliseconds max_memory_wait{10'000};
+  // How often the watchdog polls Job::cancelled.
+  std::chrono::milliseconds watch_interval{20};
+};
+
+// Why Submit refused a job.
+struct SubmitError {
+  enum class Kind : uint8_t {
+    kInvalid,       // no run or no done
+    kNoSuchChip,    // no chip of the requested kind
+    kSaturated,     // the queue is full
+    kTooLarge,      // host_bytes exceeds the whole budget
+    kShuttingDown,  // after Shutdown or during destruction
+  };
+  Kind kind = Kind::kInvalid;
+  std::string message;
 };
 
 struct ChipStatus {
@@ -88,6 +148,14 @@ struct PoolStatus {
   std::map<std::string, size_t> queued_by_client;
   std::vector<ChipStatus> chips;
   double utilization = 0;    // mean over chips
+  uint64_t host_memory_budget = 0;   // PoolOptions::host_memory_bytes (0: none)
+  uint64_t host_memory_in_use = 0;   // held by running jobs
+  size_t waiting_for_memory = 0;     // queued jobs that do not fit the free memory now
+  // Jobs ended other than by running to completion, since the pool started.
+  uint64_t cancelled_total = 0;
+  uint64_t deadline_total = 0;
+  uint64_t memory_busy_total = 0;
+  uint64_t memory_refused_total = 0;  // Submit refusals (kTooLarge)
 };
 
 class DevicePool {
@@ -101,15 +169,21 @@ class DevicePool {
   DevicePool& operator=(const DevicePool&) = delete;
 
   // Queues `job`; its `done` will be called later. Errors: missing run/done,
-  // unknown chip kind, queue full ("pool saturated: 1024 jobs queued").
-  Status Submit(Job job);
+  // unknown chip kind, queue full ("pool saturated: 1024 jobs queued"),
+  // host memory beyond the budget, shutting down.
+  std::expected<void, SubmitError> Submit(Job job);
+
+  // Refuses new jobs from now on; every job still queued or running at `by`
+  // is ended with kShutdown (running ones through their Interrupt). Does not
+  // wait. Calling it again can only bring `by` closer.
+  void Shutdown(PoolClock::time_point by);
 
   // A snapshot of the chips and the queue.
   PoolStatus status() const;
   const PoolSpec& spec() const { return spec_; }
 
  private:
-  using Clock = std::chrono::steady_clock;
+  using Clock = PoolClock;
   struct Pending {
     Job job;
     Clock::time_point submitted;
@@ -117,22 +191,47 @@ class DevicePool {
   struct Chip {
     ChipContext context;
     ChipStatus status;
+    Pending* running = nullptr;  // guarded by mu_; the job on the chip
     std::thread worker;
+  };
+  struct Ended {
+    Pending pending;
+    JobEnd end;
+    std::string message;
   };
 
   DevicePool(PoolSpec spec, PoolOptions options);
   void WorkerLoop(Chip& chip);
   // Runs one job on `chip` (outside the lock) and returns its outcome.
   Status RunJob(const Chip& chip, Job& job, double& device_seconds);
+  // device_pool_watchdog.cc: deadlines, cancellation, memory waits, shutdown.
+  void WatchdogLoop();
+  // Takes out the queued jobs that must end now and stops the running ones
+  // that must; returns when to look again. Called with mu_ held.
+  Clock::time_point Sweep(Clock::time_point now, std::deque<Ended>& ended);
+  // The reason a job must stop at `now`, or kNone. Called with mu_ held.
+  StopReason DueReason(const Job& job, Clock::time_point now) const;
+  bool FitsMemory(const Job& job) const;  // with mu_ held
+  void Finish(Ended ended);               // calls done; without mu_
+  std::string MemoryFigures(uint64_t need) const;  // with mu_ held
 
   const PoolSpec spec_;
   const PoolOptions options_;
   const Clock::time_point started_;
   mutable std::mutex mu_;
   std::condition_variable work_ready_;
+  std::condition_variable watch_;  // wakes the watchdog
   FairQueue<Pending> queue_;
-  bool stopping_ = false;
+  bool stopping_ = false;                                   // destructor: threads exit
+  Clock::time_point shutdown_at_ = Clock::time_point::max();  // Shutdown(by)
+  bool shutting_down_ = false;
+  uint64_t host_in_use_ = 0;
+  uint64_t cancelled_total_ = 0;
+  uint64_t deadline_total_ = 0;
+  uint64_t memory_busy_total_ = 0;
+  uint64_t memory_refused_total_ = 0;
   std::vector<std::unique_ptr<Chip>> chips_;
+  std::thread watchdog_;
 };
 
 }  // namespace kiln::runtime::pool

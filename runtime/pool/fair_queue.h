@@ -4,7 +4,9 @@
 //
 // A job may ask for one chip kind ("" = any); Pop(kind) takes the next job,
 // in round-robin order, that a chip of `kind` may run, skipping (without
-// reordering) clients whose queued jobs all need another kind.
+// reordering) clients whose queued jobs all need another kind. Pop and
+// HasWorkFor may also be given an admission test (the pool's host-memory
+// budget): jobs it refuses are skipped the same way and stay queued.
 //
 // Not thread-safe: the DevicePool guards it with its mutex.
 #pragma once
@@ -21,6 +23,10 @@ namespace kiln::runtime::pool {
 
 template <typename Job>
 class FairQueue {
+  struct AdmitAll {
+    bool operator()(const Job&) const { return true; }
+  };
+
  public:
   void Push(std::string client, std::string kind, Job job) {
     auto& queue = queues_[client];
@@ -29,12 +35,14 @@ class FairQueue {
     ++size_;
   }
 
-  // The next job a chip of `kind` may run, or nullopt.
-  std::optional<std::pair<std::string, Job>> Pop(std::string_view kind) {
+  // The next job a chip of `kind` may run and `admit` accepts, or nullopt.
+  template <typename Admit = AdmitAll>
+  std::optional<std::pair<std::string, Job>> Pop(std::string_view kind, const Admit& admit = {}) {
     for (auto turn = rotation_.begin(); turn != rotation_.end(); ++turn) {
       auto& queue = queues_[*turn];
       for (auto it = queue.begin(); it != queue.end(); ++it) {
         if (!it->kind.empty() && it->kind != kind) continue;
+        if (!admit(it->job)) continue;
         std::pair<std::string, Job> out{*turn, std::move(it->job)};
         queue.erase(it);
         --size_;
@@ -50,14 +58,49 @@ class FairQueue {
     return std::nullopt;
   }
 
-  // True when Pop(kind) would return a job.
-  bool HasWorkFor(std::string_view kind) const {
+  // True when Pop(kind, admit) would return a job.
+  template <typename Admit = AdmitAll>
+  bool HasWorkFor(std::string_view kind, const Admit& admit = {}) const {
     for (const auto& [client, queue] : queues_) {
       for (const Entry& e : queue) {
-        if (e.kind.empty() || e.kind == kind) return true;
+        if ((e.kind.empty() || e.kind == kind) && admit(e.job)) return true;
       }
     }
     return false;
+  }
+
+  // Takes out every job `take(job)` is true for (cancelled, past their
+  // deadline), keeping the others in order.
+  template <typename Take>
+  std::deque<std::pair<std::string, Job>> RemoveIf(const Take& take) {
+    std::deque<std::pair<std::string, Job>> out;
+    for (auto client = queues_.begin(); client != queues_.end();) {
+      auto& queue = client->second;
+      for (auto it = queue.begin(); it != queue.end();) {
+        if (!take(it->job)) {
+          ++it;
+          continue;
+        }
+        out.emplace_back(client->first, std::move(it->job));
+        it = queue.erase(it);
+        --size_;
+      }
+      if (queue.empty()) {
+        std::erase(rotation_, client->first);
+        client = queues_.erase(client);
+      } else {
+        ++client;
+      }
+    }
+    return out;
+  }
+
+  // Calls `visit(job)` for every queued job, in no particular order.
+  template <typename Visit>
+  void ForEach(const Visit& visit) const {
+    for (const auto& [client, queue] : queues_) {
+      for (const Entry& e : queue) visit(e.job);
+    }
   }
 
   // Takes every queued job (for shutdown), in no particular order.

@@ -114,11 +114,26 @@ double Elements(const hlo::Shape& shape) {
   return n;
 }
 
+// Instructions one kernel's walk may visit, counting a computation once per
+// call site that reaches it (a real kernel visits thousands at most).
+constexpr int64_t kMaxWalkedInstructions = int64_t{1} << 24;
+
 class WorkWalker {
  public:
   explicit WorkWalker(const WorkOptions& options) : options_(options) {}
 
+  // Walks `computation` once per call site that reaches it. Recursion is
+  // one level per nested computation, which the parser bounds
+  // (hlo/call_nesting.h); the instructions walked in all are bounded by
+  // kMaxWalkedInstructions, since call sites can multiply (c1 calls c0
+  // twice, c2 calls c1 twice, ...).
   Status Walk(const Computation& computation, double times, bool in_loop, bool entry) {
+    walked_ += computation.instruction_count();
+    if (walked_ > kMaxWalkedInstructions) {
+      return MakeError("computation %" + computation.name() + ": the kernel's calls expand to more than " +
+                       std::to_string(kMaxWalkedInstructions) +
+                       " instructions counting every call site; the timing model walks each one");
+    }
     for (const auto& owned : computation.instructions()) {
       KILN_RETURN_IF_ERROR(Visit(*owned, times, in_loop, entry));
     }
@@ -283,6 +298,7 @@ class WorkWalker {
   const WorkOptions& options_;
   KernelWork work_;
   double widest_reduce_ops_ = 0;
+  int64_t walked_ = 0;
 };
 
 }  // namespace

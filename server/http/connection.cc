@@ -1,6 +1,7 @@
 // Connection: accepting, reading and parsing input, timers and closing.
 #include "server/http/connection.h"
 
+#include "server/http/request_framing.h"
 #include "server/http/server_loop.h"
 #include "server/http/str_cat.h"
 
@@ -67,6 +68,7 @@ void Connection::Abort() { CloseWithUnanswered(503); }
 void Connection::CloseWithUnanswered(int status) {
   if (closing_) return;
   closing_ = true;
+  server_.OnConnectionClosing(idle_place_);
   // Requests that will never be answered still get their access-log line.
   uint64_t now = NowNs();
   for (const Slot& slot : pipeline_) {
@@ -77,6 +79,7 @@ void Connection::CloseWithUnanswered(int status) {
                                        .status = status,
                                        .seconds = static_cast<double>(now - slot.start_ns) * 1e-9});
   }
+  CancelUnanswered();
   pipeline_.clear();
   if (open_handles_ == 0) {
     server_.OnConnectionClosed(id_);  // destroys this
@@ -85,6 +88,12 @@ void Connection::CloseWithUnanswered(int status) {
   // Both handles were initialized in order; close the ones that were.
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &Connection::OnClosed);
   if (open_handles_ == 2) uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &Connection::OnClosed);
+}
+
+void Connection::CancelUnanswered() {
+  for (Slot& slot : pipeline_) {
+    if (!slot.ready && slot.cancel) slot.cancel->Cancel();
+  }
 }
 
 void Connection::OnClosed(uv_handle_t* handle) {
@@ -135,11 +144,17 @@ void Connection::Consume(const char* data, size_t size) {
 }
 
 void Connection::Parse(const char* data, size_t size) {
+  input_begin_ = data;
   llhttp_errno_t err = llhttp_execute(&parser_, data, size);
-  if (err == HPE_OK) return;
+  input_begin_ = nullptr;
+  if (err == HPE_OK) {
+    RememberLastNonBlank(data, data + size);
+    return;
+  }
   if (err == HPE_PAUSED) {
     // A full pipeline (resume later) or a last request (ignore the rest).
     const char* position = llhttp_get_error_pos(&parser_);
+    RememberLastNonBlank(data, position);
     if (!no_more_requests_) {
       paused_input_.assign(position, data + size - position);
       parser_paused_ = true;
@@ -156,14 +171,29 @@ void Connection::Parse(const char* data, size_t size) {
     FinishWithError(*rejection_);
     return;
   }
-  FinishWithError(HttpError{
-      400, "bad_request",
-      StrCat("malformed HTTP request: ", llhttp_errno_name(err), " (",
-             llhttp_get_error_reason(&parser_) ? llhttp_get_error_reason(&parser_) : "", ")")});
+  FinishWithError(MalformedRequestError(err, llhttp_get_error_reason(&parser_)));
+}
+
+namespace {
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+}  // namespace
+
+char Connection::LastNonBlankBefore(const char* at) const {
+  if (input_begin_ == nullptr) return last_nonblank_;
+  while (at > input_begin_ && IsBlank(at[-1])) --at;
+  return at > input_begin_ ? at[-1] : last_nonblank_;
+}
+
+void Connection::RememberLastNonBlank(const char* begin, const char* end) {
+  while (end > begin && IsBlank(end[-1])) --end;
+  if (end > begin) last_nonblank_ = end[-1];
 }
 
 void Connection::HandleEof() {
   eof_ = true;
+  // Like nginx, take EOF as the client leaving: work for it may stop (the
+  // answers are still written if they come).
+  CancelUnanswered();
   if (lingering_ ||
       (pipeline_.empty() && writes_in_flight_ == 0 && !incoming_.active && !parser_paused_)) {
     Close();
@@ -215,7 +245,15 @@ void Connection::UpdateReading() {
 
 // --- Timers ---
 
+bool Connection::IsIdle() const {
+  return !closing_ && !lingering_ && !no_more_requests_ && !incoming_.active &&
+         !parser_paused_ && pipeline_.empty() && writes_in_flight_ == 0;
+}
+
+void Connection::RefreshIdle() { server_.UpdateIdle(*this, idle_place_); }
+
 void Connection::UpdateTimer() {
+  RefreshIdle();
   if (closing_ || lingering_) return;
   const HttpServerOptions& options = server_.options();
   uint64_t now = NowNs();

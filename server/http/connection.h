@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +32,15 @@
 namespace kiln::http::internal {
 
 class ServerLoop;
+class Connection;
+
+// A connection's place in its loop's lists of idle and busy connections
+// (ServerLoop::UpdateIdle); kept by the connection, set by the loop.
+struct IdleListPlace {
+  std::list<Connection*>::iterator position;
+  bool listed = false;  // in one of the lists
+  bool idle = false;    // in the idle one
+};
 
 class Connection {
  public:
@@ -58,6 +68,12 @@ class Connection {
   static constexpr int kClientClosedStatus = 499;
 
   uint64_t id() const { return id_; }
+  // A keep-alive connection waiting for its next request with nothing in
+  // flight (or a new one that has sent nothing yet): one the server may
+  // close to make room for another.
+  bool IsIdle() const;
+  // Tells the ServerLoop whether the connection is idle now.
+  void RefreshIdle();
 
  private:
   // One request's place in the pipeline, from dispatch until written.
@@ -73,6 +89,7 @@ class Connection {
     uint64_t start_ns = 0;
     Response response;
     WireBody wire;
+    std::shared_ptr<CancelSignal> cancel;  // a worker-pool handler's; set if its client leaves
   };
 
   // One uv_write. Owns the heads of every response it carries (one
@@ -115,6 +132,7 @@ class Connection {
   static int OnHeaderValue(llhttp_t* parser, const char* at, size_t length);
   static int OnHeaderValueComplete(llhttp_t* parser);
   static int OnHeadersComplete(llhttp_t* parser);
+  static int OnChunkHeader(llhttp_t* parser);
   static int OnBody(llhttp_t* parser, const char* at, size_t length);
   static int OnMessageComplete(llhttp_t* parser);
   int CountHeaderBytes(size_t length);
@@ -135,6 +153,11 @@ class Connection {
   static void OnClosed(uv_handle_t* handle);
   void Consume(const char* data, size_t size);
   void Parse(const char* data, size_t size);
+  // The last byte other than SP or HTAB before `at`, a pointer into what
+  // Parse is parsing (looking back into earlier input when needed); 0 before
+  // any input. RememberLastNonBlank records that of consumed input.
+  char LastNonBlankBefore(const char* at) const;
+  void RememberLastNonBlank(const char* begin, const char* end);
   void HandleEof();
   bool CanAcceptMore() const;
   // Resumes a paused parse when there is room, then starts or stops reading.
@@ -148,6 +171,7 @@ class Connection {
   void AfterWrites();
   void StartLingeringClose();
   void CloseWithUnanswered(int status);
+  void CancelUnanswered();  // tells the handlers still working that nobody will read
 
   ServerLoop& server_;
   const uint64_t id_;
@@ -160,6 +184,8 @@ class Connection {
   Incoming incoming_;
   std::optional<HttpError> rejection_;  // set by a callback that refused the request
   std::string paused_input_;            // bytes after a pause, parsed on resume
+  const char* input_begin_ = nullptr;   // what llhttp_execute is parsing now
+  char last_nonblank_ = 0;              // the last non-blank byte parsed before it
   bool parser_paused_ = false;          // pipeline full: resume when it drains
 
   std::deque<Slot> pipeline_;
@@ -175,6 +201,7 @@ class Connection {
   bool linger_on_close_ = false;   // unread input may remain: close by lingering
   bool lingering_ = false;         // write side shut; discarding input until EOF
   bool closing_ = false;
+  IdleListPlace idle_place_;
 };
 
 }  // namespace kiln::http::internal

@@ -1,7 +1,10 @@
 #include "server/http/http_server.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
+#include "server/http/listen_socket.h"
 #include "server/http/server_core.h"
 #include "server/http/server_loop.h"
 
@@ -34,11 +37,13 @@ Result<uint16_t> HttpServer::Listen() {
   const HttpServerOptions& options = core_->options();
   KILN_RETURN_IF_ERROR(internal::ServerCore::Validate(options));
   const int count = ResolveLoopCount(options.loops);
-  const bool reuse_port = count > 1;
   uint16_t port = options.port;
   for (int i = 0; i < count; ++i) {
     auto loop = std::make_unique<internal::ServerLoop>(*core_);
-    Result<uint16_t> bound = loop->Listen(port, reuse_port);
+    using internal::ListenRole;
+    const ListenRole role =
+        count == 1 ? ListenRole::kAlone : (i == 0 ? ListenRole::kFirstOfGroup : ListenRole::kMember);
+    Result<uint16_t> bound = loop->Listen(port, role);
     loops_.push_back(std::move(loop));  // destroyed with the server even on failure
     if (!bound) {
       loops_.clear();  // none has run: each closes its own handles
@@ -46,8 +51,21 @@ Result<uint16_t> HttpServer::Listen() {
     }
     port = *bound;  // an ephemeral port: the other loops join the one the first got
   }
+  std::vector<internal::ServerLoop*> loops;
+  for (auto& loop : loops_) loops.push_back(loop.get());
+  core_->SetLoops(std::move(loops));
   core_->StartWorkers();
   return port;
+}
+
+Status HttpServer::CheckAddressFree(const std::string& host, uint16_t port) {
+  if (port == 0) return Ok();
+  KILN_ASSIGN_OR_RETURN(sockaddr_storage address, internal::ResolveListenAddress(host, port));
+  KILN_ASSIGN_OR_RETURN(uv_os_sock_t probe,
+                        internal::BindListenSocket(*reinterpret_cast<const sockaddr*>(&address),
+                                                   internal::ListenRole::kAlone));
+  ::close(probe);
+  return Ok();
 }
 
 Status HttpServer::Start() {

@@ -14,7 +14,9 @@
 // reason). With loops > 1 every loop binds its own listening socket to the
 // same address with SO_REUSEPORT, and the kernel spreads new connections
 // over them; a connection stays on the loop that accepted it. The Router,
-// the worker pool and the metrics are shared.
+// the worker pool and the metrics are shared. The first socket is bound
+// without SO_REUSEPORT, so a server never shares its address with another
+// process (listen_socket.h): Start fails naming the holder instead.
 //
 // Bodies are never copied in user space: a response's shared bytes go out
 // with one writev together with its head (and the heads and bodies of the
@@ -25,7 +27,13 @@
 // Supported: keep-alive, pipelining (answered in order), chunked request bodies,
 // Expect: 100-continue, zstd request bodies, zstd responses for clients that
 // accept them, 413/431 size limits, request and idle timeouts, write
-// backpressure, JSON errors, graceful shutdown, metrics and an access log.
+// backpressure, a connection cap, JSON errors, graceful shutdown, metrics and
+// an access log.
+// Framing is strict (request_framing.h): anything two HTTP parsers could
+// read differently (overrunning chunks, obs-fold, spaces in header names,
+// Content-Length beside Transfer-Encoding or repeated, a missing or repeated
+// Host) is answered 400 and the connection closed; a chunk whose declared
+// size would pass max_body_bytes is answered 413 before its data is read.
 //
 // Lifetime: Start then Stop (tests, embedding), or Run (the command line),
 // once per HttpServer. Both ignore SIGPIPE process-wide (writes to reset
@@ -56,8 +64,8 @@ struct HttpServerOptions {
   uint16_t port = 8080;  // 0: an ephemeral port, reported by port()
   int backlog = 511;
   // Loop threads. 1: one socket bound as usual. More: each loop listens on
-  // its own SO_REUSEPORT socket (so another process of the same user could
-  // bind the same port too). 0: one per core (std::thread::hardware_concurrency).
+  // its own SO_REUSEPORT socket (shared with this server's loops only).
+  // 0: one per core (std::thread::hardware_concurrency).
   int loops = 1;
 
   size_t max_header_bytes = 64 << 10;  // request line + fields; beyond: 431
@@ -75,6 +83,13 @@ struct HttpServerOptions {
   size_t worker_queue_capacity = 1024;  // waiting slow requests; beyond: 503
   int retry_after_seconds = 1;          // on 503
 
+  // Open client connections across every loop; 0: no cap. At the cap a
+  // loop closes its longest-idle keep-alive connection for a newcomer, and
+  // answers 503 (then closes) when it has none idle. Size it below the
+  // process's descriptor limit (RLIMIT_NOFILE) less what the rest of the
+  // process needs; should accept() still run out of descriptors, idle
+  // connections are closed the same way, or accepting pauses a moment.
+  size_t max_connections = 0;
   size_t max_pipelined_requests = 32;      // per connection, then reading pauses
   size_t max_write_queue_bytes = 8 << 20;  // per connection, then reading pauses
 
@@ -101,8 +116,15 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
+  // Fails when another socket already listens on `host`:`port`, naming the
+  // process that holds it when /proc says; Ok for port 0. For refusing early
+  // (before opening a store): Start binds its first socket the same way, so
+  // that check is the one that cannot race.
+  static Status CheckAddressFree(const std::string& host, uint16_t port);
+
   // Binds and listens, then runs the loops on background threads. Fails
-  // (nothing left running) when the address cannot be bound.
+  // (nothing left running) when the address cannot be bound or another
+  // process listens there.
   Status Start();
   // Graceful: stops accepting, lets in-flight requests finish within
   // shutdown_grace, closes every connection, joins the loop threads.

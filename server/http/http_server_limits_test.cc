@@ -28,26 +28,15 @@ class HttpServerLimitsTest : public ::testing::Test {
   // POST /body (worker pool) answers the body and counts its calls;
   // GET /echo (inline) answers "ok"; GET /blob (inline) answers 3 MiB.
   void Start(HttpServerOptions options) {
-    Router router;
-    ASSERT_TRUE(router.Add("POST", "/body", SyncHandler([this](const Request& request) {
-                             handler_calls_.fetch_add(1);
-                             return Response::Text(200, request.body);
-                           })));
+    Router router = testing::CountingEchoRouter(handler_calls_);
     ASSERT_TRUE(router.Add("GET", "/blob", SyncHandler([this](const Request&) {
                              return Response::WithBytes(200, blob_, "application/octet-stream");
                            }),
                            Execution::kInline));
-    ASSERT_TRUE(router.Add("GET", "/echo",
-                           SyncHandler([](const Request&) { return Response::Text(200, "ok"); }),
-                           Execution::kInline));
     server_ = testing::StartServer(std::move(options), std::move(router));
     ASSERT_NE(server_, nullptr);
   }
-  RawHttpClient Connect() {
-    Result<RawHttpClient> client = RawHttpClient::Connect(server_->port());
-    EXPECT_TRUE(client) << client.error().message;
-    return std::move(*client);
-  }
+  RawHttpClient Connect() { return testing::ConnectOrFail(server_->port()); }
 
   static Bytes MakeBlob() {
     std::string blob(3 << 20, '\0');

@@ -1,5 +1,6 @@
 // Several loop threads on one port (SO_REUSEPORT), and draining.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <future>
@@ -111,6 +112,37 @@ TEST(HttpServerLoopsTest, AnotherServerCannotTakeASingleLoopPort) {
   options.port = first->port();
   HttpServer second(options, Router());
   EXPECT_FALSE(second.Start());
+}
+
+// SO_REUSEPORT would let a second multi-loop server share the port and take
+// half its connections; it must be refused, naming who holds the port.
+TEST(HttpServerLoopsTest, AnotherServerCannotJoinAMultiLoopPort) {
+  auto first = testing::StartServer(LoopsOptions(3), Router());
+  ASSERT_NE(first, nullptr);
+  for (int loops : {1, 2}) {
+    HttpServerOptions options = LoopsOptions(loops);
+    options.port = first->port();
+    HttpServer second(options, Router());
+    Status started = second.Start();
+    ASSERT_FALSE(started) << loops << " loops";
+    const std::string& message = started.error().message;
+    const std::string port = std::to_string(first->port());
+    EXPECT_TRUE(message.starts_with("127.0.0.1:" + port + " is already in use: pid " +
+                                    std::to_string(getpid()) + " ("))
+        << message;
+    EXPECT_NE(message.find("kiln_http_tests"), std::string::npos) << message;
+    EXPECT_TRUE(message.ends_with(") listens on port " + port)) << message;
+  }
+  Status check = HttpServer::CheckAddressFree("127.0.0.1", first->port());
+  ASSERT_FALSE(check);
+  EXPECT_NE(check.error().message.find("is already in use"), std::string::npos);
+  EXPECT_TRUE(HttpServer::CheckAddressFree("127.0.0.1", 0));
+  // The first server still has the port to itself and answers on it.
+  Result<RawHttpClient> client = RawHttpClient::Connect(first->port());
+  ASSERT_TRUE(client);
+  Result<RawResponse> response = client->RoundTrip(MakeRequest("GET", "/nothing"));
+  ASSERT_TRUE(response) << response.error().message;
+  EXPECT_EQ(response->status, 404);
 }
 
 }  // namespace

@@ -28,7 +28,8 @@ std::string Compressible(size_t size) {
 // POST /body         (worker pool) -> the decoded request body
 // GET /big?size=N    (worker pool) -> N compressible bytes
 // GET /precompressed (inline)      -> a body with a precompressed variant
-// GET /v1/executables/{key}/execute -> the captured key
+// POST /v1/executables/{key}/execute -> the captured key
+// /echo declares its query (text) and execute its body type (JSON).
 Router TestRouter() {
   Router router;
   EXPECT_TRUE(router.Add("GET", "/echo", SyncHandler([](const Request& request) {
@@ -54,6 +55,9 @@ Router TestRouter() {
       router.Add("POST", "/v1/executables/{key}/execute", SyncHandler([](const Request& request) {
                    return Response::Text(200, std::string(request.PathParam("key").value_or("?")));
                  })));
+  EXPECT_TRUE(router.Declare("GET", "/echo", RequestContract{.query = {"text"}}));
+  EXPECT_TRUE(router.Declare("POST", "/v1/executables/{key}/execute",
+                             RequestContract{.body_types = {"application/json"}, .untyped_body = true}));
   return router;
 }
 
@@ -87,6 +91,34 @@ TEST_F(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
     EXPECT_FALSE(response->headers.Has("Connection"));
     EXPECT_TRUE(response->headers.Has("Date"));
   }
+}
+
+TEST_F(HttpServerTest, DeclaredContractsAreEnforcedBeforeTheRouteRuns) {
+  RawHttpClient client = Connect();
+  Result<RawResponse> misspelt = client.RoundTrip(MakeRequest("GET", "/echo?txt=a"));
+  ASSERT_TRUE(misspelt) << misspelt.error().message;
+  EXPECT_EQ(misspelt->status, 400);
+  EXPECT_EQ(ErrorOf(*misspelt)["code"], "invalid_query");
+  EXPECT_EQ(ErrorOf(*misspelt)["message"],
+            "unknown query parameter 'txt' for GET /echo (did you mean 'text'?); accepted: text");
+  Result<RawResponse> twice = client.RoundTrip(MakeRequest("GET", "/echo?text=a&text=b"));
+  ASSERT_TRUE(twice) << twice.error().message;
+  EXPECT_EQ(twice->status, 400);
+  Result<RawResponse> png = client.RoundTrip(MakeRequest(
+      "POST", "/v1/executables/k/execute", "\x89PNG", "Content-Type: image/png\r\n"));
+  ASSERT_TRUE(png) << png.error().message;
+  EXPECT_EQ(png->status, 415);
+  EXPECT_EQ(ErrorOf(*png)["code"], "unsupported_media_type");
+  // The refusals are ordinary answers: the connection stays usable.
+  Result<RawResponse> ok = client.RoundTrip(MakeRequest("POST", "/v1/executables/k/execute", "{}",
+                                                        "Content-Type: application/json\r\n"));
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(ok->body, "k");
+  // Undeclared routes take anything.
+  Result<RawResponse> big = client.RoundTrip(MakeRequest("GET", "/big?size=3&whatever=1"));
+  ASSERT_TRUE(big) << big.error().message;
+  EXPECT_EQ(big->status, 200);
 }
 
 TEST_F(HttpServerTest, PipelinedRequestsAreAnsweredInOrder) {

@@ -21,19 +21,8 @@ namespace {
 using namespace std::chrono_literals;
 using testing::MakeRequest;
 using testing::RawHttpClient;
+using testing::Gate;
 using testing::RawResponse;
-
-// A gate slow handlers wait on, so tests order events without sleeping.
-class Gate {
- public:
-  void Open() { promise_.set_value(); }
-  // Bounded, so a broken test cannot hang: false when the gate stayed shut.
-  bool Wait() const { return opened_.wait_for(10s) == std::future_status::ready; }
-
- private:
-  std::promise<void> promise_;
-  std::shared_future<void> opened_ = promise_.get_future().share();
-};
 
 RawHttpClient Connect(const HttpServer& server) {
   Result<RawHttpClient> client = RawHttpClient::Connect(server.port());
@@ -323,7 +312,7 @@ TEST(HttpServerWorkersTest, StartFailsCleanlyOnABusyPort) {
   HttpServer second(options, std::move(router));
   Status status = second.Start();
   ASSERT_FALSE(status);
-  EXPECT_NE(status.error().message.find("address already in use"), std::string::npos)
+  EXPECT_NE(status.error().message.find("is already in use"), std::string::npos)
       << status.error().message;
 
   options.host = "not-an-address";

@@ -6,12 +6,14 @@
 // a handler owns the Request it is given and may move it to another thread.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "server/http/cancel_signal.h"
 #include "server/http/header_map.h"
 
 namespace kiln::http {
@@ -32,6 +34,11 @@ struct Request {
   std::string route;   // the matched route pattern, e.g. "/v1/executables/{key}"
   std::string peer;    // "127.0.0.1:54321"
   bool keep_alive = true;
+  // Set when the client goes away before the answer is written (see
+  // cancel_signal.h); null for inline handlers and hand-made requests.
+  std::shared_ptr<const CancelSignal> cancel;
+
+  bool cancelled() const { return cancel != nullptr && cancel->cancelled(); }
 
   std::optional<std::string_view> Query(std::string_view name) const {
     return FindParam(query, name);

@@ -74,6 +74,17 @@ Status Router::Add(std::string method, std::string pattern, FastPath fast_path, 
   return Ok();
 }
 
+Status Router::Declare(std::string_view method, std::string_view pattern,
+                       RequestContract contract) {
+  for (Route& route : routes_) {
+    if (route.method == method && route.pattern == pattern) {
+      route.contract = std::move(contract);
+      return Ok();
+    }
+  }
+  return MakeError(StrCat("route ", method, " ", pattern, " is not registered"));
+}
+
 RouteMatch Router::Match(std::string_view method, std::string_view path) const {
   RouteMatch match;
   if (path.empty() || path.front() != '/') return match;

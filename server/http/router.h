@@ -3,10 +3,13 @@
 // Patterns are literal segments and `{name}` captures of one whole segment:
 // "/v1/executables/{key}/execute". Matching is exact (no prefix or trailing
 // slash folding). A path that matches a pattern under another method yields
-// 405 with the Allow list; HEAD falls back to the GET route. The Router is
+// 405 with the Allow list; HEAD falls back to the GET route. A route may
+// declare what it accepts (request_contract.h); the transport then refuses
+// other query parameters and body types before the route runs. The Router is
 // built before the server starts and is read-only (thread-safe) afterwards.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +17,7 @@
 #include "compiler/hlo/status.h"
 #include "server/http/handler.h"
 #include "server/http/request.h"
+#include "server/http/request_contract.h"
 
 namespace kiln::http {
 
@@ -24,6 +28,7 @@ struct Route {
   Handler handler;
   Execution execution = Execution::kWorkerPool;
   FastPath fast_path;  // may be empty
+  std::optional<RequestContract> contract;  // none: queries and bodies unchecked
 };
 
 struct RouteMatch {
@@ -43,6 +48,10 @@ class Router {
              Execution execution = Execution::kWorkerPool);
   // A worker-pool route with an inline fast path tried first (handler.h).
   Status Add(std::string method, std::string pattern, FastPath fast_path, Handler handler);
+
+  // Declares what the route `method` `pattern` accepts; fails when no such
+  // route was added.
+  Status Declare(std::string_view method, std::string_view pattern, RequestContract contract);
 
   RouteMatch Match(std::string_view method, std::string_view path) const;
 

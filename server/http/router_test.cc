@@ -76,5 +76,18 @@ TEST(RouterTest, RejectsMalformedAndDuplicatePatterns) {
   EXPECT_EQ(router.Match("GET", "/").kind, RouteMatch::Kind::kFound);
 }
 
+TEST(RouterTest, DeclaresContractsOnRegisteredRoutesOnly) {
+  Router router = MakeRouter();
+  ASSERT_TRUE(router.Declare("POST", "/v1/compile", RequestContract{.query = {"chip"}}));
+  RouteMatch match = router.Match("POST", "/v1/compile");
+  ASSERT_EQ(match.kind, RouteMatch::Kind::kFound);
+  ASSERT_TRUE(match.route->contract);
+  EXPECT_EQ(match.route->contract->query, std::vector<std::string>{"chip"});
+  EXPECT_FALSE(router.Match("GET", "/healthz").route->contract);
+  Status missing = router.Declare("PUT", "/v1/compile", RequestContract{});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("PUT /v1/compile is not registered"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kiln::http

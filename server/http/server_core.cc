@@ -1,5 +1,7 @@
 #include "server/http/server_core.h"
 
+#include "server/http/server_loop.h"
+
 namespace kiln::http::internal {
 
 ServerCore::ServerCore(HttpServerOptions options, Router router)
@@ -21,7 +23,40 @@ ServerCore::ServerCore(HttpServerOptions options, Router router)
       accepted_connections_(
           metrics_
               ->AddCounter("kiln_http_accepted_connections_total", "Client connections accepted.")
-              .WithLabels({})) {}
+              .WithLabels({})),
+      shed_connections_(metrics_
+                            ->AddCounter("kiln_http_shed_connections_total",
+                                         "Idle keep-alive connections closed to make room for "
+                                         "new ones (at the connection cap or out of descriptors).")
+                            .WithLabels({})),
+      refused_connections_(
+          metrics_
+              ->AddCounter("kiln_http_refused_connections_total",
+                           "Connections answered 503 and closed at the connection cap.")
+              .WithLabels({})),
+      accept_errors_(metrics_->AddCounter("kiln_http_accept_errors_total",
+                                          "accept() failures, by error (EMFILE, ENFILE, ...).",
+                                          {"error"})),
+      accept_pauses_(metrics_
+                         ->AddCounter("kiln_http_accept_pauses_total",
+                                      "Times a loop stopped accepting for a moment because "
+                                      "accept() failed and nothing could be freed.")
+                         .WithLabels({})) {
+  metrics_
+      ->AddGauge("kiln_http_max_connections",
+                 "The connection cap (--max-connections); 0 when there is none.")
+      .WithLabels({})
+      .Set(static_cast<double>(options_.max_connections));
+}
+
+bool ServerCore::TryAdmitConnection() {
+  const size_t cap = options_.max_connections;
+  size_t admitted = admitted_.load(std::memory_order_relaxed);
+  do {
+    if (cap != 0 && admitted >= cap) return false;
+  } while (!admitted_.compare_exchange_weak(admitted, admitted + 1, std::memory_order_relaxed));
+  return true;
+}
 
 ServerCore::~ServerCore() { StopWorkers(); }
 
@@ -43,6 +78,34 @@ Status ServerCore::Validate(const HttpServerOptions& options) {
   if (options.loops < 0)
     return MakeError("HttpServerOptions: loops must be >= 0 (0: one per core)");
   return Ok();
+}
+
+bool ServerCore::AskAnotherLoopToShed(const ServerLoop& asking) {
+  size_t outstanding = shed_requests_.load(std::memory_order_relaxed);
+  do {
+    if (outstanding >= loops_.size()) return false;
+  } while (!shed_requests_.compare_exchange_weak(outstanding, outstanding + 1,
+                                                 std::memory_order_relaxed));
+  ServerLoop* lender = nullptr;
+  size_t most_idle = 0;
+  for (ServerLoop* loop : loops_) {
+    if (loop == &asking || loop->idle_count() <= most_idle) continue;
+    lender = loop;
+    most_idle = loop->idle_count();
+  }
+  if (lender == nullptr || !lender->RequestShed()) {
+    ShedRequestDone();
+    return false;
+  }
+  return true;
+}
+
+bool ServerCore::AdmitBySheddingElsewhere(const ServerLoop& asking) {
+  const size_t cap = options_.max_connections;
+  if (cap == 0 || admitted_.load(std::memory_order_relaxed) >= cap + loops_.size()) return false;
+  if (!AskAnotherLoopToShed(asking)) return false;
+  admitted_.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 void ServerCore::StartWorkers() {

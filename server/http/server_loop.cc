@@ -12,28 +12,6 @@
 namespace kiln::http::internal {
 namespace {
 
-Result<sockaddr_storage> ResolveListenAddress(const std::string& host, uint16_t port) {
-  sockaddr_storage address{};
-  int rc = host.find(':') != std::string::npos
-               ? uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6*>(&address))
-               : uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in*>(&address));
-  if (rc != 0) {
-    return MakeError(StrCat("listen address \"", host,
-                            "\" is not a numeric IPv4 or IPv6 address: ", uv_strerror(rc)));
-  }
-  return address;
-}
-
-uint16_t BoundPort(const uv_tcp_t& tcp) {
-  sockaddr_storage address{};
-  int length = sizeof(address);
-  if (uv_tcp_getsockname(&tcp, reinterpret_cast<sockaddr*>(&address), &length) != 0) return 0;
-  if (address.ss_family == AF_INET6) {
-    return ntohs(reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port);
-  }
-  return ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
-}
-
 // Closes a handle unless it was never initialized (a value-initialized
 // handle has no loop until its uv_*_init) or is already closing.
 template <typename Handle>
@@ -49,8 +27,8 @@ ServerLoop::ServerLoop(ServerCore& core)
 
 ServerLoop::~ServerLoop() {
   {
-    std::lock_guard lock(stop_mu_);
-    stop_async_open_ = false;
+    std::lock_guard lock(wake_mu_);
+    wake_open_ = false;
   }
   // The server joined the workers first; responses posted since are dropped
   // by the closed channel.
@@ -68,7 +46,7 @@ ServerLoop::~ServerLoop() {
   uv_loop_close(&loop_);
 }
 
-Result<uint16_t> ServerLoop::Listen(uint16_t port, bool reuse_port) {
+Result<uint16_t> ServerLoop::Listen(uint16_t port, ListenRole role) {
   const HttpServerOptions& options = core_.options();
   std::signal(SIGPIPE, SIG_IGN);
   KILN_ASSIGN_OR_RETURN(sockaddr_storage address, ResolveListenAddress(options.host, port));
@@ -80,34 +58,24 @@ Result<uint16_t> ServerLoop::Listen(uint16_t port, bool reuse_port) {
   channel_ = std::make_shared<ResponseChannel>(
       CompressionPolicy{.min_bytes = options.min_compress_bytes, .level = options.zstd_level});
   KILN_RETURN_IF_ERROR(channel_->Open(&loop_, [this](Completion c) { Deliver(std::move(c)); }));
-  uv_async_init(&loop_, &stop_async_, &ServerLoop::OnStopAsync);
-  stop_async_.data = this;
+  uv_async_init(&loop_, &wake_async_, &ServerLoop::OnWake);
+  wake_async_.data = this;
   {
-    std::lock_guard lock(stop_mu_);
-    stop_async_open_ = true;
+    std::lock_guard lock(wake_mu_);
+    wake_open_ = true;
   }
   uv_timer_init(&loop_, &grace_timer_);
   grace_timer_.data = this;
 
-  uv_tcp_init(&loop_, &listener_);
-  listener_.data = this;
-  std::string where = StrCat(options.host, ":", port);
-  const auto* bind_address = reinterpret_cast<const sockaddr*>(&address);
-  if (reuse_port) {
-    KILN_ASSIGN_OR_RETURN(uv_os_sock_t socket, BindReusePortSocket(*bind_address));
-    if (int rc = uv_tcp_open(&listener_, socket); rc != 0) {
-      ::close(socket);
-      return MakeError(StrCat("uv_tcp_open for ", where, ": ", uv_strerror(rc)));
-    }
-  } else if (int rc = uv_tcp_bind(&listener_, bind_address, 0); rc != 0) {
-    return MakeError(StrCat("bind ", where, ": ", uv_strerror(rc)));
+  KILN_ASSIGN_OR_RETURN(uv_os_sock_t socket,
+                        BindListenSocket(*reinterpret_cast<const sockaddr*>(&address), role));
+  Status listening = listener_.Open(
+      &loop_, socket, options.backlog, [this](uv_stream_t* server) { Accept(server); },
+      [this](int status) { HandleAcceptError(status); });
+  if (!listening) {
+    return MakeError(StrCat(options.host, ":", port, ": ", listening.error().message));
   }
-  if (int rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), options.backlog,
-                         &ServerLoop::OnNewConnection);
-      rc != 0) {
-    return MakeError(StrCat("listen on ", where, ": ", uv_strerror(rc)));
-  }
-  return BoundPort(listener_);
+  return listener_.port();
 }
 
 Status ServerLoop::WatchSignals(std::function<void(bool second)> on_signal) {
@@ -130,8 +98,17 @@ void ServerLoop::Run() {
 
 void ServerLoop::RequestStop(bool force) {
   if (force) force_stop_.store(true);
-  std::lock_guard lock(stop_mu_);
-  if (stop_async_open_) uv_async_send(&stop_async_);
+  stop_requested_.store(true);
+  std::lock_guard lock(wake_mu_);
+  if (wake_open_) uv_async_send(&wake_async_);
+}
+
+bool ServerLoop::RequestShed() {
+  std::lock_guard lock(wake_mu_);
+  if (!wake_open_) return false;
+  shed_requests_.fetch_add(1);
+  uv_async_send(&wake_async_);
+  return true;
 }
 
 std::string_view ServerLoop::Date() {
@@ -169,24 +146,6 @@ void ServerLoop::RecordRequest(const AccessRecord& record) {
   if (const AccessLogSink& log = core_.options().access_log) log(FormatAccessLine(record));
 }
 
-void ServerLoop::OnNewConnection(uv_stream_t* listener, int status) {
-  if (status < 0) return;  // e.g. EMFILE; libuv retries on the next readiness
-  static_cast<ServerLoop*>(listener->data)->Accept();
-}
-
-void ServerLoop::Accept() {
-  uint64_t id = next_connection_id_++;
-  auto connection = std::make_unique<Connection>(*this, id);
-  Connection* raw = connection.get();
-  connections_.emplace(id, std::move(connection));
-  core_.open_connections().Add(1);
-  if (!raw->Accept(reinterpret_cast<uv_stream_t*>(&listener_))) {
-    raw->Close();  // may destroy `raw`; nothing touches it afterwards
-    return;
-  }
-  core_.accepted_connections().Increment();
-}
-
 void ServerLoop::Deliver(Completion completion) {
   auto it = connections_.find(completion.connection_id);
   if (it == connections_.end()) return;  // the client went away meanwhile
@@ -199,11 +158,16 @@ void ServerLoop::OnConnectionClosed(uint64_t id) {
   MaybeFinishShutdown();
 }
 
-void ServerLoop::OnStopAsync(uv_async_t* handle) {
-  static_cast<ServerLoop*>(handle->data)->HandleStopAsync();
+void ServerLoop::OnWake(uv_async_t* handle) {
+  static_cast<ServerLoop*>(handle->data)->HandleWake();
 }
 
-void ServerLoop::HandleStopAsync() {
+void ServerLoop::HandleWake() {
+  for (int n = shed_requests_.exchange(0); n > 0; --n) {
+    ShedOldestIdle();  // none idle any more: the cap is exceeded until one closes
+    core_.ShedRequestDone();
+  }
+  if (!stop_requested_.load()) return;
   BeginShutdown();
   if (force_stop_.load()) ForceCloseConnections();
 }
@@ -211,7 +175,7 @@ void ServerLoop::HandleStopAsync() {
 void ServerLoop::OnSignal(uv_signal_t* handle, int signum) {
   auto* server = static_cast<ServerLoop*>(handle->data);
   // A second signal: no more grace. The callback stops every loop of the
-  // server (this one through its stop async, like the others).
+  // server (this one through its wake async, like the others).
   const bool second = server->draining_;
   if (server->on_signal_) {
     server->on_signal_(second);
@@ -230,7 +194,7 @@ void ServerLoop::BeginShutdown() {
   if (draining_) return;
   draining_ = true;
   core_.SetDraining();
-  CloseHandle(&listener_);
+  listener_.Close();
   uv_timer_start(&grace_timer_, &ServerLoop::OnGraceExpired,
                  static_cast<uint64_t>(core_.options().shutdown_grace.count()), 0);
   // Closing happens in callbacks, so the map does not change under the loop.
@@ -246,10 +210,10 @@ void ServerLoop::MaybeFinishShutdown() {
   if (!draining_ || finished_ || !connections_.empty()) return;
   finished_ = true;
   {
-    std::lock_guard lock(stop_mu_);
-    stop_async_open_ = false;
+    std::lock_guard lock(wake_mu_);
+    wake_open_ = false;
   }
-  CloseHandle(&stop_async_);
+  CloseHandle(&wake_async_);
   CloseHandle(&grace_timer_);
   if (signals_started_) {
     CloseHandle(&sigint_);

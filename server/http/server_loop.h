@@ -2,7 +2,10 @@
 //
 // Owns a uv loop, its listening socket, its connections, its response
 // channel and its per-route instruments; shares the ServerCore (router,
-// worker pool, metrics) with the server's other loops. Everything runs on
+// worker pool, metrics, the connection cap) with the server's other loops.
+// At the cap (or when accept() finds no descriptor left) the loop closes its
+// longest-idle keep-alive connection to make room, and only when it has none
+// refuses the newcomer with a 503 (server_loop_accept.cc). Everything runs on
 // the loop thread except Listen (before the loop runs, on any one thread),
 // RequestStop (any thread) and the destructor (after Run returned, or if it
 // never ran).
@@ -14,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +29,8 @@
 #include "compiler/hlo/status.h"
 #include "server/http/access_log.h"
 #include "server/http/http_server.h"
+#include "server/http/listen_socket.h"
+#include "server/http/listener.h"
 #include "server/http/metrics.h"
 #include "server/http/response_channel.h"
 #include "server/http/router.h"
@@ -34,6 +40,7 @@
 namespace kiln::http::internal {
 
 class Connection;
+struct IdleListPlace;  // connection.h
 
 class ServerLoop {
  public:
@@ -44,11 +51,12 @@ class ServerLoop {
   ServerLoop& operator=(const ServerLoop&) = delete;
 
   // Creates the loop's handles, binds and listens on `port` (0: an
-  // ephemeral one), with SO_REUSEPORT when `reuse_port` (every loop of a
-  // multi-loop server); returns the bound port. Ignores SIGPIPE
+  // ephemeral one) in `role` (listen_socket.h: the first loop of a
+  // multi-loop server opens the address to the others, and fails when
+  // another process listens there); returns the bound port. Ignores SIGPIPE
   // process-wide, so a write to a reset socket fails with EPIPE instead of
   // killing the process.
-  Result<uint16_t> Listen(uint16_t port, bool reuse_port);
+  Result<uint16_t> Listen(uint16_t port, ListenRole role);
   // Makes SIGINT and SIGTERM call `on_signal` (false the first time, true
   // after: skip the grace period). Call after Listen, on the thread that
   // will Run.
@@ -58,6 +66,12 @@ class ServerLoop {
   // Begins a graceful shutdown (`force`: close every connection now); any
   // thread; idempotent; a no-op once the loop has finished.
   void RequestStop(bool force = false);
+  // Asks the loop to close its longest-idle connection for a newcomer on
+  // another loop (ServerCore::AdmitBySheddingElsewhere); any thread. False
+  // once the loop has finished.
+  bool RequestShed();
+  // How many of its connections are idle; any thread (a moment's figure).
+  size_t idle_count() const { return idle_count_.load(std::memory_order_relaxed); }
 
   // --- For Connection, on the loop thread. ---
   const HttpServerOptions& options() const { return core_.options(); }
@@ -75,6 +89,13 @@ class ServerLoop {
   bool access_log_enabled() const { return static_cast<bool>(core_.options().access_log); }
   // Metrics and access log for one answered request.
   void RecordRequest(const AccessRecord& record);
+  // Called by a Connection whenever it may have become idle (waiting for a
+  // request, nothing in flight: Connection::IsIdle) or busy; `place` is the
+  // connection's own. Moves it between the lists without allocating.
+  void UpdateIdle(Connection& connection, IdleListPlace& place);
+  // Called by a Connection as it starts closing: it leaves the lists and no
+  // longer counts against the connection cap.
+  void OnConnectionClosing(IdleListPlace& place);
   // Called by a Connection once both of its handles closed; destroys it.
   void OnConnectionClosed(uint64_t id);
 
@@ -86,12 +107,20 @@ class ServerLoop {
     Histogram* latency;
   };
 
-  static void OnNewConnection(uv_stream_t* listener, int status);
-  static void OnStopAsync(uv_async_t* handle);
+  static void OnWake(uv_async_t* handle);
   static void OnSignal(uv_signal_t* handle, int signum);
   static void OnGraceExpired(uv_timer_t* timer);
-  void Accept();
-  void HandleStopAsync();
+  // server_loop_accept.cc: admission, shedding and refusal.
+  void Accept(uv_stream_t* server);
+  // Counts a newcomer against the cap, making room if need be; false when
+  // it must be refused.
+  bool Admit();
+  void HandleAcceptError(int status);
+  // Closes the longest-idle connection; false when none is idle.
+  bool ShedOldestIdle();
+  // Accepts the pending connection only to answer 503 and close it.
+  void Refuse(uv_stream_t* server);
+  void HandleWake();
   void Deliver(Completion completion);
   void BeginShutdown();
   void ForceCloseConnections();
@@ -105,21 +134,28 @@ class ServerLoop {
 
   uv_loop_t loop_{};
   bool loop_initialized_ = false;
-  uv_tcp_t listener_{};
+  Listener listener_;
   uv_timer_t grace_timer_{};
   uv_signal_t sigint_{};
   uv_signal_t sigterm_{};
   bool signals_started_ = false;
   std::function<void(bool second)> on_signal_;
 
-  // The stop async may be signalled from any thread while it is open.
-  uv_async_t stop_async_{};
-  std::mutex stop_mu_;
-  bool stop_async_open_ = false;  // guarded by stop_mu_
+  // Wakes the loop for a stop or shed request from any thread while open.
+  uv_async_t wake_async_{};
+  std::mutex wake_mu_;
+  bool wake_open_ = false;  // guarded by wake_mu_
+  std::atomic<bool> stop_requested_{false};
   std::atomic<bool> force_stop_{false};
+  std::atomic<int> shed_requests_{0};
 
   std::shared_ptr<ResponseChannel> channel_;
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;
+  // Every open connection is in one of these: idle_ (longest idle first)
+  // or busy_; it moves between them with splice, twice a request.
+  std::list<Connection*> idle_;
+  std::list<Connection*> busy_;
+  std::atomic<size_t> idle_count_{0};  // idle_.size(), for other loops
   uint64_t next_connection_id_ = 1;
   bool draining_ = false;
   bool finished_ = false;

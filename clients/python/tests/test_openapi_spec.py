@@ -144,6 +144,25 @@ class RouteCheckerTest(unittest.TestCase):
         self.assertEqual(status, 1)
         self.assertIn("ERROR: described but not served: GET /v1/stats", out)
 
+    def test_contracts_must_match_the_spec_when_given(self):
+        hlo = ("body=text/plain,application/json,application/x-www-form-urlencoded,"
+               "application/octet-stream untyped-body")
+        routes = (f"POST /v1/compile query=chip,plan,scoped_vmem_bytes,return {hlo}\n"
+                  "GET /v1/entries query=chip,plan,sort,limit,cursor\nGET /v1/stats\n")
+        status, out = self.run_checker(routes)
+        self.assertEqual(status, 0, out)
+        status, out = self.run_checker(
+            f"POST /v1/compile query=chip,plans {hlo}\nGET /v1/stats query=verbose\n")
+        self.assertEqual(status, 1, out)
+        self.assertIn("POST /v1/compile: query parameters served but not in the spec: plans", out)
+        self.assertIn("POST /v1/compile: query parameters in the spec but not served: "
+                      "plan, return, scoped_vmem_bytes", out)
+        self.assertIn("GET /v1/stats: query parameters served but not in the spec: verbose", out)
+        status, out = self.run_checker("POST /v1/compile query=chip,plan,scoped_vmem_bytes,return "
+                                       "body=text/plain\n")
+        self.assertEqual(status, 1, out)
+        self.assertIn("body types in the spec but not served: application/json", out)
+
     def test_bad_input(self):
         status, out = self.run_checker("compile everything\n")
         self.assertEqual(status, 2)

@@ -1,0 +1,64 @@
+// The limits of one execute, and the answers for runs the pool ended early.
+//
+// A run has a deadline: the server's --execute-timeout, which the request
+// may lower with `?timeout=` or an X-Kiln-Timeout header (never raise), and
+// which counts from the moment the handler takes the request, so time spent
+// queued for a chip counts. It needs host memory: RunHostBytes estimates it
+// before the run is admitted against the pool's budget. Pure functions;
+// thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "runtime/pool/device_pool.h"
+#include "server/api_error.h"
+#include "server/http/request.h"
+#include "server/program_cache.h"
+
+namespace kiln::server {
+
+// The run's time limit: `server_max`, or less when the request asks (query
+// parameter `timeout`, header X-Kiln-Timeout; both: the smaller). A value
+// above `server_max` is lowered to it. 400 bad_request for a malformed or
+// zero value.
+ApiResult<std::chrono::milliseconds> ExecuteTimeout(const http::Request& request, std::chrono::milliseconds server_max);
+
+// Host bytes a run of `program` needs at least: its buffers at their peak
+// (the executable's peak HBM: host literals take what the chip's buffers
+// take), the arguments' flattened copy, the largest value any kernel makes
+// inside, and the answer (the result's bytes again for safetensors; about
+// 32 bytes per element for JSON).
+uint64_t RunHostBytes(const ReadyProgram& program, bool json_answer);
+// All of that but the answer, fixed by the program: computed once when it
+// is loaded (ReadyProgram::run_host_bytes).
+uint64_t ProgramRunHostBytes(const runtime::LoadedProgram& program, std::span<const hlo::Shape> parameters);
+
+// What the pool knew of a run it ended without a result.
+struct EndedRun {
+  std::string key = {};
+  std::string device = {};                 // "v5e:0"; empty when it never ran
+  std::chrono::milliseconds timeout = {};  // the run's time limit
+  double queued_seconds = 0;
+  double run_seconds = 0;
+  std::string error = {};  // the pool's or the run's message
+};
+
+// The answer for a run that ended `end` (not kCompleted): 504
+// deadline_exceeded (how long it queued and ran, where it stopped),
+// 499 client_closed_request, 503 draining or host_memory_busy (with
+// Retry-After), 422 execution_failed.
+ApiError EndedRunError(runtime::pool::JobEnd end, const EndedRun& run);
+
+// The answer for a run the pool refused to queue: 503 pool_saturated or
+// draining (with Retry-After), 413 too_large_to_run (with the figures),
+// 409 chip_not_in_pool.
+ApiError RefusedRunError(const runtime::pool::SubmitError& error, const std::string& key, const std::string& kind,
+                         const std::string& pool_spec);
+
+// "5 s", "1.5 s", "250 ms".
+std::string DescribeDuration(std::chrono::milliseconds duration);
+
+}  // namespace kiln::server

@@ -1,0 +1,83 @@
+#include "server/execute_limits.h"
+
+#include <gtest/gtest.h>
+
+namespace kiln::server {
+namespace {
+
+using runtime::pool::JobEnd;
+using std::chrono::milliseconds;
+
+http::Request WithTimeout(std::optional<std::string> query, std::optional<std::string> header) {
+  http::Request request;
+  if (query) request.query.emplace_back("timeout", *query);
+  if (header) request.headers.Add("X-Kiln-Timeout", *header);
+  return request;
+}
+
+TEST(ExecuteLimitsTest, TheRequestMayLowerTheServersTimeoutButNeverRaiseIt) {
+  const milliseconds server(60'000);
+  EXPECT_EQ(*ExecuteTimeout(WithTimeout(std::nullopt, std::nullopt), server), server);
+  EXPECT_EQ(*ExecuteTimeout(WithTimeout("5s", std::nullopt), server), milliseconds(5000));
+  EXPECT_EQ(*ExecuteTimeout(WithTimeout(std::nullopt, "250ms"), server), milliseconds(250));
+  EXPECT_EQ(*ExecuteTimeout(WithTimeout("5s", "250ms"), server), milliseconds(250)) << "the smaller wins";
+  EXPECT_EQ(*ExecuteTimeout(WithTimeout("2h", std::nullopt), server), server) << "never above the server's";
+
+  ApiResult<milliseconds> bad = ExecuteTimeout(WithTimeout("0", std::nullopt), server);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().status, 400);
+  EXPECT_NE(bad.error().message.find("query parameter timeout"), std::string::npos) << bad.error().message;
+  bad = ExecuteTimeout(WithTimeout(std::nullopt, "soon"), server);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("header X-Kiln-Timeout"), std::string::npos) << bad.error().message;
+}
+
+TEST(ExecuteLimitsTest, DeadlineAnswerSaysHowLongAndWhere) {
+  EndedRun run{.key = "k",
+               .device = "v5e:1",
+               .timeout = milliseconds(1500),
+               .queued_seconds = 0.25,
+               .run_seconds = 1.25,
+               .error = "kernel 0 (loop): stopped (deadline exceeded) in while loop %w"};
+  ApiError error = EndedRunError(JobEnd::kDeadline, run);
+  EXPECT_EQ(error.status, 504);
+  EXPECT_EQ(error.code, "deadline_exceeded");
+  EXPECT_EQ(error.message,
+            "execution of k exceeded its 1.5 s deadline: it waited 0.25 s in the queue, then ran 1.25 s on "
+            "v5e:1; stopped in kernel 0 (loop) in while loop %w");
+
+  run.device.clear();  // it never left the queue
+  run.run_seconds = 0;
+  run.error = "deadline passed after 1.50 s in the queue";
+  error = EndedRunError(JobEnd::kDeadline, run);
+  EXPECT_EQ(error.message, "execution of k exceeded its 1.5 s deadline: it waited 0.25 s in the queue and never ran");
+}
+
+TEST(ExecuteLimitsTest, OtherEndsMapToTheirStatuses) {
+  const EndedRun run{.key = "k", .error = "why"};
+  EXPECT_EQ(EndedRunError(JobEnd::kCancelled, run).status, 499);
+  ApiError draining = EndedRunError(JobEnd::kShutdown, run);
+  EXPECT_EQ(draining.status, 503);
+  EXPECT_EQ(draining.code, "draining");
+  EXPECT_EQ(draining.retry_after_seconds, 1);
+  ApiError busy = EndedRunError(JobEnd::kMemoryBusy, run);
+  EXPECT_EQ(busy.status, 503);
+  EXPECT_EQ(busy.code, "host_memory_busy");
+  EXPECT_GT(busy.retry_after_seconds, 0);
+  EXPECT_EQ(EndedRunError(JobEnd::kFailed, run).message, "running k: why");
+
+  using Kind = runtime::pool::SubmitError::Kind;
+  EXPECT_EQ(RefusedRunError({Kind::kTooLarge, "needs 8 GiB"}, "k", "v5e", "v5e:1").status, 413);
+  EXPECT_EQ(RefusedRunError({Kind::kSaturated, "full"}, "k", "v5e", "v5e:1").code, "pool_saturated");
+  EXPECT_EQ(RefusedRunError({Kind::kNoSuchChip, "none"}, "k", "v6e", "v5e:1").status, 409);
+}
+
+TEST(ExecuteLimitsTest, DescribesDurations) {
+  EXPECT_EQ(DescribeDuration(milliseconds(250)), "250 ms");
+  EXPECT_EQ(DescribeDuration(milliseconds(1000)), "1 s");
+  EXPECT_EQ(DescribeDuration(milliseconds(1500)), "1.5 s");
+  EXPECT_EQ(DescribeDuration(milliseconds(60'000)), "60 s");
+}
+
+}  // namespace
+}  // namespace kiln::server

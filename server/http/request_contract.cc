@@ -1,0 +1,115 @@
+#include "server/http/request_contract.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "server/http/str_cat.h"
+
+namespace kiln::http {
+namespace {
+
+char Lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+std::string Join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += out.empty() ? name : ", " + name;
+  return out;
+}
+
+// Edit distance (insertions, deletions, substitutions), ignoring case.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t substitute = diagonal + (Lower(a[i - 1]) == Lower(b[j - 1]) ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
+    }
+  }
+  return row[b.size()];
+}
+
+// The accepted name `name` is most likely a misspelling of, if any is close:
+// at most two edits, and fewer than half of the name's length.
+std::optional<std::string_view> ClosestName(std::string_view name,
+                                            const std::vector<std::string>& accepted) {
+  std::optional<std::string_view> best;
+  size_t best_distance = 3;
+  for (const std::string& candidate : accepted) {
+    size_t distance = EditDistance(name, candidate);
+    if (distance < best_distance && 2 * distance < std::max(name.size(), candidate.size())) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+std::optional<HttpError> CheckQuery(const RequestContract& contract, const Request& request,
+                                    RouteName route) {
+  for (size_t i = 0; i < request.query.size(); ++i) {
+    const std::string& name = request.query[i].first;
+    const bool known =
+        std::find(contract.query.begin(), contract.query.end(), name) != contract.query.end();
+    if (!known) {
+      std::string message =
+          StrCat("unknown query parameter '", name, "' for ", route.method, " ", route.pattern);
+      if (std::optional<std::string_view> close = ClosestName(name, contract.query)) {
+        message += StrCat(" (did you mean '", *close, "'?)");
+      }
+      message += contract.query.empty() ? std::string("; it takes no query parameters")
+                                        : StrCat("; accepted: ", Join(contract.query));
+      return HttpError{400, "invalid_query", std::move(message)};
+    }
+    size_t repeats = 1;
+    for (size_t j = i + 1; j < request.query.size(); ++j) repeats += request.query[j].first == name;
+    if (repeats > 1) {
+      return HttpError{400, "invalid_query",
+                       StrCat("query parameter '", name, "' is given ", repeats, " times for ",
+                              route.method, " ", route.pattern, "; give it once")};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<HttpError> CheckBodyType(const RequestContract& contract, const Request& request,
+                                       RouteName route) {
+  if (contract.body_types.empty()) return std::nullopt;
+  std::optional<std::string_view> content_type = request.headers.Get("Content-Type");
+  if (!content_type) {
+    if (request.body.empty() || contract.untyped_body) return std::nullopt;
+    return HttpError{415, "unsupported_media_type",
+                     StrCat("the body has no Content-Type; ", route.method, " ", route.pattern,
+                            " accepts ", Join(contract.body_types))};
+  }
+  std::string media_type = MediaTypeOf(*content_type);
+  if (std::find(contract.body_types.begin(), contract.body_types.end(), media_type) !=
+      contract.body_types.end()) {
+    return std::nullopt;
+  }
+  return HttpError{415, "unsupported_media_type",
+                   StrCat("Content-Type '", *content_type, "' is not accepted by ", route.method,
+                          " ", route.pattern, "; send one of ", Join(contract.body_types))};
+}
+
+}  // namespace
+
+std::string MediaTypeOf(std::string_view content_type) {
+  std::string_view media = content_type.substr(0, content_type.find(';'));
+  while (!media.empty() && (media.front() == ' ' || media.front() == '\t')) media.remove_prefix(1);
+  while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.remove_suffix(1);
+  std::string lower(media);
+  std::transform(lower.begin(), lower.end(), lower.begin(), Lower);
+  return lower;
+}
+
+std::optional<HttpError> CheckRequestContract(const RequestContract& contract,
+                                              const Request& request, RouteName route) {
+  if (std::optional<HttpError> refused = CheckQuery(contract, request, route)) return refused;
+  return CheckBodyType(contract, request, route);
+}
+
+}  // namespace kiln::http

@@ -1,0 +1,70 @@
+#include "server/http/request_framing.h"
+
+#include <string>
+
+#include "server/http/str_cat.h"
+
+namespace kiln::http::internal {
+namespace {
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+// The whole Transfer-Encoding list, every field joined.
+std::string TransferCodings(const HeaderMap& headers) {
+  std::string codings;
+  for (const auto& [name, value] : headers.fields()) {
+    if (!EqualsIgnoreCase(name, "Transfer-Encoding")) continue;
+    if (!codings.empty()) codings += ", ";
+    codings += Trim(value);
+  }
+  return codings;
+}
+
+}  // namespace
+
+std::optional<HttpError> CheckFraming(const llhttp_t& parser, const HeaderMap& headers) {
+  size_t hosts = 0;
+  for (const auto& field : headers.fields()) hosts += EqualsIgnoreCase(field.first, "Host");
+  if (hosts > 1) {
+    return HttpError{
+        400, "bad_request",
+        StrCat("the request has ", hosts, " Host header fields; exactly one is allowed")};
+  }
+  const bool http10 = parser.http_major == 1 && parser.http_minor == 0;
+  if (hosts == 0 && !http10) {
+    return HttpError{400, "bad_request", "an HTTP/1.1 request needs a Host header field"};
+  }
+  if ((parser.flags & F_TRANSFER_ENCODING) == 0) return std::nullopt;
+  if (http10) {
+    return HttpError{400, "bad_request",
+                     "Transfer-Encoding is not allowed in an HTTP/1.0 request; send a "
+                     "Content-Length"};
+  }
+  std::string codings = TransferCodings(headers);
+  if (!EqualsIgnoreCase(codings, "chunked")) {
+    return HttpError{501, "not_implemented",
+                     StrCat("Transfer-Encoding '", codings,
+                            "' is not supported: send the body chunked or with a Content-Length "
+                            "(compress it with Content-Encoding: zstd)")};
+  }
+  return std::nullopt;
+}
+
+HttpError ObsFoldError(std::string_view field) {
+  return HttpError{400, "bad_request",
+                   StrCat("header field '", field,
+                          "' is continued on the next line (obs-fold); send each field on one "
+                          "line")};
+}
+
+HttpError MalformedRequestError(llhttp_errno_t error, const char* reason) {
+  return HttpError{400, "bad_request",
+                   StrCat("malformed HTTP request: ", reason != nullptr ? reason : "", " (",
+                          llhttp_errno_name(error), ")")};
+}
+
+}  // namespace kiln::http::internal
