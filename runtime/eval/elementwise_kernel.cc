@@ -49,6 +49,12 @@ Result<ElementwiseKernel> ResolveElementwiseKernel(const hlo::Instruction& instr
   switch (instr.opcode()) {
     case Opcode::kBroadcast:
     case Opcode::kCopy:
+      // A copy or broadcast into another floating-point type (mixed
+      // precision) converts; copying result-width bytes would read past the
+      // end of a narrower operand.
+      kernel.fn = operand == result ? ei::ResolveCopy(hlo::HostByteWidth(result))
+                                    : ei::ResolveConvert(operand, result);
+      break;
     case Opcode::kBitcastConvert:
       kernel.fn = ei::ResolveCopy(hlo::HostByteWidth(result));
       break;
