@@ -29,7 +29,7 @@ corpus_dir="${KILN_CORPUS_DIR:-$root/../shared/corpus}"
 jobs="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
 seconds="${1:-60}"
 [ $# -gt 0 ] && shift
-all_harnesses=(hlo_text http_request http_server executable safetensors json_tensors literal_file store_blob)
+all_harnesses=(hlo_text hlo_compile http_request http_server executable safetensors json_tensors literal_file store_blob)
 harnesses=("${@:-${all_harnesses[@]}}")
 
 bash "$root/scripts/setup.sh" --fuzz
@@ -75,6 +75,7 @@ EOF
 
 seed_dirs() {  # the seed directories of harness $1
   case "$1" in
+    hlo_compile) echo "$seeds/hlo_text" ;;
     http_request|http_server) echo "$seeds/http" ;;
     *) echo "$seeds/$1" ;;
   esac
@@ -83,7 +84,7 @@ seed_dirs() {  # the seed directories of harness $1
 }
 dictionary() {
   case "$1" in
-    hlo_text|literal_file) echo "$root/fuzz/hlo.dict" ;;
+    hlo_text|hlo_compile|literal_file) echo "$root/fuzz/hlo.dict" ;;
     http_request|http_server) echo "$root/fuzz/http.dict" ;;
     safetensors|json_tensors) echo "$root/fuzz/tensors.dict" ;;
   esac
