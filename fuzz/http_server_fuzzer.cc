@@ -123,7 +123,11 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // libFuzzer's timeout alarm may interrupt connect(); try again then.
   auto client = http::testing::RawHttpClient::Connect(TheServer()->port(), kCloseTimeout);
+  for (int attempt = 0; !client && attempt < 3; ++attempt) {
+    client = http::testing::RawHttpClient::Connect(TheServer()->port(), kCloseTimeout);
+  }
   if (!client) Die("connect: " + client.error().message);
   // The server may answer and close before reading everything: a failed
   // send is not a finding, a connection left open is.
