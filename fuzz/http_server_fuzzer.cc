@@ -49,8 +49,10 @@ constexpr auto kCloseTimeout = std::chrono::seconds(20);
 class Server {
  public:
   Server() {
-    char pattern[] = "/tmp/kiln-fuzz-server-XXXXXX";
-    if (mkdtemp(pattern) == nullptr) Die("mkdtemp failed");
+    // Under $TMPDIR (scripts/fuzz.sh points it into the build directory),
+    // so a run that crashes leaves no store behind in /tmp.
+    std::string pattern = (std::filesystem::temp_directory_path() / "kiln-fuzz-server-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) Die("mkdtemp failed");
     dir_ = pattern;
 
     server::ServiceOptions options;
