@@ -30,6 +30,7 @@ using http::testing::MakeRequest;
 using http::testing::RawHttpClient;
 using http::testing::RawResponse;
 using nlohmann::json;
+using testing::kAddInputs;
 using testing::KilnServeProcess;
 using namespace std::string_literals;
 
@@ -86,10 +87,6 @@ json F32Tensor(std::vector<int64_t> shape, uint64_t begin, uint64_t end, std::st
 }
 
 const std::string kFortyEightBytes(48, '\0');  // two f32[2,3] of zeros
-const std::string kAddInputs = json{{"inputs",
-                                     {{{"shape", {2, 3}}, {"dtype", "f32"}, {"data", {1, 2, 3, 4, 5, 6}}},
-                                      {{"shape", {2, 3}}, {"dtype", "f32"}, {"data", {10, 20, 30, 40, 50, 60}}}}}}
-                                   .dump();
 
 // JSON inputs for the add module: a good parameter 0 and `second`.
 std::string JsonInputs(std::string_view second) {
