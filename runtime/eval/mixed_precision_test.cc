@@ -9,6 +9,7 @@
 
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
+#include "fuzz/regression_inputs.h"
 #include "runtime/eval/eval_test_util.h"
 
 namespace kiln::runtime {
@@ -102,6 +103,61 @@ TEST(MixedPrecisionTest, NarrowingMovesConvert) {
   EXPECT_EQ(RunToText(OneOp("f32[2,3] x, s32[] n", "bf16[<=6]", "dynamic-reshape(x, n)"),
                       {Lit("f32[2,3] {{1, 2, 3}, {4, 5, 6}}"), Lit("s32[] 4")}),
             "bf16[4] {1, 2, 3, 4}");
+}
+
+// Found by fuzz/hlo_compile_fuzzer (kept as fuzz/regressions/hlo_compile/
+// mixed_precision_add): elementwise arithmetic on operands of two float
+// types verifies, but the loops read every operand as the first one's type
+// (an f16 operand read as f32: a heap overflow) and write the result as
+// that type (f32 math into a bf16 result: an overflowing write). Until
+// they convert, the evaluator refuses them with a clear error.
+TEST(MixedPrecisionTest, ElementwiseArithmeticOnMixedTypesIsRefused) {
+  auto module = hlo::ParseModule(fuzz::RegressionInput("hlo_compile", "mixed_precision_add"));
+  ASSERT_TRUE(module) << module.error().message;
+  ASSERT_TRUE(hlo::VerifyModule(**module));
+  std::vector<hlo::Literal> args = {Lit("f32[4] {1, 2, 3, 4}"), Lit("f16[4] {1, 2, 3, 4}")};
+  auto result = EvaluateModule(**module, args);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message,
+            "instruction %sum: add of f32 and f16 operands (mixed precision) is not supported by the evaluator; "
+            "convert the operands to one type first");
+
+  struct Case {
+    const char* params;
+    const char* result;
+    const char* op;
+    std::vector<hlo::Literal> args;
+    const char* refusal;
+  };
+  Case cases[] = {
+      {"f32[2] x, f32[2] y", "bf16[2]", "multiply(x, y)", {Lit("f32[2] {1, 2}"), Lit("f32[2] {3, 4}")},
+       "multiply of f32 operands with a bf16 result (mixed precision) is not supported by the evaluator; "
+       "convert the result"},
+      {"pred[2] p, f32[2] x, bf16[2] y", "f32[2]", "select(p, x, y)",
+       {Lit("pred[2] {1, 0}"), Lit("f32[2] {1, 2}"), Lit("bf16[2] {3, 4}")},
+       "select of f32 and bf16 operands (mixed precision) is not supported by the evaluator; convert the "
+       "operands to one type first"},
+      {"bf16[2] x, f32[2] y", "pred[2]", "compare(x, y), direction=LT", {Lit("bf16[2] {1, 2}"), Lit("f32[2] {3, 4}")},
+       "compare of bf16 and f32 operands (mixed precision) is not supported by the evaluator; convert the "
+       "operands to one type first"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(RunToText(OneOp(c.params, c.result, c.op), c.args), std::string("error: instruction %r: ") + c.refusal);
+  }
+}
+
+TEST(MixedPrecisionTest, ElementwiseOpsWithTheirOwnResultTypesStillRun) {
+  EXPECT_EQ(RunToText(OneOp("f32[2] x, f32[2] y", "pred[2]", "compare(x, y), direction=LT"),
+                      {Lit("f32[2] {1, 5}"), Lit("f32[2] {3, 4}")}),
+            "pred[2] {true, false}");
+  EXPECT_EQ(RunToText(OneOp("c64[2] x", "f32[2]", "abs(x)"), {Lit("c64[2] {(3, 4), (0, -2)}")}),
+            "f32[2] {5, 2}");
+  EXPECT_EQ(RunToText(OneOp("f32[2] x, f32[2] y", "c64[2]", "complex(x, y)"),
+                      {Lit("f32[2] {1, 2}"), Lit("f32[2] {3, 4}")}),
+            "c64[2] {(1, 3), (2, 4)}");
+  EXPECT_EQ(RunToText(OneOp("pred[2] p, bf16[2] x, bf16[2] y", "bf16[2]", "select(p, x, y)"),
+                      {Lit("pred[2] {1, 0}"), Lit("bf16[2] {1, 2}"), Lit("bf16[2] {3, 4}")}),
+            "bf16[2] {1, 4}");
 }
 
 }  // namespace
