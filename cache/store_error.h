@@ -1,6 +1,7 @@
 // Why a write to the cache store failed, so that callers can answer a full
-// disk or a read-only file differently from other failures (a compile is
-// answered uncached, a delete with 507) instead of as a bug.
+// disk, a read-only file or a database another process keeps locked
+// differently from other failures (a compile is answered uncached, a delete
+// with 507 or 503) instead of as a bug.
 //
 // A StoreError converts from and to kiln::Error, so KILN_RETURN_IF_ERROR
 // and KILN_ASSIGN_OR_RETURN pass it through either way (the problem is
@@ -21,15 +22,18 @@ enum class StorageProblem {
   kNone,      // any other failure
   kFull,      // SQLITE_FULL: the file system (or the file's size limit) is full
   kReadOnly,  // SQLITE_READONLY: a read-only URI, file or file system
+  kBusy,      // SQLITE_BUSY/LOCKED past the busy timeout: another process holds the write lock
 };
 
-// "none", "full", "read-only".
+// "none", "full", "read-only", "busy".
 inline std::string_view StorageProblemName(StorageProblem problem) {
   switch (problem) {
     case StorageProblem::kFull:
       return "full";
     case StorageProblem::kReadOnly:
       return "read-only";
+    case StorageProblem::kBusy:
+      return "busy";
     case StorageProblem::kNone:
       break;
   }

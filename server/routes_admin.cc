@@ -110,11 +110,12 @@ void KilnService::Entries(Call call) {
   const http::Request& request = call.request;
   std::optional<std::string> chip;
   if (auto value = request.Query("chip")) {
-    if (runtime::FindChip(*value) == nullptr) {
+    const runtime::ChipSpec* spec = runtime::FindChip(*value);
+    if (spec == nullptr) {
       return call.respond(ErrorToResponse(Refuse(400, "unknown_chip", "query parameter chip: unknown chip '" +
                                                                           std::string(*value) + "'").error()));
     }
-    chip = std::string(*value);
+    chip = std::string(spec->name);  // names match case-insensitively; entries store the spec's
   }
   std::string plan(request.Query("plan").value_or(""));
   if (!plan.empty() && plan != "none" && plan != "heuristic" && plan != "given" && plan != "tuned") {

@@ -70,12 +70,18 @@ std::expected<std::string, HttpError> ZstdDecompress(std::string_view compressed
 }
 
 std::expected<void, HttpError> DecodeRequestBody(Request& request, size_t max_body_bytes) {
-  std::optional<std::string_view> coding = request.headers.Get("Content-Encoding");
-  if (!coding || coding->empty() || EqualsIgnoreCase(*coding, "identity")) return {};
-  if (!EqualsIgnoreCase(*coding, "zstd")) {
+  // Repeated fields make one list ("zstd" twice is "zstd, zstd"), which is
+  // refused whole rather than decoded once.
+  std::string codings;
+  for (const auto& [name, value] : request.headers.fields()) {
+    if (EqualsIgnoreCase(name, "Content-Encoding")) codings += (codings.empty() ? "" : ", ") + value;
+  }
+  const std::string_view coding = codings;
+  if (coding.empty() || EqualsIgnoreCase(coding, "identity")) return {};
+  if (!EqualsIgnoreCase(coding, "zstd")) {
     return std::unexpected(
         HttpError{415, "unsupported_content_encoding",
-                  StrCat("Content-Encoding \"", *coding, "\" is not supported; use zstd or none")});
+                  StrCat("Content-Encoding \"", coding, "\" is not supported; use zstd or none")});
   }
   auto decoded = ZstdDecompress(request.body, max_body_bytes);
   if (!decoded) return std::unexpected(decoded.error());

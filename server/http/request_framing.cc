@@ -28,11 +28,21 @@ std::string TransferCodings(const HeaderMap& headers) {
 
 std::optional<HttpError> CheckFraming(const llhttp_t& parser, const HeaderMap& headers) {
   size_t hosts = 0;
-  for (const auto& field : headers.fields()) hosts += EqualsIgnoreCase(field.first, "Host");
+  size_t content_types = 0;
+  for (const auto& field : headers.fields()) {
+    hosts += EqualsIgnoreCase(field.first, "Host");
+    content_types += EqualsIgnoreCase(field.first, "Content-Type");
+  }
   if (hosts > 1) {
     return HttpError{
         400, "bad_request",
         StrCat("the request has ", hosts, " Host header fields; exactly one is allowed")};
+  }
+  // One body, one media type: a proxy might honour another of them.
+  if (content_types > 1) {
+    return HttpError{400, "bad_request",
+                     StrCat("the request has ", content_types,
+                            " Content-Type header fields; at most one is allowed")};
   }
   const bool http10 = parser.http_major == 1 && parser.http_minor == 0;
   if (hosts == 0 && !http10) {
@@ -59,6 +69,16 @@ HttpError ObsFoldError(std::string_view field) {
                    StrCat("header field '", field,
                           "' is continued on the next line (obs-fold); send each field on one "
                           "line")};
+}
+
+HttpError NoVersionError() {
+  return HttpError{400, "bad_request",
+                   "the request line has no HTTP version (HTTP/0.9 is not supported); send "
+                   "'METHOD /path HTTP/1.1'"};
+}
+
+HttpError EmptyFieldNameError() {
+  return HttpError{400, "bad_request", "a header field has an empty name"};
 }
 
 HttpError MalformedRequestError(llhttp_errno_t error, const char* reason) {
