@@ -103,8 +103,8 @@ void WriteModuleSeeds(const fs::path& out, const Compiled& c, const cache::ZstdD
   auto blob_seed = [&](uint8_t flags, const cache::ZstdDictionary* dict, std::string_view suffix) {
     auto frame = cache::ZstdCompress(bytes, cache::kDefaultZstdLevel, dict);
     if (!frame) return;
-    std::string seed{static_cast<char>(flags), static_cast<char>(bytes.size() & 0xff),
-                     static_cast<char>((bytes.size() >> 8) & 0xff), static_cast<char>((bytes.size() >> 16) & 0xff)};
+    std::string seed(1, static_cast<char>(flags));
+    for (int shift = 0; shift < 32; shift += 8) seed += static_cast<char>((bytes.size() >> shift) & 0xff);
     Write(out / "store_blob" / (c.name + std::string(suffix)), seed + *frame);
   };
   blob_seed(0, nullptr, ".plain");

@@ -49,8 +49,10 @@ constexpr auto kCloseTimeout = std::chrono::seconds(20);
 class Server {
  public:
   Server() {
-    char pattern[] = "/tmp/kiln-fuzz-server-XXXXXX";
-    if (mkdtemp(pattern) == nullptr) Die("mkdtemp failed");
+    // Under $TMPDIR (scripts/fuzz.sh points it into the build directory),
+    // so a run that crashes leaves no store behind in /tmp.
+    std::string pattern = (std::filesystem::temp_directory_path() / "kiln-fuzz-server-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) Die("mkdtemp failed");
     dir_ = pattern;
 
     server::ServiceOptions options;
@@ -123,7 +125,11 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // libFuzzer's timeout alarm may interrupt connect(); try again then.
   auto client = http::testing::RawHttpClient::Connect(TheServer()->port(), kCloseTimeout);
+  for (int attempt = 0; !client && attempt < 3; ++attempt) {
+    client = http::testing::RawHttpClient::Connect(TheServer()->port(), kCloseTimeout);
+  }
   if (!client) Die("connect: " + client.error().message);
   // The server may answer and close before reading everything: a failed
   // send is not a finding, a connection left open is.

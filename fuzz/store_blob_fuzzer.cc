@@ -5,7 +5,8 @@
 //
 // Input: a flags byte (bit 0: decode with the dictionary; bit 1: take the
 // recorded size from the frame header, as an intact row would have it),
-// three bytes of recorded size (little-endian), then the zstd frame.
+// four bytes of recorded size (little-endian: a damaged row may say
+// anything up to kMaxExecutableBytes), then the zstd frame.
 #include <zstd.h>
 
 #include <cstddef>
@@ -21,10 +22,7 @@
 
 namespace {
 
-constexpr size_t kHeaderBytes = 4;
-// Rows record what the store compressed; keep sizes within what a fuzz run
-// can allocate many times a second.
-constexpr uint64_t kMaxRecordedBytes = 16 << 20;
+constexpr size_t kHeaderBytes = 5;
 
 const kiln::cache::ZstdDictionary* Dictionary() {
   static const std::shared_ptr<const kiln::cache::ZstdDictionary> dictionary =
@@ -38,11 +36,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace kiln;
   if (size < kHeaderBytes) return 0;
   const uint8_t flags = data[0];
-  uint64_t recorded = data[1] | (uint64_t{data[2]} << 8) | (uint64_t{data[3]} << 16);
+  uint64_t recorded = data[1] | (uint64_t{data[2]} << 8) | (uint64_t{data[3]} << 16) | (uint64_t{data[4]} << 24);
   std::string_view frame(reinterpret_cast<const char*>(data + kHeaderBytes), size - kHeaderBytes);
   if (flags & 2) {
     unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
-    if (declared <= kMaxRecordedBytes) recorded = declared;
+    if (declared <= cache::kMaxExecutableBytes) recorded = declared;
   }
   (void)cache::ZstdFrameDictionaryId(frame);
   auto raw = cache::ZstdDecompress(frame, recorded, (flags & 1) ? Dictionary() : nullptr);
