@@ -135,6 +135,13 @@ Result<bool> CacheStore::Evict(const EntryId& id) {
       KILN_RETURN_IF_ERROR(BindId(erase, id).Run());
     }
     const bool erased = writer_->Changes() > 0;
+    {
+      // Request bodies that named the entry would only lead to it again.
+      KILN_ASSIGN_OR_RETURN(Statement forget,
+                            writer_->Prepare("DELETE FROM request_keys WHERE tenant = ?1 AND key = ?2 "
+                                             "AND chip = ?3 AND format_version = ?4"));
+      KILN_RETURN_IF_ERROR(BindId(forget, id).Run());
+    }
     if (erased) KILN_RETURN_IF_ERROR(BumpCounterLocked("evicted", 1));
     KILN_RETURN_IF_ERROR(transaction.Commit());
     return erased;

@@ -1,6 +1,7 @@
-// CacheStore: a full disk and a read-only file. Writes that fail for lack
-// of room or permission come back coded with the problem (storage_problem.h); the
-// space reserve gives deletes room on a full disk.
+// CacheStore: a full disk, a read-only file and a database another process
+// keeps locked. Writes that fail for lack of room, permission or the write
+// lock come back coded with the problem (storage_problem.h); the space reserve gives
+// deletes room on a full disk.
 #include <sqlite3.h>
 
 #include "cache/cache_store.h"
@@ -15,6 +16,9 @@ StorageProblem ProblemOf(int result_code) {
       return StorageProblem::kFull;
     case SQLITE_READONLY:
       return StorageProblem::kReadOnly;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return StorageProblem::kBusy;
     default:
       return StorageProblem::kNone;
   }
@@ -59,6 +63,14 @@ Error CacheStore::ReadOnlyError() const {
 Error CacheStore::WriteFailureLocked(const Error& error) {
   const StorageProblem problem = ProblemOf(writer_->last_failure());
   if (problem == StorageProblem::kNone) return error;
+  if (problem == StorageProblem::kBusy) {
+    // Passing: the store's health is unchanged, the next write may succeed.
+    return UnavailableError("the cache database " + db_file_ + " stayed locked by another connection for " +
+                            std::to_string(options_.busy_timeout_ms) + " ms (" +
+                            sqlite3_errstr(writer_->last_failure()) + "): retry later")
+        .WithReason(std::string(kStoreBusy))
+        .RetryAfter(1);
+  }
   storage_problem_.store(problem);
   if (problem == StorageProblem::kReadOnly) return ReadOnlyError();
   return ResourceExhaustedError("the disk holding the cache database " + db_file_ + " is full (" +

@@ -1,5 +1,6 @@
-// A full disk (simulated by the quota VFS) and a read-only store: writes
-// fail naming the problem, reads keep working, deletes use the reserve.
+// A full disk (simulated by the quota VFS), a read-only store and a write
+// lock held elsewhere: writes fail naming the problem, reads keep working,
+// deletes use the reserve.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -144,6 +145,38 @@ TEST_F(CacheStoreStorageTest, AReadOnlyStoreServesAndRefusesWrites) {
   ASSERT_FALSE(evicted);
   EXPECT_EQ(StorageProblemOf(evicted.error()), StorageProblem::kReadOnly);
   EXPECT_EQ((*(*store)->Totals())->all.live.entries, 1);
+}
+
+TEST_F(CacheStoreStorageTest, AWriteLockHeldElsewhereFailsWritesAsBusyAndPasses) {
+  CacheStoreOptions options;
+  options.path = File();
+  options.hot_set_bytes = 0;
+  options.reserve_bytes = kReserve;
+  options.busy_timeout_ms = 50;
+  auto store = CacheStore::Open(std::move(options));
+  ASSERT_TRUE(store) << store.error().message;
+  ASSERT_TRUE((*store)->Put(TestPut(TestId(1), a_)));
+  {
+    // Another connection (as another process would) holds the write lock.
+    auto other = Connection::Open(File(), {});
+    ASSERT_TRUE(other) << other.error().message;
+    ASSERT_TRUE((*other)->Execute("BEGIN IMMEDIATE"));
+    auto put = (*store)->Put(TestPut(TestId(2), b_));
+    ASSERT_FALSE(put);
+    EXPECT_EQ(StorageProblemOf(put.error()), StorageProblem::kBusy);
+    EXPECT_NE(put.error().message.find("stayed locked by another connection for 50 ms"), std::string::npos)
+        << put.error().message;
+    auto evicted = (*store)->Evict(TestId(1));
+    ASSERT_FALSE(evicted);
+    EXPECT_EQ(StorageProblemOf(evicted.error()), StorageProblem::kBusy);
+    // Passing: the store's health is unchanged, and reads go on.
+    EXPECT_EQ((*store)->Health().problem, StorageProblem::kNone);
+    auto hit = (*store)->Get(TestId(1));
+    ASSERT_TRUE(hit && hit->has_value());
+    ASSERT_TRUE((*other)->Execute("ROLLBACK"));
+  }
+  ASSERT_TRUE((*store)->Put(TestPut(TestId(2), b_)));
+  EXPECT_EQ((*(*store)->Totals())->all.live.entries, 2);
 }
 
 TEST_F(CacheStoreStorageTest, AReadOnlyStoreOfAnOlderSchemaIsRefusedClearly) {

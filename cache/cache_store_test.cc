@@ -125,6 +125,10 @@ TEST_F(CacheStoreTest, MapsRequestBodyHashToKey) {
   EXPECT_FALSE(store->LookupRequest("alice", Hash128{11, 22}, "v4", 1)->has_value());
   EXPECT_FALSE(store->LookupRequest("bob", Hash128{11, 22}, "v5e", 1)->has_value());
   EXPECT_FALSE(store->LookupRequest("alice", Hash128{11, 23}, "v5e", 1)->has_value());
+
+  // Deleting the entry forgets the bodies that named it (they would pile up).
+  ASSERT_TRUE(store->Evict(TestId(5)));
+  EXPECT_FALSE(store->LookupRequest("alice", Hash128{11, 22}, "v5e", 1)->has_value());
 }
 
 TEST_F(CacheStoreTest, CountsHitsAndLastUse) {

@@ -51,6 +51,14 @@ Result<std::string> ZstdDecompress(std::string_view frame, uint64_t expected_siz
   if (expected_size > kMaxExecutableBytes) {
     return ResourceExhaustedError("zstd: declared size " + std::to_string(expected_size) + " exceeds the limit");
   }
+  // A frame decodes to at most one full block per 4 of its bytes (an RLE
+  // block: a 3-byte header and the byte it repeats), so a larger recorded
+  // size is corrupt and is refused before that much is allocated.
+  constexpr uint64_t kMaxBytesPerFrameByte = ZSTD_BLOCKSIZE_MAX / 4;
+  if (expected_size / kMaxBytesPerFrameByte > frame.size()) {
+    return DataLossError("zstd: a " + std::to_string(frame.size()) + "-byte frame cannot hold " +
+                     std::to_string(expected_size) + " bytes");
+  }
   unsigned long long content_size = ZSTD_getFrameContentSize(frame.data(), frame.size());
   if (content_size == ZSTD_CONTENTSIZE_ERROR) return DataLossError("zstd: not a zstd frame");
   if (content_size != ZSTD_CONTENTSIZE_UNKNOWN && content_size != expected_size) {

@@ -44,6 +44,33 @@ TEST(ZstdCodecTest, RejectsCorruptTruncatedAndMissizedFrames) {
   }
 }
 
+// Found by fuzz/store_blob_fuzzer (fuzz/regressions/store_blob/
+// huge_declared_size): a damaged row and frame that agree on a size of
+// almost 4 GiB made the decoder allocate it for a 13-byte frame. This
+// 14-byte frame declares 64 MiB and holds one RLE block of 1000 bytes.
+TEST(ZstdCodecTest, RefusesARecordedSizeTheFrameCannotHold) {
+  const std::string frame("\x28\xb5\x2f\xfd"   // magic
+                          "\x80\x38"             // 4-byte content size, 128 KiB window
+                          "\x00\x00\x00\x04"   // content size 64 MiB
+                          "\x43\x1f\x00\x2a",  // last block, RLE, 1000 x '*'
+                          14);
+  ASSERT_EQ(ZSTD_getFrameContentSize(frame.data(), frame.size()), 64u << 20);
+  auto result = ZstdDecompress(frame, 64u << 20, nullptr);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message, "zstd: a 14-byte frame cannot hold 67108864 bytes");
+}
+
+TEST(ZstdCodecTest, TheMostCompressibleFramesStillDecode) {
+  const std::string zeros(8 << 20, '\0');
+  for (int level : {1, 19}) {
+    auto frame = ZstdCompress(zeros, level, nullptr);
+    ASSERT_TRUE(frame);
+    auto back = ZstdDecompress(*frame, zeros.size(), nullptr);
+    ASSERT_TRUE(back) << "level " << level << ", " << frame->size() << "-byte frame: " << back.error().message;
+    EXPECT_EQ(*back, zeros);
+  }
+}
+
 TEST(ZstdCodecTest, DictionaryRoundTripsAndIsRequired) {
   std::vector<std::string> samples;
   for (uint64_t i = 0; i < 64; ++i) samples.push_back(TestExecutable(i, 2048));

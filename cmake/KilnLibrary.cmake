@@ -2,7 +2,8 @@
 #
 # One static library per folder: every *.cc in the calling folder except
 # *_test.cc. The *_test.cc files form `${name}_tests`, registered with ctest
-# through gtest_discover_tests; they see KILN_CORPUS_DIR.
+# through gtest_discover_tests; they see KILN_CORPUS_DIR and
+# KILN_FUZZ_REGRESSIONS_DIR (fuzz/regression_inputs.h).
 function(kiln_library)
   cmake_parse_arguments(KL "" "NAME" "DEPS;TEST_DEPS" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
@@ -15,7 +16,8 @@ function(kiln_library)
   if(tests)
     add_executable(${KL_NAME}_tests ${tests})
     target_link_libraries(${KL_NAME}_tests PRIVATE ${KL_NAME} ${KL_TEST_DEPS} GTest::gtest_main GTest::gmock)
-    target_compile_definitions(${KL_NAME}_tests PRIVATE KILN_CORPUS_DIR="${KILN_CORPUS_DIR}")
+    target_compile_definitions(${KL_NAME}_tests PRIVATE KILN_CORPUS_DIR="${KILN_CORPUS_DIR}"
+                               KILN_FUZZ_REGRESSIONS_DIR="${PROJECT_SOURCE_DIR}/fuzz/regressions")
     include(GoogleTest)
     gtest_discover_tests(${KL_NAME}_tests DISCOVERY_TIMEOUT 120)
   endif()

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs every Debian package kiln's build, tests and benchmarks need.
+# Installs every Debian package kiln's build, tests and benchmarks need;
+# with --fuzz, also what scripts/fuzz.sh needs (clang 16, its libFuzzer and
+# llvm-symbolizer for readable reports).
 # Idempotent: prints nothing and touches nothing when all are present.
 set -euo pipefail
 
@@ -12,6 +14,9 @@ packages=(
   libssl-dev
   python3 python3-yaml
 )
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang-16 libclang-rt-16-dev llvm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -2,7 +2,8 @@
 # Builds kiln and runs every test: the Release build's ctest suite (unit,
 # corpus and end-to-end tests, including the Python client against a real
 # server), the Python client's offline tests, the OpenAPI lint, then the
-# parsers of untrusted input again under AddressSanitizer. Installs missing
+# whole ctest suite again under AddressSanitizer and UBSan
+# (scripts/sanitize_tests.sh, its own build directory). Installs missing
 # Debian packages first. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,4 +18,4 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 python3 -m unittest discover -s clients/python/tests
 bash scripts/lint_openapi.sh
 
-bash scripts/asan_parser_tests.sh
+JOBS="$jobs" bash scripts/sanitize_tests.sh

@@ -110,12 +110,13 @@ void KilnService::Entries(Call call) {
   const http::Request& request = call.request;
   std::optional<std::string> chip;
   if (auto value = request.Query("chip")) {
-    if (runtime::FindChip(*value) == nullptr) {
+    const runtime::ChipSpec* spec = runtime::FindChip(*value);
+    if (spec == nullptr) {
       return call.respond(
           http::ErrorResponse(InvalidArgumentError("query parameter chip: unknown chip '" + std::string(*value) + "'")
                                   .WithReason("unknown_chip")));
     }
-    chip = std::string(*value);
+    chip = std::string(spec->name);  // names match case-insensitively; entries store the spec's
   }
   std::string plan(request.Query("plan").value_or(""));
   if (!plan.empty() && plan != "none" && plan != "heuristic" && plan != "given" && plan != "tuned") {

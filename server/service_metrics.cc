@@ -27,7 +27,7 @@ ServiceMetrics::ServiceMetrics()
                                                  "Compile requests that failed (bad HLO, unsupported ops).")
                                 .WithLabels({})),
       not_stored_(registry_.AddCounter("kiln_cache_not_stored_total",
-                                       "Compiles answered but not stored, by why (disk full, read-only store).",
+                                       "Compiles answered but not stored, by why (disk full, read-only store, database locked).",
                                        {"problem"})),
       compile_seconds_(registry_.AddHistogram("kiln_compile_duration_seconds", "Time to compile one executable.")
                            .WithLabels({})),

@@ -2,12 +2,20 @@
 // `given` where XLA already fused it), and running the executable gives the
 // outputs of direct evaluation of the module on the same random arguments:
 // bit-exact for integers and pred, floats within the default tolerance.
+//
+// The corpus is walked in kShards interleaved shards, one ctest entry each,
+// so that ctest spreads the walk over its jobs and no single test runs for
+// the whole walk (about 25 minutes of one core under AddressSanitizer).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/test_corpus.h"
@@ -25,8 +33,15 @@ namespace {
 // Evaluations are bounded so the whole walk stays within minutes.
 constexpr int64_t kStepBudget = int64_t{1} << 27;
 constexpr int64_t kMemoryBudget = int64_t{2} << 30;
+// Nor are modules over this many multiply-adds in dots and convolutions
+// evaluated (as in corpus_eval_test.cc): two modules hold a single 116-giga
+// multiply-add dot, about 10 s per evaluation optimized and minutes under
+// AddressSanitizer, three evaluations each here.
+constexpr int64_t kMaxMultiplyAdds = 20'000'000'000;
 // Modules the verifier rejects (see compiler/hlo/verifier_corpus_test.cc).
 constexpr int kKnownInvalidModules = 10;
+// Module i belongs to shard i % kShards.
+constexpr int kShards = 6;
 
 struct Tally {
   int compiled = 0;
@@ -86,14 +101,19 @@ void CheckPlan(const std::string& name, const std::string& text, fusion::PlanKin
   ++tally.executed_equal;
 }
 
-TEST(CorpusCompileTest, EveryModuleCompilesAndMatchesDirectEvaluation) {
+class CorpusCompileTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(CorpusCompileTest, EveryModuleCompilesAndMatchesDirectEvaluation) {
   const auto& files = hlo::testing::CorpusModules();
   ASSERT_GE(files.size(), 700u) << "corpus missing at " << hlo::testing::CorpusRoot();
   Tally tally;
   int invalid = 0;
   int too_large = 0;
   const bool verbose = std::getenv("KILN_TEST_VERBOSE") != nullptr;
-  for (const auto& path : files) {
+  std::vector<std::pair<double, std::string>> seconds;
+  for (size_t i = static_cast<size_t>(GetParam()); i < files.size(); i += kShards) {
+    const auto& path = files[i];
+    const auto start = std::chrono::steady_clock::now();
     std::string text = hlo::testing::ReadTextFile(path);
     std::string name = path.parent_path().filename().string() + "/" + path.filename().string();
     if (verbose) std::fprintf(stderr, "%s\n", name.c_str());
@@ -104,15 +124,24 @@ TEST(CorpusCompileTest, EveryModuleCompilesAndMatchesDirectEvaluation) {
       continue;
     }
     // Too large to evaluate here: still compiled, neither side evaluated.
-    const bool evaluate = runtime::io::CheckEvalMemory(**module, kMemoryBudget).has_value();
+    const bool evaluate = runtime::io::CheckEvalMemory(**module, kMemoryBudget).has_value() &&
+                          runtime::io::EstimateMultiplyAdds(**module) <= kMaxMultiplyAdds;
     if (!evaluate) ++too_large;
     const Reference ref = EvaluateDirectly(**module, evaluate);
     CheckPlan(name, text, fusion::PlanKind::kNone, ref, tally);
     CheckPlan(name, text, fusion::PlanKind::kHeuristic, ref, tally);
     if (HasFusion(text)) CheckPlan(name, text, fusion::PlanKind::kGiven, ref, tally);
+    seconds.emplace_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), name);
+  }
+  std::ranges::sort(seconds, std::greater<>());
+  std::printf("Slowest modules:\n");
+  for (size_t k = 0; k < std::min<size_t>(5, seconds.size()); ++k) {
+    std::printf("  %7.2fs  %s\n", seconds[k].first, seconds[k].second.c_str());
   }
   std::printf("corpus compile: %d plans compiled, %d executed equal to direct evaluation, "
-              "%d not evaluable directly (unsupported or over budget; %d modules over %lld MiB), "
+              "%d not evaluable directly (unsupported or over budget; %d modules over %lld MiB or "
+              "the multiply-add cap), "
               "%d invalid modules skipped, %zu refused for HBM, %zu failures\n",
               tally.compiled, tally.executed_equal, tally.not_evaluable, too_large,
               static_cast<long long>(kMemoryBudget >> 20), invalid, tally.does_not_fit.size(), tally.failures.size());
@@ -121,6 +150,8 @@ TEST(CorpusCompileTest, EveryModuleCompilesAndMatchesDirectEvaluation) {
   EXPECT_LE(invalid, kKnownInvalidModules);
   EXPECT_TRUE(tally.failures.empty()) << tally.failures.size() << " failures (listed above)";
 }
+
+INSTANTIATE_TEST_SUITE_P(Shards, CorpusCompileTest, ::testing::Range(0, kShards));
 
 }  // namespace
 }  // namespace kiln

@@ -24,7 +24,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -32,7 +31,6 @@
 #include <vector>
 
 #include "compiler/hlo/instruction.h"
-#include "compiler/hlo/op_attributes.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/test_corpus.h"
 #include "compiler/hlo/verifier.h"
@@ -195,45 +193,6 @@ TEST(CorpusEvalTest, ExpectedResults) {
   EXPECT_GE(passes, kMinExpectedPasses);
 }
 
-// Multiply-adds of the module's dots and convolutions, once each (loops not
-// unrolled): a result element of a dot costs the product of the contracting
-// sizes, one of a convolution the kernel's elements per output feature.
-int64_t EstimateMultiplyAdds(const hlo::Module& module) {
-  int64_t total = 0;
-  for (const auto& computation : module.computations()) {
-    for (const auto& instr : computation->instructions()) {
-      if (!instr->shape().IsArray() || instr->operand_count() < 2) continue;
-      const int64_t out = instr->shape().ElementCount();
-      const hlo::Shape& rhs = instr->operand(1)->shape();
-      int64_t per_element = 0;
-      if (instr->opcode() == hlo::Opcode::kDot) {
-        auto dims = hlo::GetDotDimensionNumbers(*instr);
-        if (!dims) continue;
-        per_element = 1;
-        for (int64_t d : dims->rhs_contracting_dimensions) {
-          if (d >= 0 && d < rhs.rank()) per_element *= rhs.dimensions(d);
-        }
-      } else if (instr->opcode() == hlo::Opcode::kConvolution) {
-        auto dims = hlo::GetConvolutionDimensionNumbers(*instr);
-        if (!dims || dims->kernel_output_feature_dimension < 0 ||
-            dims->kernel_output_feature_dimension >= rhs.rank()) {
-          continue;
-        }
-        const int64_t features =
-            std::max<int64_t>(rhs.dimensions(dims->kernel_output_feature_dimension), 1);
-        per_element = rhs.ElementCount() / features;
-      } else {
-        continue;
-      }
-      if (per_element > 0 && out > std::numeric_limits<int64_t>::max() / per_element) {
-        return std::numeric_limits<int64_t>::max();
-      }
-      total += out * per_element;
-    }
-  }
-  return total;
-}
-
 enum class Outcome { kCompleted, kUnsupported, kInvalid, kTooLarge, kOther };
 
 struct RandomRun {
@@ -248,7 +207,7 @@ RandomRun RunWithRandomInputs(const fs::path& path) {
   if (!verified) return {Outcome::kInvalid, verified.error().message};
   Status fits = runtime::io::CheckEvalMemory(**module, kMemoryBudget);
   if (!fits) return {Outcome::kTooLarge, fits.error().message};
-  if (const int64_t macs = EstimateMultiplyAdds(**module); macs > kMaxMultiplyAdds) {
+  if (const int64_t macs = runtime::io::EstimateMultiplyAdds(**module); macs > kMaxMultiplyAdds) {
     return {Outcome::kTooLarge, "too large to evaluate here: " + std::to_string(macs) +
                                     " multiply-adds in dots and convolutions"};
   }

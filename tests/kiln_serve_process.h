@@ -72,6 +72,8 @@ class KilnServeProcess {
   bool ok() const { return port_ != 0; }
   uint16_t port() const { return port_; }
   pid_t pid() const { return pid_; }
+  // The server's database file (removed with the process's directory).
+  std::filesystem::path db_path() const { return dir_ / "kiln.db"; }
 
   // One request on a new connection (bounded by `timeout`).
   http::testing::RawResponse Call(std::string_view method, std::string_view target, std::string_view body = {},

@@ -20,39 +20,14 @@ namespace kiln::server {
 namespace {
 
 using nlohmann::json;
+using testing::kAddInputs;
 using testing::KilnServeProcess;
+using testing::kSpinInputs;
+using testing::kSpinModule;
 using testing::ServerEnv;
 
 constexpr std::string_view kText = "Content-Type: text/plain\r\n";
 constexpr std::string_view kJson = "Content-Type: application/json\r\n";
-
-// while(true): only a deadline, a cancellation or the step budget ends it.
-constexpr const char* kSpinModule = R"(HloModule spin
-
-cond {
-  s = (s32[], f32[4]) parameter(0)
-  ROOT t = pred[] constant(true)
-}
-
-body {
-  s = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  one = s32[] constant(1)
-  n = s32[] add(i, one)
-  v = f32[4] get-tuple-element(s), index=1
-  w = f32[4] add(v, v)
-  ROOT r = (s32[], f32[4]) tuple(n, w)
-}
-
-ENTRY main {
-  x = f32[4] parameter(0)
-  z = s32[] constant(0)
-  init = (s32[], f32[4]) tuple(z, x)
-  loop = (s32[], f32[4]) while(init), condition=cond, body=body
-  ROOT out = f32[4] get-tuple-element(loop), index=1
-}
-)";
-constexpr std::string_view kSpinInputs = R"({"inputs":[{"shape":[4],"dtype":"f32","data":[1,2,3,4]}]})";
 
 // A 4-byte input broadcast to 4 GB.
 constexpr const char* kBillionModule = R"(HloModule billion
@@ -63,10 +38,6 @@ ENTRY main {
 }
 )";
 
-const std::string kAddInputs = json{{"inputs",
-                                     {{{"shape", {2, 3}}, {"dtype", "f32"}, {"data", {1, 2, 3, 4, 5, 6}}},
-                                      {{"shape", {2, 3}}, {"dtype", "f32"}, {"data", {10, 20, 30, 40, 50, 60}}}}}}
-                                   .dump();
 
 std::string Execute(const std::string& key) { return "/v1/executables/" + key + "/execute"; }
 

@@ -34,6 +34,39 @@ ENTRY main {
 }
 )";
 
+// JSON inputs of kAddModule; it answers {11, 22, 33, 44, 55, 66}.
+inline constexpr std::string_view kAddInputs =
+    R"({"inputs": [{"shape": [2,3], "dtype": "f32", "data": [1,2,3,4,5,6]},)"
+    R"( {"shape": [2,3], "dtype": "f32", "data": [10,20,30,40,50,60]}]})";
+
+// while(true): only a deadline, a cancellation or the step budget ends it.
+inline constexpr const char* kSpinModule = R"(HloModule spin
+
+cond {
+  s = (s32[], f32[4]) parameter(0)
+  ROOT t = pred[] constant(true)
+}
+
+body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  n = s32[] add(i, one)
+  v = f32[4] get-tuple-element(s), index=1
+  w = f32[4] add(v, v)
+  ROOT r = (s32[], f32[4]) tuple(n, w)
+}
+
+ENTRY main {
+  x = f32[4] parameter(0)
+  z = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(z, x)
+  loop = (s32[], f32[4]) while(init), condition=cond, body=body
+  ROOT out = f32[4] get-tuple-element(loop), index=1
+}
+)";
+inline constexpr std::string_view kSpinInputs = R"({"inputs":[{"shape":[4],"dtype":"f32","data":[1,2,3,4]}]})";
+
 // The same graph with parameter 0 of another shape.
 inline std::string NegateModule(int rows) {
   return "HloModule negate\n\nENTRY main {\n  p0 = f32[" + std::to_string(rows) +

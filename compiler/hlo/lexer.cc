@@ -265,11 +265,13 @@ Token Lexer::Next() {
   if (IsDigit(c) || c == '-' || c == '?') return LexNumberOrPattern(start);
   if (IsIdentStart(c)) return LexIdentifier(start);
   if (c == '\0') return Fail(start, "unexpected NUL byte");
-  return Fail(start, std::string("unexpected character '") +
-                         (static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f
-                              ? std::string(1, c)
-                              : "\\x" + std::to_string(static_cast<unsigned char>(c))) +
-                         "'");
+  // Printable ASCII as itself, any other byte as \xHH.
+  static constexpr char kHexDigits[] = "0123456789abcdef";
+  const auto byte = static_cast<unsigned char>(c);
+  const std::string shown = byte >= 0x20 && byte < 0x7f
+                                ? std::string(1, c)
+                                : std::string{'\\', 'x', kHexDigits[byte >> 4], kHexDigits[byte & 15]};
+  return Fail(start, "unexpected character '" + shown + "'");
 }
 
 Token Lexer::LexIdentifier(size_t start) {

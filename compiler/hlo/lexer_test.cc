@@ -156,6 +156,12 @@ TEST(LexerTest, NulAndStrayBytesAreErrors) {
     EXPECT_EQ(lex.Next().kind, TokKind::kError) << "input byte " << int(uint8_t(bad[0]));
     EXPECT_FALSE(lex.error().empty());
   }
+  // A byte outside printable ASCII is named by its hex value.
+  for (auto [bad, named] : {std::pair<std::string_view, std::string_view>{"\xff", "'\\xff'"}, {"\x01", "'\\x01'"}}) {
+    Lexer lex(bad);
+    EXPECT_EQ(lex.Next().kind, TokKind::kError);
+    EXPECT_NE(lex.error().find(named), std::string::npos) << lex.error();
+  }
 }
 
 TEST(LexerTest, EofIsSticky) {

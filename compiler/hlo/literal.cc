@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include <sanitizer/asan_interface.h>
 #include <sys/mman.h>
 
 #include "compiler/hlo/float_formats.h"
@@ -171,7 +172,10 @@ class LargeBlockCache {
         cached_bytes_ += size;
       }
     }
-    for (const Block& b : evicted) munmap(b.p, b.size);
+    for (const Block& b : evicted) {
+      ASAN_UNPOISON_MEMORY_REGION(b.p, b.size);  // the address may be mapped again
+      munmap(b.p, b.size);
+    }
   }
 
  private:
@@ -190,13 +194,23 @@ LargeBlockCache& BlockCache() {
   return *cache;
 }
 
+// Under AddressSanitizer (no-ops otherwise) a large block is poisoned beyond
+// the bytes handed out and entirely while it waits in the cache, so reads
+// past the end of a large literal or after its release are reported as they
+// are for operator new's blocks.
+void* HandOut(void* p, size_t bytes, size_t size) {
+  ASAN_UNPOISON_MEMORY_REGION(p, bytes);
+  ASAN_POISON_MEMORY_REGION(static_cast<uint8_t*>(p) + bytes, size - bytes);
+  return p;
+}
+
 }  // namespace
 
 void* AllocateLiteralBytes(size_t bytes) {
   if (bytes < kLiteralLargeBlockBytes) return ::operator new(bytes);
   const size_t size = RoundUpToGranule(bytes);
-  if (void* p = BlockCache().Take(size)) return p;
-  if (void* p = MapLargeBlock(size)) return p;
+  if (void* p = BlockCache().Take(size)) return HandOut(p, bytes, size);
+  if (void* p = MapLargeBlock(size)) return HandOut(p, bytes, size);
   throw std::bad_alloc();
 }
 
@@ -206,7 +220,9 @@ void FreeLiteralBytes(void* p, size_t bytes) {
     ::operator delete(p);
     return;
   }
-  BlockCache().Put(p, RoundUpToGranule(bytes));
+  const size_t size = RoundUpToGranule(bytes);
+  ASAN_POISON_MEMORY_REGION(p, size);
+  BlockCache().Put(p, size);
 }
 
 Literal::Literal(Shape shape) : shape_(std::move(shape)) {

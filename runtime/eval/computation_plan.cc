@@ -104,9 +104,13 @@ Result<ElementwiseRegion> FinishRegion(std::vector<const Instruction*> members,
     ElementwiseRegion::Member member;
     member.instr = instr;
     KILN_ASSIGN_OR_RETURN(member.kernel, ResolveElementwiseKernel(*instr));
-    member.alias_operand = instr->opcode() == hlo::Opcode::kCopy ||
-                           instr->opcode() == hlo::Opcode::kBroadcast ||
-                           instr->opcode() == hlo::Opcode::kBitcastConvert;
+    // Copies and broadcasts into another element type convert, so they have
+    // bytes of their own.
+    const bool same_type = instr->operand_count() > 0 && instr->shape().element_type() ==
+                                                            instr->operand(0)->shape().element_type();
+    member.alias_operand = instr->opcode() == hlo::Opcode::kBitcastConvert ||
+                           (same_type && (instr->opcode() == hlo::Opcode::kCopy ||
+                                          instr->opcode() == hlo::Opcode::kBroadcast));
     for (int64_t k = 0; k < instr->operand_count(); ++k) {
       const Instruction* op = instr->operand(k);
       if (auto it = member_index.find(op); it != member_index.end()) {

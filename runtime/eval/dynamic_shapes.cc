@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "compiler/hlo/op_attributes.h"
 #include "runtime/eval/instruction_error.h"
+#include "runtime/eval/literal_convert.h"
 #include "runtime/eval/shape_ops.h"
 #include "runtime/eval/strided_copy.h"
 
@@ -69,6 +71,20 @@ Result<const Literal*> ArrayOf(const Instruction& instr, const Value& value) {
   return &value.array();
 }
 
+// Points `in` at its conversion (kept in `converted`) when its element type
+// is not `instr`'s result type (mixed precision, see shape_ops.h): the ops
+// here copy bytes in the result's width.
+Status ConvertToResultType(const Instruction& instr, const Literal*& in,
+                           std::optional<Literal>& converted) {
+  const hlo::PrimitiveType to = instr.shape().element_type();
+  if (in->shape().element_type() == to) return Ok();
+  Result<Literal> result = ConvertLiteral(*in, to);
+  if (!result) return std::unexpected(InstrError(instr, result.error().message));
+  converted = std::move(*result);
+  in = &*converted;
+  return Ok();
+}
+
 Result<int64_t> DimensionOperand(const Instruction& instr, std::span<const Value> operands) {
   KILN_ASSIGN_OR_RETURN(int64_t dim, hlo::GetSingleDimension(instr));
   if (operands.empty() || operands[0].is_tuple() || operands[0].empty()) {
@@ -103,6 +119,10 @@ Result<Value> EvalSetDimensionSize(const Instruction& instr, std::span<const Val
   }
   std::vector<int64_t> sizes = ActualSizes(operand);
   sizes[dim] = *size;
+  const Literal* in = &operand.array();
+  std::optional<Literal> converted;
+  KILN_RETURN_IF_ERROR(ConvertToResultType(instr, in, converted));
+  if (converted) return Value::Own(std::move(*converted)).WithDynamicSizes(std::move(sizes));
   return operand.WithDynamicSizes(std::move(sizes));
 }
 
@@ -123,6 +143,8 @@ Result<Value> EvalDynamicReshape(const Instruction& instr, std::span<const Value
         InstrError(instr, "needs the operand and one size per result dimension"));
   }
   KILN_ASSIGN_OR_RETURN(const Literal* in, ArrayOf(instr, operands[0]));
+  std::optional<Literal> converted;
+  KILN_RETURN_IF_ERROR(ConvertToResultType(instr, in, converted));
   std::vector<int64_t> sizes(static_cast<size_t>(shape.rank()));
   for (int64_t d = 0; d < shape.rank(); ++d) {
     KILN_ASSIGN_OR_RETURN(const Literal* size_literal, ArrayOf(instr, operands[d + 1]));

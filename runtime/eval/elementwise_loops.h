@@ -14,8 +14,14 @@ namespace kiln::runtime::elementwise_internal {
 
 // Hot loops are compiled twice, for AVX2 and for the baseline ISA, and the
 // loader picks one per machine (GCC function multiversioning). FMA stays off:
-// contracting a*b+c would change results.
+// contracting a*b+c would change results. Clang (only the fuzz build uses
+// it) leaves the inline functions such clones call undefined at link time,
+// so there the loops are compiled once.
+#if defined(__clang__)
+#define KILN_ELEMENTWISE_LOOP
+#else
 #define KILN_ELEMENTWISE_LOOP [[gnu::target_clones("avx2", "default")]]
+#endif
 
 template <class Tr, class Op>
 struct UnaryLoop {

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <string>
 #include <vector>
 
 #include "compiler/hlo/op_attributes.h"
 #include "runtime/eval/element_traits.h"
 #include "runtime/eval/instruction_error.h"
+#include "runtime/eval/literal_convert.h"
 #include "runtime/eval/strided_copy.h"
 
 namespace kiln::runtime {
@@ -32,6 +34,21 @@ Status CheckElements(const Instruction& instr, const Literal& lit, int64_t expec
                                                  " elements, expected " + std::to_string(expected)));
   }
   return Ok();
+}
+
+// `in` in the element type of `instr`'s result: `in` itself, or its
+// conversion, kept alive in `converted`. The ops below move bytes, so an
+// operand of another type (mixed precision, which the verifier allows as
+// XLA's does) is converted first; moving a bf16 buffer as f32 elements would
+// read past its end. An operand without data is left to CheckElements.
+Result<const Literal*> InResultType(const Instruction& instr, const Literal& in,
+                                    std::deque<Literal>& converted) {
+  const hlo::PrimitiveType to = instr.shape().element_type();
+  if (in.shape().element_type() == to || in.elided()) return &in;
+  Result<Literal> result = ConvertLiteral(in, to);
+  if (!result) return std::unexpected(InstrError(instr, result.error().message));
+  converted.push_back(std::move(*result));
+  return &converted.back();
 }
 
 // Physical element order of `shape` under its layout, as a permutation of
@@ -70,7 +87,9 @@ Result<int64_t> IntegerElement(const Literal& literal, int64_t i) {
 }
 
 Result<Literal> EvalBroadcast(const Instruction& instr, LiteralSpan operands) {
-  const Literal& in = *operands[0];
+  std::deque<Literal> converted;
+  KILN_ASSIGN_OR_RETURN(const Literal* converted_in, InResultType(instr, *operands[0], converted));
+  const Literal& in = *converted_in;
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, hlo::GetDimensions(instr));
   const hlo::Shape& out_shape = instr.shape();
   if (static_cast<int64_t>(dims.size()) != in.shape().rank()) {
@@ -98,11 +117,10 @@ Result<Literal> EvalBroadcast(const Instruction& instr, LiteralSpan operands) {
 }
 
 Result<Literal> EvalReshape(const Instruction& instr, LiteralSpan operands) {
-  const Literal& in = *operands[0];
+  std::deque<Literal> converted;
+  KILN_ASSIGN_OR_RETURN(const Literal* converted_in, InResultType(instr, *operands[0], converted));
+  const Literal& in = *converted_in;
   KILN_RETURN_IF_ERROR(CheckElements(instr, in, instr.shape().ElementCount()));
-  if (Width(in.shape()) != Width(instr.shape())) {
-    return std::unexpected(InstrError(instr, "element type changes in a reshape"));
-  }
   return Literal::FromData(instr.shape(), in.data());
 }
 
@@ -157,7 +175,9 @@ Result<Literal> EvalBitcast(const Instruction& instr, LiteralSpan operands) {
 }
 
 Result<Literal> EvalTranspose(const Instruction& instr, LiteralSpan operands) {
-  const Literal& in = *operands[0];
+  std::deque<Literal> converted;
+  KILN_ASSIGN_OR_RETURN(const Literal* converted_in, InResultType(instr, *operands[0], converted));
+  const Literal& in = *converted_in;
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, hlo::GetDimensions(instr));
   const int64_t rank = in.shape().rank();
   if (static_cast<int64_t>(perm.size()) != rank) {
@@ -180,7 +200,9 @@ Result<Literal> EvalTranspose(const Instruction& instr, LiteralSpan operands) {
 }
 
 Result<Literal> EvalSlice(const Instruction& instr, LiteralSpan operands) {
-  const Literal& in = *operands[0];
+  std::deque<Literal> converted;
+  KILN_ASSIGN_OR_RETURN(const Literal* converted_in, InResultType(instr, *operands[0], converted));
+  const Literal& in = *converted_in;
   KILN_ASSIGN_OR_RETURN(hlo::SliceSpec spec, hlo::GetSliceSpec(instr));
   const int64_t rank = in.shape().rank();
   if (static_cast<int64_t>(spec.starts.size()) != rank) {
@@ -242,7 +264,9 @@ Result<std::vector<int64_t>> ClampedStarts(const Instruction& instr, LiteralSpan
 }  // namespace
 
 Result<Literal> EvalDynamicSlice(const Instruction& instr, LiteralSpan operands) {
-  const Literal& in = *operands[0];
+  std::deque<Literal> converted;
+  KILN_ASSIGN_OR_RETURN(const Literal* converted_in, InResultType(instr, *operands[0], converted));
+  const Literal& in = *converted_in;
   KILN_RETURN_IF_ERROR(CheckElements(instr, in, in.shape().ElementCount()));
   const std::vector<int64_t>& sizes = instr.shape().dimensions();
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> starts,
@@ -257,8 +281,12 @@ Result<Literal> EvalDynamicSlice(const Instruction& instr, LiteralSpan operands)
 }
 
 Result<Literal> EvalDynamicUpdateSlice(const Instruction& instr, LiteralSpan operands) {
-  const Literal& in = *operands[0];
-  const Literal& update = *operands[1];
+  std::deque<Literal> converted;
+  KILN_ASSIGN_OR_RETURN(const Literal* converted_in, InResultType(instr, *operands[0], converted));
+  const Literal& in = *converted_in;
+  KILN_ASSIGN_OR_RETURN(const Literal* converted_update,
+                        InResultType(instr, *operands[1], converted));
+  const Literal& update = *converted_update;
   KILN_RETURN_IF_ERROR(CheckElements(instr, in, instr.shape().ElementCount()));
   KILN_RETURN_IF_ERROR(CheckElements(instr, update, update.shape().ElementCount()));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> starts,
@@ -282,7 +310,9 @@ Result<Literal> EvalConcatenate(const Instruction& instr, LiteralSpan operands) 
   const std::vector<int64_t> out_strides = ByteStrides(out_shape);
   Literal out(out_shape);
   int64_t at = 0;
-  for (const Literal* in : operands) {
+  std::deque<Literal> converted;
+  for (const Literal* operand : operands) {
+    KILN_ASSIGN_OR_RETURN(const Literal* in, InResultType(instr, *operand, converted));
     KILN_RETURN_IF_ERROR(CheckElements(instr, *in, in->shape().ElementCount()));
     if (in->shape().rank() != out_shape.rank() ||
         at + in->shape().dimensions(dim) > out_shape.dimensions(dim)) {
@@ -297,8 +327,11 @@ Result<Literal> EvalConcatenate(const Instruction& instr, LiteralSpan operands) 
 }
 
 Result<Literal> EvalPad(const Instruction& instr, LiteralSpan operands) {
-  const Literal& in = *operands[0];
-  const Literal& pad_value = *operands[1];
+  std::deque<Literal> converted;
+  KILN_ASSIGN_OR_RETURN(const Literal* converted_in, InResultType(instr, *operands[0], converted));
+  const Literal& in = *converted_in;
+  KILN_ASSIGN_OR_RETURN(const Literal* converted_pad, InResultType(instr, *operands[1], converted));
+  const Literal& pad_value = *converted_pad;
   KILN_ASSIGN_OR_RETURN(hlo::PaddingConfig config, hlo::GetPaddingConfig(instr));
   const int64_t rank = in.shape().rank();
   if (static_cast<int64_t>(config.dimensions.size()) != rank) {
@@ -378,7 +411,9 @@ Result<Literal> EvalIota(const Instruction& instr, LiteralSpan) {
 }
 
 Result<Literal> EvalReverse(const Instruction& instr, LiteralSpan operands) {
-  const Literal& in = *operands[0];
+  std::deque<Literal> converted;
+  KILN_ASSIGN_OR_RETURN(const Literal* converted_in, InResultType(instr, *operands[0], converted));
+  const Literal& in = *converted_in;
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, hlo::GetDimensions(instr));
   KILN_RETURN_IF_ERROR(CheckElements(instr, in, instr.shape().ElementCount()));
   StridedBox box{in.shape().dimensions(), ByteStrides(in.shape()), ByteStrides(in.shape())};

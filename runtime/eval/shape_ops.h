@@ -5,9 +5,11 @@
 // dynamic-update-slice (start indices clamped into bounds as XLA does),
 // concatenate, pad (negative and interior padding), iota, reverse, and
 // bitcast-convert between element types of different widths (the
-// dynamic-dimension ops are in dynamic_shapes.h). Errors (bad attributes,
-// sizes that do not match) name the instruction. Pure functions;
-// thread-safe.
+// dynamic-dimension ops are in dynamic_shapes.h). An op other than bitcast
+// and bitcast-convert whose result element type differs from an operand's
+// (mixed precision) moves that operand's values converted to the result
+// type. Errors (bad attributes, sizes that do not match) name the
+// instruction. Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 
 #include "compiler/hlo/instruction.h"
 #include "base/str_cat.h"
+#include "compiler/hlo/op_attributes.h"
 
 namespace kiln::runtime::io {
 namespace {
@@ -118,6 +119,46 @@ Status CheckEvalMemory(const hlo::Module& module, int64_t budget_bytes) {
                                        " (parameters, result and the largest intermediate value), over the "
                                        "budget of ",
                                        DescribeBytes(static_cast<double>(budget_bytes))));
+}
+
+int64_t EstimateMultiplyAdds(const hlo::Module& module) {
+  int64_t total = 0;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instr : computation->instructions()) {
+      if (!instr->shape().IsArray() || instr->operand_count() < 2) continue;
+      const int64_t out = instr->shape().ElementCount();
+      const hlo::Shape& rhs = instr->operand(1)->shape();
+      int64_t per_element = 0;
+      if (instr->opcode() == hlo::Opcode::kDot) {
+        auto dims = hlo::GetDotDimensionNumbers(*instr);
+        if (!dims) continue;
+        per_element = 1;
+        for (int64_t d : dims->rhs_contracting_dimensions) {
+          if (d >= 0 && d < rhs.rank() &&
+              __builtin_mul_overflow(per_element, rhs.dimensions(d), &per_element)) {
+            return kOverflow;
+          }
+        }
+      } else if (instr->opcode() == hlo::Opcode::kConvolution) {
+        auto dims = hlo::GetConvolutionDimensionNumbers(*instr);
+        if (!dims || dims->kernel_output_feature_dimension < 0 ||
+            dims->kernel_output_feature_dimension >= rhs.rank()) {
+          continue;
+        }
+        const int64_t features =
+            std::max<int64_t>(rhs.dimensions(dims->kernel_output_feature_dimension), 1);
+        per_element = rhs.ElementCount() / features;
+      } else {
+        continue;
+      }
+      int64_t product;
+      if (out < 0 || per_element < 0 || __builtin_mul_overflow(out, per_element, &product)) {
+        return kOverflow;  // a count that overflowed is negative
+      }
+      total = SaturatingAdd(total, product);
+    }
+  }
+  return total;
 }
 
 }  // namespace kiln::runtime::io

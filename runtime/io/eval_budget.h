@@ -36,6 +36,13 @@ int64_t EstimateEvalBytes(const hlo::Module& module);
 // even beyond 2^63 bytes.
 Status CheckEvalMemory(const hlo::Module& module, int64_t budget_bytes);
 
+// Multiply-adds of the module's dots and convolutions, each instruction once
+// (loops not unrolled): a result element of a dot costs the product of the
+// contracting sizes, one of a convolution the kernel's elements per output
+// feature. A time estimate for harnesses that bound how long evaluating may
+// take; INT64_MAX on overflow.
+int64_t EstimateMultiplyAdds(const hlo::Module& module);
+
 // The largest value any instruction of `module` makes, leaving out the
 // entry's parameters and root (a compiled program's kernel: those are its
 // buffers); INT64_MAX on overflow.

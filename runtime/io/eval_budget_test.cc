@@ -35,6 +35,35 @@ TEST(EvalBudgetTest, SaturatesOnHugeShapes) {
   EXPECT_EQ(HostBytes(hlo::Shape::Tuple({huge, huge})), INT64_MAX);
 }
 
+TEST(EvalBudgetTest, CountsMultiplyAddsOfDotsAndConvolutions) {
+  auto module = hlo::ParseModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[4,6] parameter(0)
+  b = f32[6,5] parameter(1)
+  dot = f32[4,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  img = f32[1,8,8,3] parameter(2)
+  k = f32[3,3,3,16] parameter(3)
+  conv = f32[1,6,6,16] convolution(img, k), window={size=3x3}, dim_labels=b01f_01io->b01f
+  ROOT sum = f32[4,5] add(dot, dot)
+})");
+  ASSERT_TRUE(module) << module.error().message;
+  // The dot: 20 results of 6 each; the convolution: 576 results of 3*3*3.
+  EXPECT_EQ(EstimateMultiplyAdds(**module), 20 * 6 + 576 * 27);
+}
+
+TEST(EvalBudgetTest, MultiplyAddsSaturate) {
+  auto module = hlo::ParseModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[3037000500,3037000500] parameter(0)
+  b = f32[3037000500,3037000500] parameter(1)
+  ROOT dot = f32[3037000500,3037000500] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_TRUE(module) << module.error().message;
+  EXPECT_EQ(EstimateMultiplyAdds(**module), INT64_MAX);
+}
+
 TEST(EvalBudgetTest, MessagesGiveTheTrueSizeOfHugeShapes) {
   // 10^12 x 10^9 f32: 4*10^21 bytes, far past int64's 9.2*10^18.
   auto module = hlo::ParseModule(R"(

@@ -181,6 +181,7 @@ template <typename T>
 std::vector<T> ElementsAs(const hlo::Literal& lit) {
   const int64_t n = lit.element_count();
   std::vector<T> out(n);
+  if (n == 0) return out;  // both buffers may be null, which memcpy must not get
   const uint8_t* p = lit.data().data();
   VisitCodec(lit.shape().element_type(), [&](const auto& codec) {
     using Value = typename std::decay_t<decltype(codec)>::Value;
@@ -201,6 +202,7 @@ void StoreElements(std::span<const T> values, hlo::Literal& lit) {
   uint8_t* p = lit.mutable_data().data();
   const int64_t width = ElementBytes(lit);
   const int64_t n = static_cast<int64_t>(values.size());
+  if (n == 0) return;  // both buffers may be null, which memcpy must not get
   VisitCodec(lit.shape().element_type(), [&](const auto& codec) {
     using Value = typename std::decay_t<decltype(codec)>::Value;
     if constexpr (std::is_same_v<Value, T>) {

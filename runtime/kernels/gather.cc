@@ -69,6 +69,17 @@ Result<hlo::Literal> EvalGather(const hlo::Instruction& instr, Operands operands
 
   hlo::Literal result(out_shape);
   if (out_shape.ElementCount() == 0) return result;
+  // A collapsed or batching dimension may have slice size 0 (XLA allows 0
+  // or 1 there); every slice is then empty, yet the result has elements:
+  // there is nothing to read them from (the clamped start could sit past
+  // the operand's end).
+  for (int64_t d = 0; d < op_shape.rank(); ++d) {
+    if (slice_sizes[d] == 0) {
+      return KernelError(instr, "slice_sizes " + DimsToString(slice_sizes) + " is 0 in operand dimension " +
+                                    std::to_string(d) + ", so every slice is empty, but the result " +
+                                    out_shape.ToString() + " has elements");
+    }
+  }
   const std::vector<int64_t> op_strides = RowMajorStrides(op_shape.dimensions());
   std::vector<int64_t> out_index(out_rank, 0), batch(batch_dims.size()), start(op_shape.rank());
   int64_t o = 0;

@@ -52,6 +52,25 @@ ENTRY e {
   EXPECT_NE(r.error().message.find("%g"), std::string::npos) << r.error().message;
 }
 
+// Found by fuzz/hlo_compile_fuzzer (fuzz/regressions/hlo_compile/
+// gather_empty_collapsed_slice): slice size 0 in a collapsed dimension
+// verifies, but the start was clamped to [0, 1] in a dimension of size 1
+// and the gather read past the operand.
+TEST(GatherTest, EmptySlicesWithAResultToFillAreAnError) {
+  auto r = RunRoot(R"(
+HloModule m
+ENTRY e {
+  x = s32[1,3] parameter(0)
+  i = s32[2] parameter(1)
+  ROOT g = s32[2,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0},
+      start_index_map={0}, index_vector_dim=1, slice_sizes={0,3}
+})", {"s32[1,3] {{1,2,3}}", "s32[2] {1, 0}"});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "instruction %g (gather): slice_sizes {0,3} is 0 in operand dimension 0, so every slice is empty, "
+            "but the result s32[2,3] has elements");
+}
+
 constexpr char kScatterAdd[] = R"(
 HloModule m
 add {

@@ -1,6 +1,8 @@
 // SerializeProgram / ParseProgram: Program <-> envelope + FlatBuffer.
 #include <flatbuffers/flatbuffers.h>
 
+#include <bit>
+#include <cstring>
 #include <string>
 
 #include "runtime/program/executable_envelope.h"
@@ -39,9 +41,16 @@ Offset<fb::Kernel> BuildKernel(FlatBufferBuilder& b, const ProgramKernel& k) {
 
 std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 
+// Copied as bytes: FlatBuffers 2.0's verifier aligns a vector only to its
+// 4-byte length, so the 8-byte elements of a hostile buffer may sit
+// misaligned (kiln's writer aligns them; the host is little-endian, as
+// the format).
 template <typename T>
 std::vector<T> Vec(const flatbuffers::Vector<T>* v) {
-  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
+  static_assert(std::endian::native == std::endian::little);
+  std::vector<T> out(v ? v->size() : 0);
+  if (!out.empty()) std::memcpy(out.data(), v->Data(), out.size() * sizeof(T));
+  return out;
 }
 
 std::vector<std::vector<int64_t>> Blocks(const flatbuffers::Vector<Offset<fb::Block>>* v) {
@@ -101,9 +110,11 @@ Result<Program> ParseProgram(std::span<const uint8_t> bytes) {
     return UnimplementedError("executable format version " + std::to_string(envelope.format_version) +
                               ", this kiln reads " + std::to_string(kExecutableFormatVersion));
   }
+  // The verifier checks the file identifier too, once it knows the payload
+  // holds one (ExecutableBufferHasIdentifier alone reads bytes 4..7 of a
+  // payload that may be shorter).
   flatbuffers::Verifier verifier(envelope.payload.data(), envelope.payload.size());
-  if (!fb::ExecutableBufferHasIdentifier(envelope.payload.data()) ||
-      !fb::VerifyExecutableBuffer(verifier)) {
+  if (!fb::VerifyExecutableBuffer(verifier)) {
     return DataLossError("executable fails FlatBuffers verification: the layout is malformed");
   }
   const fb::Executable& e = *fb::GetExecutable(envelope.payload.data());

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "fuzz/regression_inputs.h"
+#include "runtime/program/executable_envelope.h"
 #include "runtime/program/program.h"
 
 namespace kiln::runtime {
@@ -65,6 +67,34 @@ TEST(ProgramCodecTest, RejectsEveryFlippedByte) {
     bad[i] ^= 0x5a;
     EXPECT_FALSE(ParseProgram(bad)) << "flipping byte " << i << " went unnoticed";
   }
+}
+
+// Found by fuzz/executable_fuzzer: the file identifier was read before the
+// verifier had checked the payload was long enough to hold one (a heap
+// overflow under AddressSanitizer).
+TEST(ProgramCodecTest, RejectsPayloadsTooShortForAFlatBuffer) {
+  for (size_t n = 0; n < 8; ++n) {
+    std::vector<uint8_t> payload(n, 0);
+    std::vector<uint8_t> bytes = WrapInEnvelope(kExecutableFormatVersion, payload);
+    auto r = ParseProgram(bytes);
+    ASSERT_FALSE(r) << n << " payload bytes";
+    EXPECT_NE(r.error().message.find("FlatBuffers verification"), std::string::npos) << r.error().message;
+  }
+}
+
+// Found by fuzz/executable_fuzzer: FlatBuffers 2.0's verifier accepts a
+// vector of 8-byte elements (here a buffer's parameter path) 4 bytes off its
+// alignment, and the decoder read the elements in place (UBSan: misaligned
+// load). The input is the harness's: a mode byte, then the payload.
+TEST(ProgramCodecTest, ReadsEightByteVectorsAHostileBufferMisaligns) {
+  std::string input = fuzz::RegressionInput("executable", "misaligned_int64_vector");
+  ASSERT_GT(input.size(), 1u);
+  ASSERT_EQ(input[0] & 1, 0) << "a payload-mode input";
+  std::vector<uint8_t> bytes = WrapInEnvelope(
+      kExecutableFormatVersion, std::span(reinterpret_cast<const uint8_t*>(input.data()) + 1, input.size() - 1));
+  auto r = ParseProgram(bytes);  // decodes, then VerifyProgram refuses the buffer table
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("not a parameter buffer"), std::string::npos) << r.error().message;
 }
 
 TEST(ProgramCodecTest, RejectsAnotherFormatVersion) {

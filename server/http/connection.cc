@@ -145,8 +145,10 @@ void Connection::Consume(const char* data, size_t size) {
 
 void Connection::Parse(const char* data, size_t size) {
   input_begin_ = data;
+  input_end_ = data + size;
   llhttp_errno_t err = llhttp_execute(&parser_, data, size);
   input_begin_ = nullptr;
+  input_end_ = nullptr;
   if (err == HPE_OK) {
     RememberLastNonBlank(data, data + size);
     return;
@@ -182,6 +184,10 @@ char Connection::LastNonBlankBefore(const char* at) const {
   if (input_begin_ == nullptr) return last_nonblank_;
   while (at > input_begin_ && IsBlank(at[-1])) --at;
   return at > input_begin_ ? at[-1] : last_nonblank_;
+}
+
+bool Connection::EndsRequestLine(const char* at) const {
+  return input_begin_ != nullptr && at >= input_begin_ && at < input_end_ && (*at == '\r' || *at == '\n');
 }
 
 void Connection::RememberLastNonBlank(const char* begin, const char* end) {

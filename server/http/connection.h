@@ -158,6 +158,9 @@ class Connection {
   // any input. RememberLastNonBlank records that of consumed input.
   char LastNonBlankBefore(const char* at) const;
   void RememberLastNonBlank(const char* begin, const char* end);
+  // Whether `at`, a pointer into what Parse is parsing, is a CR or LF
+  // (false at the end of that input).
+  bool EndsRequestLine(const char* at) const;
   void HandleEof();
   bool CanAcceptMore() const;
   // Resumes a paused parse when there is room, then starts or stops reading.
@@ -185,6 +188,7 @@ class Connection {
   std::optional<Error> rejection_;      // set by a callback that refused the request
   std::string paused_input_;            // bytes after a pause, parsed on resume
   const char* input_begin_ = nullptr;   // what llhttp_execute is parsing now
+  const char* input_end_ = nullptr;     // and its end
   char last_nonblank_ = 0;              // the last non-blank byte parsed before it
   bool parser_paused_ = false;          // pipeline full: resume when it drains
 

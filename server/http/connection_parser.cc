@@ -81,6 +81,10 @@ int Connection::OnUrl(llhttp_t* parser, const char* at, size_t length) {
   Connection& c = Of(parser);
   if (int rc = c.CountHeaderBytes(length); rc != 0) return rc;
   c.incoming_.request.target.append(at, length);
+  // Strict llhttp still takes a request line ending right after the target
+  // as HTTP/0.9 and waits for a header section; only then is the target
+  // followed by CR or LF.
+  if (c.EndsRequestLine(at + length)) return c.Reject(NoVersionError());
   return 0;
 }
 
@@ -102,7 +106,9 @@ int Connection::OnHeaderValue(llhttp_t* parser, const char* at, size_t length) {
 }
 
 int Connection::OnHeaderValueComplete(llhttp_t* parser) {
-  Incoming& incoming = Of(parser).incoming_;
+  Connection& c = Of(parser);
+  Incoming& incoming = c.incoming_;
+  if (incoming.field.empty()) return c.Reject(EmptyFieldNameError());
   incoming.request.headers.Add(std::move(incoming.field), std::move(incoming.value));
   incoming.field.clear();
   incoming.value.clear();

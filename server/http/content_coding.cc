@@ -48,11 +48,17 @@ Result<std::string> ZstdDecompress(std::string_view compressed, size_t max_bytes
 }
 
 Status DecodeRequestBody(Request& request, size_t max_body_bytes) {
-  std::optional<std::string_view> coding = request.headers.Get("Content-Encoding");
-  if (!coding || coding->empty() || EqualsIgnoreCase(*coding, "identity")) return {};
-  if (!EqualsIgnoreCase(*coding, "zstd")) {
+  // Repeated fields make one list ("zstd" twice is "zstd, zstd"), which is
+  // refused whole rather than decoded once.
+  std::string codings;
+  for (const auto& [name, value] : request.headers.fields()) {
+    if (EqualsIgnoreCase(name, "Content-Encoding")) codings += (codings.empty() ? "" : ", ") + value;
+  }
+  const std::string_view coding = codings;
+  if (coding.empty() || EqualsIgnoreCase(coding, "identity")) return {};
+  if (!EqualsIgnoreCase(coding, "zstd")) {
     return std::unexpected(
-        UnimplementedError(StrCat("Content-Encoding \"", *coding, "\" is not supported; use zstd or none"))
+        UnimplementedError(StrCat("Content-Encoding \"", coding, "\" is not supported; use zstd or none"))
             .WithReason("unsupported_content_encoding"));
   }
   auto decoded = ZstdDecompress(request.body, max_body_bytes);

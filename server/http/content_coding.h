@@ -18,7 +18,7 @@ namespace kiln::http {
 
 // Decodes `request.body` in place according to its Content-Encoding (absent,
 // "identity" or "zstd") and drops the field. Fails with 415 for other
-// codings, 413 when the decoded body passes `max_body_bytes`, 400 for a
+// codings (repeated fields count as one list: two "zstd" fields are 415), 413 when the decoded body passes `max_body_bytes`, 400 for a
 // corrupt or truncated zstd frame.
 Status DecodeRequestBody(Request& request, size_t max_body_bytes);
 

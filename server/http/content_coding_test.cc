@@ -61,6 +61,16 @@ TEST(ContentCodingTest, DecodeRequestBodyByContentEncoding) {
   auto refused = DecodeRequestBody(gzip, 100);
   ASSERT_FALSE(refused);
   EXPECT_EQ(HttpStatusOf(refused.error()), 415);
+
+  // Two fields are one list: zstd applied twice, not once.
+  Request twice;
+  twice.body = ZstdCompress("hello", 1);
+  twice.headers.Add("Content-Encoding", "zstd");
+  twice.headers.Add("Content-Encoding", "zstd");
+  auto stacked = DecodeRequestBody(twice, 100);
+  ASSERT_FALSE(stacked);
+  EXPECT_EQ(HttpStatusOf(stacked.error()), 415);
+  EXPECT_NE(stacked.error().message.find("\"zstd, zstd\""), std::string::npos) << stacked.error().message;
 }
 
 TEST(ContentCodingTest, ChooseWireBodyCompressesOnlyWhenAllowed) {

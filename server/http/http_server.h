@@ -30,9 +30,10 @@
 // backpressure, a connection cap, JSON errors, graceful shutdown, metrics and
 // an access log.
 // Framing is strict (request_framing.h): anything two HTTP parsers could
-// read differently (overrunning chunks, obs-fold, spaces in header names,
-// Content-Length beside Transfer-Encoding or repeated, a missing or repeated
-// Host) is answered 400 and the connection closed; a chunk whose declared
+// read differently (overrunning chunks, obs-fold, spaces in header names or
+// empty ones, Content-Length beside Transfer-Encoding or repeated, a missing
+// or repeated Host, a repeated Content-Type, a request line without a
+// version) is answered 400 and the connection closed; a chunk whose declared
 // size would pass max_body_bytes is answered 413 before its data is read.
 //
 // Lifetime: Start then Stop (tests, embedding), or Run (the command line),

@@ -161,6 +161,31 @@ TEST_F(HttpServerFramingTest, HostMustAppearExactlyOnceInHttp11) {
   EXPECT_EQ(http10->status, 200);
 }
 
+TEST_F(HttpServerFramingTest, RequestLinesWithoutAVersionAre400AtOnce) {
+  // Strict llhttp would read these as HTTP/0.9 and wait for a header section.
+  ExpectRefused("GET /echo\r\n", 400, "bad_request", "no HTTP version");
+  ExpectRefused("POST /body\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc", 400, "bad_request",
+                "no HTTP version");
+  // The target split over two reads, its line end in the second.
+  RawHttpClient client = Connect();
+  ASSERT_TRUE(client.Send("GET /ec"));
+  std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(client.Send("ho\n"));
+  Result<RawResponse> response = client.ReadResponse();
+  ASSERT_TRUE(response) << response.error().message;
+  EXPECT_EQ(response->status, 400) << response->body;
+  EXPECT_EQ(handler_calls_.load(), 0);
+}
+
+TEST_F(HttpServerFramingTest, EmptyHeaderNamesAndRepeatedContentTypesAre400) {
+  ExpectRefused("GET /echo HTTP/1.1\r\nHost: t\r\n: v\r\n\r\n", 400, "bad_request", "empty name");
+  ExpectRefused(
+      "POST /body HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Type: image/png\r\n"
+      "Content-Length: 3\r\n\r\nabc",
+      400, "bad_request", "2 Content-Type header fields");
+  EXPECT_EQ(handler_calls_.load(), 0);
+}
+
 TEST_F(HttpServerFramingTest, WellFramedChunkedBodiesStillWork) {
   RawHttpClient client = Connect();
   Result<RawResponse> response =

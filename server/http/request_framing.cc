@@ -28,9 +28,19 @@ std::string TransferCodings(const HeaderMap& headers) {
 
 std::optional<Error> CheckFraming(const llhttp_t& parser, const HeaderMap& headers) {
   size_t hosts = 0;
-  for (const auto& field : headers.fields()) hosts += EqualsIgnoreCase(field.first, "Host");
+  size_t content_types = 0;
+  for (const auto& field : headers.fields()) {
+    hosts += EqualsIgnoreCase(field.first, "Host");
+    content_types += EqualsIgnoreCase(field.first, "Content-Type");
+  }
   if (hosts > 1) {
     return InvalidArgumentError(StrCat("the request has ", hosts, " Host header fields; exactly one is allowed"))
+        .WithReason("bad_request");
+  }
+  // One body, one media type: a proxy might honour another of them.
+  if (content_types > 1) {
+    return InvalidArgumentError(
+               StrCat("the request has ", content_types, " Content-Type header fields; at most one is allowed"))
         .WithReason("bad_request");
   }
   const bool http10 = parser.http_major == 1 && parser.http_minor == 0;
@@ -59,6 +69,16 @@ Error ObsFoldError(std::string_view field) {
                                      "' is continued on the next line (obs-fold); send each field on one "
                                      "line"))
       .WithReason("bad_request");
+}
+
+Error NoVersionError() {
+  return InvalidArgumentError(
+             "the request line has no HTTP version (HTTP/0.9 is not supported); send 'METHOD /path HTTP/1.1'")
+      .WithReason("bad_request");
+}
+
+Error EmptyFieldNameError() {
+  return InvalidArgumentError("a header field has an empty name").WithReason("bad_request");
 }
 
 Error MalformedRequestError(llhttp_errno_t error, const char* reason) {
