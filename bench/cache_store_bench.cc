@@ -131,7 +131,7 @@ Status TimeHits(std::vector<Timed>& stores, int gets, bool expect_memory) {
         const auto t0 = Clock::now();
         KILN_ASSIGN_OR_RETURN(auto hit, timed.store->Get(BenchId(timed.keys[g % timed.keys.size()])));
         timed.hit_us.push_back(Seconds(Clock::now() - t0) * 1e6);
-        if (!hit || hit->from_memory != expect_memory) return MakeError("bench: unexpected kind of hit");
+        if (!hit || hit->from_memory != expect_memory) return InternalError("bench: unexpected kind of hit");
       }
       timed.hit_time += Clock::now() - round_start;
       if (expect_memory) continue;
@@ -139,7 +139,7 @@ Status TimeHits(std::vector<Timed>& stores, int gets, bool expect_memory) {
         const auto t0 = Clock::now();
         KILN_ASSIGN_OR_RETURN(auto miss, timed.store->Get(BenchId(timed.figures->entries + 2000 + g)));
         timed.miss_us.push_back(Seconds(Clock::now() - t0) * 1e6);
-        if (miss) return MakeError("bench: unexpected hit");
+        if (miss) return InternalError("bench: unexpected hit");
       }
     }
   }
@@ -225,7 +225,7 @@ Result<CodecFigures> MeasureCodec(const std::vector<const std::string*>& blobs, 
   start = Clock::now();
   for (size_t i = 0; i < frames.size(); ++i) {
     KILN_ASSIGN_OR_RETURN(std::string raw, ZstdDecompress(frames[i], blobs[i]->size(), dictionary));
-    if (raw.size() != blobs[i]->size()) return MakeError("bench: round trip changed the size");
+    if (raw.size() != blobs[i]->size()) return InternalError("bench: round trip changed the size");
   }
   figures.decompress_mb_s = figures.raw / 1e6 / Seconds(Clock::now() - start);
   return figures;
@@ -233,7 +233,7 @@ Result<CodecFigures> MeasureCodec(const std::vector<const std::string*>& blobs, 
 
 Status RunCompression(const std::string& dir) {
   const std::vector<std::string> blobs = ReadBlobs(dir);
-  if (blobs.empty()) return MakeError("bench: no files under " + dir);
+  if (blobs.empty()) return InternalError("bench: no files under " + dir);
   std::vector<const std::string*> all;
   std::vector<std::string> training;
   std::vector<const std::string*> holdout;
@@ -294,7 +294,7 @@ int main(int argc, char** argv) {
     figures[0].entries = small;
     figures[1].entries = large;
     if (auto status = kiln::cache::MeasureStores(dir, figures, gets); !status) {
-      std::fprintf(stderr, "%s\n", status.error().message.c_str());
+      std::fprintf(stderr, "%s\n", status.error().ToString().c_str());
       return 1;
     }
     for (const auto& f : figures) kiln::cache::PrintStore(f);
@@ -307,7 +307,7 @@ int main(int argc, char** argv) {
                 hot_ratio, disk_ratio <= 1.2 && hot_ratio <= 1.2 ? "met" : "NOT met");
   }
   if (auto status = kiln::cache::RunCompression(blobs); !status) {
-    std::fprintf(stderr, "%s\n", status.error().message.c_str());
+    std::fprintf(stderr, "%s\n", status.error().ToString().c_str());
     return 1;
   }
   return 0;

@@ -121,7 +121,7 @@ Run CompileSerially(std::vector<Module>& modules) {
 // K clients POST every module once to a fresh server.
 kiln::Result<Run> CompileOverHttp(const std::vector<Module>& modules, int clients, int compile_threads) {
   char pattern[] = "/tmp/kiln-throughput-XXXXXX";
-  if (mkdtemp(pattern) == nullptr) return kiln::MakeError("mkdtemp failed");
+  if (mkdtemp(pattern) == nullptr) return kiln::InternalError("mkdtemp failed");
   const fs::path dir = pattern;
   Run run;
   {
@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
   for (int k : clients) {
     kiln::Result<Run> run = CompileOverHttp(modules, k, compile_threads);
     if (!run) {
-      std::fprintf(stderr, "server run with %d clients: %s\n", k, run.error().message.c_str());
+      std::fprintf(stderr, "server run with %d clients: %s\n", k, run.error().ToString().c_str());
       return 1;
     }
     const std::string label = "kiln serve, " + std::to_string(k) + " clients";

@@ -31,7 +31,7 @@ class BenchContext : public kiln::runtime::EvalContext {
  public:
   kiln::Result<Literal> Call(const kiln::hlo::Computation&,
                              std::span<const Literal* const>) override {
-    return kiln::MakeError("bench context runs no computations");
+    return kiln::InternalError("bench context runs no computations");
   }
   kiln::Status Charge(int64_t) override { return kiln::Ok(); }
   uint64_t NextRngSeed() override { return 0; }
@@ -85,7 +85,7 @@ ENTRY e {
   ROOT d = f32[1024,1024] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })");
   if (!module) {
-    std::fprintf(stderr, "%s\n", module.error().message.c_str());
+    std::fprintf(stderr, "%s\n", module.error().ToString().c_str());
     return false;
   }
   Literal a = RandomF32({n, n}, 1), b = RandomF32({n, n}, 2);
@@ -96,7 +96,7 @@ ENTRY e {
   double kiln_s = BestSeconds(reps, [&] {
     auto r = kiln::runtime::EvalDot(*(*module)->entry()->root(), args, ctx);
     if (!r) {
-      std::fprintf(stderr, "%s\n", r.error().message.c_str());
+      std::fprintf(stderr, "%s\n", r.error().ToString().c_str());
       ok = false;
       return;
     }
@@ -124,7 +124,7 @@ ENTRY e {
       dim_labels=b01f_01io->b01f
 })");
   if (!module) {
-    std::fprintf(stderr, "%s\n", module.error().message.c_str());
+    std::fprintf(stderr, "%s\n", module.error().ToString().c_str());
     return false;
   }
   Literal x = RandomF32({batch, hw, hw, ci}, 3), w = RandomF32({k, k, ci, co}, 4);
@@ -135,7 +135,7 @@ ENTRY e {
   double kiln_s = BestSeconds(reps, [&] {
     auto r = kiln::runtime::EvalConvolution(*(*module)->entry()->root(), args, ctx);
     if (!r) {
-      std::fprintf(stderr, "%s\n", r.error().message.c_str());
+      std::fprintf(stderr, "%s\n", r.error().ToString().c_str());
       ok = false;
       return;
     }

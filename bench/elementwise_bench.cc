@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   }
   auto module = kiln::hlo::ParseModule(ChainModule(n));
   if (!module) {
-    std::fprintf(stderr, "parse: %s\n", module.error().message.c_str());
+    std::fprintf(stderr, "parse: %s\n", module.error().ToString().c_str());
     return 1;
   }
   kiln::hlo::Shape shape(kiln::hlo::PrimitiveType::kF32, {n});
@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
     auto result = kiln::runtime::EvaluateModule(**module, args);
     const double t = Seconds(chain_start);
     if (!result) {
-      std::fprintf(stderr, "evaluate: %s\n", result.error().message.c_str());
+      std::fprintf(stderr, "evaluate: %s\n", result.error().ToString().c_str());
       return 1;
     }
     chain_best = std::min(chain_best, t);

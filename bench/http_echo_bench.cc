@@ -253,7 +253,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     kiln::Status status = server.Run();
     if (!status) {
-      std::fprintf(stderr, "kiln_http_echo_bench: %s\n", status.error().message.c_str());
+      std::fprintf(stderr, "kiln_http_echo_bench: %s\n", status.error().ToString().c_str());
       return 1;
     }
     return 0;
@@ -277,7 +277,7 @@ int main(int argc, char** argv) {
     options.access_log = nullptr;
     kiln::http::HttpServer server(options, HitRouter(body));
     if (kiln::Status started = server.Start(); !started) {
-      std::fprintf(stderr, "kiln_http_echo_bench: %s\n", started.error().message.c_str());
+      std::fprintf(stderr, "kiln_http_echo_bench: %s\n", started.error().ToString().c_str());
       return 1;
     }
     kiln = RunLoad(server.port(), connections, seconds);

@@ -120,7 +120,7 @@ bool Measure(const Input& in, int repetitions, Timings& t) {
     kiln::Result<std::unique_ptr<kiln::hlo::Module>> m = kiln::hlo::ParseModule(text, name);
     auto b = Clock::now();
     if (!m) {
-      std::fprintf(stderr, "%s: %s\n", in.path.c_str(), m.error().message.c_str());
+      std::fprintf(stderr, "%s: %s\n", in.path.c_str(), m.error().ToString().c_str());
       return false;
     }
     g_sink = g_sink + static_cast<uint64_t>((*m)->instruction_count());
@@ -130,7 +130,7 @@ bool Measure(const Input& in, int repetitions, Timings& t) {
     kiln::Result<kiln::hlo::Fingerprint> fp = kiln::hlo::FingerprintModule(**m, {});
     b = Clock::now();
     if (!fp) {
-      std::fprintf(stderr, "%s: fingerprint: %s\n", in.path.c_str(), fp.error().message.c_str());
+      std::fprintf(stderr, "%s: fingerprint: %s\n", in.path.c_str(), fp.error().ToString().c_str());
       return false;
     }
     g_sink = g_sink + fp->key.low;

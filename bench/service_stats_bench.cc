@@ -89,13 +89,13 @@ Status OldStatsScan(kiln::cache::CacheStore& store, kiln::cache::Connection& raw
       filter.after_row_id = page.back().row_id;
       if (page.size() < 1000) break;
     }
-    if (bytes == 0) return kiln::MakeError("the listing found nothing");
+    if (bytes == 0) return kiln::InternalError("the listing found nothing");
   }
   KILN_ASSIGN_OR_RETURN(kiln::cache::Statement totals,
                         raw.Prepare("SELECT count(*), total(quarantined), total(raw_bytes), total(stored_bytes) "
                                     "FROM entries"));
   KILN_ASSIGN_OR_RETURN(bool row, totals.Step());
-  if (!row) return kiln::MakeError("count(*) returned no row");
+  if (!row) return kiln::InternalError("count(*) returned no row");
   return kiln::Ok();
 }
 
@@ -127,7 +127,8 @@ Result<SizeFigures> Measure(const fs::path& dir, uint64_t entries, int requests)
   KILN_ASSIGN_OR_RETURN(auto client, kiln::http::testing::RawHttpClient::Connect(server.port(), std::chrono::seconds(30)));
   auto get = [&client](const char* target) -> Status {
     KILN_ASSIGN_OR_RETURN(auto response, client.RoundTrip(kiln::http::testing::MakeRequest("GET", target, "", "")));
-    if (response.status != 200) return kiln::MakeError(std::string(target) + " answered " + std::to_string(response.status));
+    if (response.status != 200)
+      return kiln::InternalError(std::string(target) + " answered " + std::to_string(response.status));
     return kiln::Ok();
   };
   // Warm up (page caches, the totals snapshot), then time.
@@ -171,7 +172,7 @@ int main(int argc, char** argv) {
   for (uint64_t entries : ParseSizes(sizes_text)) {
     Result<SizeFigures> figures = Measure(dir, entries, requests);
     if (!figures) {
-      std::fprintf(stderr, "kiln_stats_bench: %s\n", figures.error().message.c_str());
+      std::fprintf(stderr, "kiln_stats_bench: %s\n", figures.error().ToString().c_str());
       return 1;
     }
     all.push_back(*figures);

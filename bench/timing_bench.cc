@@ -96,14 +96,14 @@ int main(int argc, char** argv) {
     });
     auto timer = kiln::runtime::timing::ProgramTimer::Create(*c.program, chip);
     if (!timer) {
-      std::fprintf(stderr, "%s: %s\n", c.name.c_str(), timer.error().message.c_str());
+      std::fprintf(stderr, "%s: %s\n", c.name.c_str(), timer.error().ToString().c_str());
       return 1;
     }
     double warm = MicrosPerCall(reps * 100, [&] { return (*timer)->TimeKernel(0).has_value(); });
     std::string error;
     double numerics = MicrosPerCall(std::max(1, reps / 4), [&] {
       auto out = kiln::runtime::ExecuteProgram(*c.program, args);
-      if (!out) error = out.error().message;
+      if (!out) error = out.error().ToString();
       return out.has_value();
     });
     if (cold < 0 || warm < 0 || numerics < 0) {

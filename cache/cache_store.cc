@@ -17,8 +17,8 @@ int64_t SystemNowMs() {
 }
 
 Status ValidateId(const EntryId& id) {
-  if (id.tenant.empty()) return MakeError("cache: entry tenant is empty");
-  if (id.chip.empty()) return MakeError("cache: entry chip is empty");
+  if (id.tenant.empty()) return InvalidArgumentError("cache: entry tenant is empty");
+  if (id.chip.empty()) return InvalidArgumentError("cache: entry chip is empty");
   return Ok();
 }
 
@@ -40,7 +40,7 @@ Result<std::unique_ptr<CacheStore>> CacheStore::Open(CacheStoreOptions options) 
       Connection::Open(opts.path, {.busy_timeout_ms = opts.busy_timeout_ms, .synchronous_full = opts.synchronous_full}));
   KILN_RETURN_IF_ERROR(store->CheckStorage());
   auto migrated = Migrate(*store->writer_, EmbeddedMigrations());
-  if (!migrated) return MakeError("cache " + opts.path + ": " + migrated.error().message);
+  if (!migrated) return migrated.error().WithContext("cache " + opts.path);
   store->readers_ = std::make_unique<ReaderPool>(
       opts.path, opts.reader_connections,
       ConnectionOptions{.read_only = true, .busy_timeout_ms = opts.busy_timeout_ms,
@@ -118,21 +118,21 @@ Result<std::string> CacheStore::DecodeRow(const StoredRow& row) {
   const EntryMetadata& metadata = row.metadata;
   const std::string where = "entry " + metadata.id.ToString() + ": ";
   if (row.frame.size() != metadata.stored_bytes) {
-    return MakeError(where + "stored " + std::to_string(row.frame.size()) + " bytes, recorded " +
-                     std::to_string(metadata.stored_bytes));
+    return DataLossError(where + "stored " + std::to_string(row.frame.size()) + " bytes, recorded " +
+                         std::to_string(metadata.stored_bytes));
   }
   std::shared_ptr<const ZstdDictionary> dictionary;
   if (metadata.dictionary_id != 0) {
     auto found = DictionaryById(metadata.dictionary_id);
-    if (!found) return MakeError(where + found.error().message);
+    if (!found) return DataLossError(where + found.error().ToString());
     dictionary = std::move(*found);
   }
   auto raw = ZstdDecompress(row.frame, metadata.raw_bytes, dictionary.get());
-  if (!raw) return MakeError(where + raw.error().message);
+  if (!raw) return DataLossError(where + raw.error().ToString());
   const uint64_t checksum = ExecutableChecksum(*raw);
   if (checksum != metadata.checksum) {
-    return MakeError(where + "checksum mismatch (stored " + std::to_string(metadata.checksum) +
-                     ", computed " + std::to_string(checksum) + ")");
+    return DataLossError(where + "checksum mismatch (stored " + std::to_string(metadata.checksum) + ", computed " +
+                         std::to_string(checksum) + ")");
   }
   return raw;
 }
@@ -148,7 +148,7 @@ Result<std::shared_ptr<const ZstdDictionary>> CacheStore::DictionaryById(uint32_
   KILN_RETURN_IF_ERROR(LoadDictionariesLocked());
   std::lock_guard lock(dictionaries_mutex_);
   auto it = dictionaries_.find(id);
-  if (it == dictionaries_.end()) return MakeError("unknown zstd dictionary " + std::to_string(id));
+  if (it == dictionaries_.end()) return DataLossError("unknown zstd dictionary " + std::to_string(id));
   return it->second;
 }
 
@@ -237,7 +237,7 @@ Status CacheStore::FlushHitStatsLocked() {
   return transaction.Commit();
 }
 
-StoreResult<void> CacheStore::Put(const PutRequest& request) {
+Status CacheStore::Put(const PutRequest& request) {
   KILN_RETURN_IF_ERROR(StoreEntry(request));
   const bool try_dictionary = options_.dictionary_training_puts > 0 &&
                               puts_.load() >= options_.dictionary_training_puts &&
@@ -254,12 +254,12 @@ StoreResult<void> CacheStore::Put(const PutRequest& request) {
   return Ok();
 }
 
-StoreResult<void> CacheStore::StoreEntry(const PutRequest& request) {
+Status CacheStore::StoreEntry(const PutRequest& request) {
   KILN_RETURN_IF_ERROR(ValidateId(request.id));
   if (read_only_) return ReadOnlyError();
   if (request.executable.size() > kMaxExecutableBytes) {
-    return MakeError("cache: executable of " + std::to_string(request.executable.size()) +
-                     " bytes exceeds the limit");
+    return ResourceExhaustedError("cache: executable of " + std::to_string(request.executable.size()) +
+                                  " bytes exceeds the limit");
   }
   std::shared_ptr<const ZstdDictionary> dictionary;
   {
@@ -330,11 +330,11 @@ Status CacheStore::WriteEntryLocked(const PutRequest& request, const std::string
     upsert.Bind(14, EntryRowId(request.id));
     auto stepped = upsert.Step();
     if (!stepped && writer_->last_failure() == SQLITE_CONSTRAINT_PRIMARYKEY) {
-      return MakeError("cache: " + request.id.ToString() +
-                       " collides with another entry's row id; not cached");
+      return AlreadyExistsError("cache: " + request.id.ToString() +
+                                " collides with another entry's row id; not cached");
     }
     if (!stepped) return std::unexpected(stepped.error());
-    if (!*stepped) return MakeError("cache: upsert of " + request.id.ToString() + " returned no row");
+    if (!*stepped) return InternalError("cache: upsert of " + request.id.ToString() + " returned no row");
     metadata.row_id = upsert.ColumnInt(0);
     metadata.hit_count = upsert.ColumnInt(1);
     KILN_RETURN_IF_ERROR(upsert.Run());

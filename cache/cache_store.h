@@ -24,7 +24,7 @@
 // Errors: I/O and SQLite failures are returned as errors; a miss is an empty
 // optional, not an error. Bad arguments (empty tenant, oversized executable)
 // are errors naming the argument. Put and Evict say when they failed for
-// lack of room or a read-only file (StoreError::problem); the store keeps
+// lack of room or a read-only file (StorageProblemOf); the store keeps
 // serving what it holds then. Reads never fail for a full disk: hit counts
 // and quarantine marks that cannot be written are dropped (retried later).
 //
@@ -51,6 +51,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
 #include "cache/entry.h"
 #include "cache/eviction_policy.h"
 #include "cache/hot_set.h"
@@ -58,10 +59,9 @@
 #include "cache/reader_pool.h"
 #include "cache/space_reserve.h"
 #include "cache/sqlite_connection.h"
-#include "cache/store_error.h"
+#include "cache/storage_problem.h"
 #include "cache/store_totals.h"
 #include "cache/zstd_codec.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::cache {
 
@@ -205,9 +205,9 @@ class CacheStore {
   // Stores (or replaces, clearing any quarantine) an executable, then
   // evicts if over budget. The put that reaches
   // `dictionary_training_puts` also runs TrainDictionary() once. Fails
-  // with problem kFull on a full disk and kReadOnly on a read-only store:
-  // nothing is stored then.
-  StoreResult<void> Put(const PutRequest& request);
+  // with problem kFull on a full disk and kReadOnly on a read-only store
+  // (StorageProblemOf): nothing is stored then.
+  Status Put(const PutRequest& request);
 
   // The key stored for a raw request body hash, if any.
   Result<std::optional<Hash128>> LookupRequest(const std::string& tenant, const Hash128& request_hash,
@@ -222,7 +222,7 @@ class CacheStore {
   // Removes one entry. False when absent; an error when it is pinned. On a
   // full disk it releases the space reserve and tries again (kFull only if
   // even that is not enough); kReadOnly on a read-only store.
-  StoreResult<bool> Evict(const EntryId& id);
+  Result<bool> Evict(const EntryId& id);
   // Evicts to the budget now (Put does this when over budget).
   Result<EvictionReport> EvictToBudget();
   Result<StoreStats> Stats();
@@ -267,14 +267,14 @@ class CacheStore {
 
   // Reads and verifies one entry from SQLite; quarantines it on mismatch.
   Result<std::shared_ptr<const HotEntry>> ReadVerified(const EntryId& id);
-  StoreResult<void> StoreEntry(const PutRequest& request);
+  Status StoreEntry(const PutRequest& request);
   Status WriteEntryLocked(const PutRequest& request, const std::string& frame, EntryMetadata& metadata);
   // cache_store_storage.cc: read-only detection and the reserve (at Open),
   // and the classification of a failed write (callers hold writer_mutex_
   // and cleared the writer's last failure before the write).
   Status CheckStorage();
-  std::unexpected<StoreError> ReadOnlyError() const;
-  std::unexpected<StoreError> WriteFailureLocked(const Error& error);
+  Error ReadOnlyError() const;
+  Error WriteFailureLocked(const Error& error);
   void WriteSucceededLocked();
   void RefillReserveLocked();
   // Decodes and checks a row; the error says what is wrong with it.

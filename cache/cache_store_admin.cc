@@ -120,8 +120,8 @@ Result<VerifyReport> CacheStore::VerifyAll() {
   return report;
 }
 
-StoreResult<bool> CacheStore::Evict(const EntryId& id) {
-  if (pins_->IsPinned(id)) return MakeError("cache: entry " + id.ToString() + " is in use (pinned)");
+Result<bool> CacheStore::Evict(const EntryId& id) {
+  if (pins_->IsPinned(id)) return FailedPreconditionError("cache: entry " + id.ToString() + " is in use (pinned)");
   if (read_only_) return ReadOnlyError();
   std::lock_guard lock(writer_mutex_);
   (void)FlushHitStatsLocked();  // advisory figures
@@ -148,8 +148,7 @@ StoreResult<bool> CacheStore::Evict(const EntryId& id) {
   };
   Result<bool> erased = erase();
   // A delete needs room for its journal: on a full disk, give it the reserve.
-  if (!erased && WriteFailureLocked(erased.error()).error().problem == StorageProblem::kFull &&
-      reserve_->Release()) {
+  if (!erased && StorageProblemOf(WriteFailureLocked(erased.error())) == StorageProblem::kFull && reserve_->Release()) {
     reserve_held_.store(false);
     erased = erase();
   }

@@ -44,7 +44,7 @@ Result<DictionaryReport> CacheStore::TrainDictionary(size_t max_samples, double 
   }
   auto trained = TrainZstdDictionary(training, kMaxDictionaryBytes);
   if (!trained) {
-    report.reason = trained.error().message;
+    report.reason = trained.error().ToString();
     return report;
   }
   KILN_ASSIGN_OR_RETURN(auto dictionary, ZstdDictionary::Create(*trained, options_.zstd_level));

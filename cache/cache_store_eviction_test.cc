@@ -83,6 +83,7 @@ TEST_F(CacheStoreEvictionTest, PinnedEntriesAreNotEvicted) {
   auto evict = store->Evict(TestId(0));
   ASSERT_FALSE(evict);
   EXPECT_NE(evict.error().message.find("in use"), std::string::npos) << evict.error().message;
+  EXPECT_EQ(evict.error().code, ErrorCode::kFailedPrecondition);
 
   (*hit)->pin.Release();
   ASSERT_TRUE(store->Put(TestPut(TestId(10), RandomBytes(10, kEntryBytes), 100)));

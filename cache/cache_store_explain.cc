@@ -10,7 +10,7 @@ namespace kiln::cache {
 Result<std::optional<Explanation>> CacheStore::Explain(const std::string& tenant, const std::string& chip,
                                                        uint32_t format_version,
                                                        const std::vector<KeyComponent>& components) {
-  if (tenant.empty() || chip.empty()) return MakeError("cache: explain needs a tenant and a chip");
+  if (tenant.empty() || chip.empty()) return InvalidArgumentError("cache: explain needs a tenant and a chip");
   KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_->Acquire());
   // Tally, per candidate entry, how many components it shares.
   std::map<int64_t, int> shared_counts;  // by row id; ordered for ties

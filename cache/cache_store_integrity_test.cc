@@ -153,6 +153,7 @@ TEST_F(CacheStoreIntegrityTest, MalformedRowIsAnErrorNotACrash) {
   auto listed = store->List({});
   ASSERT_FALSE(listed);
   EXPECT_NE(listed.error().message.find("zz"), std::string::npos) << listed.error().message;
+  EXPECT_EQ(listed.error().code, ErrorCode::kDataLoss);
 }
 
 TEST_F(CacheStoreIntegrityTest, RowIdCollisionNeverServesTheWrongEntry) {
@@ -167,6 +168,7 @@ TEST_F(CacheStoreIntegrityTest, RowIdCollisionNeverServesTheWrongEntry) {
   auto put = store->Put(TestPut(TestId(2), TestExecutable(2)));
   ASSERT_FALSE(put);
   EXPECT_NE(put.error().message.find("collides"), std::string::npos) << put.error().message;
+  EXPECT_EQ(put.error().code, ErrorCode::kAlreadyExists);
   EXPECT_FALSE(store->Get(TestId(2))->has_value());
 }
 

@@ -1,6 +1,6 @@
 // CacheStore: a full disk, a read-only file and a database another process
 // keeps locked. Writes that fail for lack of room, permission or the write
-// lock come back as StoreErrors naming the problem; the space reserve gives
+// lock come back coded with the problem (storage_problem.h); the space reserve gives
 // deletes room on a full disk.
 #include <sqlite3.h>
 
@@ -39,9 +39,10 @@ Status CacheStore::CheckStorage() {
     KILN_ASSIGN_OR_RETURN(int version, SchemaVersion(*writer_));
     const int latest = LatestVersion(EmbeddedMigrations());
     if (version != latest) {
-      return MakeError("cache " + db_file_ + " is read-only and at schema version " + std::to_string(version) +
-                       ", but this kiln needs version " + std::to_string(latest) +
-                       ": open it writable once (e.g. kiln inspect stats --db FILE) to migrate it");
+      return FailedPreconditionError("cache " + db_file_ + " is read-only and at schema version " +
+                                     std::to_string(version) + ", but this kiln needs version " +
+                                     std::to_string(latest) +
+                                     ": open it writable once (e.g. kiln inspect stats --db FILE) to migrate it");
     }
     return Ok();
   }
@@ -52,30 +53,31 @@ Status CacheStore::CheckStorage() {
   return Ok();
 }
 
-std::unexpected<StoreError> CacheStore::ReadOnlyError() const {
-  return std::unexpected(StoreError("the cache database " + db_file_ +
-                                        " is read-only (a mode=ro URI, or a file or file system kiln may not "
-                                        "write): nothing can be stored or deleted",
-                                    StorageProblem::kReadOnly));
+Error CacheStore::ReadOnlyError() const {
+  return UnavailableError("the cache database " + db_file_ +
+                          " is read-only (a mode=ro URI, or a file or file system kiln may not "
+                          "write): nothing can be stored or deleted")
+      .WithReason(std::string(kStoreReadOnly));
 }
 
-std::unexpected<StoreError> CacheStore::WriteFailureLocked(const Error& error) {
+Error CacheStore::WriteFailureLocked(const Error& error) {
   const StorageProblem problem = ProblemOf(writer_->last_failure());
-  if (problem == StorageProblem::kNone) return std::unexpected(StoreError(error));
+  if (problem == StorageProblem::kNone) return error;
   if (problem == StorageProblem::kBusy) {
     // Passing: the store's health is unchanged, the next write may succeed.
-    return std::unexpected(StoreError("the cache database " + db_file_ + " stayed locked by another connection for " +
-                                          std::to_string(options_.busy_timeout_ms) + " ms (" +
-                                          sqlite3_errstr(writer_->last_failure()) + "): retry later",
-                                      problem));
+    return UnavailableError("the cache database " + db_file_ + " stayed locked by another connection for " +
+                            std::to_string(options_.busy_timeout_ms) + " ms (" +
+                            sqlite3_errstr(writer_->last_failure()) + "): retry later")
+        .WithReason(std::string(kStoreBusy))
+        .RetryAfter(1);
   }
   storage_problem_.store(problem);
   if (problem == StorageProblem::kReadOnly) return ReadOnlyError();
-  return std::unexpected(StoreError("the disk holding the cache database " + db_file_ + " is full (" +
-                                        sqlite3_errstr(writer_->last_failure()) +
-                                        "): free space there, or delete entries (DELETE /v1/executables/KEY, "
-                                        "kiln inspect evict)",
-                                    problem));
+  return ResourceExhaustedError("the disk holding the cache database " + db_file_ + " is full (" +
+                                sqlite3_errstr(writer_->last_failure()) +
+                                "): free space there, or delete entries (DELETE /v1/executables/KEY, "
+                                "kiln inspect evict)")
+      .WithReason(std::string(kStorageFull));
 }
 
 void CacheStore::WriteSucceededLocked() {
@@ -94,7 +96,7 @@ StorageHealth CacheStore::Health() const {
   health.problem = read_only_ ? StorageProblem::kReadOnly : storage_problem_.load();
   health.reserve_held = !read_only_ && reserve_held_.load();
   if (health.problem == StorageProblem::kReadOnly) {
-    health.message = ReadOnlyError().error().message + "; stored entries are served, compiles are not stored";
+    health.message = ReadOnlyError().message + "; stored entries are served, compiles are not stored";
   } else if (health.problem == StorageProblem::kFull) {
     health.message = "the disk holding the cache database " + db_file_ +
                      " is full: compiles are not stored until there is room";

@@ -70,7 +70,8 @@ TEST_F(CacheStoreStorageTest, PutOnAFullDiskFailsAsFullAndTheStoreKeepsServing) 
 
   auto put = store->Put(TestPut(TestId(2), b_));
   ASSERT_FALSE(put);
-  EXPECT_EQ(put.error().problem, StorageProblem::kFull);
+  EXPECT_EQ(StorageProblemOf(put.error()), StorageProblem::kFull);
+  EXPECT_EQ(put.error().code, ErrorCode::kResourceExhausted);
   EXPECT_NE(put.error().message.find("is full"), std::string::npos) << put.error().message;
   EXPECT_EQ(store->Health().problem, StorageProblem::kFull);
   // Nothing of it stored; everything else still served and listed.
@@ -99,7 +100,7 @@ TEST_F(CacheStoreStorageTest, DeleteOnAFullDiskSucceedsThroughTheReserve) {
     FillDisk();
     auto evicted = bare->Evict(TestId(1));
     ASSERT_FALSE(evicted);
-    EXPECT_EQ(evicted.error().problem, StorageProblem::kFull);
+    EXPECT_EQ(StorageProblemOf(evicted.error()), StorageProblem::kFull);
     SetQuotaBytes(0);
   }
   auto store = OpenQuota();
@@ -138,10 +139,11 @@ TEST_F(CacheStoreStorageTest, AReadOnlyStoreServesAndRefusesWrites) {
   }
   auto put = (*store)->Put(TestPut(TestId(2), b_));
   ASSERT_FALSE(put);
-  EXPECT_EQ(put.error().problem, StorageProblem::kReadOnly);
+  EXPECT_EQ(StorageProblemOf(put.error()), StorageProblem::kReadOnly);
+  EXPECT_EQ(put.error().code, ErrorCode::kUnavailable);
   auto evicted = (*store)->Evict(TestId(1));
   ASSERT_FALSE(evicted);
-  EXPECT_EQ(evicted.error().problem, StorageProblem::kReadOnly);
+  EXPECT_EQ(StorageProblemOf(evicted.error()), StorageProblem::kReadOnly);
   EXPECT_EQ((*(*store)->Totals())->all.live.entries, 1);
 }
 
@@ -161,12 +163,12 @@ TEST_F(CacheStoreStorageTest, AWriteLockHeldElsewhereFailsWritesAsBusyAndPasses)
     ASSERT_TRUE((*other)->Execute("BEGIN IMMEDIATE"));
     auto put = (*store)->Put(TestPut(TestId(2), b_));
     ASSERT_FALSE(put);
-    EXPECT_EQ(put.error().problem, StorageProblem::kBusy);
+    EXPECT_EQ(StorageProblemOf(put.error()), StorageProblem::kBusy);
     EXPECT_NE(put.error().message.find("stayed locked by another connection for 50 ms"), std::string::npos)
         << put.error().message;
     auto evicted = (*store)->Evict(TestId(1));
     ASSERT_FALSE(evicted);
-    EXPECT_EQ(evicted.error().problem, StorageProblem::kBusy);
+    EXPECT_EQ(StorageProblemOf(evicted.error()), StorageProblem::kBusy);
     // Passing: the store's health is unchanged, and reads go on.
     EXPECT_EQ((*store)->Health().problem, StorageProblem::kNone);
     auto hit = (*store)->Get(TestId(1));
@@ -204,7 +206,8 @@ TEST_F(CacheStoreStorageTest, OpensOnAFullDiskAndSaysSo) {
   ASSERT_TRUE(hit && hit->has_value());
   auto put = store->Put(TestPut(TestId(2), b_));
   ASSERT_FALSE(put);
-  EXPECT_EQ(put.error().problem, StorageProblem::kFull);
+  EXPECT_EQ(StorageProblemOf(put.error()), StorageProblem::kFull);
+  EXPECT_EQ(put.error().code, ErrorCode::kResourceExhausted);
 }
 
 TEST_F(CacheStoreStorageTest, ANewStoreOnAFullDiskFailsToOpenSayingSo) {

@@ -19,10 +19,10 @@ TuningRecord RecordFromRow(const Statement& row) {
 
 Status CacheStore::AddTuningRecord(TuningRecord record) {
   if (record.workload_key.empty() || record.chip.empty()) {
-    return MakeError("cache: a tuning record needs a workload key and a chip");
+    return InvalidArgumentError("cache: a tuning record needs a workload key and a chip");
   }
   if (record.measured_seconds.has_value() == record.error.has_value()) {
-    return MakeError("cache: a tuning record has either a measured time or an error");
+    return InvalidArgumentError("cache: a tuning record has either a measured time or an error");
   }
   if (record.created_ms == 0) record.created_ms = Now();
   std::lock_guard lock(writer_mutex_);

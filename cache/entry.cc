@@ -16,15 +16,15 @@ int HexDigit(char c) {
 
 Result<Hash128> ParseHash128(std::string_view hex) {
   if (hex.size() != 32) {
-    return MakeError("hash \"" + std::string(hex) + "\": expected 32 hex digits, got " +
-                     std::to_string(hex.size()) + " characters");
+    return InvalidArgumentError("hash \"" + std::string(hex) + "\": expected 32 hex digits, got " +
+                                std::to_string(hex.size()) + " characters");
   }
   Hash128 hash;
   for (size_t i = 0; i < 32; ++i) {
     int digit = HexDigit(hex[i]);
     if (digit < 0) {
-      return MakeError("hash \"" + std::string(hex) + "\": '" + hex[i] + "' at " + std::to_string(i) +
-                       " is not a hex digit");
+      return InvalidArgumentError("hash \"" + std::string(hex) + "\": '" + hex[i] + "' at " + std::to_string(i) +
+                                  " is not a hex digit");
     }
     uint64_t& half = i < 16 ? hash.high : hash.low;
     half = (half << 4) | static_cast<uint64_t>(digit);
@@ -57,7 +57,7 @@ Result<PlanKind> ParsePlanKind(std::string_view name) {
   if (name == "heuristic") return PlanKind::kHeuristic;
   if (name == "tuned") return PlanKind::kTuned;
   if (name == "given") return PlanKind::kGiven;
-  return MakeError("unknown plan kind \"" + std::string(name) + "\" (expected heuristic, tuned or given)");
+  return InvalidArgumentError("unknown plan kind \"" + std::string(name) + "\" (expected heuristic, tuned or given)");
 }
 
 }  // namespace kiln::cache

@@ -8,8 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
+#include "base/version.h"
 #include "compiler/hlo/fingerprint.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::cache {
 
@@ -25,7 +26,7 @@ struct EntryId {
   std::string tenant;
   Hash128 key;
   std::string chip;
-  uint32_t format_version = hlo::kCompilerFormatVersion;
+  uint32_t format_version = kCompilerFormatVersion;
 
   bool operator==(const EntryId&) const = default;
   std::string ToString() const;  // "tenant/key/chip/vN", for messages

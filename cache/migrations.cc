@@ -16,27 +16,27 @@ Result<int> SchemaVersion(Connection& connection) {
 Status Migrate(Connection& connection, std::span<const Migration> migrations, int target_version) {
   for (size_t i = 0; i < migrations.size(); ++i) {
     if (migrations[i].version != static_cast<int>(i) + 1) {
-      return MakeError("migrations: " + std::string(migrations[i].name) + " has version " +
-                       std::to_string(migrations[i].version) + ", expected " + std::to_string(i + 1) +
-                       " (versions must run 1, 2, ... without gaps)");
+      return InternalError("migrations: " + std::string(migrations[i].name) + " has version " +
+                           std::to_string(migrations[i].version) + ", expected " + std::to_string(i + 1) +
+                           " (versions must run 1, 2, ... without gaps)");
     }
   }
   const int latest = LatestVersion(migrations);
   if (target_version < 0) target_version = latest;
   if (target_version > latest) {
-    return MakeError("migrations: target version " + std::to_string(target_version) +
-                     " is beyond the latest known migration " + std::to_string(latest));
+    return InvalidArgumentError("migrations: target version " + std::to_string(target_version) +
+                                " is beyond the latest known migration " + std::to_string(latest));
   }
   KILN_ASSIGN_OR_RETURN(int current, SchemaVersion(connection));
   if (current > latest) {
-    return MakeError("migrations: database schema version " + std::to_string(current) +
-                     " is newer than this kiln knows (" + std::to_string(latest) +
-                     "); refusing to open it");
+    return FailedPreconditionError("migrations: database schema version " + std::to_string(current) +
+                                   " is newer than this kiln knows (" + std::to_string(latest) +
+                                   "); refusing to open it");
   }
   if (current > target_version) {
-    return MakeError("migrations: database is at version " + std::to_string(current) +
-                     ", cannot go back to " + std::to_string(target_version) +
-                     " (migrations are forward-only)");
+    return FailedPreconditionError("migrations: database is at version " + std::to_string(current) +
+                                   ", cannot go back to " + std::to_string(target_version) +
+                                   " (migrations are forward-only)");
   }
   if (current == 0 && target_version > 0) {
     // Switching to WAL already wrote the header, so the mode only takes
@@ -51,7 +51,7 @@ Status Migrate(Connection& connection, std::span<const Migration> migrations, in
     if (locked_version >= version) continue;
     Status applied = connection.Execute(migration.sql);
     if (!applied) {
-      return MakeError("migration " + std::string(migration.name) + ": " + applied.error().message);
+      return applied.error().WithContext("migration " + std::string(migration.name));
     }
     KILN_RETURN_IF_ERROR(connection.Execute("PRAGMA user_version=" + std::to_string(version)));
     KILN_RETURN_IF_ERROR(transaction.Commit());

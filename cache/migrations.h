@@ -15,8 +15,8 @@
 #include <span>
 #include <string_view>
 
+#include "base/status.h"
 #include "cache/sqlite_connection.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::cache {
 

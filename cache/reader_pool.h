@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "cache/sqlite_connection.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::cache {
 

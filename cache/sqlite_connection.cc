@@ -5,12 +5,40 @@
 namespace kiln::cache {
 namespace {
 
-std::unexpected<Error> SqliteError(sqlite3* db, int rc, std::string_view what) {
+// The code of a failed SQLite call's result code.
+ErrorCode SqliteCode(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+    case SQLITE_IOERR:
+      return ErrorCode::kDataLoss;
+    case SQLITE_FULL:
+    case SQLITE_NOMEM:
+    case SQLITE_TOOBIG:
+      return ErrorCode::kResourceExhausted;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_CANTOPEN:
+      return ErrorCode::kUnavailable;
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+      return ErrorCode::kPermissionDenied;
+    case SQLITE_CONSTRAINT:
+      return ErrorCode::kFailedPrecondition;
+    case SQLITE_INTERRUPT:
+      return ErrorCode::kCancelled;
+    default:
+      return ErrorCode::kInternal;
+  }
+}
+
+Error SqliteError(sqlite3* db, int rc, std::string_view what) {
   std::string message = "sqlite: ";
   message += what;
   message += ": ";
   message += db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  return MakeError(std::move(message));
+  return Error::Coded(SqliteCode(rc), std::move(message));
 }
 
 }  // namespace
@@ -69,8 +97,8 @@ Status Statement::Failed(int rc) const {
 
 Result<bool> Statement::Step() {
   if (bind_error_ != SQLITE_OK) {
-    return MakeError(std::string("sqlite: bind for \"") + sqlite3_sql(stmt_) +
-                     "\": " + sqlite3_errstr(bind_error_));
+    return InternalError(std::string("sqlite: bind for \"") + sqlite3_sql(stmt_) +
+                         "\": " + sqlite3_errstr(bind_error_));
   }
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
@@ -123,7 +151,7 @@ Result<std::unique_ptr<Connection>> Connection::Open(const std::string& path,
   std::unique_ptr<Connection> connection(new Connection(db));
   sqlite3_busy_timeout(db, options.busy_timeout_ms);
   Status configured = connection->Configure(options);
-  if (!configured) return MakeError("open " + path + ": " + configured.error().message);
+  if (!configured) return configured.error().WithContext("open " + path);
   return connection;
 }
 
@@ -132,7 +160,7 @@ Status Connection::Configure(const ConnectionOptions& options) {
   if (!options.read_only) {
     KILN_ASSIGN_OR_RETURN(auto mode, Prepare("PRAGMA journal_mode=WAL"));
     KILN_ASSIGN_OR_RETURN(bool row, mode.Step());
-    if (!row || mode.ColumnText(0) != "wal") return MakeError("sqlite: could not switch to WAL mode");
+    if (!row || mode.ColumnText(0) != "wal") return InternalError("sqlite: could not switch to WAL mode");
   }
   KILN_RETURN_IF_ERROR(Execute(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
   KILN_RETURN_IF_ERROR(Execute("PRAGMA cache_size=-" + std::to_string(options.cache_kib)));
@@ -154,7 +182,7 @@ Status Connection::Execute(std::string_view sql) {
   std::string error = "sqlite: exec \"" + text.substr(0, 80) + "\": ";
   error += message != nullptr ? message : sqlite3_errstr(rc);
   sqlite3_free(message);
-  return MakeError(std::move(error));
+  return Error::Coded(SqliteCode(rc), std::move(error));
 }
 
 Result<Statement> Connection::Prepare(std::string_view sql) {
@@ -175,7 +203,7 @@ Result<Statement> Connection::Prepare(std::string_view sql) {
 Result<int64_t> Connection::QueryInt(std::string_view sql) {
   KILN_ASSIGN_OR_RETURN(auto statement, Prepare(sql));
   KILN_ASSIGN_OR_RETURN(bool row, statement.Step());
-  if (!row) return MakeError("sqlite: \"" + std::string(sql) + "\" returned no row");
+  if (!row) return InternalError("sqlite: \"" + std::string(sql) + "\" returned no row");
   return statement.ColumnInt(0);
 }
 
@@ -207,7 +235,7 @@ Transaction::~Transaction() {
 
 Status Transaction::Commit() {
   Connection* connection = std::exchange(connection_, nullptr);
-  if (connection == nullptr) return MakeError("sqlite: commit of a finished transaction");
+  if (connection == nullptr) return InternalError("sqlite: commit of a finished transaction");
   Status status = connection->Execute("COMMIT");
   if (!status) connection->RollBack();
   return status;

@@ -24,7 +24,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 
 namespace kiln::cache {
 

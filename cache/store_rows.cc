@@ -21,14 +21,14 @@ Result<EntryMetadata> MetadataFromRow(const Statement& row) {
   metadata.row_id = row.ColumnInt(0);
   metadata.id.tenant = row.ColumnText(1);
   auto key = ParseHash128(row.ColumnText(2));
-  if (!key) return MakeError("entry row " + std::to_string(metadata.row_id) + ": " + key.error().message);
+  if (!key) return DataLossError("entry row " + std::to_string(metadata.row_id) + ": " + key.error().ToString());
   metadata.id.key = *key;
   metadata.id.chip = row.ColumnText(3);
   metadata.id.format_version = static_cast<uint32_t>(row.ColumnInt(4));
   metadata.options = row.ColumnText(5);
   auto plan_kind = ParsePlanKind(row.ColumnText(6));
   if (!plan_kind) {
-    return MakeError("entry row " + std::to_string(metadata.row_id) + ": " + plan_kind.error().message);
+    return DataLossError("entry row " + std::to_string(metadata.row_id) + ": " + plan_kind.error().ToString());
   }
   metadata.plan_kind = *plan_kind;
   metadata.raw_bytes = static_cast<uint64_t>(row.ColumnInt(7));

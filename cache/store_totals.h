@@ -21,8 +21,8 @@
 #include <mutex>
 #include <string>
 
+#include "base/status.h"
 #include "cache/sqlite_connection.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::cache {
 

@@ -2,42 +2,28 @@
 
 #include <zdict.h>
 
+#include "base/zstd_context.h"
+
 namespace kiln::cache {
 namespace {
 
-struct CCtxDeleter {
-  void operator()(ZSTD_CCtx* cctx) const { ZSTD_freeCCtx(cctx); }
-};
-struct DCtxDeleter {
-  void operator()(ZSTD_DCtx* dctx) const { ZSTD_freeDCtx(dctx); }
-};
-
-ZSTD_CCtx* ThreadCCtx() {
-  thread_local std::unique_ptr<ZSTD_CCtx, CCtxDeleter> cctx(ZSTD_createCCtx());
-  return cctx.get();
-}
-
-ZSTD_DCtx* ThreadDCtx() {
-  thread_local std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx(ZSTD_createDCtx());
-  return dctx.get();
-}
-
-std::unexpected<Error> ZstdError(std::string_view what, size_t code) {
-  return MakeError("zstd: " + std::string(what) + ": " + ZSTD_getErrorName(code));
+// A failed zstd call: `code` says which kind, zstd's own code why.
+Error ZstdError(ErrorCode code, std::string_view what, size_t zstd_code) {
+  return Error::Coded(code, "zstd: " + std::string(what) + ": " + ZSTD_getErrorName(zstd_code));
 }
 
 }  // namespace
 
 Result<std::shared_ptr<const ZstdDictionary>> ZstdDictionary::Create(std::string_view bytes, int level) {
   uint32_t id = ZDICT_getDictID(bytes.data(), bytes.size());
-  if (id == 0) return MakeError("zstd: not a zstd dictionary (" + std::to_string(bytes.size()) + " bytes)");
+  if (id == 0) return InvalidArgumentError("zstd: not a zstd dictionary (" + std::to_string(bytes.size()) + " bytes)");
   std::shared_ptr<ZstdDictionary> dictionary(new ZstdDictionary());
   dictionary->bytes_.assign(bytes);
   dictionary->id_ = id;
   dictionary->cdict_ = ZSTD_createCDict(dictionary->bytes_.data(), dictionary->bytes_.size(), level);
   dictionary->ddict_ = ZSTD_createDDict(dictionary->bytes_.data(), dictionary->bytes_.size());
   if (dictionary->cdict_ == nullptr || dictionary->ddict_ == nullptr) {
-    return MakeError("zstd: could not digest dictionary " + std::to_string(id));
+    return InvalidArgumentError("zstd: could not digest dictionary " + std::to_string(id));
   }
   return dictionary;
 }
@@ -48,14 +34,14 @@ ZstdDictionary::~ZstdDictionary() {
 }
 
 Result<std::string> ZstdCompress(std::string_view raw, int level, const ZstdDictionary* dictionary) {
-  ZSTD_CCtx* cctx = ThreadCCtx();
-  if (cctx == nullptr) return MakeError("zstd: out of memory creating a compression context");
+  ZSTD_CCtx* cctx = ThreadZstdCompressionContext();
+  if (cctx == nullptr) return ResourceExhaustedError("zstd: out of memory creating a compression context");
   std::string frame(ZSTD_compressBound(raw.size()), '\0');
   size_t size = dictionary != nullptr
                     ? ZSTD_compress_usingCDict(cctx, frame.data(), frame.size(), raw.data(), raw.size(),
                                                dictionary->cdict())
                     : ZSTD_compressCCtx(cctx, frame.data(), frame.size(), raw.data(), raw.size(), level);
-  if (ZSTD_isError(size)) return ZstdError("compress", size);
+  if (ZSTD_isError(size)) return ZstdError(ErrorCode::kInternal, "compress", size);
   frame.resize(size);
   return frame;
 }
@@ -63,40 +49,40 @@ Result<std::string> ZstdCompress(std::string_view raw, int level, const ZstdDict
 Result<std::string> ZstdDecompress(std::string_view frame, uint64_t expected_size,
                                    const ZstdDictionary* dictionary) {
   if (expected_size > kMaxExecutableBytes) {
-    return MakeError("zstd: declared size " + std::to_string(expected_size) + " exceeds the limit");
+    return ResourceExhaustedError("zstd: declared size " + std::to_string(expected_size) + " exceeds the limit");
   }
   // A frame decodes to at most one full block per 4 of its bytes (an RLE
   // block: a 3-byte header and the byte it repeats), so a larger recorded
   // size is corrupt and is refused before that much is allocated.
   constexpr uint64_t kMaxBytesPerFrameByte = ZSTD_BLOCKSIZE_MAX / 4;
   if (expected_size / kMaxBytesPerFrameByte > frame.size()) {
-    return MakeError("zstd: a " + std::to_string(frame.size()) + "-byte frame cannot hold " +
+    return DataLossError("zstd: a " + std::to_string(frame.size()) + "-byte frame cannot hold " +
                      std::to_string(expected_size) + " bytes");
   }
   unsigned long long content_size = ZSTD_getFrameContentSize(frame.data(), frame.size());
-  if (content_size == ZSTD_CONTENTSIZE_ERROR) return MakeError("zstd: not a zstd frame");
+  if (content_size == ZSTD_CONTENTSIZE_ERROR) return DataLossError("zstd: not a zstd frame");
   if (content_size != ZSTD_CONTENTSIZE_UNKNOWN && content_size != expected_size) {
-    return MakeError("zstd: frame holds " + std::to_string(content_size) + " bytes, expected " +
-                     std::to_string(expected_size));
+    return DataLossError("zstd: frame holds " + std::to_string(content_size) + " bytes, expected " +
+                         std::to_string(expected_size));
   }
-  ZSTD_DCtx* dctx = ThreadDCtx();
-  if (dctx == nullptr) return MakeError("zstd: out of memory creating a decompression context");
+  ZSTD_DCtx* dctx = ThreadZstdDecompressionContext();
+  if (dctx == nullptr) return ResourceExhaustedError("zstd: out of memory creating a decompression context");
   std::string raw(expected_size, '\0');
   size_t size = dictionary != nullptr
                     ? ZSTD_decompress_usingDDict(dctx, raw.data(), raw.size(), frame.data(), frame.size(),
                                                  dictionary->ddict())
                     : ZSTD_decompressDCtx(dctx, raw.data(), raw.size(), frame.data(), frame.size());
-  if (ZSTD_isError(size)) return ZstdError("decompress", size);
+  if (ZSTD_isError(size)) return ZstdError(ErrorCode::kDataLoss, "decompress", size);
   if (size != expected_size) {
-    return MakeError("zstd: frame decompressed to " + std::to_string(size) + " bytes, expected " +
-                     std::to_string(expected_size));
+    return DataLossError("zstd: frame decompressed to " + std::to_string(size) + " bytes, expected " +
+                         std::to_string(expected_size));
   }
   return raw;
 }
 
 Result<uint32_t> ZstdFrameDictionaryId(std::string_view frame) {
   if (ZSTD_getFrameContentSize(frame.data(), frame.size()) == ZSTD_CONTENTSIZE_ERROR) {
-    return MakeError("zstd: not a zstd frame");
+    return DataLossError("zstd: not a zstd frame");
   }
   return ZSTD_getDictID_fromFrame(frame.data(), frame.size());
 }
@@ -113,8 +99,8 @@ Result<std::string> TrainZstdDictionary(const std::vector<std::string>& samples,
   size_t size = ZDICT_trainFromBuffer(dictionary.data(), dictionary.size(), joined.data(), sizes.data(),
                                       static_cast<unsigned>(sizes.size()));
   if (ZDICT_isError(size)) {
-    return MakeError("zstd: dictionary training on " + std::to_string(samples.size()) +
-                     " samples failed: " + ZDICT_getErrorName(size));
+    return FailedPreconditionError("zstd: dictionary training on " + std::to_string(samples.size()) +
+                                   " samples failed: " + ZDICT_getErrorName(size));
   }
   dictionary.resize(size);
   return dictionary;

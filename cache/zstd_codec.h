@@ -7,15 +7,15 @@
 // `expected_size` is an error, never a crash or an unbounded allocation.
 #pragma once
 
+#include <zstd.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <zstd.h>
-
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 
 namespace kiln::cache {
 

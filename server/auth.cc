@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <cctype>
+#include <cerrno>
 #include <fstream>
 #include <sstream>
 
@@ -25,7 +26,7 @@ Result<Role> ParseRole(std::string_view name) {
   if (name == "read") return Role::kRead;
   if (name == "compile") return Role::kCompile;
   if (name == "admin") return Role::kAdmin;
-  return MakeError("unknown role '" + std::string(name) + "' (expected read, compile or admin)");
+  return InvalidArgumentError("unknown role '" + std::string(name) + "' (expected read, compile or admin)");
 }
 
 bool ValidTenant(std::string_view tenant) {
@@ -66,7 +67,7 @@ std::string HashToken(std::string_view token) {
 
 Result<Authenticator> Authenticator::Load(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return MakeError("auth file " + path + ": cannot open");
+  if (!in) return ErrnoError(errno, "auth file " + path + ": cannot open");
   std::ostringstream text;
   text << in.rdbuf();
   return Parse(text.str(), path);
@@ -84,69 +85,70 @@ Result<Authenticator> Authenticator::Parse(std::string_view text, std::string_vi
     if (!(fields >> token_hash)) continue;  // blank
     auto where = [&] { return std::string(source) + ":" + std::to_string(number) + ": "; };
     if (!(fields >> tenant >> role_name)) {
-      return MakeError(where() + "expected 'SHA256 TENANT ROLE [shared]'");
+      return InvalidArgumentError(where() + "expected 'SHA256 TENANT ROLE [shared]'");
     }
     fields >> extra >> more;
     if (!IsHashText(token_hash)) {
-      return MakeError(where() + "the token hash must be 64 lowercase hex digits (sha256 of the token)");
+      return InvalidArgumentError(where() + "the token hash must be 64 lowercase hex digits (sha256 of the token)");
     }
     if (!ValidTenant(tenant) || tenant == kSharedTenant) {
-      return MakeError(where() + "bad tenant '" + tenant +
-                       "' (letters, digits, '-', '_', '.'; 'shared' is reserved)");
+      return InvalidArgumentError(where() + "bad tenant '" + tenant +
+                                  "' (letters, digits, '-', '_', '.'; 'shared' is reserved)");
     }
     Result<Role> role = ParseRole(role_name);
-    if (!role) return MakeError(where() + role.error().message);
+    if (!role) return InvalidArgumentError(where() + role.error().ToString());
     if (!extra.empty() && extra != "shared") {
-      return MakeError(where() + "unexpected '" + extra + "' (the only option is 'shared')");
+      return InvalidArgumentError(where() + "unexpected '" + extra + "' (the only option is 'shared')");
     }
-    if (!more.empty()) return MakeError(where() + "unexpected '" + more + "' after the options");
+    if (!more.empty()) return InvalidArgumentError(where() + "unexpected '" + more + "' after the options");
     Principal principal{.tenant = tenant, .role = *role, .may_use_shared = extra == "shared"};
     if (!auth.tokens_.emplace(token_hash, std::move(principal)).second) {
-      return MakeError(where() + "this token hash is listed twice");
+      return InvalidArgumentError(where() + "this token hash is listed twice");
     }
   }
   return auth;
 }
 
-ApiResult<Principal> Authenticator::Authenticate(const http::Request& request) const {
+Result<Principal> Authenticator::Authenticate(const http::Request& request) const {
   if (!enabled_) return Principal{.tenant = std::string(kDefaultTenant), .role = Role::kAdmin, .may_use_shared = true};
   std::optional<std::string_view> header = request.headers.Get("Authorization");
   constexpr std::string_view kBearer = "Bearer ";
   if (!header || header->size() <= kBearer.size() ||
       !http::EqualsIgnoreCase(header->substr(0, kBearer.size()), kBearer)) {
-    ApiError error{.status = 401, .code = "unauthorized",
-                   .message = "missing bearer token: this server requires Authorization: Bearer TOKEN"};
-    error.www_authenticate = std::string(kChallenge);
-    return std::unexpected(std::move(error));
+    return UnauthenticatedError("missing bearer token: this server requires Authorization: Bearer TOKEN")
+        .WithReason("unauthorized")
+        .WithChallenge(std::string(kChallenge));
   }
   std::string_view token = header->substr(kBearer.size());
   while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
   while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
   auto it = tokens_.find(HashToken(token));
   if (it == tokens_.end()) {
-    ApiError error{.status = 401, .code = "unauthorized", .message = "unknown bearer token"};
-    error.www_authenticate = std::string(kChallenge) + ", error=\"invalid_token\"";
-    return std::unexpected(std::move(error));
+    return UnauthenticatedError("unknown bearer token")
+        .WithReason("unauthorized")
+        .WithChallenge(std::string(kChallenge) + ", error=\"invalid_token\"");
   }
   return it->second;
 }
 
-ApiResult<void> Authorize(const Principal& principal, Role required, const http::Request& request) {
+Result<void> Authorize(const Principal& principal, Role required, const http::Request& request) {
   if (principal.role >= required) return {};
-  return Refuse(403, "forbidden",
-                request.method + " " + request.route + " needs role " + std::string(RoleName(required)) +
-                    "; the token has role " + std::string(RoleName(principal.role)));
+  return PermissionDeniedError(request.method + " " + request.route + " needs role " + std::string(RoleName(required)) +
+                               "; the token has role " + std::string(RoleName(principal.role)))
+      .WithReason("forbidden");
 }
 
-ApiResult<std::string> ResolveNamespace(const Principal& principal, const http::Request& request) {
+Result<std::string> ResolveNamespace(const Principal& principal, const http::Request& request) {
   std::optional<std::string_view> requested = request.headers.Get("X-Kiln-Namespace");
   if (!requested || *requested == "tenant" || requested->empty()) return principal.tenant;
   if (*requested != "shared") {
-    return Refuse(400, "bad_request",
-                  "X-Kiln-Namespace: expected 'tenant' or 'shared', got '" + std::string(*requested) + "'");
+    return InvalidArgumentError("X-Kiln-Namespace: expected 'tenant' or 'shared', got '" + std::string(*requested) +
+                                "'")
+        .WithReason("bad_request");
   }
   if (!principal.may_use_shared) {
-    return Refuse(403, "forbidden", "this token may not use the shared namespace (X-Kiln-Namespace: shared)");
+    return PermissionDeniedError("this token may not use the shared namespace (X-Kiln-Namespace: shared)")
+        .WithReason("forbidden");
   }
   return std::string(kSharedTenant);
 }

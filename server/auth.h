@@ -28,8 +28,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "compiler/hlo/status.h"
-#include "server/api_error.h"
+#include "base/status.h"
 #include "server/http/request.h"
 
 namespace kiln::server {
@@ -65,7 +64,7 @@ class Authenticator {
   size_t token_count() const { return tokens_.size(); }
 
   // The principal of `request`'s bearer token; 401 when it is missing or unknown.
-  ApiResult<Principal> Authenticate(const http::Request& request) const;
+  Result<Principal> Authenticate(const http::Request& request) const;
 
  private:
   Authenticator() = default;
@@ -75,11 +74,11 @@ class Authenticator {
 
 // 403 unless `principal` has at least `required` ("POST /v1/compile needs
 // role compile; the token has role read").
-ApiResult<void> Authorize(const Principal& principal, Role required, const http::Request& request);
+Result<void> Authorize(const Principal& principal, Role required, const http::Request& request);
 
 // The one namespace whose entries the request reads and writes: the
 // principal's own, or the shared namespace with X-Kiln-Namespace: shared
 // (403 when the token may not; 400 for another value).
-ApiResult<std::string> ResolveNamespace(const Principal& principal, const http::Request& request);
+Result<std::string> ResolveNamespace(const Principal& principal, const http::Request& request);
 
 }  // namespace kiln::server

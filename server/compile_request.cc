@@ -25,73 +25,83 @@ bool IsJsonContentType(const http::Request& request) {
   return http::EqualsIgnoreCase(media, "application/json");
 }
 
-ApiResult<void> SetChip(fusion::CompileOptions& options, std::string_view chip) {
+Result<void> SetChip(fusion::CompileOptions& options, std::string_view chip) {
   const runtime::ChipSpec* spec = runtime::FindChip(chip);
   if (spec == nullptr) {
-    return Refuse(400, "unknown_chip", "unknown chip '" + std::string(chip) + "' (known: " + std::string(kChips) + ")");
+    return InvalidArgumentError("unknown chip '" + std::string(chip) + "' (known: " + std::string(kChips) + ")")
+        .WithReason("unknown_chip");
   }
   options.chip = std::string(spec->name);
   return {};
 }
 
-ApiResult<void> SetPlan(fusion::CompileOptions& options, std::string_view plan) {
+Result<void> SetPlan(fusion::CompileOptions& options, std::string_view plan) {
   Result<fusion::PlanKind> kind = fusion::ParsePlanKind(plan);
   if (!kind) {
-    return Refuse(400, "invalid_options",
-                  "options: plan '" + std::string(plan) + "' is not one of none, heuristic, given");
+    return InvalidArgumentError("options: plan '" + std::string(plan) + "' is not one of none, heuristic, given")
+        .WithReason("invalid_options");
   }
   options.plan = *kind;
   return {};
 }
 
-ApiResult<void> SetScopedVmemText(fusion::CompileOptions& options, std::string_view text) {
+Result<void> SetScopedVmemText(fusion::CompileOptions& options, std::string_view text) {
   int64_t value = -1;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || value < 0) {
-    return Refuse(400, "invalid_options",
-                  "query parameter scoped_vmem_bytes: expected a non-negative integer, got '" + std::string(text) + "'");
+    return InvalidArgumentError("query parameter scoped_vmem_bytes: expected a non-negative integer, got '" +
+                                std::string(text) + "'")
+        .WithReason("invalid_options");
   }
   options.scoped_vmem_bytes = value;
   return {};
 }
 
-ApiResult<void> ApplyJsonOptions(fusion::CompileOptions& options, const json& object) {
-  if (!object.is_object()) return Refuse(400, "invalid_options", "options must be an object");
+Result<void> ApplyJsonOptions(fusion::CompileOptions& options, const json& object) {
+  if (!object.is_object()) return InvalidArgumentError("options must be an object").WithReason("invalid_options");
   for (const auto& [field, value] : object.items()) {
     if (field == "plan") {
-      if (!value.is_string()) return Refuse(400, "invalid_options", "options: plan must be a string");
+      if (!value.is_string())
+        return InvalidArgumentError("options: plan must be a string").WithReason("invalid_options");
       if (auto set = SetPlan(options, value.get<std::string>()); !set) return set;
     } else if (field == "scoped_vmem_bytes") {
       if (!value.is_number_integer() || value.get<int64_t>() < 0) {
-        return Refuse(400, "invalid_options", "options: scoped_vmem_bytes must be a non-negative integer");
+        return InvalidArgumentError("options: scoped_vmem_bytes must be a non-negative integer")
+            .WithReason("invalid_options");
       }
       options.scoped_vmem_bytes = value.get<int64_t>();
     } else {
-      return Refuse(400, "invalid_options",
-                    "options: unknown field '" + field + "'; expected one of plan, scoped_vmem_bytes");
+      return InvalidArgumentError("options: unknown field '" + field + "'; expected one of plan, scoped_vmem_bytes")
+          .WithReason("invalid_options");
     }
   }
   return {};
 }
 
-ApiResult<void> ParseJsonBody(const std::string& body, CompileRequest& out) {
+Result<void> ParseJsonBody(const std::string& body, CompileRequest& out) {
   json object = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (object.is_discarded()) return Refuse(400, "invalid_json", "the body is not valid JSON");
-  if (!object.is_object()) return Refuse(400, "invalid_json", "expected an object {\"hlo\": ..., \"chip\": ..., \"options\": ...}");
+  if (object.is_discarded()) return InvalidArgumentError("the body is not valid JSON").WithReason("invalid_json");
+  if (!object.is_object())
+    return InvalidArgumentError("expected an object {\"hlo\": ..., \"chip\": ..., \"options\": ...}")
+        .WithReason("invalid_json");
   for (const auto& [field, value] : object.items()) {
     if (field == "hlo") {
-      if (!value.is_string()) return Refuse(400, "invalid_json", "'hlo' must be a string of HLO text");
+      if (!value.is_string())
+        return InvalidArgumentError("'hlo' must be a string of HLO text").WithReason("invalid_json");
       out.hlo = value.get<std::string>();
     } else if (field == "chip") {
-      if (!value.is_string()) return Refuse(400, "unknown_chip", "'chip' must be a string (" + std::string(kChips) + ")");
+      if (!value.is_string())
+        return InvalidArgumentError("'chip' must be a string (" + std::string(kChips) + ")").WithReason("unknown_chip");
       if (auto set = SetChip(out.options, value.get<std::string>()); !set) return set;
     } else if (field == "options") {
       if (auto set = ApplyJsonOptions(out.options, value); !set) return set;
     } else {
-      return Refuse(400, "invalid_json", "unknown field '" + field + "'; expected hlo, chip, options");
+      return InvalidArgumentError("unknown field '" + field + "'; expected hlo, chip, options")
+          .WithReason("invalid_json");
     }
   }
-  if (!object.contains("hlo")) return Refuse(400, "invalid_json", "missing field 'hlo' (the HLO text)");
+  if (!object.contains("hlo"))
+    return InvalidArgumentError("missing field 'hlo' (the HLO text)").WithReason("invalid_json");
   return {};
 }
 
@@ -115,7 +125,7 @@ hlo::Hash128 HashRequest(std::string_view body, const fusion::CompileOptions& op
 
 std::string OptionsJsonText(const fusion::CompileOptions& options) { return lowering::OptionsJson(options); }
 
-ApiResult<CompileRequest> ParseCompileRequestKey(const http::Request& request, std::string_view tenant) {
+Result<CompileRequest> ParseCompileRequestKey(const http::Request& request, std::string_view tenant) {
   CompileRequest out;
   out.options.chip = "v5e";
   if (auto chip = request.Query("chip")) {
@@ -129,20 +139,23 @@ ApiResult<CompileRequest> ParseCompileRequestKey(const http::Request& request, s
   }
   if (auto what = request.Query("return")) {
     if (*what != "summary" && *what != "executable") {
-      return Refuse(400, "bad_request", "query parameter return: expected summary or executable, got '" +
-                                            std::string(*what) + "'");
+      return InvalidArgumentError("query parameter return: expected summary or executable, got '" + std::string(*what) +
+                                  "'")
+          .WithReason("bad_request");
     }
     out.return_executable = *what == "executable";
   }
-  if (request.body.empty()) return Refuse(400, "bad_request", "the body is empty; send HLO text or a JSON CompileRequest");
+  if (request.body.empty())
+    return InvalidArgumentError("the body is empty; send HLO text or a JSON CompileRequest").WithReason("bad_request");
   if (IsJsonContentType(request)) {
     if (auto parsed = ParseJsonBody(request.body, out); !parsed) return std::unexpected(parsed.error());
   }
   const runtime::ChipSpec* chip = runtime::FindChip(out.options.chip);
   if (out.options.scoped_vmem_bytes > chip->vmem_bytes) {
-    return Refuse(400, "invalid_options",
-                  "options: scoped_vmem_bytes " + std::to_string(out.options.scoped_vmem_bytes) + " is larger than " +
-                      out.options.chip + "'s VMEM (" + std::to_string(chip->vmem_bytes) + " bytes)");
+    return InvalidArgumentError("options: scoped_vmem_bytes " + std::to_string(out.options.scoped_vmem_bytes) +
+                                " is larger than " + out.options.chip + "'s VMEM (" + std::to_string(chip->vmem_bytes) +
+                                " bytes)")
+        .WithReason("invalid_options");
   }
   out.request_hash = HashRequest(request.body, out.options, tenant);
   return out;
@@ -150,8 +163,8 @@ ApiResult<CompileRequest> ParseCompileRequestKey(const http::Request& request, s
 
 bool HasJsonBody(const http::Request& request) { return IsJsonContentType(request); }
 
-ApiResult<CompileRequest> ParseCompileRequest(http::Request& request, std::string_view tenant) {
-  ApiResult<CompileRequest> out = ParseCompileRequestKey(request, tenant);
+Result<CompileRequest> ParseCompileRequest(http::Request& request, std::string_view tenant) {
+  Result<CompileRequest> out = ParseCompileRequestKey(request, tenant);
   if (out && !IsJsonContentType(request)) out->hlo = std::move(request.body);
   return out;
 }

@@ -13,9 +13,9 @@
 
 #include <string>
 
+#include "base/status.h"
 #include "compiler/fusion/compile.h"
 #include "compiler/hlo/fingerprint.h"
-#include "server/api_error.h"
 #include "server/http/request.h"
 
 namespace kiln::server {
@@ -28,12 +28,12 @@ struct CompileRequest {
 };
 
 // Takes the body out of `request` (a text body is moved, not copied).
-ApiResult<CompileRequest> ParseCompileRequest(http::Request& request, std::string_view tenant);
+Result<CompileRequest> ParseCompileRequest(http::Request& request, std::string_view tenant);
 
 // The same without taking the body: `hlo` is left empty for a text body
 // (a JSON body is parsed and its `hlo` copied). What the fast path needs to
 // name the key: options, return mode and the request hash.
-ApiResult<CompileRequest> ParseCompileRequestKey(const http::Request& request, std::string_view tenant);
+Result<CompileRequest> ParseCompileRequestKey(const http::Request& request, std::string_view tenant);
 
 // Whether the body is a JSON CompileRequest (Content-Type application/json).
 bool HasJsonBody(const http::Request& request);

@@ -16,23 +16,19 @@ std::string Plural(size_t n, std::string_view word) {
   return std::to_string(n) + " " + std::string(word) + (n == 1 ? "" : "s");
 }
 
-ApiError Mismatch(const std::string& name, std::string message) {
-  ApiError error{.status = 422, .code = "input_mismatch", .message = std::move(message)};
-  error.parameter = name;
-  return error;
+Error Mismatch(const std::string& name, std::string message) {
+  return InvalidArgumentError(std::move(message)).WithReason("input_mismatch").ForParameter(name);
 }
 
-ApiError ShapeMismatch(const std::string& name, const hlo::Shape& expected, const hlo::Shape& got) {
-  ApiError error = Mismatch(name, "input '" + name + "': parameter " + name + " is " +
-                                      PlainShapeText(expected) + ", got " + PlainShapeText(got));
-  error.expected = PlainShapeText(expected);
-  error.got = PlainShapeText(got);
-  return error;
+Error ShapeMismatch(const std::string& name, const hlo::Shape& expected, const hlo::Shape& got) {
+  return Mismatch(name, "input '" + name + "': parameter " + name + " is " + PlainShapeText(expected) + ", got " +
+                            PlainShapeText(got))
+      .ExpectedGot(PlainShapeText(expected), PlainShapeText(got));
 }
 
 // The literal for the tensor(s) named for `shape` under `name`.
-ApiResult<hlo::Literal> Gather(const runtime::io::SafetensorsFile& file, const hlo::Shape& shape,
-                               const std::string& name, std::set<std::string>& used, size_t parameters) {
+Result<hlo::Literal> Gather(const runtime::io::SafetensorsFile& file, const hlo::Shape& shape, const std::string& name,
+                            std::set<std::string>& used, size_t parameters) {
   if (shape.IsTuple()) {
     std::vector<hlo::Literal> elements;
     for (size_t i = 0; i < shape.tuple_shapes().size(); ++i) {
@@ -58,10 +54,9 @@ ApiResult<hlo::Literal> Gather(const runtime::io::SafetensorsFile& file, const h
 
 }  // namespace
 
-ApiResult<std::vector<hlo::Literal>> InputsFromSafetensors(std::string_view body,
-                                                           std::span<const hlo::Shape> parameters) {
+Result<std::vector<hlo::Literal>> InputsFromSafetensors(std::string_view body, std::span<const hlo::Shape> parameters) {
   Result<runtime::io::SafetensorsFile> file = runtime::io::ParseSafetensors(body);
-  if (!file) return Refuse(400, "invalid_safetensors", file.error().message);
+  if (!file) return InvalidArgumentError(file.error().ToString()).WithReason("invalid_safetensors");
   std::set<std::string> used;
   std::vector<hlo::Literal> inputs;
   for (size_t i = 0; i < parameters.size(); ++i) {
@@ -78,15 +73,17 @@ ApiResult<std::vector<hlo::Literal>> InputsFromSafetensors(std::string_view body
   return inputs;
 }
 
-ApiResult<std::vector<hlo::Literal>> InputsFromJson(std::string_view body, std::span<const hlo::Shape> parameters) {
+Result<std::vector<hlo::Literal>> InputsFromJson(std::string_view body, std::span<const hlo::Shape> parameters) {
   nlohmann::json request = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (request.is_discarded()) return Refuse(400, "invalid_json", "the body is not valid JSON");
-  if (!request.is_object()) return Refuse(400, "invalid_json", "expected an object {\"inputs\": [...]}");
+  if (request.is_discarded()) return InvalidArgumentError("the body is not valid JSON").WithReason("invalid_json");
+  if (!request.is_object())
+    return InvalidArgumentError("expected an object {\"inputs\": [...]}").WithReason("invalid_json");
   for (const auto& [field, ignored] : request.items()) {
-    if (field != "inputs") return Refuse(400, "invalid_json", "unknown field '" + field + "'; expected only inputs");
+    if (field != "inputs")
+      return InvalidArgumentError("unknown field '" + field + "'; expected only inputs").WithReason("invalid_json");
   }
   if (!request.contains("inputs") || !request["inputs"].is_array()) {
-    return Refuse(400, "invalid_json", "'inputs' must be an array with one value per parameter");
+    return InvalidArgumentError("'inputs' must be an array with one value per parameter").WithReason("invalid_json");
   }
   const nlohmann::json& values = request["inputs"];
   if (values.size() != parameters.size()) {

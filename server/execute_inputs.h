@@ -14,16 +14,14 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/shape.h"
-#include "server/api_error.h"
 
 namespace kiln::server {
 
-ApiResult<std::vector<hlo::Literal>> InputsFromSafetensors(std::string_view body,
-                                                           std::span<const hlo::Shape> parameters);
+Result<std::vector<hlo::Literal>> InputsFromSafetensors(std::string_view body, std::span<const hlo::Shape> parameters);
 
-ApiResult<std::vector<hlo::Literal>> InputsFromJson(std::string_view body,
-                                                    std::span<const hlo::Shape> parameters);
+Result<std::vector<hlo::Literal>> InputsFromJson(std::string_view body, std::span<const hlo::Shape> parameters);
 
 }  // namespace kiln::server

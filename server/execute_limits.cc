@@ -7,6 +7,7 @@
 
 #include "runtime/io/eval_budget.h"
 #include "server/serve_options.h"
+#include "server/service_errors.h"
 
 namespace kiln::server {
 namespace {
@@ -74,19 +75,17 @@ std::string DescribeDuration(milliseconds duration) {
   return buffer;
 }
 
-ApiResult<milliseconds> ExecuteTimeout(const http::Request& request, milliseconds server_max) {
+Result<milliseconds> ExecuteTimeout(const http::Request& request, milliseconds server_max) {
   milliseconds timeout = server_max;
-  auto lower = [&](std::optional<std::string_view> text, const std::string& where) -> std::optional<ApiError> {
-    if (!text) return std::nullopt;
+  auto lower = [&](std::optional<std::string_view> text, const std::string& where) -> Status {
+    if (!text) return Ok();
     Result<milliseconds> asked = ParseDuration(*text);
-    if (!asked) return ApiError{.status = 400, .code = "bad_request", .message = where + ": " + asked.error().message};
+    if (!asked) return InvalidArgumentError(where + ": " + asked.error().ToString()).WithReason("bad_request");
     timeout = std::min(timeout, *asked);
-    return std::nullopt;
+    return Ok();
   };
-  if (auto refused = lower(request.Query("timeout"), "query parameter timeout")) return std::unexpected(*refused);
-  if (auto refused = lower(request.headers.Get("X-Kiln-Timeout"), "header X-Kiln-Timeout")) {
-    return std::unexpected(*refused);
-  }
+  KILN_RETURN_IF_ERROR(lower(request.Query("timeout"), "query parameter timeout"));
+  KILN_RETURN_IF_ERROR(lower(request.headers.Get("X-Kiln-Timeout"), "header X-Kiln-Timeout"));
   return timeout;
 }
 
@@ -112,56 +111,55 @@ uint64_t RunHostBytes(const ReadyProgram& program, bool json_answer) {
   return AddBytes(program.run_host_bytes, answer);
 }
 
-ApiError EndedRunError(runtime::pool::JobEnd end, const EndedRun& run) {
+Error EndedRunError(runtime::pool::JobEnd end, const EndedRun& run) {
   using runtime::pool::JobEnd;
   switch (end) {
     case JobEnd::kDeadline: {
       std::string message = "execution of " + run.key + " exceeded its " + DescribeDuration(run.timeout) +
                             " deadline: " + Timeline(run);
-      if (!run.device.empty()) message += "; stopped in " + WhereItStopped(run.error);
-      return ApiError{.status = 504, .code = "deadline_exceeded", .message = std::move(message)};
+      if (!run.device.empty()) message += "; stopped in " + WhereItStopped(run.error.ToString());
+      return DeadlineExceededError(std::move(message));
     }
     case JobEnd::kCancelled:
-      return ApiError{.status = 499, .code = "client_closed_request",
-                      .message = "the client went away; the run of " + run.key + " was stopped: " + Timeline(run)};
+      return CancelledError("the client went away; the run of " + run.key + " was stopped: " + Timeline(run))
+          .WithReason("client_closed_request");
     case JobEnd::kShutdown:
-      return ApiError{.status = 503, .code = "draining",
-                      .message = "the server is shutting down; the run of " + run.key +
-                                 " was stopped: " + Timeline(run),
-                      .retry_after_seconds = 1};
+      return UnavailableError("the server is shutting down; the run of " + run.key + " was stopped: " + Timeline(run))
+          .WithReason("draining")
+          .RetryAfter(1);
     case JobEnd::kMemoryBusy:
-      return ApiError{.status = 503, .code = "host_memory_busy",
-                      .message = "not enough free host memory to run " + run.key + ": " + run.error,
-                      .retry_after_seconds = kMemoryRetryAfterSeconds};
+      return UnavailableError("not enough free host memory to run " + run.key + ": " + run.error.ToString())
+          .WithReason("host_memory_busy")
+          .RetryAfter(kMemoryRetryAfterSeconds);
     case JobEnd::kCompleted:
     case JobEnd::kFailed:
       break;
   }
-  return ApiError{.status = 422, .code = "execution_failed", .message = "running " + run.key + ": " + run.error};
+  // The run's own code, answered 422 whatever failed inside.
+  return Error(run.error).WithContext("running " + run.key).WithReason("execution_failed");
 }
 
-ApiError RefusedRunError(const runtime::pool::SubmitError& error, const std::string& key, const std::string& kind,
-                         const std::string& pool_spec) {
-  using Kind = runtime::pool::SubmitError::Kind;
-  switch (error.kind) {
-    case Kind::kSaturated:
-      return ApiError{.status = 503, .code = "pool_saturated",
-                      .message = "the " + kind + " run queue is full (" + error.message + " on pool " + pool_spec +
-                                 "); retry later",
-                      .retry_after_seconds = 1};
-    case Kind::kTooLarge:
-      return ApiError{.status = 413, .code = "too_large_to_run",
-                      .message = "running " + key + " can never fit the server's host memory: " + error.message};
-    case Kind::kShuttingDown:
-      return ApiError{.status = 503, .code = "draining", .message = "the server is shutting down: " + error.message,
-                      .retry_after_seconds = 1};
-    case Kind::kNoSuchChip:
-      return ApiError{.status = 409, .code = "chip_not_in_pool",
-                      .message = "the executable targets " + kind + "; the pool has " + pool_spec};
-    case Kind::kInvalid:
-      break;
+Error RefusedRunError(const Error& error, const std::string& key, const std::string& kind,
+                      const std::string& pool_spec) {
+  namespace pool = runtime::pool;
+  if (error.reason == pool::kPoolSaturated) {
+    return UnavailableError("the " + kind + " run queue is full (" + error.message + " on pool " + pool_spec +
+                            "); retry later")
+        .WithReason("pool_saturated")
+        .RetryAfter(1);
   }
-  return InternalError("submitting the run of " + key, Error{error.message});
+  if (error.reason == pool::kTooLargeToRun) {
+    return ResourceExhaustedError("running " + key + " can never fit the server's host memory: " + error.message)
+        .WithReason("too_large_to_run");
+  }
+  if (error.reason == pool::kDraining) {
+    return UnavailableError("the server is shutting down: " + error.message).WithReason("draining").RetryAfter(1);
+  }
+  if (error.reason == pool::kChipNotInPool) {
+    return FailedPreconditionError("the executable targets " + kind + "; the pool has " + pool_spec)
+        .WithReason("chip_not_in_pool");
+  }
+  return InternalFailure("submitting the run of " + key, error);
 }
 
 }  // namespace kiln::server

@@ -13,8 +13,8 @@
 #include <span>
 #include <string>
 
+#include "base/status.h"
 #include "runtime/pool/device_pool.h"
-#include "server/api_error.h"
 #include "server/http/request.h"
 #include "server/program_cache.h"
 
@@ -24,7 +24,7 @@ namespace kiln::server {
 // parameter `timeout`, header X-Kiln-Timeout; both: the smaller). A value
 // above `server_max` is lowered to it. 400 bad_request for a malformed or
 // zero value.
-ApiResult<std::chrono::milliseconds> ExecuteTimeout(const http::Request& request, std::chrono::milliseconds server_max);
+Result<std::chrono::milliseconds> ExecuteTimeout(const http::Request& request, std::chrono::milliseconds server_max);
 
 // Host bytes a run of `program` needs at least: its buffers at their peak
 // (the executable's peak HBM: host literals take what the chip's buffers
@@ -43,20 +43,20 @@ struct EndedRun {
   std::chrono::milliseconds timeout = {};  // the run's time limit
   double queued_seconds = 0;
   double run_seconds = 0;
-  std::string error = {};  // the pool's or the run's message
+  Error error = {};  // the pool's or the run's error
 };
 
 // The answer for a run that ended `end` (not kCompleted): 504
 // deadline_exceeded (how long it queued and ran, where it stopped),
 // 499 client_closed_request, 503 draining or host_memory_busy (with
 // Retry-After), 422 execution_failed.
-ApiError EndedRunError(runtime::pool::JobEnd end, const EndedRun& run);
+Error EndedRunError(runtime::pool::JobEnd end, const EndedRun& run);
 
 // The answer for a run the pool refused to queue: 503 pool_saturated or
 // draining (with Retry-After), 413 too_large_to_run (with the figures),
 // 409 chip_not_in_pool.
-ApiError RefusedRunError(const runtime::pool::SubmitError& error, const std::string& key, const std::string& kind,
-                         const std::string& pool_spec);
+Error RefusedRunError(const Error& error, const std::string& key, const std::string& kind,
+                      const std::string& pool_spec);
 
 // "5 s", "1.5 s", "250 ms".
 std::string DescribeDuration(std::chrono::milliseconds duration);

@@ -35,18 +35,16 @@ bool TravelsAsJson(PrimitiveType type) {
   }
 }
 
-std::unexpected<ApiError> BadValue(const std::string& name, const std::string& why) {
-  return Refuse(400, "invalid_inputs", "input '" + name + "': " + why);
+Error BadValue(const std::string& name, const std::string& why) {
+  return InvalidArgumentError("input '" + name + "': " + why).WithReason("invalid_inputs");
 }
 
-std::unexpected<ApiError> Mismatch(const std::string& name, const hlo::Shape& expected, std::string got) {
-  ApiError error{.status = 422, .code = "input_mismatch",
-                 .message = "input '" + name + "': parameter " + name + " is " + PlainShapeText(expected) +
-                            ", got " + got};
-  error.parameter = name;
-  error.expected = PlainShapeText(expected);
-  error.got = std::move(got);
-  return std::unexpected(std::move(error));
+Error Mismatch(const std::string& name, const hlo::Shape& expected, std::string got) {
+  return InvalidArgumentError("input '" + name + "': parameter " + name + " is " + PlainShapeText(expected) + ", got " +
+                              got)
+      .WithReason("input_mismatch")
+      .ForParameter(name)
+      .ExpectedGot(PlainShapeText(expected), got);
 }
 
 // A float element: a number or "nan", "inf", "-inf".
@@ -65,16 +63,17 @@ void Store(uint8_t* out, T value) {
   std::memcpy(out, &value, sizeof(T));
 }
 
-// Writes one element of `type`; an error message when it does not fit.
-std::optional<std::string> WriteElement(PrimitiveType type, const json& element, uint8_t* out) {
+// Writes one element of `type`. Fails out_of_range for a number the type
+// cannot hold, invalid_argument for a value of the wrong kind.
+Status WriteElement(PrimitiveType type, const json& element, uint8_t* out) {
   if (type == PrimitiveType::kPred) {
-    if (!element.is_boolean()) return "pred elements must be true or false";
+    if (!element.is_boolean()) return InvalidArgumentError("pred elements must be true or false");
     *out = element.get<bool>() ? 1 : 0;
-    return std::nullopt;
+    return Ok();
   }
   if (hlo::IsFloatingPoint(type)) {
     std::optional<double> value = FloatOf(element);
-    if (!value) return "floating-point elements must be numbers or \"nan\", \"inf\", \"-inf\"";
+    if (!value) return InvalidArgumentError("floating-point elements must be numbers or \"nan\", \"inf\", \"-inf\"");
     switch (type) {
       case PrimitiveType::kF64:
         Store(out, *value);
@@ -85,39 +84,39 @@ std::optional<std::string> WriteElement(PrimitiveType type, const json& element,
       default:
         Store(out, static_cast<uint16_t>(hlo::EncodeNarrowFloat(*hlo::NarrowFloatFormat(type), *value)));
     }
-    return std::nullopt;
+    return Ok();
   }
-  if (!element.is_number_integer()) return "integer elements must be whole numbers";
+  if (!element.is_number_integer()) return InvalidArgumentError("integer elements must be whole numbers");
   const int bits = hlo::BitWidth(type);
   if (hlo::IsSignedInteger(type)) {
     if (element.is_number_unsigned() && element.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()}) {
-      return "out of range";
+      return OutOfRangeError("out of range");
     }
     const int64_t value = element.get<int64_t>();
     const int64_t max = bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
-    if (value > max || value < -max - 1) return "out of range";
+    if (value > max || value < -max - 1) return OutOfRangeError("out of range");
     switch (bits) {
       case 8: Store(out, static_cast<int8_t>(value)); break;
       case 16: Store(out, static_cast<int16_t>(value)); break;
       case 32: Store(out, static_cast<int32_t>(value)); break;
       default: Store(out, value);
     }
-    return std::nullopt;
+    return Ok();
   }
-  if (!element.is_number_unsigned() && element.get<int64_t>() < 0) return "out of range";
+  if (!element.is_number_unsigned() && element.get<int64_t>() < 0) return OutOfRangeError("out of range");
   const uint64_t value = element.get<uint64_t>();
   const uint64_t max = bits == 64 ? std::numeric_limits<uint64_t>::max() : (uint64_t{1} << bits) - 1;
-  if (value > max) return "out of range";
+  if (value > max) return OutOfRangeError("out of range");
   switch (bits) {
     case 8: Store(out, static_cast<uint8_t>(value)); break;
     case 16: Store(out, static_cast<uint16_t>(value)); break;
     case 32: Store(out, static_cast<uint32_t>(value)); break;
     default: Store(out, value);
   }
-  return std::nullopt;
+  return Ok();
 }
 
-ApiResult<hlo::Literal> TupleFromJson(const json& value, const hlo::Shape& expected, const std::string& name) {
+Result<hlo::Literal> TupleFromJson(const json& value, const hlo::Shape& expected, const std::string& name) {
   if (value.size() != 1) return BadValue(name, "a tuple value has only the field 'tuple'");
   const json& elements = value["tuple"];
   if (!elements.is_array()) return BadValue(name, "'tuple' must be an array of values");
@@ -136,7 +135,7 @@ ApiResult<hlo::Literal> TupleFromJson(const json& value, const hlo::Shape& expec
 
 }  // namespace
 
-ApiResult<hlo::Literal> LiteralFromJson(const json& value, const hlo::Shape& expected, const std::string& name) {
+Result<hlo::Literal> LiteralFromJson(const json& value, const hlo::Shape& expected, const std::string& name) {
   if (!value.is_object()) return BadValue(name, "expected a tensor object or {\"tuple\": [...]}");
   if (value.contains("tuple")) return TupleFromJson(value, expected, name);
   for (const auto& [field, ignored] : value.items()) {
@@ -175,13 +174,14 @@ ApiResult<hlo::Literal> LiteralFromJson(const json& value, const hlo::Shape& exp
   const int width = hlo::HostByteWidth(*type);
   uint8_t* out = literal.mutable_data().data();
   for (int64_t i = 0; i < count; ++i) {
-    if (auto why = WriteElement(*type, (*data)[i], out + i * width)) {
-      const int status = *why == "out of range" ? 422 : 400;
-      ApiError error{.status = status, .code = status == 422 ? "input_mismatch" : "invalid_inputs",
-                     .message = "input '" + name + "': element " + std::to_string(i) + ": " + *why +
-                                (*why == "out of range" ? " for " + std::string(hlo::PrimitiveTypeName(*type)) : "")};
-      if (status == 422) error.parameter = name;
-      return std::unexpected(std::move(error));
+    if (Status written = WriteElement(*type, (*data)[i], out + i * width); !written) {
+      const std::string what = "element " + std::to_string(i) + ": " + written.error().message;
+      if (written.error().code != ErrorCode::kOutOfRange) return BadValue(name, what);
+      // A number the parameter's type cannot hold: the input does not match it.
+      return InvalidArgumentError("input '" + name + "': " + what + " for " +
+                                  std::string(hlo::PrimitiveTypeName(*type)))
+          .WithReason("input_mismatch")
+          .ForParameter(name);
     }
   }
   return literal;
@@ -199,8 +199,8 @@ Result<json> LiteralToJson(const hlo::Literal& literal) {
   }
   const PrimitiveType type = shape.element_type();
   if (!TravelsAsJson(type)) {
-    return MakeError("output of type " + std::string(hlo::PrimitiveTypeName(type)) +
-                     " cannot travel as JSON; ask for safetensors (Accept: application/vnd.safetensors)");
+    return UnimplementedError("output of type " + std::string(hlo::PrimitiveTypeName(type)) +
+                              " cannot travel as JSON; ask for safetensors (Accept: application/vnd.safetensors)");
   }
   json data = json::array();
   const int64_t count = literal.element_count();

@@ -9,13 +9,12 @@
 // other types need safetensors. Pure functions; thread-safe.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "base/status.h"
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/shape.h"
-#include "server/api_error.h"
 
 namespace kiln::server {
 
@@ -23,8 +22,7 @@ namespace kiln::server {
 // `expected`'s element types and dimensions; the literal takes `expected`
 // (its layout). A value of another shape or type is 422 input_mismatch
 // naming `name`; malformed JSON values are 400 invalid_inputs.
-ApiResult<hlo::Literal> LiteralFromJson(const nlohmann::json& value, const hlo::Shape& expected,
-                                        const std::string& name);
+Result<hlo::Literal> LiteralFromJson(const nlohmann::json& value, const hlo::Shape& expected, const std::string& name);
 
 // The JSON value of `literal` (tuples as {"tuple": [...]}). Fails for an
 // element type JSON does not carry.

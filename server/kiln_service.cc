@@ -19,13 +19,13 @@ KilnService::~KilnService() {
 }
 
 Result<std::unique_ptr<KilnService>> KilnService::Create(ServiceOptions options) {
-  if (options.compile_threads < 1) return MakeError("compile threads must be at least 1");
+  if (options.compile_threads < 1) return InvalidArgumentError("compile threads must be at least 1");
   std::unique_ptr<KilnService> service(new KilnService(std::move(options)));
   cache::CacheStoreOptions store_options;
   store_options.path = service->options_.db_path;
   store_options.max_bytes = service->options_.max_store_bytes;
   auto store = cache::CacheStore::Open(store_options);
-  if (!store) return MakeError("database " + service->options_.db_path + ": " + store.error().message);
+  if (!store) return store.error().WithContext("database " + service->options_.db_path);
   service->store_ = std::move(*store);
 
   runtime::pool::PoolOptions pool_options;
@@ -45,13 +45,13 @@ Result<std::unique_ptr<KilnService>> KilnService::Create(ServiceOptions options)
 
 http::Handler KilnService::Guard(Role required, RouteFn route) {
   return [this, required, route](http::Request request, http::Responder respond) {
-    ApiResult<Principal> principal = options_.auth.Authenticate(request);
-    if (!principal) return respond(ErrorToResponse(principal.error()));
+    Result<Principal> principal = options_.auth.Authenticate(request);
+    if (!principal) return respond(http::ErrorResponse(principal.error()));
     if (auto allowed = Authorize(*principal, required, request); !allowed) {
-      return respond(ErrorToResponse(allowed.error()));
+      return respond(http::ErrorResponse(allowed.error()));
     }
-    ApiResult<std::string> tenant = ResolveNamespace(*principal, request);
-    if (!tenant) return respond(ErrorToResponse(tenant.error()));
+    Result<std::string> tenant = ResolveNamespace(*principal, request);
+    if (!tenant) return respond(http::ErrorResponse(tenant.error()));
     (this->*route)(Call{std::move(request), std::move(respond), std::move(*principal), std::move(*tenant)});
   };
 }
@@ -59,11 +59,11 @@ http::Handler KilnService::Guard(Role required, RouteFn route) {
 http::FastPath KilnService::GuardFast(Role required, FastRouteFn route) {
   // The same checks as Guard, all in memory; a refusal is answered here.
   return [this, required, route](const http::Request& request) -> std::optional<http::Response> {
-    ApiResult<Principal> principal = options_.auth.Authenticate(request);
-    if (!principal) return ErrorToResponse(principal.error());
-    if (auto allowed = Authorize(*principal, required, request); !allowed) return ErrorToResponse(allowed.error());
-    ApiResult<std::string> tenant = ResolveNamespace(*principal, request);
-    if (!tenant) return ErrorToResponse(tenant.error());
+    Result<Principal> principal = options_.auth.Authenticate(request);
+    if (!principal) return http::ErrorResponse(principal.error());
+    if (auto allowed = Authorize(*principal, required, request); !allowed) return http::ErrorResponse(allowed.error());
+    Result<std::string> tenant = ResolveNamespace(*principal, request);
+    if (!tenant) return http::ErrorResponse(tenant.error());
     return (this->*route)(request, *tenant);
   };
 }

@@ -29,12 +29,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
+#include "base/version.h"
 #include "cache/cache_store.h"
 #include "compiler/fusion/compile.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 #include "runtime/pool/device_pool.h"
-#include "server/api_error.h"
 #include "server/auth.h"
 #include "server/executable_index.h"
 #include "server/http/router.h"
@@ -66,7 +66,7 @@ struct ServiceOptions {
   // not fit waits up to host_memory_wait, then answers 503.
   uint64_t host_memory_bytes = 0;
   std::chrono::milliseconds host_memory_wait{10'000};
-  std::string version = "0.1.0";
+  std::string version = std::string(kKilnVersion);
 };
 
 class KilnService {
@@ -131,13 +131,12 @@ class KilnService {
                      bool return_executable, double compile_ms, CompileTimings timings);
   // `not_stored`: the entry was compiled but not stored, and why.
   http::Response CompileResponse(const EntryView& entry, CacheOutcome outcome, bool fast_path, bool return_executable,
-                                 double compile_ms, const CompileTimings& timings,
-                                 const ApiError* not_stored = nullptr);
+                                 double compile_ms, const CompileTimings& timings, const Error* not_stored = nullptr);
   void StartCompile(const std::string& flight_key, std::shared_ptr<hlo::Module> module,
                     fusion::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash);
   Flight CompileAndStore(hlo::Module& module, const fusion::CompileOptions& options, const cache::EntryId& id,
                          const hlo::Hash128& request_hash);
-  ApiResult<std::optional<EntryView>> LookUp(const cache::EntryId& id);
+  Result<std::optional<EntryView>> LookUp(const cache::EntryId& id);
   // routes_explain.cc
   void Explain(Call call);
   // routes_executables.cc
@@ -147,12 +146,12 @@ class KilnService {
   // The entry a key names in namespace `tenant` (no other): from the
   // executable index, else from a store listing (then indexed). Without
   // `use_index` the index is skipped (it pointed at an entry now gone).
-  ApiResult<cache::EntryId> FindEntry(const std::string& tenant, std::string_view key_text, bool use_index = true);
+  Result<cache::EntryId> FindEntry(const std::string& tenant, std::string_view key_text, bool use_index = true);
   // Indexes an entry the store just answered, for the hit path.
   void Index(EntryView view, uint64_t raw_bytes);
   // routes_execute.cc
   void Execute(Call call);
-  ApiResult<std::shared_ptr<const ReadyProgram>> ReadyProgramFor(const cache::EntryId& id);
+  Result<std::shared_ptr<const ReadyProgram>> ReadyProgramFor(const cache::EntryId& id);
   // routes_admin.cc
   void Stats(Call call);
   void Entries(Call call);

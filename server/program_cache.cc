@@ -11,7 +11,7 @@ Result<std::shared_ptr<const ReadyProgram>> LoadReadyProgram(std::span<const uin
   KILN_ASSIGN_OR_RETURN(ready->program, runtime::LoadedProgram::FromBytes(executable));
   const runtime::Program& program = ready->program->program();
   ready->chip = runtime::FindChip(program.chip);
-  if (ready->chip == nullptr) return MakeError("executable targets unknown chip '" + program.chip + "'");
+  if (ready->chip == nullptr) return DataLossError("executable targets unknown chip '" + program.chip + "'");
   KILN_ASSIGN_OR_RETURN(ready->parameter_shapes, runtime::ProgramParameterShapes(program));
   ready->run_host_bytes = ProgramRunHostBytes(*ready->program, ready->parameter_shapes);
   KILN_ASSIGN_OR_RETURN(ready->timer, runtime::timing::ProgramTimer::Create(*ready->program, *ready->chip));

@@ -16,9 +16,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
 #include "cache/entry.h"
 #include "compiler/hlo/shape.h"
-#include "compiler/hlo/status.h"
 #include "runtime/chip/chip_spec.h"
 #include "runtime/program/loaded_program.h"
 #include "runtime/timing/timing_simulator.h"

@@ -66,8 +66,7 @@ Status DeclareRouteContracts(http::Router& router) {
   for (const auto& [method, pattern] : routes) {
     const http::RequestContract* contract = FindRouteContract(method, pattern);
     if (contract == nullptr) {
-      return MakeError("route " + method + " " + pattern +
-                       " has no request contract in server/route_contracts.cc");
+      return InternalError("route " + method + " " + pattern + " has no request contract in server/route_contracts.cc");
     }
     KILN_RETURN_IF_ERROR(router.Declare(method, pattern, *contract));
   }

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "runtime/chip/chip_spec.h"
 #include "server/entry_json.h"
 #include "server/http/json_response.h"
 #include "server/kiln_service.h"
+#include "server/service_errors.h"
 
 namespace kiln::server {
 namespace {
@@ -69,7 +69,7 @@ double UptimeSeconds(std::chrono::steady_clock::time_point started) {
 void KilnService::Stats(Call call) {
   // Running totals kept by the store: no scan of the entries.
   Result<std::shared_ptr<const cache::StoreTotals>> totals = store_->Totals();
-  if (!totals) return call.respond(ErrorToResponse(InternalError("cache totals", totals.error())));
+  if (!totals) return call.respond(http::ErrorResponse(InternalFailure("cache totals", totals.error())));
   const cache::NamespaceTotals& mine = (*totals)->Of(call.tenant);
   json chips = json::array();
   for (const auto& [chip, figures] : mine.live_by_chip) {
@@ -81,7 +81,7 @@ void KilnService::Stats(Call call) {
   json body = {
       {"tenant", call.tenant},
       {"version", options_.version},
-      {"format_version", hlo::kCompilerFormatVersion},
+      {"format_version", kCompilerFormatVersion},
       {"uptime_s", UptimeSeconds(started_)},
       {"entries", mine.live.entries},
       {"raw_bytes", mine.live.raw_bytes},
@@ -112,27 +112,34 @@ void KilnService::Entries(Call call) {
   if (auto value = request.Query("chip")) {
     const runtime::ChipSpec* spec = runtime::FindChip(*value);
     if (spec == nullptr) {
-      return call.respond(ErrorToResponse(Refuse(400, "unknown_chip", "query parameter chip: unknown chip '" +
-                                                                          std::string(*value) + "'").error()));
+      return call.respond(
+          http::ErrorResponse(InvalidArgumentError("query parameter chip: unknown chip '" + std::string(*value) + "'")
+                                  .WithReason("unknown_chip")));
     }
     chip = std::string(spec->name);  // names match case-insensitively; entries store the spec's
   }
   std::string plan(request.Query("plan").value_or(""));
   if (!plan.empty() && plan != "none" && plan != "heuristic" && plan != "given" && plan != "tuned") {
-    return call.respond(ErrorToResponse(Refuse(400, "bad_request", "query parameter plan: expected none, heuristic, "
-                                                                   "given or tuned, got '" + plan + "'").error()));
+    return call.respond(http::ErrorResponse(InvalidArgumentError("query parameter plan: expected none, heuristic, "
+                                                                 "given or tuned, got '" +
+                                                                 plan + "'")
+                                                .WithReason("bad_request")));
   }
   std::string sort(request.Query("sort").value_or("created"));
   if (sort != "created" && sort != "last_hit" && sort != "hits") {
-    return call.respond(ErrorToResponse(Refuse(400, "bad_request", "query parameter sort: expected created, last_hit "
-                                                                   "or hits, got '" + sort + "'").error()));
+    return call.respond(http::ErrorResponse(InvalidArgumentError("query parameter sort: expected created, last_hit "
+                                                                 "or hits, got '" +
+                                                                 sort + "'")
+                                                .WithReason("bad_request")));
   }
   int limit = 100;
   if (auto value = request.Query("limit")) {
     auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), limit);
     if (ec != std::errc() || end != value->data() + value->size() || limit < 1 || limit > 1000) {
-      return call.respond(ErrorToResponse(Refuse(400, "bad_request", "query parameter limit: expected an integer in "
-                                                                     "[1, 1000], got '" + std::string(*value) + "'").error()));
+      return call.respond(http::ErrorResponse(InvalidArgumentError("query parameter limit: expected an integer in "
+                                                                   "[1, 1000], got '" +
+                                                                   std::string(*value) + "'")
+                                                  .WithReason("bad_request")));
     }
   }
   // Cursor: hex of "sort|chip|plan|value|row_id", the last entry returned.
@@ -150,12 +157,13 @@ void KilnService::Entries(Call call) {
       if (a.ec == std::errc() && b.ec == std::errc() && b.ptr == rest.data() + rest.size()) after = {sort_value, row_id};
     }
     if (!after) {
-      return call.respond(ErrorToResponse(Refuse(400, "bad_request", "query parameter cursor: not a cursor of this "
-                                                                     "listing (same chip, plan and sort)").error()));
+      return call.respond(http::ErrorResponse(InvalidArgumentError("query parameter cursor: not a cursor of this "
+                                                                   "listing (same chip, plan and sort)")
+                                                  .WithReason("bad_request")));
     }
   }
   Result<std::vector<cache::EntryMetadata>> entries = AllEntries(*store_, call.tenant, chip);
-  if (!entries) return call.respond(ErrorToResponse(InternalError("cache listing", entries.error())));
+  if (!entries) return call.respond(http::ErrorResponse(InternalFailure("cache listing", entries.error())));
   std::vector<const cache::EntryMetadata*> chosen;
   for (const cache::EntryMetadata& entry : *entries) {
     if (!plan.empty() && EntryPlanName(entry, ParseEntryNotes(entry.options)) != plan) continue;
@@ -251,7 +259,8 @@ void KilnService::Metrics(Call call) {
 }
 
 void KilnService::NotImplemented(Call call) {
-  call.respond(ErrorToResponse(Refuse(501, "not_implemented", "autotuning is not available in this build").error()));
+  call.respond(http::ErrorResponse(
+      UnimplementedError("autotuning is not available in this build").WithReason("not_implemented")));
 }
 
 std::string KilnService::StoreWarning() const { return store_->Health().message; }

@@ -1,7 +1,6 @@
 // POST /v1/compile: the fast path, parse + fingerprint, cache lookup, and
 // single-flight compiles on the compile threads.
 #include <chrono>
-
 #include <nlohmann/json.hpp>
 
 #include "cache/components.h"
@@ -12,7 +11,7 @@
 #include "server/entry_json.h"
 #include "server/http/json_response.h"
 #include "server/kiln_service.h"
-#include "server/storage_api_error.h"
+#include "server/service_errors.h"
 
 namespace kiln::server {
 namespace {
@@ -56,17 +55,17 @@ struct KilnService::CompileTimings {
 };
 
 struct KilnService::FlightOutcome {
-  std::optional<ApiError> error;
+  std::optional<Error> error;
   EntryView entry;
-  std::optional<ApiError> not_stored;  // compiled, but the store could not keep it (why)
+  std::optional<Error> not_stored;  // compiled, but the store could not keep it (why)
   bool compiled = false;  // false: the leader found it stored after all
   double compile_ms = 0;
   double store_ms = 0;
 };
 
-ApiResult<std::optional<EntryView>> KilnService::LookUp(const cache::EntryId& id) {
+Result<std::optional<EntryView>> KilnService::LookUp(const cache::EntryId& id) {
   Result<std::optional<cache::CacheHit>> hit = store_->Get(id);
-  if (!hit) return std::unexpected(InternalError("cache lookup", hit.error()));
+  if (!hit) return std::unexpected(InternalFailure("cache lookup", hit.error()));
   if (!*hit) return std::optional<EntryView>();
   EntryView view = ViewOf(**hit);
   Index(view, view.executable->size());
@@ -77,7 +76,7 @@ std::optional<http::Response> KilnService::FastCompile(const http::Request& requ
   // Parsing JSON or hashing a big body is CPU work for a worker.
   if (request.body.size() > kMaxFastPathBodyBytes || HasJsonBody(request)) return std::nullopt;
   CompileTimings timings;
-  ApiResult<CompileRequest> parsed = ParseCompileRequestKey(request, tenant);
+  Result<CompileRequest> parsed = ParseCompileRequestKey(request, tenant);
   if (!parsed) return std::nullopt;  // the handler explains the 400
   std::optional<hlo::Hash128> key = request_keys_.Find(parsed->request_hash);
   if (!key) return std::nullopt;
@@ -97,11 +96,11 @@ std::optional<http::Response> KilnService::FastCompile(const http::Request& requ
 void KilnService::Compile(Call call) {
   CompileTimings timings;
   metrics_.CompileRequested();
-  auto fail = [&](const ApiError& error) {
+  auto fail = [&](const Error& error) {
     metrics_.CompileFailed();
-    call.respond(ErrorToResponse(error));
+    call.respond(http::ErrorResponse(error));
   };
-  ApiResult<CompileRequest> parsed = ParseCompileRequest(call.request, call.tenant);
+  Result<CompileRequest> parsed = ParseCompileRequest(call.request, call.tenant);
   if (!parsed) return fail(parsed.error());
   CompileRequest& request = *parsed;
   cache::EntryId id{.tenant = call.tenant, .key = {}, .chip = request.options.chip};
@@ -115,7 +114,7 @@ void KilnService::Compile(Call call) {
   }
   if (known) {
     id.key = *known;
-    ApiResult<std::optional<EntryView>> hit = LookUp(id);
+    Result<std::optional<EntryView>> hit = LookUp(id);
     if (!hit) return fail(hit.error());
     if (*hit) {
       timings.lookup_ms = MsSince(lookup_start);
@@ -128,19 +127,20 @@ void KilnService::Compile(Call call) {
 
   auto parse_start = Clock::now();
   Result<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(request.hlo, "<hlo>");
-  if (!module) return fail(HloParseError(module.error().message));
-  if (Status verified = hlo::VerifyModule(**module); !verified) return fail(HloVerifyError(verified.error().message));
+  if (!module) return fail(module.error().WithReason("hlo_parse_error"));
+  if (Status verified = hlo::VerifyModule(**module); !verified)
+    return fail(verified.error().WithReason("hlo_verify_error"));
   timings.parse_ms = MsSince(parse_start);
 
   auto fingerprint_start = Clock::now();
   Result<hlo::Fingerprint> fingerprint =
       hlo::FingerprintModule(**module, lowering::FingerprintOptionsFor(request.options));
-  if (!fingerprint) return fail(HloVerifyError(fingerprint.error().message));
+  if (!fingerprint) return fail(fingerprint.error().WithReason("hlo_verify_error"));
   id.key = fingerprint->key;
   timings.fingerprint_ms = MsSince(fingerprint_start);
 
   lookup_start = Clock::now();
-  ApiResult<std::optional<EntryView>> hit = LookUp(id);
+  Result<std::optional<EntryView>> hit = LookUp(id);
   if (!hit) return fail(hit.error());
   timings.lookup_ms += MsSince(lookup_start);
   request_keys_.Remember(request.request_hash, id.key);
@@ -157,7 +157,7 @@ void KilnService::Compile(Call call) {
                                                                 SingleFlight<Flight>::Role role) mutable {
     if (flight->error) {
       metrics_.CompileFailed();
-      return respond(ErrorToResponse(*flight->error));
+      return respond(http::ErrorResponse(*flight->error));
     }
     const bool leader = role == SingleFlight<Flight>::Role::kLeader;
     CacheOutcome outcome = !leader ? CacheOutcome::kJoined : flight->compiled ? CacheOutcome::kMiss : CacheOutcome::kHit;
@@ -186,11 +186,11 @@ void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hl
   };
   if (compile_threads_->TrySubmit(task)) return;
   auto refused = std::make_shared<FlightOutcome>();
-  refused->error = ApiError{.status = 503, .code = "overloaded",
-                            .message = "every compile thread is busy and " +
-                                       std::to_string(options_.compile_queue_capacity) +
-                                       " compiles are waiting; retry later",
-                            .retry_after_seconds = 1};
+  refused->error =
+      UnavailableError("every compile thread is busy and " + std::to_string(options_.compile_queue_capacity) +
+                       " compiles are waiting; retry later")
+          .WithReason("overloaded")
+          .RetryAfter(1);
   flights_.Finish(flight_key, refused);
 }
 
@@ -199,14 +199,14 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, const fusi
   auto outcome = std::make_shared<FlightOutcome>();
   // Another flight may have stored the key between this request's lookup
   // and its flight.
-  ApiResult<std::optional<EntryView>> existing = LookUp(id);
+  Result<std::optional<EntryView>> existing = LookUp(id);
   if (existing && *existing) {
     outcome->entry = std::move(**existing);
     return outcome;
   }
   Result<lowering::CompileOutput> compiled = lowering::CompileModule(module, options);
   if (!compiled) {
-    outcome->error = ApiError{.status = 422, .code = "compile_failed", .message = compiled.error().message};
+    outcome->error = InvalidArgumentError(compiled.error().ToString()).WithReason("compile_failed");
     return outcome;
   }
   metrics_.Compiled(compiled->compile_ms);
@@ -227,15 +227,16 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, const fusi
       .request_hash = request_hash,
   };
   auto store_start = Clock::now();
-  if (cache::StoreResult<void> stored = store_->Put(put); !stored) {
-    if (stored.error().problem == cache::StorageProblem::kNone) {
-      outcome->error = InternalError("storing the executable", stored.error());
+  if (Status stored = store_->Put(put); !stored) {
+    const cache::StorageProblem problem = cache::StorageProblemOf(stored.error());
+    if (problem == cache::StorageProblem::kNone) {
+      outcome->error = InternalFailure("storing the executable", stored.error());
       return outcome;
     }
     // A full disk or a read-only store: the compile is still answered,
     // with the executable, saying it was not stored and why.
-    metrics_.NotStored(stored.error().problem);
-    outcome->not_stored = StorageError("the executable was not stored", stored.error());
+    metrics_.NotStored(problem);
+    outcome->not_stored = StorageFailure("the executable was not stored", stored.error());
   }
   outcome->store_ms = MsSince(store_start);
   outcome->compiled = true;
@@ -261,8 +262,8 @@ void KilnService::AnswerCompile(http::Responder& respond, const EntryView& entry
 }
 
 http::Response KilnService::CompileResponse(const EntryView& entry, CacheOutcome outcome, bool fast_path,
-                                            bool return_executable, double compile_ms,
-                                            const CompileTimings& timings, const ApiError* not_stored) {
+                                            bool return_executable, double compile_ms, const CompileTimings& timings,
+                                            const Error* not_stored) {
   const std::string key = entry.id.key.Hex();
   http::Response response;
   if (return_executable) {
@@ -290,12 +291,13 @@ http::Response KilnService::CompileResponse(const EntryView& entry, CacheOutcome
           {"store_ms", timings.store_ms},
           {"total_ms", MsSince(timings.start)}}},
     };
-    if (not_stored != nullptr) body["not_stored"] = {{"code", not_stored->code}, {"message", not_stored->message}};
+    if (not_stored != nullptr)
+      body["not_stored"] = {{"code", not_stored->Reason()}, {"message", http::ErrorMessage(*not_stored)}};
     response = http::JsonResponse(200, body);
   }
   response.headers.Set("X-Kiln-Key", key);
   response.headers.Set("X-Kiln-Stored", not_stored == nullptr ? "true" : "false");
-  if (not_stored != nullptr) response.headers.Set("X-Kiln-Store-Error", not_stored->code);
+  if (not_stored != nullptr) response.headers.Set("X-Kiln-Store-Error", std::string(not_stored->Reason()));
   response.headers.Set("X-Kiln-Cache", std::string(CacheOutcomeName(outcome)));
   response.headers.Set("X-Kiln-Compile-Ms", Decimal(compile_ms));
   response.headers.Set("X-Kiln-Kernels", std::to_string(entry.kernels));

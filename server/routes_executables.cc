@@ -8,7 +8,7 @@
 #include "server/http/header_map.h"
 #include "server/http/json_response.h"
 #include "server/kiln_service.h"
-#include "server/storage_api_error.h"
+#include "server/service_errors.h"
 
 namespace kiln::server {
 namespace {
@@ -41,8 +41,8 @@ http::Response ExecutableResponse(const IndexedEntry& entry, bool head, http::By
 
 // The one 404 of these routes. It depends only on the request (the key and
 // the caller's namespace), never on whether the key exists elsewhere.
-ApiError NotFound(std::string_view key_text, const std::string& tenant) {
-  return Refuse(404, "not_found", "no executable with key " + std::string(key_text) + " for tenant " + tenant).error();
+Error NotFound(std::string_view key_text, const std::string& tenant) {
+  return NotFoundError("no executable with key " + std::string(key_text) + " for tenant " + tenant);
 }
 
 }  // namespace
@@ -67,20 +67,20 @@ std::optional<http::Response> KilnService::FastGetExecutable(const http::Request
   return ExecutableResponse(*entry, /*head=*/false, http::Bytes(hot.entry, &hot.entry->executable));
 }
 
-ApiResult<cache::EntryId> KilnService::FindEntry(const std::string& tenant, std::string_view key_text, bool use_index) {
+Result<cache::EntryId> KilnService::FindEntry(const std::string& tenant, std::string_view key_text, bool use_index) {
   std::optional<hlo::Hash128> key = ParseKeyHex(key_text);
   if (!key) {
-    return Refuse(400, "invalid_key",
-                  "key '" + std::string(key_text.substr(0, 64)) + "': expected 32 lowercase hex digits");
+    return InvalidArgumentError("key '" + std::string(key_text.substr(0, 64)) + "': expected 32 lowercase hex digits")
+        .WithReason("invalid_key");
   }
   if (use_index) {
     if (std::shared_ptr<const IndexedEntry> entry = index_.Find(tenant, *key)) return entry->view.id;
   }
   cache::ListFilter filter{.tenant = tenant, .key_prefix = std::string(key_text), .limit = 8};
   Result<std::vector<cache::EntryMetadata>> entries = store_->List(filter);
-  if (!entries) return std::unexpected(InternalError("cache listing", entries.error()));
+  if (!entries) return std::unexpected(InternalFailure("cache listing", entries.error()));
   for (const cache::EntryMetadata& metadata : *entries) {
-    if (!metadata.quarantined && metadata.id.format_version == hlo::kCompilerFormatVersion &&
+    if (!metadata.quarantined && metadata.id.format_version == kCompilerFormatVersion &&
         metadata.id.key == *key) {
       Index(ViewOfMetadata(metadata), metadata.raw_bytes);
       return metadata.id;
@@ -94,16 +94,16 @@ void KilnService::GetExecutable(Call call) {
   const std::string key_text(call.request.PathParam("key").value_or(""));
   // The index may point at an entry evicted since: then once more from the store.
   for (bool use_index : {true, false}) {
-    ApiResult<cache::EntryId> id = FindEntry(call.tenant, key_text, use_index);
+    Result<cache::EntryId> id = FindEntry(call.tenant, key_text, use_index);
     if (!id) {
-      http::Response response = ErrorToResponse(id.error());
+      http::Response response = http::ErrorResponse(id.error());
       if (head) response.body = nullptr;
       return call.respond(std::move(response));
     }
     if (head || WantsJson(call.request)) {
       // Metadata only: not a hit.
       Result<std::optional<cache::EntryMetadata>> metadata = store_->GetMetadata(*id);
-      if (!metadata) return call.respond(ErrorToResponse(InternalError("cache lookup", metadata.error())));
+      if (!metadata) return call.respond(http::ErrorResponse(InternalFailure("cache lookup", metadata.error())));
       if (!*metadata) {
         index_.Forget(*id);
         continue;
@@ -119,7 +119,7 @@ void KilnService::GetExecutable(Call call) {
                                              /*head=*/true, nullptr));
     }
     Result<std::optional<cache::CacheHit>> hit = store_->Get(*id);
-    if (!hit) return call.respond(ErrorToResponse(InternalError("cache lookup", hit.error())));
+    if (!hit) return call.respond(http::ErrorResponse(InternalFailure("cache lookup", hit.error())));
     if (!*hit) {
       // Failed its checksum just now (quarantined) or evicted meanwhile.
       index_.Forget(*id);
@@ -133,17 +133,17 @@ void KilnService::GetExecutable(Call call) {
         ExecutableResponse(*MakeIndexedEntry(view, stored->executable.size()), /*head=*/false, view.executable);
     return call.respond(std::move(response));
   }
-  call.respond(ErrorToResponse(NotFound(key_text, call.tenant)));
+  call.respond(http::ErrorResponse(NotFound(key_text, call.tenant)));
 }
 
 void KilnService::DeleteExecutable(Call call) {
-  ApiResult<cache::EntryId> id = FindEntry(call.tenant, call.request.PathParam("key").value_or(""));
-  if (!id) return call.respond(ErrorToResponse(id.error()));
+  Result<cache::EntryId> id = FindEntry(call.tenant, call.request.PathParam("key").value_or(""));
+  if (!id) return call.respond(http::ErrorResponse(id.error()));
   index_.Forget(*id);
-  cache::StoreResult<bool> evicted = store_->Evict(*id);
-  if (!evicted) return call.respond(ErrorToResponse(StorageError("delete", evicted.error())));
+  Result<bool> evicted = store_->Evict(*id);
+  if (!evicted) return call.respond(http::ErrorResponse(StorageFailure("delete", evicted.error())));
   programs_.Erase(*id);
-  if (!*evicted) return call.respond(ErrorToResponse(NotFound(id->key.Hex(), call.tenant)));
+  if (!*evicted) return call.respond(http::ErrorResponse(NotFound(id->key.Hex(), call.tenant)));
   http::Response response;
   response.status = 204;
   call.respond(std::move(response));

@@ -1,7 +1,6 @@
 // POST /v1/executables/{key}/execute: inputs in, a run on a pool chip of
 // the executable's kind, outputs and the device profile out.
 #include <chrono>
-
 #include <nlohmann/json.hpp>
 
 #include "runtime/io/safetensors.h"
@@ -14,6 +13,7 @@
 #include "server/http/json_response.h"
 #include "server/json_tensors.h"
 #include "server/kiln_service.h"
+#include "server/service_errors.h"
 
 namespace kiln::server {
 namespace {
@@ -32,15 +32,15 @@ std::string_view MediaType(const http::Request& request, std::string_view header
   return value;
 }
 
-ApiResult<Form> RequestForm(const http::Request& request) {
+Result<Form> RequestForm(const http::Request& request) {
   std::string_view type = MediaType(request, "Content-Type");
   if (http::EqualsIgnoreCase(type, kSafetensorsType) || http::EqualsIgnoreCase(type, "application/octet-stream")) {
     return Form::kSafetensors;
   }
   if (http::EqualsIgnoreCase(type, "application/json")) return Form::kJson;
-  return Refuse(415, "unsupported_media_type",
-                "Content-Type '" + std::string(type) +
-                    "' is not accepted for execute; send application/vnd.safetensors or application/json");
+  return InvalidArgumentError("Content-Type '" + std::string(type) +
+                              "' is not accepted for execute; send application/vnd.safetensors or application/json")
+      .WithReason("unsupported_media_type");
 }
 
 Form AnswerForm(const http::Request& request, Form request_form) {
@@ -75,14 +75,14 @@ struct RunState {
 
 }  // namespace
 
-ApiResult<std::shared_ptr<const ReadyProgram>> KilnService::ReadyProgramFor(const cache::EntryId& id) {
+Result<std::shared_ptr<const ReadyProgram>> KilnService::ReadyProgramFor(const cache::EntryId& id) {
   if (std::shared_ptr<const ReadyProgram> ready = programs_.Find(id)) return ready;
   Result<std::optional<cache::CacheHit>> hit = store_->Get(id);
-  if (!hit) return std::unexpected(InternalError("cache lookup", hit.error()));
-  if (!*hit) return Refuse(404, "not_found", "no executable with key " + id.key.Hex() + " for tenant " + id.tenant);
+  if (!hit) return std::unexpected(InternalFailure("cache lookup", hit.error()));
+  if (!*hit) return NotFoundError("no executable with key " + id.key.Hex() + " for tenant " + id.tenant);
   const std::string& bytes = (*hit)->entry->executable;
   auto ready = LoadReadyProgram(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
-  if (!ready) return std::unexpected(InternalError("loading executable " + id.key.Hex(), ready.error()));
+  if (!ready) return std::unexpected(InternalFailure("loading executable " + id.key.Hex(), ready.error()));
   programs_.Insert(id, *ready);
   return *ready;
 }
@@ -92,22 +92,22 @@ void KilnService::Execute(Call call) {
   // for a chip count.
   const auto received = std::chrono::steady_clock::now();
   metrics_.ExecuteRequested();
-  auto fail = [&](const ApiError& error) {
+  auto fail = [&](const Error& error) {
     metrics_.ExecuteFailed();
-    call.respond(ErrorToResponse(error));
+    call.respond(http::ErrorResponse(error));
   };
-  ApiResult<cache::EntryId> id = FindEntry(call.tenant, call.request.PathParam("key").value_or(""));
+  Result<cache::EntryId> id = FindEntry(call.tenant, call.request.PathParam("key").value_or(""));
   if (!id) return fail(id.error());
-  ApiResult<Form> form = RequestForm(call.request);
+  Result<Form> form = RequestForm(call.request);
   if (!form) return fail(form.error());
-  ApiResult<std::shared_ptr<const ReadyProgram>> ready = ReadyProgramFor(*id);
+  Result<std::shared_ptr<const ReadyProgram>> ready = ReadyProgramFor(*id);
   if (!ready) return fail(ready.error());
   const std::vector<hlo::Shape>& parameters = (*ready)->parameter_shapes;
-  ApiResult<std::vector<hlo::Literal>> inputs = *form == Form::kSafetensors
-                                                    ? InputsFromSafetensors(call.request.body, parameters)
-                                                    : InputsFromJson(call.request.body, parameters);
+  Result<std::vector<hlo::Literal>> inputs = *form == Form::kSafetensors
+                                                 ? InputsFromSafetensors(call.request.body, parameters)
+                                                 : InputsFromJson(call.request.body, parameters);
   if (!inputs) return fail(inputs.error());
-  ApiResult<std::chrono::milliseconds> timeout = ExecuteTimeout(call.request, options_.execute_timeout);
+  Result<std::chrono::milliseconds> timeout = ExecuteTimeout(call.request, options_.execute_timeout);
   if (!timeout) return fail(timeout.error());
 
   const runtime::Program& program = (*ready)->program->program();
@@ -166,8 +166,8 @@ void KilnService::Execute(Call call) {
                      .timeout = state->timeout,
                      .queued_seconds = stats.queued_seconds,
                      .run_seconds = stats.run_seconds,
-                     .error = status.error().message};
-      return state->respond(ErrorToResponse(EndedRunError(stats.end, ended)));
+                     .error = status.error()};
+      return state->respond(http::ErrorResponse(EndedRunError(stats.end, ended)));
     }
     runtime::timing::TimedExecution& run = *state->run;
     const std::string device = state->kind + ":" + std::to_string(PerKindIndex(stats.chip));
@@ -189,7 +189,7 @@ void KilnService::Execute(Call call) {
       Result<std::string> bytes = runtime::io::SerializeSafetensors(file);
       if (!bytes) {
         metrics_.ExecuteFailed();
-        return state->respond(ErrorToResponse(InternalError("writing the outputs", bytes.error())));
+        return state->respond(http::ErrorResponse(InternalFailure("writing the outputs", bytes.error())));
       }
       response = http::Response::WithBytes(200, http::MakeBytes(std::move(*bytes)), std::string(kSafetensorsType));
     } else {
@@ -200,8 +200,8 @@ void KilnService::Execute(Call call) {
         Result<json> value = LiteralToJson(tuple ? run.result.tuple_elements()[i] : run.result);
         if (!value) {
           metrics_.ExecuteFailed();
-          return state->respond(ErrorToResponse(
-              ApiError{.status = 422, .code = "unsupported_output", .message = "output " + std::to_string(i) + ": " + value.error().message}));
+          return state->respond(http::ErrorResponse(
+              value.error().WithContext("output " + std::to_string(i)).WithReason("unsupported_output")));
         }
         values.push_back(std::move(*value));
       }
@@ -215,7 +215,7 @@ void KilnService::Execute(Call call) {
                    {"wall_ms", stats.run_seconds * 1000},
                    {"outputs", std::move(values)},
                    {"kernels", kernels}};
-      if (!run.profile) body["timing_error"] = run.profile.error().message;
+      if (!run.profile) body["timing_error"] = run.profile.error().ToString();
       response = http::JsonResponse(200, body);
     }
     response.headers.Set("X-Kiln-Key", state->key);
@@ -236,9 +236,9 @@ void KilnService::Execute(Call call) {
       --queued_by_kind_[state->kind];
     }
     metrics_.ExecuteFailed();
-    if (submitted.error().kind == runtime::pool::SubmitError::Kind::kTooLarge) metrics_.ExecuteEnded("too_large");
+    if (submitted.error().reason == runtime::pool::kTooLargeToRun) metrics_.ExecuteEnded("too_large");
     return state->respond(
-        ErrorToResponse(RefusedRunError(submitted.error(), state->key, state->kind, pool_->spec().ToString())));
+        http::ErrorResponse(RefusedRunError(submitted.error(), state->key, state->kind, pool_->spec().ToString())));
   }
 }
 

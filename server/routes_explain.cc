@@ -10,6 +10,7 @@
 #include "server/entry_json.h"
 #include "server/http/json_response.h"
 #include "server/kiln_service.h"
+#include "server/service_errors.h"
 
 namespace kiln::server {
 namespace {
@@ -54,17 +55,17 @@ json Difference(const std::string& name, json request, json nearest) {
 }  // namespace
 
 void KilnService::Explain(Call call) {
-  ApiResult<CompileRequest> parsed = ParseCompileRequest(call.request, call.tenant);
-  if (!parsed) return call.respond(ErrorToResponse(parsed.error()));
+  Result<CompileRequest> parsed = ParseCompileRequest(call.request, call.tenant);
+  if (!parsed) return call.respond(http::ErrorResponse(parsed.error()));
   const CompileRequest& request = *parsed;
   Result<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(request.hlo, "<hlo>");
-  if (!module) return call.respond(ErrorToResponse(HloParseError(module.error().message)));
+  if (!module) return call.respond(http::ErrorResponse(module.error().WithReason("hlo_parse_error")));
   if (Status verified = hlo::VerifyModule(**module); !verified) {
-    return call.respond(ErrorToResponse(HloVerifyError(verified.error().message)));
+    return call.respond(http::ErrorResponse(verified.error().WithReason("hlo_verify_error")));
   }
   Result<hlo::Fingerprint> fingerprint =
       hlo::FingerprintModule(**module, lowering::FingerprintOptionsFor(request.options));
-  if (!fingerprint) return call.respond(ErrorToResponse(HloVerifyError(fingerprint.error().message)));
+  if (!fingerprint) return call.respond(http::ErrorResponse(fingerprint.error().WithReason("hlo_verify_error")));
 
   const std::vector<cache::KeyComponent> components = cache::KeyComponentsOf(*fingerprint);
   const json options = json::parse(lowering::OptionsJson(request.options));
@@ -81,7 +82,7 @@ void KilnService::Explain(Call call) {
   // Only the request's own namespace: an entry of another one is not "cached".
   const cache::EntryId id{.tenant = call.tenant, .key = fingerprint->key, .chip = chip};
   Result<std::optional<cache::EntryMetadata>> metadata = store_->GetMetadata(id);
-  if (!metadata) return call.respond(ErrorToResponse(InternalError("cache lookup", metadata.error())));
+  if (!metadata) return call.respond(http::ErrorResponse(InternalFailure("cache lookup", metadata.error())));
   const bool cached = *metadata && !(*metadata)->quarantined;
   answer["cached"] = cached;
   answer["differences"] = json::array();
@@ -92,7 +93,7 @@ void KilnService::Explain(Call call) {
   }
   Result<std::optional<cache::Explanation>> explanation =
       store_->Explain(call.tenant, chip, fingerprint->format_version, components);
-  if (!explanation) return call.respond(ErrorToResponse(InternalError("explain", explanation.error())));
+  if (!explanation) return call.respond(http::ErrorResponse(InternalFailure("explain", explanation.error())));
   if (!*explanation) {
     answer["message"] = "miss: no cached " + chip + " entry shares any component with this module";
     return call.respond(http::JsonResponse(200, answer));

@@ -25,8 +25,8 @@ Result<uint64_t> ParseUnsigned(std::string_view text, uint64_t max, std::string_
   uint64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value > max) {
-    return MakeError(std::string(what) + ": expected a number up to " + std::to_string(max) + ", got '" +
-                     std::string(text) + "'");
+    return InvalidArgumentError(std::string(what) + ": expected a number up to " + std::to_string(max) + ", got '" +
+                                std::string(text) + "'");
   }
   return value;
 }
@@ -46,7 +46,8 @@ Result<uint64_t> SuffixMultiplier(std::string_view suffix) {
   for (const Unit& unit : kUnits) {
     if (EqualsIgnoreCase(suffix, unit.name)) return unit.factor;
   }
-  return MakeError("unknown size suffix '" + std::string(suffix) + "' (use B, KiB, MiB, GiB, TiB, k, M, G, T)");
+  return InvalidArgumentError("unknown size suffix '" + std::string(suffix) +
+                              "' (use B, KiB, MiB, GiB, TiB, k, M, G, T)");
 }
 
 }  // namespace
@@ -69,14 +70,15 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
 Result<uint64_t> ParseByteSize(std::string_view text) {
   size_t digits = 0;
   while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  if (digits == 0) return MakeError("size '" + std::string(text) + "': expected a number of bytes, e.g. 256MiB");
+  if (digits == 0)
+    return InvalidArgumentError("size '" + std::string(text) + "': expected a number of bytes, e.g. 256MiB");
   auto number = ParseUnsigned(text.substr(0, digits), std::numeric_limits<uint64_t>::max(),
                               "size '" + std::string(text) + "'");
   if (!number) return std::unexpected(number.error());
   auto factor = SuffixMultiplier(text.substr(digits));
-  if (!factor) return MakeError("size '" + std::string(text) + "': " + factor.error().message);
+  if (!factor) return InvalidArgumentError("size '" + std::string(text) + "': " + factor.error().ToString());
   if (*number > std::numeric_limits<uint64_t>::max() / *factor) {
-    return MakeError("size '" + std::string(text) + "' is too large");
+    return InvalidArgumentError("size '" + std::string(text) + "' is too large");
   }
   return *number * *factor;
 }
@@ -93,8 +95,8 @@ uint64_t DefaultMaxConnections(uint64_t open_files_limit, int loops) {
 
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   auto refuse = [&] {
-    return MakeError("duration '" + std::string(text) +
-                     "': expected a positive time up to 24h such as 60s, 1.5s, 500ms or 2m");
+    return InvalidArgumentError("duration '" + std::string(text) +
+                                "': expected a positive time up to 24h such as 60s, 1.5s, 500ms or 2m");
   };
   size_t digits = 0;
   while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.')) {
@@ -126,7 +128,7 @@ Result<uint64_t> ParseHostMemory(std::string_view text, uint64_t physical_bytes)
     auto percent = ParseUnsigned(text.substr(0, text.size() - 1), 100, "host memory '" + std::string(text) + "'");
     if (!percent) return std::unexpected(percent.error());
     if (physical_bytes == 0) {
-      return MakeError("host memory '" + std::string(text) + "': the machine's RAM is unknown; give a size");
+      return InvalidArgumentError("host memory '" + std::string(text) + "': the machine's RAM is unknown; give a size");
     }
     return static_cast<uint64_t>(static_cast<unsigned __int128>(physical_bytes) * *percent / 100);
   }
@@ -146,8 +148,8 @@ Status ApplyEnvironment(ServeOptions& options, const std::function<bool(std::str
     const char* value = getenv ? getenv(name) : std::getenv(name);
     return value != nullptr && *value != '\0' ? value : nullptr;
   };
-  auto wrap = [](const char* name, const Error& error) {
-    return MakeError(std::string("environment variable ") + name + ": " + error.message);
+  auto wrap = [](const char* name, Error error) -> Error {
+    return std::move(error).WithContext(std::string("environment variable ") + name);
   };
   if (const char* v = read("KILN_LISTEN"); v && !flag_given("--listen")) {
     auto address = ParseListenAddress(v);
@@ -160,13 +162,16 @@ Status ApplyEnvironment(ServeOptions& options, const std::function<bool(std::str
   if (const char* v = read("KILN_COMPILE_THREADS"); v && !flag_given("--compile-threads")) {
     auto threads = ParseUnsigned(v, 256, "thread count");
     if (!threads || *threads == 0) {
-      return MakeError(std::string("environment variable KILN_COMPILE_THREADS: expected 1 to 256, got '") + v + "'");
+      return InvalidArgumentError(std::string("environment variable KILN_COMPILE_THREADS: expected 1 to 256, got '") +
+                                  v + "'");
     }
     options.compile_threads = static_cast<int>(*threads);
   }
   if (const char* v = read("KILN_LOOPS"); v && !flag_given("--loops")) {
     auto loops = ParseUnsigned(v, 256, "loop count");
-    if (!loops) return MakeError(std::string("environment variable KILN_LOOPS: expected 0 (one per core) to 256, got '") + v + "'");
+    if (!loops)
+      return InvalidArgumentError(
+          std::string("environment variable KILN_LOOPS: expected 0 (one per core) to 256, got '") + v + "'");
     options.loops = static_cast<int>(*loops);
   }
   if (const char* v = read("KILN_ACCESS_LOG"); v && !flag_given("--access-log")) {
@@ -175,7 +180,8 @@ Status ApplyEnvironment(ServeOptions& options, const std::function<bool(std::str
     } else if (EqualsIgnoreCase(v, "off")) {
       options.access_log = false;
     } else {
-      return MakeError(std::string("environment variable KILN_ACCESS_LOG: expected on or off, got '") + v + "'");
+      return InvalidArgumentError(std::string("environment variable KILN_ACCESS_LOG: expected on or off, got '") + v +
+                                  "'");
     }
   }
   if (const char* v = read("KILN_MAX_CONNECTIONS"); v && !flag_given("--max-connections")) {

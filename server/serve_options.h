@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 
 namespace kiln::server {
 

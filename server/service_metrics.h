@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "cache/store_error.h"
+#include "cache/storage_problem.h"
 #include "server/http/metrics.h"
 
 namespace kiln::server {

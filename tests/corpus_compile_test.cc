@@ -56,8 +56,8 @@ bool HasFusion(const std::string& text) { return text.find(" fusion(") != std::s
 // Random arguments and the module's directly evaluated result, computed
 // once per module and compared against every plan.
 struct Reference {
-  Result<std::vector<hlo::Literal>> args = MakeError("not evaluated");
-  Result<hlo::Literal> result = MakeError("not evaluated");
+  Result<std::vector<hlo::Literal>> args = InternalError("not evaluated");
+  Result<hlo::Literal> result = InternalError("not evaluated");
 };
 
 Reference EvaluateDirectly(const hlo::Module& module, bool evaluate) {

@@ -157,7 +157,7 @@ Status CheckExpected(const fs::path& module_path, const fs::path& expected_path)
   KILN_ASSIGN_OR_RETURN(hlo::Literal result, runtime::EvaluateModule(*module, args, options));
   runtime::io::CompareOptions compare{.mode = expected.compare, .tolerance = expected.error_spec};
   auto matched = runtime::io::CompareLiterals(*expected.result, result, compare);
-  if (!matched) return MakeError("wrong result: " + matched.error().message);
+  if (!matched) return matched.error().WithContext("wrong result");
   return Ok();
 }
 

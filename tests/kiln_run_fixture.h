@@ -48,7 +48,7 @@ class KilnRunTest : public ::testing::Test {
     SafetensorsFile file;
     for (const auto& [tensor_name, literal] : tensors) {
       auto value = hlo::ParseLiteral(literal);
-      EXPECT_TRUE(value) << value.error().message;
+      EXPECT_TRUE(value) << value.error().ToString();
       file.tensors.push_back({tensor_name, *value});
     }
     EXPECT_TRUE(runtime::io::WriteSafetensorsFile(Path(name), file));

@@ -80,11 +80,11 @@ class KilnServeProcess {
                                   std::string_view headers = {},
                                   std::chrono::milliseconds timeout = std::chrono::seconds(60)) const {
     Result<http::testing::RawHttpClient> client = http::testing::RawHttpClient::Connect(port_, timeout);
-    EXPECT_TRUE(client) << client.error().message;
+    EXPECT_TRUE(client) << client.error().ToString();
     if (!client) return {};
     Result<http::testing::RawResponse> response =
         client->RoundTrip(http::testing::MakeRequest(method, target, body, headers));
-    EXPECT_TRUE(response) << method << " " << target << ": " << response.error().message;
+    EXPECT_TRUE(response) << method << " " << target << ": " << response.error().ToString();
     return response ? std::move(*response) : http::testing::RawResponse{};
   }
 

@@ -87,7 +87,7 @@ class ServerEnv {
     if (!db_uri_query.empty()) options.db_path = "file:" + options.db_path + "?" + std::string(db_uri_query);
     if (options.pool_spec == "v5e:4") options.pool_spec = "v5e:2";
     auto service = KilnService::Create(std::move(options));
-    EXPECT_TRUE(service) << (service ? "" : service.error().message);
+    EXPECT_TRUE(service) << (service ? "" : service.error().ToString());
     if (!service) return;
     service_ = std::move(*service);
     http::Router router;
@@ -95,7 +95,7 @@ class ServerEnv {
     http_options.metrics = &service_->metrics_registry();
     server_ = std::make_unique<http::HttpServer>(std::move(http_options), std::move(router));
     Status started = server_->Start();
-    EXPECT_TRUE(started) << (started ? "" : started.error().message);
+    EXPECT_TRUE(started) << (started ? "" : started.error().ToString());
   }
   ~ServerEnv() {
     server_.reset();
@@ -124,10 +124,10 @@ class ServerEnv {
   RawResponse Call(std::string_view method, std::string_view target, std::string_view body = {},
                    std::string_view headers = {}) const {
     Result<RawHttpClient> client = RawHttpClient::Connect(port(), std::chrono::seconds(60));
-    EXPECT_TRUE(client) << client.error().message;
+    EXPECT_TRUE(client) << client.error().ToString();
     if (!client) return {};
     Result<RawResponse> response = client->RoundTrip(MakeRequest(method, target, body, headers), method == "HEAD");
-    EXPECT_TRUE(response) << method << " " << target << ": " << response.error().message;
+    EXPECT_TRUE(response) << method << " " << target << ": " << response.error().ToString();
     return response ? std::move(*response) : RawResponse{};
   }
 

@@ -2,9 +2,9 @@
 //                   [--out F] [--json]
 // Compiles one HLO text file to an executable; prints a summary (or one JSON
 // object) and writes the executable bytes with --out.
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "compiler/lowering/compile_module.h"
@@ -25,9 +25,9 @@ struct CompileArgs {
 
 Status WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return MakeError("cannot open " + path + " for writing");
+  if (!f) return ErrnoError(errno, "cannot open " + path + " for writing");
   f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (!f.flush()) return MakeError("write to " + path + " failed");
+  if (!f.flush()) return ErrnoError(errno, "write to " + path + " failed");
   return Ok();
 }
 
@@ -39,7 +39,7 @@ Status RunCompile(const CompileArgs& args) {
   options.chip = args.chip;
   options.scoped_vmem_bytes = args.scoped_vmem_bytes;
   auto out = lowering::CompileModule(*module, options);
-  if (!out) return MakeError(args.file + ": " + out.error().message);
+  if (!out) return out.error().WithContext(args.file);
   if (!args.out.empty()) KILN_RETURN_IF_ERROR(WriteBytes(args.out, out->executable));
   if (args.json) {
     nlohmann::json j = {
@@ -85,7 +85,7 @@ void RegisterCompile(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->callback([args, exit_code] {
     if (Status s = RunCompile(*args); !s) {
-      std::fprintf(stderr, "kiln compile: %s\n", s.error().message.c_str());
+      std::fprintf(stderr, "kiln compile: %s\n", s.error().ToString().c_str());
       *exit_code = 1;
     }
   });

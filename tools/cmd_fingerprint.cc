@@ -31,13 +31,13 @@ void RegisterFingerprint(CLI::App& app, int* exit_code) {
     for (const std::string& path : args->files) {
       auto module = LoadVerifiedModule(path);
       if (!module) {
-        std::fprintf(stderr, "kiln fingerprint: %s\n", module.error().message.c_str());
+        std::fprintf(stderr, "kiln fingerprint: %s\n", module.error().ToString().c_str());
         *exit_code = 1;
         continue;
       }
       auto fp = hlo::FingerprintModule(**module, options);
       if (!fp) {
-        std::fprintf(stderr, "kiln fingerprint: %s: %s\n", path.c_str(), fp.error().message.c_str());
+        std::fprintf(stderr, "kiln fingerprint: %s: %s\n", path.c_str(), fp.error().ToString().c_str());
         *exit_code = 1;
         continue;
       }

@@ -35,7 +35,7 @@ Result<std::unique_ptr<cache::CacheStore>> OpenStore(const InspectArgs& args) {
 
 Result<cache::EntryId> IdFromArgs(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(hlo::Hash128 key, cache::ParseHash128(args.key));
-  return cache::EntryId{args.tenant, key, args.chip, hlo::kCompilerFormatVersion};
+  return cache::EntryId{args.tenant, key, args.chip, kCompilerFormatVersion};
 }
 
 std::string IsoTime(int64_t ms) {
@@ -84,7 +84,7 @@ Status Show(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
   KILN_ASSIGN_OR_RETURN(cache::EntryId id, IdFromArgs(args));
   KILN_ASSIGN_OR_RETURN(auto meta, store->GetMetadata(id));
-  if (!meta) return MakeError("no entry " + id.ToString());
+  if (!meta) return NotFoundError("no entry " + id.ToString());
   nlohmann::json out = EntryJson(*meta);
   KILN_ASSIGN_OR_RETURN(auto components, store->Components(id));
   for (const auto& c : components) out["components"][c.name] = c.hash.Hex();
@@ -104,7 +104,7 @@ Status Verify(const InspectArgs& args) {
     std::printf("  corrupt: %s\n", m.id.ToString().c_str());
   }
   if (!report.newly_quarantined.empty() || report.integrity_check != "ok") {
-    return MakeError("the database holds corrupt entries (quarantined: never served)");
+    return DataLossError("the database holds corrupt entries (quarantined: never served)");
   }
   return Ok();
 }
@@ -113,7 +113,7 @@ Status Evict(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
   KILN_ASSIGN_OR_RETURN(cache::EntryId id, IdFromArgs(args));
   KILN_ASSIGN_OR_RETURN(bool evicted, store->Evict(id));
-  if (!evicted) return MakeError("no entry " + id.ToString());
+  if (!evicted) return NotFoundError("no entry " + id.ToString());
   std::printf("evicted %s\n", id.ToString().c_str());
   return Ok();
 }
@@ -144,7 +144,7 @@ Status Explain(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(hlo::Fingerprint fp,
                         hlo::FingerprintModule(*module, lowering::FingerprintOptionsFor(options)));
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
-  cache::EntryId id{args.tenant, fp.key, args.chip, hlo::kCompilerFormatVersion};
+  cache::EntryId id{args.tenant, fp.key, args.chip, kCompilerFormatVersion};
   KILN_ASSIGN_OR_RETURN(auto meta, store->GetMetadata(id));
   if (meta) {
     std::printf("%s is cached (hits %lld)\n", fp.key.Hex().c_str(),
@@ -193,7 +193,7 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
   auto run = [args, exit_code](Status (*fn)(const InspectArgs&)) {
     return [args, exit_code, fn] {
       if (Status s = fn(*args); !s) {
-        std::fprintf(stderr, "kiln inspect: %s\n", s.error().message.c_str());
+        std::fprintf(stderr, "kiln inspect: %s\n", s.error().ToString().c_str());
         *exit_code = 1;
       }
     };

@@ -15,7 +15,7 @@ void RegisterParse(CLI::App& app, int* exit_code) {
     for (const std::string& path : *files) {
       auto module = LoadVerifiedModule(path);
       if (!module) {
-        std::fprintf(stderr, "kiln parse: %s\n", module.error().message.c_str());
+        std::fprintf(stderr, "kiln parse: %s\n", module.error().ToString().c_str());
         *exit_code = 1;
         continue;
       }

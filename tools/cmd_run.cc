@@ -69,7 +69,7 @@ void RegisterRun(CLI::App& app, int* exit_code) {
     if (random->count() > 0) run.random_seed = *seed;
     auto report = RunModule(run);
     if (!report) {
-      std::fprintf(stderr, "kiln run: %s\n", report.error().message.c_str());
+      std::fprintf(stderr, "kiln run: %s\n", report.error().ToString().c_str());
       *exit_code = 1;
       return;
     }

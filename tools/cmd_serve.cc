@@ -58,10 +58,10 @@ Result<server::ServeOptions> ResolveOptions(const ServeArgs& args, const CLI::Ap
   options.pool = args.pool;
   options.compile_threads = args.compile_threads;
   auto max_body = server::ParseByteSize(args.max_body);
-  if (!max_body) return MakeError("--max-body: " + max_body.error().message);
+  if (!max_body) return max_body.error().WithContext("--max-body");
   options.max_body_bytes = *max_body;
   auto max_bytes = server::ParseByteSize(args.max_bytes);
-  if (!max_bytes) return MakeError("--max-bytes: " + max_bytes.error().message);
+  if (!max_bytes) return max_bytes.error().WithContext("--max-bytes");
   options.max_store_bytes = *max_bytes;
   options.auth_file = args.auth_file;
   options.request_timeout_ms = args.request_timeout_s * 1000;
@@ -69,10 +69,10 @@ Result<server::ServeOptions> ResolveOptions(const ServeArgs& args, const CLI::Ap
   options.access_log = args.access_log == "on";
   options.max_connections = args.max_connections;
   auto execute_timeout = server::ParseDuration(args.execute_timeout);
-  if (!execute_timeout) return MakeError("--execute-timeout: " + execute_timeout.error().message);
+  if (!execute_timeout) return execute_timeout.error().WithContext("--execute-timeout");
   options.execute_timeout = *execute_timeout;
   auto shutdown_grace = server::ParseDuration(args.shutdown_grace);
-  if (!shutdown_grace) return MakeError("--shutdown-grace: " + shutdown_grace.error().message);
+  if (!shutdown_grace) return shutdown_grace.error().WithContext("--shutdown-grace");
   options.shutdown_grace = *shutdown_grace;
   options.host_memory = args.host_memory;
   KILN_RETURN_IF_ERROR(server::ApplyEnvironment(
@@ -112,7 +112,7 @@ Status Serve(const server::ServeOptions& options) {
   service_options.compile_threads = options.compile_threads;
   service_options.execute_timeout = options.execute_timeout;
   auto host_memory = server::ParseHostMemory(options.host_memory, server::PhysicalMemoryBytes());
-  if (!host_memory) return MakeError("--host-memory: " + host_memory.error().message);
+  if (!host_memory) return host_memory.error().WithContext("--host-memory");
   service_options.host_memory_bytes = *host_memory;
   if (!options.auth_file.empty()) {
     KILN_ASSIGN_OR_RETURN(service_options.auth, server::Authenticator::Load(options.auth_file));
@@ -243,7 +243,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
     Result<server::ServeOptions> options = ResolveOptions(*args, *cmd);
     Status served = options ? Serve(*options) : Status(std::unexpected(options.error()));
     if (!served) {
-      std::fprintf(stderr, "kiln serve: %s\n", served.error().message.c_str());
+      std::fprintf(stderr, "kiln serve: %s\n", served.error().ToString().c_str());
       *exit_code = 1;
     }
   });

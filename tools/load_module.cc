@@ -12,10 +12,10 @@ namespace kiln::tools {
 
 Result<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return MakeError(path + ": cannot open: " + std::strerror(errno));
+  if (!in) return ErrnoError(errno, path + ": cannot open: " + std::strerror(errno));
   std::ostringstream ss;
   ss << in.rdbuf();
-  if (in.bad()) return MakeError(path + ": read failed");
+  if (in.bad()) return DataLossError(path + ": read failed");
   return ss.str();
 }
 
@@ -28,7 +28,7 @@ Result<std::unique_ptr<hlo::Module>> ParseVerifiedModule(const std::string& text
                                                          const std::string& path) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, hlo::ParseModule(text, path));
   Status verified = hlo::VerifyModule(*module);
-  if (!verified) return MakeError(path + ": verification failed: " + verified.error().message);
+  if (!verified) return verified.error().WithContext(path + ": verification failed");
   return module;
 }
 

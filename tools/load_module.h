@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "base/status.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::tools {
 

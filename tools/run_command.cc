@@ -46,16 +46,16 @@ Status WriteOutputs(const RunOptions& options, const RunReport& report) {
 // whose peak does not fit the budget before allocating any of it.
 Status CheckProgramMemory(const runtime::Program& program, const RunOptions& options) {
   if (program.peak_hbm_bytes <= static_cast<uint64_t>(options.memory_budget)) return Ok();
-  return MakeError(options.module_path + ": too large to evaluate: the executable needs " +
-                   std::to_string(program.peak_hbm_bytes) + " bytes at peak, over the budget of " +
-                   std::to_string(options.memory_budget) + " bytes" + std::string(kTimingOnlyHint));
+  return ResourceExhaustedError(options.module_path + ": too large to evaluate: the executable needs " +
+                                std::to_string(program.peak_hbm_bytes) + " bytes at peak, over the budget of " +
+                                std::to_string(options.memory_budget) + " bytes" + std::string(kTimingOnlyHint));
 }
 
 Status CheckModuleMemory(const hlo::Module& module, const RunOptions& options) {
   Status fits = runtime::io::CheckEvalMemory(module, options.memory_budget);
   if (fits) return Ok();
-  return MakeError(options.module_path + ": " + fits.error().message +
-                   std::string(kTimingOnlyHint));
+  return Error::Coded(fits.error().code,
+                      options.module_path + ": " + fits.error().ToString() + std::string(kTimingOnlyHint));
 }
 
 Result<runtime::timing::TimingOptions> MakeTimingOptions(const RunOptions& options) {
@@ -71,7 +71,7 @@ Result<runtime::timing::TimingOptions> MakeTimingOptions(const RunOptions& optio
 Result<const runtime::ChipSpec*> LookUpChip(const std::string& name) {
   const runtime::ChipSpec* chip = runtime::FindChip(name);
   if (chip == nullptr) {
-    return MakeError("unknown chip \"" + name + "\" (known: v4, v5e, v5p, v6e, tpu7x)");
+    return InvalidArgumentError("unknown chip \"" + name + "\" (known: v4, v5e, v5p, v6e, tpu7x)");
   }
   return chip;
 }
@@ -85,7 +85,7 @@ Result<RunReport> RunDirect(const RunOptions& options, const hlo::Module& module
   eval_options.step_budget = options.step_budget;
   auto start = Clock::now();
   auto result = runtime::EvaluateModule(module, args, eval_options);
-  if (!result) return MakeError(options.module_path + ": " + result.error().message);
+  if (!result) return result.error().WithContext(options.module_path);
   RunReport report;
   report.module_name = module.name();
   report.eval_ms = MillisecondsSince(start);
@@ -105,7 +105,7 @@ Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& pr
   report.plan = program.program().plan;
   if (options.timing_only) {
     auto profile = runtime::timing::SimulateProgram(program, chip, timing);
-    if (!profile) return MakeError(options.module_path + ": " + profile.error().message);
+    if (!profile) return profile.error().WithContext(options.module_path);
     report.profile = std::move(*profile);
   } else {
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::timing::ProgramTimer> timer,
@@ -114,14 +114,14 @@ Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& pr
     eval_options.step_budget = options.step_budget;
     auto start = Clock::now();
     auto run = runtime::timing::ExecuteTimed(program, *timer, args, eval_options);
-    if (!run) return MakeError(options.module_path + ": " + run.error().message);
+    if (!run) return run.error().WithContext(options.module_path);
     report.eval_ms = MillisecondsSince(start);
     report.outputs = runtime::io::OutputTensors(run->result);
     report.computed_values = true;
     if (run->profile) {
       report.profile = std::move(*run->profile);
     } else {
-      report.timing_error = run->profile.error().message;
+      report.timing_error = run->profile.error().ToString();
     }
   }
   if (!options.trace_path.empty() && report.profile) {
@@ -134,7 +134,7 @@ Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& pr
 // otherwise.
 Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const uint8_t> bytes) {
   auto loaded = runtime::LoadedProgram::FromBytes(bytes);
-  if (!loaded) return MakeError(options.module_path + ": " + loaded.error().message);
+  if (!loaded) return loaded.error().WithContext(options.module_path);
   const runtime::Program& program = (*loaded)->program();
   KILN_ASSIGN_OR_RETURN(const runtime::ChipSpec* chip,
                         LookUpChip(options.chip.empty() ? program.chip : options.chip));
@@ -144,7 +144,7 @@ Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const u
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckProgramMemory(program, options));
     auto shapes = runtime::ProgramParameterShapes(program);
-    if (!shapes) return MakeError(options.module_path + ": " + shapes.error().message);
+    if (!shapes) return shapes.error().WithContext(options.module_path);
     KILN_ASSIGN_OR_RETURN(args, LoadArguments(*shapes, options));
   }
   KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, args, report));
@@ -173,14 +173,15 @@ Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) 
   }
   auto compiled = lowering::CompileModule(module, compile);
   if (!compiled) {
-    return MakeError(options.module_path + ": " + compiled.error().message +
-                     (options.timing_only ? "" : "; --direct evaluates it without compiling"));
+    return Error::Coded(compiled.error().code,
+                        options.module_path + ": " + compiled.error().ToString() +
+                            (options.timing_only ? "" : "; --direct evaluates it without compiling"));
   }
   report.compiled_here = true;
   report.compile_ms = compiled->compile_ms;
   auto loaded = runtime::LoadedProgram::FromBytes(compiled->executable);
   if (!loaded) {
-    return MakeError(options.module_path + ": compiled executable: " + loaded.error().message);
+    return loaded.error().WithContext(options.module_path + ": compiled executable");
   }
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckProgramMemory((*loaded)->program(), options));
@@ -194,8 +195,8 @@ Result<RunReport> RunFile(const RunOptions& options) {
   KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(options.module_path));
   if (IsExecutable(bytes)) {
     if (options.direct || !options.plan.empty()) {
-      return MakeError(options.module_path + ": " + (options.direct ? "--direct" : "--plan") +
-                       " needs HLO text; this is a kiln executable");
+      return InvalidArgumentError(options.module_path + ": " + (options.direct ? "--direct" : "--plan") +
+                                  " needs HLO text; this is a kiln executable");
     }
     return RunExecutableFile(
         options, std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));

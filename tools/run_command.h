@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "runtime/io/eval_budget.h"
 #include "runtime/io/safetensors.h"
 #include "runtime/timing/device_profile.h"

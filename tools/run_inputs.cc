@@ -26,13 +26,13 @@ Result<std::vector<hlo::Literal>> LoadArguments(std::span<const hlo::Shape> shap
   int sources = !options.inputs_path.empty() + !options.input_literals_path.empty() +
                 options.random_seed.has_value();
   if (sources > 1) {
-    return MakeError("give at most one of --inputs, --input-literals and --random-inputs");
+    return InvalidArgumentError("give at most one of --inputs, --input-literals and --random-inputs");
   }
   if (!options.inputs_path.empty()) {
     KILN_ASSIGN_OR_RETURN(runtime::io::SafetensorsFile file,
                           runtime::io::ReadSafetensorsFile(options.inputs_path));
     auto args = runtime::io::ArgumentsFromTensors(file, shapes);
-    if (!args) return MakeError(options.inputs_path + ": " + args.error().message);
+    if (!args) return args.error().WithContext(options.inputs_path);
     return args;
   }
   if (!options.input_literals_path.empty()) {
@@ -40,14 +40,14 @@ Result<std::vector<hlo::Literal>> LoadArguments(std::span<const hlo::Shape> shap
                           runtime::io::ReadLiteralFile(options.input_literals_path));
     auto args = file.Arguments();
     if (args) args = runtime::io::MatchArguments(std::move(*args), shapes);
-    if (!args) return MakeError(options.input_literals_path + ": " + args.error().message);
+    if (!args) return args.error().WithContext(options.input_literals_path);
     return args;
   }
   if (options.random_seed) return runtime::io::RandomArguments(shapes, *options.random_seed);
   if (!shapes.empty()) {
-    return MakeError(options.module_path + ": the module has " + std::to_string(shapes.size()) +
-                     " parameter(s); pass --inputs F.safetensors, --input-literals F.txt or "
-                     "--random-inputs SEED");
+    return InvalidArgumentError(options.module_path + ": the module has " + std::to_string(shapes.size()) +
+                                " parameter(s); pass --inputs F.safetensors, --input-literals F.txt or "
+                                "--random-inputs SEED");
   }
   return std::vector<hlo::Literal>{};
 }

@@ -9,10 +9,10 @@
 #include <span>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/module.h"
 #include "compiler/hlo/shape.h"
-#include "compiler/hlo/status.h"
 #include "runtime/program/program.h"
 #include "tools/run_command.h"
 

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   options.path = argv[1];
   auto store = kiln::cache::CacheStore::Open(std::move(options));
   if (!store) {
-    std::fprintf(stderr, "open: %s\n", store.error().message.c_str());
+    std::fprintf(stderr, "open: %s\n", store.error().ToString().c_str());
     return 1;
   }
   int ack = open(argv[2], O_WRONLY | O_CREAT | O_APPEND, 0644);

@@ -65,7 +65,7 @@ Error HugeProgramError(const hlo::Computation& computation, const BufferAssignme
     why += ": its largest buffer, %" + largest->name() + " (" + largest->shape().ToString() + "), alone takes " +
            FormatByteCount(largest_bytes);
   }
-  return Error{why + "; chip " + std::string(chip_name) + " has " + FormatBytes(hbm_bytes)};
+  return ResourceExhaustedError(why + "; chip " + std::string(chip_name) + " has " + FormatBytes(hbm_bytes));
 }
 
 }  // namespace
@@ -173,11 +173,10 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
     return std::unexpected(HugeProgramError(computation, out, hbm_bytes, chip_name));
   }
   if (out.peak_bytes > hbm_bytes) {
-    return MakeError("program needs " + FormatBytes(out.peak_bytes) +
-                     " of HBM at peak (parameters " + FormatBytes(out.parameter_bytes) +
-                     ", constants " + FormatBytes(out.constant_bytes) + ", temporaries " +
-                     FormatBytes(out.slot_bytes) + "); chip " + std::string(chip_name) + " has " +
-                     FormatBytes(hbm_bytes));
+    return ResourceExhaustedError("program needs " + FormatBytes(out.peak_bytes) + " of HBM at peak (parameters " +
+                                  FormatBytes(out.parameter_bytes) + ", constants " + FormatBytes(out.constant_bytes) +
+                                  ", temporaries " + FormatBytes(out.slot_bytes) + "); chip " + std::string(chip_name) +
+                                  " has " + FormatBytes(hbm_bytes));
   }
   return out;
 }

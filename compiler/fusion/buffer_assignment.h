@@ -20,9 +20,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/fusion/fusion_plan.h"
 #include "compiler/hlo/computation.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::fusion {
 

@@ -75,6 +75,7 @@ TEST(BufferAssignmentTest, ProgramsLargerThanHbmFailWithTheReason) {
   ASSERT_TRUE(plan.has_value());
   auto buffers = AssignBuffers(*module->entry(), *plan, 8 << 20, "tiny");
   ASSERT_FALSE(buffers.has_value());
+  EXPECT_EQ(buffers.error().code, ErrorCode::kResourceExhausted);
   EXPECT_EQ(buffers.error().message,
             "program needs 12.0 MiB of HBM at peak (parameters 4.0 MiB, constants 0 B, "
             "temporaries 8.0 MiB); chip tiny has 8.0 MiB");
@@ -92,6 +93,7 @@ ENTRY e {
   ASSERT_TRUE(plan.has_value());
   auto buffers = AssignBuffers(*module->entry(), *plan, int64_t{16} << 30, "v5e");
   ASSERT_FALSE(buffers.has_value());
+  EXPECT_EQ(buffers.error().code, ErrorCode::kResourceExhausted);
   EXPECT_EQ(buffers.error().message,
             "program needs more than 8.0 EiB of HBM at peak: its largest buffer, %b "
             "(f32[1000000000000,1000000000]), alone takes 3.4 ZiB; chip v5e has 16.0 GiB");

@@ -27,17 +27,16 @@ Result<PlanKind> ParsePlanKind(std::string_view name) {
   for (PlanKind kind : {PlanKind::kNone, PlanKind::kHeuristic, PlanKind::kGiven}) {
     if (PlanKindName(kind) == name) return kind;
   }
-  return MakeError("unknown plan '" + std::string(name) + "': expected none, heuristic or given");
+  return InvalidArgumentError("unknown plan '" + std::string(name) + "': expected none, heuristic or given");
 }
 
 Result<CompiledPlan> PlanModule(hlo::Module& module, const CompileOptions& options) {
   CompiledPlan out;
   out.chip = runtime::FindChip(options.chip);
-  if (out.chip == nullptr) return MakeError("unknown chip '" + options.chip + "'");
-  if (module.entry() == nullptr) return MakeError("module " + module.name() + " has no entry");
+  if (out.chip == nullptr) return InvalidArgumentError("unknown chip '" + options.chip + "'");
+  if (module.entry() == nullptr) return InvalidArgumentError("module " + module.name() + " has no entry");
   if (options.scoped_vmem_bytes < 0) {
-    return MakeError("scoped VMEM must be positive, got " +
-                     std::to_string(options.scoped_vmem_bytes));
+    return InvalidArgumentError("scoped VMEM must be positive, got " + std::to_string(options.scoped_vmem_bytes));
   }
   Stopwatch watch;
   if (options.run_passes) {
@@ -57,7 +56,7 @@ Result<CompiledPlan> PlanModule(hlo::Module& module, const CompileOptions& optio
   planner.tiling.mxu_size = out.chip->mxu_size;
   const hlo::Computation& entry = *module.entry();
   Result<FusionPlan> plan = PlanComputation(entry, options.plan, planner);
-  if (!plan) return MakeError("planning: " + plan.error().message);
+  if (!plan) return plan.error().WithContext("planning");
   out.plan = std::move(*plan);
   out.times.planning_ms = watch.LapMs();
 
@@ -69,7 +68,7 @@ Result<CompiledPlan> PlanModule(hlo::Module& module, const CompileOptions& optio
   if (devices > 1) target = std::to_string(devices) + " x " + target + " (sharding annotations)";
   Result<BufferAssignment> buffers =
       AssignBuffers(entry, out.plan, out.chip->hbm_bytes * devices, target);
-  if (!buffers) return MakeError("buffer assignment: " + buffers.error().message);
+  if (!buffers) return buffers.error().WithContext("buffer assignment");
   out.buffers = std::move(*buffers);
   out.times.buffers_ms = watch.LapMs();
 

@@ -17,12 +17,12 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/fusion/buffer_assignment.h"
 #include "compiler/fusion/cost_model.h"
 #include "compiler/fusion/fusion_plan.h"
 #include "compiler/fusion/planner.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 #include "runtime/chip/chip_spec.h"
 
 namespace kiln::fusion {

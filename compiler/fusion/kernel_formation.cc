@@ -29,8 +29,7 @@ Status CheckEdgeIndices(const hlo::Computation& computation, const FusionEdge& e
   int64_t n = computation.instruction_count();
   auto ok = [&](int64_t i) { return i >= 0 && i < n; };
   if (!ok(edge.producer) || !ok(edge.consumer) || (edge.is_sibling() && !ok(edge.sibling))) {
-    return MakeError("edge refers to an instruction index outside computation %" +
-                     computation.name());
+    return InvalidArgumentError("edge refers to an instruction index outside computation %" + computation.name());
   }
   return Ok();
 }
@@ -43,15 +42,15 @@ Status CheckFusedEdge(const hlo::Computation& computation, const FusionEdge& edg
   std::string where = EdgeText(computation, edge) + ": ";
   const auto& ops = consumer.operands();
   if (std::find(ops.begin(), ops.end(), &producer) == ops.end()) {
-    return MakeError(where + "the producer is not an operand of the consumer");
+    return InvalidArgumentError(where + "the producer is not an operand of the consumer");
   }
   OpClass pc = ClassOf(producer);
   OpClass cc = ClassOf(consumer);
   if (pc == OpClass::kFree || pc == OpClass::kOpaque) {
-    return MakeError(where + "producer " + Describe(producer) + " cannot be fused");
+    return InvalidArgumentError(where + "producer " + Describe(producer) + " cannot be fused");
   }
   if (cc == OpClass::kFree || cc == OpClass::kOpaque || cc == OpClass::kContraction) {
-    return MakeError(where + "consumer " + Describe(consumer) + " takes no fused producers");
+    return InvalidArgumentError(where + "consumer " + Describe(consumer) + " takes no fused producers");
   }
   return Ok();
 }
@@ -130,12 +129,12 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
   DisjointSets sets(n);
   for (const auto& [a, b] : sibling_pairs) {
     if (!materialized[a] || !materialized[b]) {
-      return MakeError("fused sibling edge %" + instrs[a]->name() + " + %" + instrs[b]->name() +
-                       ": both must be kernel roots");
+      return InvalidArgumentError("fused sibling edge %" + instrs[a]->name() + " + %" + instrs[b]->name() +
+                                  ": both must be kernel roots");
     }
     if (ClassOf(*instrs[a]) == OpClass::kOpaque || ClassOf(*instrs[b]) == OpClass::kOpaque) {
-      return MakeError("fused sibling edge %" + instrs[a]->name() + " + %" + instrs[b]->name() +
-                       ": opaque ops run as their own kernels");
+      return InvalidArgumentError("fused sibling edge %" + instrs[a]->name() + " + %" + instrs[b]->name() +
+                                  ": opaque ops run as their own kernels");
     }
     sets.Union(a, b);
   }
@@ -199,8 +198,8 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     for (int64_t d : deps) {
       if (d == k) {
-        return MakeError("fused edges form a cycle through the kernel of %" +
-                         instrs[kernels[k].roots.front()]->name());
+        return InvalidArgumentError("fused edges form a cycle through the kernel of %" +
+                                    instrs[kernels[k].roots.front()]->name());
       }
       dependents[d].push_back(k);
       ++pending[k];
@@ -224,8 +223,8 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
   if (static_cast<int64_t>(order.size()) != kernel_count) {
     for (int64_t k = 0; k < kernel_count; ++k) {
       if (pending[k] > 0) {
-        return MakeError("fused edges form a cycle through the kernel of %" +
-                         instrs[kernels[k].roots.front()]->name());
+        return InvalidArgumentError("fused edges form a cycle through the kernel of %" +
+                                    instrs[kernels[k].roots.front()]->name());
       }
     }
   }
@@ -244,9 +243,9 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
     } else if (kernel.instructions.size() == 1) {
       kernel.tile = TileChoice{};  // nothing to un-fuse: stream it from HBM
     } else {
-      return MakeError("kernel " + std::to_string(kernel.id) + " (" +
-                       std::string(KernelKindName(kernel.kind)) + ", root %" +
-                       instrs[kernel.roots.front()]->name() + "): " + tile.error().message);
+      return tile.error().WithContext("kernel " + std::to_string(kernel.id) + " (" +
+                                      std::string(KernelKindName(kernel.kind)) + ", root %" +
+                                      instrs[kernel.roots.front()]->name() + ")");
     }
     plan.kernels.push_back(std::move(kernel));
   }
@@ -260,20 +259,20 @@ Status ValidatePlan(const hlo::Computation& computation, const TilingOptions& op
   expected.edges = plan.edges;
   KILN_RETURN_IF_ERROR(FormKernels(computation, options, expected));
   if (expected.kernels.size() != plan.kernels.size()) {
-    return MakeError("plan has " + std::to_string(plan.kernels.size()) +
-                     " kernels, its edges describe " + std::to_string(expected.kernels.size()));
+    return InvalidArgumentError("plan has " + std::to_string(plan.kernels.size()) + " kernels, its edges describe " +
+                                std::to_string(expected.kernels.size()));
   }
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
     const Kernel& have = plan.kernels[k];
     const Kernel& want = expected.kernels[k];
     if (have.id != static_cast<int64_t>(k) || have.instructions != want.instructions ||
         have.roots != want.roots || have.inputs != want.inputs || have.kind != want.kind) {
-      return MakeError("kernel " + std::to_string(k) +
-                       " differs from the kernel its edges describe (re-run FormKernels)");
+      return InvalidArgumentError("kernel " + std::to_string(k) +
+                                  " differs from the kernel its edges describe (re-run FormKernels)");
     }
     Status tile = ValidateTile(MakeTilingProblem(computation, have), have.tile, options);
     if (!tile) {
-      return MakeError("kernel " + std::to_string(k) + ": " + tile.error().message);
+      return tile.error().WithContext("kernel " + std::to_string(k));
     }
   }
   return Ok();

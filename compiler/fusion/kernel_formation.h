@@ -8,10 +8,10 @@
 // Pure functions of their arguments; thread-safe.
 #pragma once
 
+#include "base/status.h"
 #include "compiler/fusion/fusion_plan.h"
 #include "compiler/fusion/tiling.h"
 #include "compiler/hlo/computation.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::fusion {
 

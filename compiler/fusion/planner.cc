@@ -46,7 +46,7 @@ Result<FusionPlan> PlanComputation(const hlo::Computation& computation, PlanKind
     for (FusionEdge& edge : plan.edges) {
       if (edge.is_sibling() && edge.fused) {
         edge.fused = false;
-        edge.reason = "multi-output fusion undone: " + formed.error().message;
+        edge.reason = "multi-output fusion undone: " + formed.error().ToString();
       }
     }
     formed = FormKernels(computation, options.tiling, plan);

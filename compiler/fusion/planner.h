@@ -24,10 +24,10 @@
 
 #include <cstdint>
 
+#include "base/status.h"
 #include "compiler/fusion/fusion_plan.h"
 #include "compiler/fusion/tiling.h"
 #include "compiler/hlo/computation.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::fusion {
 

@@ -264,10 +264,10 @@ class TileBuilder {
     return TooBig(smallest.vmem_bytes);
   }
 
-  std::unexpected<Error> TooBig(int64_t needed) const {
-    return MakeError("kernel of " + Describe(*problem_.anchor) + " needs " + FormatBytes(needed) +
-                     " of VMEM even with the smallest blocks, scoped VMEM is " +
-                     FormatBytes(options_.scoped_vmem_bytes));
+  Error TooBig(int64_t needed) const {
+    return ResourceExhaustedError("kernel of " + Describe(*problem_.anchor) + " needs " + FormatBytes(needed) +
+                                  " of VMEM even with the smallest blocks, scoped VMEM is " +
+                                  FormatBytes(options_.scoped_vmem_bytes));
   }
 
   const TilingProblem& problem_;
@@ -339,10 +339,10 @@ Status ValidateTile(const TilingProblem& problem, const TileChoice& tile,
   if (!tile.tiled) return Ok();
   if (tile.inputs.size() != problem.inputs.size() ||
       tile.outputs.size() != problem.outputs.size()) {
-    return MakeError("tile has " + std::to_string(tile.inputs.size()) + " input and " +
-                     std::to_string(tile.outputs.size()) + " output blocks, kernel has " +
-                     std::to_string(problem.inputs.size()) + " inputs and " +
-                     std::to_string(problem.outputs.size()) + " outputs");
+    return InvalidArgumentError("tile has " + std::to_string(tile.inputs.size()) + " input and " +
+                                std::to_string(tile.outputs.size()) + " output blocks, kernel has " +
+                                std::to_string(problem.inputs.size()) + " inputs and " +
+                                std::to_string(problem.outputs.size()) + " outputs");
   }
   int64_t total = 0;
   auto check = [&](const Instruction* instr, const BlockShape& block) -> Status {
@@ -350,7 +350,7 @@ Status ValidateTile(const TilingProblem& problem, const TileChoice& tile,
     if (shape == nullptr) return Ok();
     for (int64_t d : block.dimensions) {
       if (d <= 0) {
-        return MakeError("block of %" + instr->name() + " has a non-positive dimension");
+        return InvalidArgumentError("block of %" + instr->name() + " has a non-positive dimension");
       }
     }
     int64_t rank = static_cast<int64_t>(block.dimensions.size());
@@ -363,14 +363,14 @@ Status ValidateTile(const TilingProblem& problem, const TileChoice& tile,
       bool gemm_view = rank != shape->rank();
       bool whole = !gemm_view && lanes >= StaticDims(*shape)[rank - 1];
       if (!gemm_view && !whole && lanes % kLanes != 0) {
-        return MakeError("block of %" + instr->name() + ": minor dimension " +
-                         std::to_string(lanes) + " is neither whole nor a multiple of 128");
+        return InvalidArgumentError("block of %" + instr->name() + ": minor dimension " + std::to_string(lanes) +
+                                    " is neither whole nor a multiple of 128");
       }
     }
     int64_t bytes = PaddedBytes(block.dimensions, shape->element_type());
     if (bytes != block.bytes) {
-      return MakeError("block of %" + instr->name() + " says " + std::to_string(block.bytes) +
-                       " bytes, its padded size is " + std::to_string(bytes));
+      return InvalidArgumentError("block of %" + instr->name() + " says " + std::to_string(block.bytes) +
+                                  " bytes, its padded size is " + std::to_string(bytes));
     }
     total = SatAdd(total, bytes);
     return Ok();
@@ -383,12 +383,12 @@ Status ValidateTile(const TilingProblem& problem, const TileChoice& tile,
   }
   int64_t vmem = SatAdd(SatMul(total, 2), tile.accumulator_bytes);
   if (vmem != tile.vmem_bytes) {
-    return MakeError("tile says " + FormatBytes(tile.vmem_bytes) + " of VMEM, its blocks need " +
-                     FormatBytes(vmem));
+    return InvalidArgumentError("tile says " + FormatBytes(tile.vmem_bytes) + " of VMEM, its blocks need " +
+                                FormatBytes(vmem));
   }
   if (vmem > options.scoped_vmem_bytes) {
-    return MakeError("tile needs " + FormatBytes(vmem) + " of VMEM, scoped VMEM is " +
-                     FormatBytes(options.scoped_vmem_bytes));
+    return ResourceExhaustedError("tile needs " + FormatBytes(vmem) + " of VMEM, scoped VMEM is " +
+                                  FormatBytes(options.scoped_vmem_bytes));
   }
   return Ok();
 }

@@ -21,10 +21,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/fusion/block_layout.h"
 #include "compiler/fusion/fusion_plan.h"
 #include "compiler/hlo/computation.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::fusion {
 

@@ -16,7 +16,7 @@ Result<Kernel> OnlyKernel(const hlo::Module& module, const TilingOptions& tiling
   options.tiling = tiling;
   KILN_ASSIGN_OR_RETURN(FusionPlan plan,
                         PlanComputation(*module.entry(), PlanKind::kHeuristic, options));
-  if (plan.kernels.size() != 1) return MakeError("expected one kernel");
+  if (plan.kernels.size() != 1) return InternalError("expected one kernel");
   return plan.kernels[0];
 }
 
@@ -76,6 +76,7 @@ TEST(TilingTest, SmallerScopedVmemGivesSmallerBlocksThatStillFit) {
       ValidateTile(MakeTilingProblem(*module->entry(), *small_kernel), small_kernel->tile, tiny);
   ASSERT_FALSE(refused.has_value());
   EXPECT_NE(refused.error().message.find("scoped VMEM is"), std::string::npos);
+  EXPECT_EQ(refused.error().code, ErrorCode::kResourceExhausted);
 }
 
 TEST(TilingTest, NothingFitsGivesAnErrorNamingTheNeed) {

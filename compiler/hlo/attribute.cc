@@ -28,14 +28,14 @@ bool Contains(const std::array<std::string_view, N>& set, std::string_view name)
 
 Result<int64_t> TokenToInt(const Token& t) {
   if (t.kind != TokKind::kInt) {
-    return MakeError("expected an integer, got " + std::string(TokKindName(t.kind)));
+    return InvalidArgumentError("expected an integer, got " + std::string(TokKindName(t.kind)));
   }
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
   if (ec != std::errc()) {
     uint64_t u = 0;
     auto [ptr2, ec2] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), u);
-    if (ec2 != std::errc()) return MakeError("integer out of range: " + std::string(t.text));
+    if (ec2 != std::errc()) return InvalidArgumentError("integer out of range: " + std::string(t.text));
     v = static_cast<int64_t>(u);
   }
   return v;
@@ -44,7 +44,7 @@ Result<int64_t> TokenToInt(const Token& t) {
 // Parses `{ int (, int)* }` from the lexer; the '{' must be next.
 Result<std::vector<int64_t>> LexIntList(Lexer& lex) {
   Token t = lex.Next();
-  if (t.kind != TokKind::kLbrace) return MakeError("expected '{'");
+  if (t.kind != TokKind::kLbrace) return InvalidArgumentError("expected '{'");
   std::vector<int64_t> out;
   t = lex.Next();
   if (t.kind == TokKind::kRbrace) return out;
@@ -53,7 +53,7 @@ Result<std::vector<int64_t>> LexIntList(Lexer& lex) {
     out.push_back(v);
     t = lex.Next();
     if (t.kind == TokKind::kRbrace) return out;
-    if (t.kind != TokKind::kComma) return MakeError("expected ',' or '}' in integer list");
+    if (t.kind != TokKind::kComma) return InvalidArgumentError("expected ',' or '}' in integer list");
     t = lex.Next();
   }
 }
@@ -72,27 +72,27 @@ Result<int64_t> DecodeInt(std::string_view text) {
   Lexer lex(text);
   Token t = lex.Next();
   KILN_ASSIGN_OR_RETURN(int64_t v, TokenToInt(t));
-  if (lex.Next().kind != TokKind::kEof) return MakeError("expected a single integer");
+  if (lex.Next().kind != TokKind::kEof) return InvalidArgumentError("expected a single integer");
   return v;
 }
 
 Result<bool> DecodeBool(std::string_view text) {
   if (text == "true") return true;
   if (text == "false") return false;
-  return MakeError("expected true or false, got '" + std::string(text) + "'");
+  return InvalidArgumentError("expected true or false, got '" + std::string(text) + "'");
 }
 
 Result<std::vector<int64_t>> DecodeIntList(std::string_view text) {
   Lexer lex(text);
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> v, LexIntList(lex));
-  if (lex.Next().kind != TokKind::kEof) return MakeError("unexpected text after integer list");
+  if (lex.Next().kind != TokKind::kEof) return InvalidArgumentError("unexpected text after integer list");
   return v;
 }
 
 Result<std::vector<std::vector<int64_t>>> DecodeIntListList(std::string_view text) {
   Lexer lex(text);
   std::vector<std::vector<int64_t>> out;
-  if (lex.Next().kind != TokKind::kLbrace) return MakeError("expected '{'");
+  if (lex.Next().kind != TokKind::kLbrace) return InvalidArgumentError("expected '{'");
   // Peek by re-lexing from the current position.
   while (true) {
     Lexer probe = lex;
@@ -105,9 +105,9 @@ Result<std::vector<std::vector<int64_t>>> DecodeIntListList(std::string_view tex
     out.push_back(std::move(inner));
     t = lex.Next();
     if (t.kind == TokKind::kRbrace) break;
-    if (t.kind != TokKind::kComma) return MakeError("expected ',' or '}' in list of lists");
+    if (t.kind != TokKind::kComma) return InvalidArgumentError("expected ',' or '}' in list of lists");
   }
-  if (lex.Next().kind != TokKind::kEof) return MakeError("unexpected text after list");
+  if (lex.Next().kind != TokKind::kEof) return InvalidArgumentError("unexpected text after list");
   return out;
 }
 
@@ -115,7 +115,7 @@ Result<std::string> DecodeString(std::string_view text) {
   std::string out;
   if (text.size() < 2 || text.front() != '"' || text.back() != '"' ||
       !UnescapeString(text, &out)) {
-    return MakeError("expected a string, got '" + std::string(text) + "'");
+    return InvalidArgumentError("expected a string, got '" + std::string(text) + "'");
   }
   return out;
 }

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 
 namespace kiln::hlo {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "compiler/hlo/token_cursor.h"
 
 namespace kiln::hlo {

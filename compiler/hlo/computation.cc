@@ -32,8 +32,8 @@ Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instructio
 Status Computation::ReplaceAllUsesWith(Instruction* old, Instruction* replacement) {
   if (old == nullptr || replacement == nullptr || old->parent_ != this ||
       replacement->parent_ != this) {
-    return MakeError("computation %" + name_ +
-                     ": ReplaceAllUsesWith needs two instructions of this computation");
+    return InvalidArgumentError("computation %" + name_ +
+                                ": ReplaceAllUsesWith needs two instructions of this computation");
   }
   if (old == replacement) return Ok();
   // Moves the user lists in one sweep: linear in the users' operands, even
@@ -61,13 +61,13 @@ Status Computation::RemoveInstructions(std::span<Instruction* const> dead) {
     std::string where = "computation %" + name_ + ": cannot remove %" +
                         (instr != nullptr ? instr->name() : std::string("<null>"));
     if (instr == nullptr || instr->parent_ != this) {
-      return MakeError(where + ": not an instruction of this computation");
+      return InvalidArgumentError(where + ": not an instruction of this computation");
     }
-    if (instr == root_) return MakeError(where + ": it is the root");
-    if (instr->opcode() == Opcode::kParameter) return MakeError(where + ": it is a parameter");
+    if (instr == root_) return FailedPreconditionError(where + ": it is the root");
+    if (instr->opcode() == Opcode::kParameter) return FailedPreconditionError(where + ": it is a parameter");
     for (const Instruction* user : instr->users_) {
       if (!doomed.contains(user)) {
-        return MakeError(where + ": it is used by %" + user->name());
+        return FailedPreconditionError(where + ": it is used by %" + user->name());
       }
     }
   }
@@ -75,8 +75,8 @@ Status Computation::RemoveInstructions(std::span<Instruction* const> dead) {
     if (doomed.contains(instr.get())) continue;
     for (const Instruction* pred : instr->control_preds_) {
       if (doomed.contains(pred)) {
-        return MakeError("computation %" + name_ + ": cannot remove %" + pred->name() +
-                         ": it is a control predecessor of %" + instr->name());
+        return FailedPreconditionError("computation %" + name_ + ": cannot remove %" + pred->name() +
+                                       ": it is a control predecessor of %" + instr->name());
       }
     }
   }
@@ -102,15 +102,13 @@ Status Computation::RemoveInstructions(std::span<Instruction* const> dead) {
 
 Status Computation::SetInstructionOrder(std::span<Instruction* const> order) {
   if (order.size() != instructions_.size()) {
-    return MakeError("computation %" + name_ + ": new order has " + std::to_string(order.size()) +
-                     " instructions, the computation has " +
-                     std::to_string(instructions_.size()));
+    return InvalidArgumentError("computation %" + name_ + ": new order has " + std::to_string(order.size()) +
+                                " instructions, the computation has " + std::to_string(instructions_.size()));
   }
   std::vector<char> placed(instructions_.size(), 0);
   for (const Instruction* instr : order) {
     if (instr == nullptr || instr->parent_ != this || placed[instr->index_in_parent_]) {
-      return MakeError("computation %" + name_ +
-                       ": new order is not a permutation of its instructions");
+      return InvalidArgumentError("computation %" + name_ + ": new order is not a permutation of its instructions");
     }
     placed[instr->index_in_parent_] = 1;
   }

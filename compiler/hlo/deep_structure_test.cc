@@ -45,18 +45,18 @@ std::string PositionOf(const std::string& text, size_t offset, const std::string
 // parse back to an equal module with the same key.
 void ExpectFrontEndHandles(const std::string& text) {
   Result<std::unique_ptr<Module>> module = ParseModule(text, "deep.hlo");
-  ASSERT_TRUE(module) << module.error().message;
+  ASSERT_TRUE(module) << module.error().ToString();
   Status verified = VerifyModule(**module);
-  ASSERT_TRUE(verified) << verified.error().message;
+  ASSERT_TRUE(verified) << verified.error().ToString();
   Result<Fingerprint> key = FingerprintModule(**module, {});
-  ASSERT_TRUE(key) << key.error().message;
+  ASSERT_TRUE(key) << key.error().ToString();
   const std::string printed = PrintModule(**module);
   Result<std::unique_ptr<Module>> again = ParseModule(printed, "printed.hlo");
-  ASSERT_TRUE(again) << again.error().message;
+  ASSERT_TRUE(again) << again.error().ToString();
   std::string why;
   EXPECT_TRUE(ModulesEqual(**module, **again, &why)) << why;
   Result<Fingerprint> again_key = FingerprintModule(**again, {});
-  ASSERT_TRUE(again_key) << again_key.error().message;
+  ASSERT_TRUE(again_key) << again_key.error().ToString();
   EXPECT_EQ(key->key, again_key->key);
 }
 
@@ -106,7 +106,7 @@ TEST(CallNestingTest, OneLevelBeyondTheLimitIsRejectedAtTheCall) {
     const size_t reference = text.find("=" + below, entry) + 1;
     Result<std::unique_ptr<Module>> module = ParseModule(text, "deep.hlo");
     ASSERT_FALSE(module);
-    const std::string& message = module.error().message;
+    const std::string& message = module.error().ToString();
     EXPECT_TRUE(message.starts_with(PositionOf(text, reference, "deep.hlo") + ": calling " + below +
                                     " here nests computations " + std::to_string(kMaxCallNesting + 1) +
                                     " deep (%main down to %"))
@@ -126,8 +126,8 @@ TEST(CallNestingTest, TenThousandDeepCallChainIsRejectedWhereItCrossesTheLimit) 
       Result<std::unique_ptr<Module>> module = ParseModule(text, "deep.hlo");
       ASSERT_FALSE(module);
       const size_t reference = text.find("to_apply=%c" + std::to_string(kMaxCallNesting - 1) + "\n") + 9;
-      EXPECT_EQ(module.error().message, PositionOf(text, reference, "deep.hlo") + ": " +
-                                            testing::CallChainTooDeepMessage(kMaxCallNesting));
+      EXPECT_EQ(module.error().ToString(),
+                PositionOf(text, reference, "deep.hlo") + ": " + testing::CallChainTooDeepMessage(kMaxCallNesting));
     });
   }
 }
@@ -142,14 +142,13 @@ TEST(CallNestingTest, ModulesBuiltInMemoryAreCheckedByTheVerifier) {
     Status verified = VerifyModule(*deep);
     ASSERT_FALSE(verified);
     const std::string limit = std::to_string(kMaxCallNesting);
-    EXPECT_EQ(verified.error().message, "computation %c" + limit + ": calls nest " +
-                                            std::to_string(kMaxCallNesting + 1) +
-                                            " computations deep (down to %c0); calls may nest at most " + limit +
-                                            " computations deep");
+    EXPECT_EQ(verified.error().ToString(),
+              "computation %c" + limit + ": calls nest " + std::to_string(kMaxCallNesting + 1) +
+                  " computations deep (down to %c0); calls may nest at most " + limit + " computations deep");
     // The fingerprint does not rely on the verifier having run: it walks
     // the call graph without recursion, at any depth.
     Result<Fingerprint> key = FingerprintModule(*deep, {});
-    ASSERT_TRUE(key) << key.error().message;
+    ASSERT_TRUE(key) << key.error().ToString();
     EXPECT_EQ(key->called_computations.size(), 9'999u);
   });
 }
@@ -192,9 +191,9 @@ TEST(TupleNestingTest, WrittenShapesAndLiteralsNestToTheLimit) {
                            " constant(" + literal + ")\n  ROOT %t = (" + shape + ") tuple(%c)\n}\n";
   Result<std::unique_ptr<Module>> rejected = ParseModule(text, "tuples.hlo");
   ASSERT_FALSE(rejected);  // the root's shape nests 65 deep
-  EXPECT_NE(rejected.error().message.find("shape nested too deeply (tuples nest at most 64 deep)"),
+  EXPECT_NE(rejected.error().ToString().find("shape nested too deeply (tuples nest at most 64 deep)"),
             std::string::npos)
-      << rejected.error().message;
+      << rejected.error().ToString();
 
   const std::string inner = testing::NestedTuple(63, "f32[2]");
   const std::string at_limit = "HloModule tuples\n\nENTRY %main {\n  %p = " + inner + " parameter(0)\n  %c = " +
@@ -209,17 +208,17 @@ TEST(TupleNestingTest, InferredShapesAreBoundedLikeWrittenOnes) {
   const std::string text = testing::InferredTupleModule(20'000, 1);
   Result<std::unique_ptr<Module>> deep = ParseModule(text, "tuples.hlo");
   ASSERT_FALSE(deep);
-  EXPECT_EQ(deep.error().message, PositionOf(text, text.find("tuple(%t64)"), "tuples.hlo") +
-                                      ": the shape of %t65 would nest tuples 65 deep; shapes may nest at "
-                                      "most 64 deep");
+  EXPECT_EQ(deep.error().ToString(), PositionOf(text, text.find("tuple(%t64)"), "tuples.hlo") +
+                                         ": the shape of %t65 would nest tuples 65 deep; shapes may nest at "
+                                         "most 64 deep");
 
   // Each line doubles the shape: 40 lines would ask for 2^41 shapes.
   const std::string doubling = testing::InferredTupleModule(40, 2);
   Result<std::unique_ptr<Module>> wide = ParseModule(doubling, "tuples.hlo");
   ASSERT_FALSE(wide);
-  EXPECT_EQ(wide.error().message, PositionOf(doubling, doubling.find("tuple(%t19, %t19)"), "tuples.hlo") +
-                                      ": the shapes inferred for this module hold more than 2097152 tuple "
-                                      "elements by %t20; write the shapes out");
+  EXPECT_EQ(wide.error().ToString(), PositionOf(doubling, doubling.find("tuple(%t19, %t19)"), "tuples.hlo") +
+                                         ": the shapes inferred for this module hold more than 2097152 tuple "
+                                         "elements by %t20; write the shapes out");
 }
 
 TEST(TupleNestingTest, DeeplyBracedAttributesAndLiteralsAreReadWithoutRecursion) {
@@ -234,9 +233,9 @@ TEST(TupleNestingTest, DeeplyBracedAttributesAndLiteralsAreReadWithoutRecursion)
       "HloModule braces\n\nENTRY %main {\n  ROOT %c = f32[2] constant(" + braces + ")\n}\n";
   Result<std::unique_ptr<Module>> module = ParseModule(literal, "braces.hlo");
   ASSERT_FALSE(module);
-  EXPECT_TRUE(module.error().message.starts_with(PositionOf(literal, literal.find("{{") + 1, "braces.hlo") +
-                                                 ": expected a number for f32"))
-      << module.error().message;
+  EXPECT_TRUE(module.error().ToString().starts_with(PositionOf(literal, literal.find("{{") + 1, "braces.hlo") +
+                                                    ": expected a number for f32"))
+      << module.error().ToString();
 }
 
 }  // namespace

@@ -136,9 +136,9 @@ Result<const Computation*> Fingerprinter::UnhashedCallee(const Computation& call
     auto it = computation_hashes_.find(callee);
     if (it == computation_hashes_.end()) return callee;
     if (it->second.done) continue;
-    if (callee == &caller) return MakeError("computation %" + caller.name() + " calls itself");
-    return MakeError("call graph is cyclic: computation %" + caller.name() + " calls %" +
-                     callee->name() + ", which calls it back");
+    if (callee == &caller) return InvalidArgumentError("computation %" + caller.name() + " calls itself");
+    return InvalidArgumentError("call graph is cyclic: computation %" + caller.name() + " calls %" + callee->name() +
+                                ", which calls it back");
   }
   return nullptr;
 }
@@ -196,8 +196,8 @@ Status Fingerprinter::HashInstruction(const Computation& comp, size_t index,
   for (const Instruction* op : instr.operands()) {
     const int64_t j = op->index_in_parent();
     if (op->parent() != &comp || j < 0 || static_cast<size_t>(j) >= index) {
-      return MakeError("instruction %" + instr.name() + " in %" + comp.name() +
-                       " uses an operand that is not defined before it");
+      return InvalidArgumentError("instruction %" + instr.name() + " in %" + comp.name() +
+                                  " uses an operand that is not defined before it");
     }
     w_.Hash(scan.hashes[j]);
   }
@@ -272,7 +272,7 @@ void Fingerprinter::FoldOrderingAndChannels(const Computation& comp, Computation
 }
 
 Status Fingerprinter::Begin(const Computation* comp) {
-  if (comp->root() == nullptr) return MakeError("computation %" + comp->name() + " has no root");
+  if (comp->root() == nullptr) return InvalidArgumentError("computation %" + comp->name() + " has no root");
   computation_hashes_[comp];  // not done yet: a call back to it is a cycle
   Frame& frame = frames_.emplace_back(Frame{comp, {}, 0});
   frame.scan.hashes.resize(comp->instructions().size());
@@ -377,7 +377,7 @@ std::string Hash128::Hex() const {
 
 Result<Fingerprint> FingerprintModule(const Module& module, const FingerprintOptions& options) {
   const Computation* entry = module.entry();
-  if (entry == nullptr) return MakeError("module " + module.name() + " has no entry computation");
+  if (entry == nullptr) return InvalidArgumentError("module " + module.name() + " has no entry computation");
   Fingerprinter fp(module);
   Fingerprint out;
   KILN_ASSIGN_OR_RETURN(out.entry_body, fp.ComputationHash(entry));

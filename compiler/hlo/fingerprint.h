@@ -4,10 +4,10 @@
 // shapes with element types and layouts, semantic attributes, constants,
 // operand order, called computations, the module configuration (entry
 // layout, aliasing, replica/partition counts, ...), the target chip, the
-// compile options and kCompilerFormatVersion. It does not depend on names
-// of instructions or computations, metadata, statistics, whitespace,
-// comments, attribute order, the textual order of independent instructions,
-// or the numbers of channel ids. Each instruction is hashed from its own
+// compile options and kCompilerFormatVersion (base/version.h). It does not
+// depend on names of instructions or computations, metadata, statistics,
+// whitespace, comments, attribute order, the textual order of independent
+// instructions, or the numbers of channel ids. Each instruction is hashed from its own
 // content and its operands' hashes (a Merkle DAG); a computation from its
 // parameters, root and side-effecting leaves; the module from its entry.
 //
@@ -20,14 +20,11 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
+#include "base/version.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::hlo {
-
-// Bump when the compiler's output for the same input may change, so that
-// entries of an older compiler are never served.
-inline constexpr uint32_t kCompilerFormatVersion = 1;
 
 struct Hash128 {
   uint64_t high = 0;

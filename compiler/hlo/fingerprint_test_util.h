@@ -32,7 +32,7 @@ inline Result<Fingerprint> FingerprintText(std::string_view text,
 // Fingerprint of hand-written text; a parse or fingerprint error fails the test.
 inline Fingerprint Fp(std::string_view text, const FingerprintOptions& options = {}) {
   Result<Fingerprint> fp = FingerprintText(text, options);
-  EXPECT_TRUE(fp.has_value()) << (fp ? "" : fp.error().message) << "\n" << text;
+  EXPECT_TRUE(fp.has_value()) << (fp ? "" : fp.error().ToString()) << "\n" << text;
   return fp.value_or(Fingerprint{});
 }
 

@@ -54,12 +54,12 @@ void Instruction::AddAttribute(Attribute attribute) {
 
 Status Instruction::ReplaceOperandWith(int64_t index, Instruction* new_operand) {
   if (index < 0 || index >= operand_count()) {
-    return MakeError("instruction %" + name_ + ": no operand " + std::to_string(index));
+    return InvalidArgumentError("instruction %" + name_ + ": no operand " + std::to_string(index));
   }
   if (new_operand == nullptr || new_operand->parent_ != parent_ || new_operand == this) {
-    return MakeError("instruction %" + name_ +
-                     ": replacement operand must be another instruction of the same "
-                     "computation");
+    return InvalidArgumentError("instruction %" + name_ +
+                                ": replacement operand must be another instruction of the same "
+                                "computation");
   }
   Instruction* old_operand = operands_[index];
   if (old_operand == new_operand) return Ok();

@@ -13,11 +13,11 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/attribute.h"
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/opcode.h"
 #include "compiler/hlo/shape.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::hlo {
 

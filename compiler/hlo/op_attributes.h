@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/instruction.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::hlo {
 

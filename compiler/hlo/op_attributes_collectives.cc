@@ -22,16 +22,16 @@ namespace {
 
 // `[a,b,...]` from the lexer; the '[' must be next.
 Result<std::vector<int64_t>> LexSquareList(Lexer& lex) {
-  if (lex.Next().kind != TokKind::kLsquare) return MakeError("expected '['");
+  if (lex.Next().kind != TokKind::kLsquare) return InvalidArgumentError("expected '['");
   std::vector<int64_t> out;
   while (true) {
     Token t = lex.Next();
-    if (t.kind != TokKind::kInt) return MakeError("expected an integer in [...]");
+    if (t.kind != TokKind::kInt) return InvalidArgumentError("expected an integer in [...]");
     KILN_ASSIGN_OR_RETURN(int64_t v, ParseInt(t.text));
     out.push_back(v);
     t = lex.Next();
     if (t.kind == TokKind::kRsquare) return out;
-    if (t.kind != TokKind::kComma) return MakeError("expected ',' or ']'");
+    if (t.kind != TokKind::kComma) return InvalidArgumentError("expected ',' or ']'");
   }
 }
 
@@ -39,7 +39,7 @@ Result<int64_t> Product(const std::vector<int64_t>& dims) {
   int64_t n = 1;
   for (int64_t d : dims) {
     if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > (int64_t{1} << 24)) {
-      return MakeError("iota replica group list is too large or negative");
+      return InvalidArgumentError("iota replica group list is too large or negative");
     }
   }
   return n;
@@ -50,35 +50,35 @@ Result<int64_t> Product(const std::vector<int64_t>& dims) {
 Result<std::vector<std::vector<int64_t>>> ParseIotaGroups(std::string_view text) {
   Lexer lex(text);
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> group_dims, LexSquareList(lex));
-  if (lex.Next().kind != TokKind::kLeq) return MakeError("expected '<=' in iota replica groups");
+  if (lex.Next().kind != TokKind::kLeq) return InvalidArgumentError("expected '<=' in iota replica groups");
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> reshape, LexSquareList(lex));
   std::vector<int64_t> perm(reshape.size());
   for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
   Token t = lex.Next();
   if (t.kind == TokKind::kIdent && t.text == "T") {
-    if (lex.Next().kind != TokKind::kLparen) return MakeError("expected '(' after T");
+    if (lex.Next().kind != TokKind::kLparen) return InvalidArgumentError("expected '(' after T");
     perm.clear();
     while (true) {
       Token n = lex.Next();
-      if (n.kind != TokKind::kInt) return MakeError("expected an integer in T(...)");
+      if (n.kind != TokKind::kInt) return InvalidArgumentError("expected an integer in T(...)");
       KILN_ASSIGN_OR_RETURN(int64_t v, ParseInt(n.text));
       perm.push_back(v);
       n = lex.Next();
       if (n.kind == TokKind::kRparen) break;
-      if (n.kind != TokKind::kComma) return MakeError("expected ',' or ')' in T(...)");
+      if (n.kind != TokKind::kComma) return InvalidArgumentError("expected ',' or ')' in T(...)");
     }
     t = lex.Next();
   }
-  if (t.kind != TokKind::kEof) return MakeError("unexpected text after iota replica groups");
-  if (group_dims.size() < 1) return MakeError("iota replica groups need a group shape");
+  if (t.kind != TokKind::kEof) return InvalidArgumentError("unexpected text after iota replica groups");
+  if (group_dims.size() < 1) return InvalidArgumentError("iota replica groups need a group shape");
   KILN_ASSIGN_OR_RETURN(int64_t total, Product(group_dims));
   KILN_ASSIGN_OR_RETURN(int64_t reshape_total, Product(reshape));
-  if (total != reshape_total) return MakeError("iota replica group sizes do not match");
+  if (total != reshape_total) return InvalidArgumentError("iota replica group sizes do not match");
   std::vector<bool> seen(perm.size(), false);
-  if (perm.size() != reshape.size()) return MakeError("transpose permutation has the wrong rank");
+  if (perm.size() != reshape.size()) return InvalidArgumentError("transpose permutation has the wrong rank");
   for (int64_t p : perm) {
     if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[p]) {
-      return MakeError("invalid transpose permutation in iota replica groups");
+      return InvalidArgumentError("invalid transpose permutation in iota replica groups");
     }
     seen[p] = true;
   }

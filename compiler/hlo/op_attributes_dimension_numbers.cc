@@ -39,26 +39,26 @@ Status ParseConvPart(std::string_view part, char a, char b, int64_t* pos_a, int6
     if (c == '?') continue;
     if (c == a || c == b) {
       int64_t* slot = c == a ? pos_a : pos_b;
-      if (*slot != -1) return MakeError(std::string(what) + " repeats '" + std::string(1, c) + "'");
+      if (*slot != -1) return InvalidArgumentError(std::string(what) + " repeats '" + std::string(1, c) + "'");
       *slot = pos;
     } else if (c >= '0' && c <= '9') {
       if (by_digit[c - '0'] != -1) {
-        return MakeError(std::string(what) + " repeats spatial dimension " + std::string(1, c));
+        return InvalidArgumentError(std::string(what) + " repeats spatial dimension " + std::string(1, c));
       }
       by_digit[c - '0'] = pos;
       ++digits;
     } else {
-      return MakeError(std::string(what) + " has unexpected label '" + std::string(1, c) + "'");
+      return InvalidArgumentError(std::string(what) + " has unexpected label '" + std::string(1, c) + "'");
     }
   }
   if (*pos_a == -1 || *pos_b == -1) {
-    return MakeError(std::string(what) + " must contain '" + std::string(1, a) + "' and '" +
-                     std::string(1, b) + "'");
+    return InvalidArgumentError(std::string(what) + " must contain '" + std::string(1, a) + "' and '" +
+                                std::string(1, b) + "'");
   }
   spatial->clear();
   for (int64_t d = 0; d < digits; ++d) {
     if (by_digit[d] == -1) {
-      return MakeError(std::string(what) + " is missing spatial dimension " + std::to_string(d));
+      return InvalidArgumentError(std::string(what) + " is missing spatial dimension " + std::to_string(d));
     }
     spatial->push_back(by_digit[d]);
   }
@@ -72,7 +72,7 @@ Result<ConvolutionDimensionNumbers> ParseConvolutionDimensionNumbers(std::string
   size_t arrow = text.find("->");
   if (underscore == std::string_view::npos || arrow == std::string_view::npos ||
       arrow < underscore) {
-    return MakeError("expected lhs_rhs->out, got '" + std::string(text) + "'");
+    return InvalidArgumentError("expected lhs_rhs->out, got '" + std::string(text) + "'");
   }
   std::string_view lhs = text.substr(0, underscore);
   std::string_view rhs = text.substr(underscore + 1, arrow - underscore - 1);
@@ -89,8 +89,8 @@ Result<ConvolutionDimensionNumbers> ParseConvolutionDimensionNumbers(std::string
                                      "output dimension labels"));
   if (d.input_spatial_dimensions.size() != d.kernel_spatial_dimensions.size() ||
       d.input_spatial_dimensions.size() != d.output_spatial_dimensions.size()) {
-    return MakeError("lhs, rhs and output must have the same number of spatial dimensions in '" +
-                     std::string(text) + "'");
+    return InvalidArgumentError("lhs, rhs and output must have the same number of spatial dimensions in '" +
+                                std::string(text) + "'");
   }
   d.input_rank = static_cast<int64_t>(lhs.size());
   d.kernel_rank = static_cast<int64_t>(rhs.size());

@@ -24,7 +24,7 @@ namespace {
 
 std::unique_ptr<Module> Parse(std::string_view text) {
   Result<std::unique_ptr<Module>> m = ParseModule(text, "test.hlo");
-  EXPECT_TRUE(m.has_value()) << m.error().message;
+  EXPECT_TRUE(m.has_value()) << m.error().ToString();
   return m ? std::move(*m) : nullptr;
 }
 
@@ -43,7 +43,7 @@ const Instruction* Find(const Module& m, std::string_view name) {
 TEST(WindowTest, ParsesAllFields) {
   Result<Window> w = ParseWindow(
       "{size=3x2 stride=2x1 pad=1_0x-1_2 lhs_dilate=1x2 rhs_dilate=3x1 rhs_reversal=0x1}");
-  ASSERT_TRUE(w) << w.error().message;
+  ASSERT_TRUE(w) << w.error().ToString();
   ASSERT_EQ(w->dimensions.size(), 2u);
   EXPECT_EQ(w->dimensions[0], (WindowDimension{3, 2, 1, 0, 1, 3, false}));
   EXPECT_EQ(w->dimensions[1], (WindowDimension{2, 1, -1, 2, 2, 1, true}));
@@ -51,21 +51,21 @@ TEST(WindowTest, ParsesAllFields) {
 
 TEST(WindowTest, DefaultsAndOneDimensionalInts) {
   Result<Window> w = ParseWindow("{size=5 stride=2}");
-  ASSERT_TRUE(w) << w.error().message;
+  ASSERT_TRUE(w) << w.error().ToString();
   ASSERT_EQ(w->dimensions.size(), 1u);
   EXPECT_EQ(w->dimensions[0], (WindowDimension{5, 2, 0, 0, 1, 1, false}));
   Result<Window> padded = ParseWindow("{size=3 pad=0_2}");
-  ASSERT_TRUE(padded) << padded.error().message;
+  ASSERT_TRUE(padded) << padded.error().ToString();
   EXPECT_EQ(padded->dimensions[0].padding_high, 2);
 }
 
 TEST(WindowTest, RejectsMalformedWindows) {
   Result<Window> no_size = ParseWindow("{stride=2x2}");
   ASSERT_FALSE(no_size);
-  EXPECT_TRUE(Contains(no_size.error().message, "no size"));
+  EXPECT_TRUE(Contains(no_size.error().ToString(), "no size"));
   Result<Window> mismatch = ParseWindow("{size=3x3 pad=1_1}");
   ASSERT_FALSE(mismatch);
-  EXPECT_TRUE(Contains(mismatch.error().message, "pad has 1 entries but size has 2"));
+  EXPECT_TRUE(Contains(mismatch.error().ToString(), "pad has 1 entries but size has 2"));
   EXPECT_FALSE(ParseWindow("{size=3x3 bogus=1x1}"));
   EXPECT_FALSE(ParseWindow("{size=3x3 rhs_reversal=2x0}"));
   EXPECT_FALSE(ParseWindow("size=3"));
@@ -75,7 +75,7 @@ TEST(WindowTest, RejectsMalformedWindows) {
 
 TEST(SliceSpecTest, ParsesStartsLimitsAndStrides) {
   Result<SliceSpec> s = ParseSliceSpec("{[0:2],[1:9:3],[4:4]}");
-  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_TRUE(s) << s.error().ToString();
   EXPECT_EQ(s->starts, (std::vector<int64_t>{0, 1, 4}));
   EXPECT_EQ(s->limits, (std::vector<int64_t>{2, 9, 4}));
   EXPECT_EQ(s->strides, (std::vector<int64_t>{1, 3, 1}));
@@ -93,7 +93,7 @@ TEST(SliceSpecTest, RejectsMalformedSlices) {
 
 TEST(PaddingConfigTest, ParsesNegativeAndInteriorPadding) {
   Result<PaddingConfig> p = ParsePaddingConfig("0_1x-2_3_4");
-  ASSERT_TRUE(p) << p.error().message;
+  ASSERT_TRUE(p) << p.error().ToString();
   ASSERT_EQ(p->dimensions.size(), 2u);
   EXPECT_EQ(p->dimensions[0], (PaddingDimension{0, 1, 0}));
   EXPECT_EQ(p->dimensions[1], (PaddingDimension{-2, 3, 4}));
@@ -105,7 +105,7 @@ TEST(PaddingConfigTest, ParsesNegativeAndInteriorPadding) {
 
 TEST(ConvolutionDimensionNumbersTest, ParsesStandardLabels) {
   Result<ConvolutionDimensionNumbers> d = ParseConvolutionDimensionNumbers("b01f_01io->b01f");
-  ASSERT_TRUE(d) << d.error().message;
+  ASSERT_TRUE(d) << d.error().ToString();
   EXPECT_EQ(d->input_batch_dimension, 0);
   EXPECT_EQ(d->input_feature_dimension, 3);
   EXPECT_EQ(d->input_spatial_dimensions, (std::vector<int64_t>{1, 2}));
@@ -118,7 +118,7 @@ TEST(ConvolutionDimensionNumbersTest, ParsesStandardLabels) {
 
 TEST(ConvolutionDimensionNumbersTest, ParsesPermutedAndUnknownLabels) {
   Result<ConvolutionDimensionNumbers> d = ParseConvolutionDimensionNumbers("f10b_i01o->10bf");
-  ASSERT_TRUE(d) << d.error().message;
+  ASSERT_TRUE(d) << d.error().ToString();
   EXPECT_EQ(d->input_feature_dimension, 0);
   EXPECT_EQ(d->input_batch_dimension, 3);
   EXPECT_EQ(d->input_spatial_dimensions, (std::vector<int64_t>{2, 1}));
@@ -126,7 +126,7 @@ TEST(ConvolutionDimensionNumbersTest, ParsesPermutedAndUnknownLabels) {
   EXPECT_EQ(d->output_feature_dimension, 3);
 
   Result<ConvolutionDimensionNumbers> q = ParseConvolutionDimensionNumbers("b0?f_0io->b0f");
-  ASSERT_TRUE(q) << q.error().message;
+  ASSERT_TRUE(q) << q.error().ToString();
   EXPECT_EQ(q->input_rank, 4);
   EXPECT_EQ(q->input_feature_dimension, 3);
   EXPECT_EQ(q->output_rank, 3);
@@ -139,7 +139,7 @@ TEST(ConvolutionDimensionNumbersTest, ParsesPermutedAndUnknownLabels) {
 TEST(ConvolutionDimensionNumbersTest, RejectsInconsistentLabels) {
   Result<ConvolutionDimensionNumbers> dup = ParseConvolutionDimensionNumbers("b00f_01io->b01f");
   ASSERT_FALSE(dup);
-  EXPECT_TRUE(Contains(dup.error().message, "lhs dimension labels repeats spatial dimension 0"));
+  EXPECT_TRUE(Contains(dup.error().ToString(), "lhs dimension labels repeats spatial dimension 0"));
   EXPECT_FALSE(ParseConvolutionDimensionNumbers("b01_01io->b01f"));   // no f
   EXPECT_FALSE(ParseConvolutionDimensionNumbers("b02f_01io->b01f"));  // gap in spatial dims
   EXPECT_FALSE(ParseConvolutionDimensionNumbers("b01f_0io->b01f"));   // spatial counts differ
@@ -158,13 +158,13 @@ TEST(ReplicaGroupsTest, ExplicitAndIotaForms) {
   ASSERT_TRUE(all);
   EXPECT_TRUE(all->empty());
   Result<Groups> iota = ParseReplicaGroups("[2,4]<=[8]");
-  ASSERT_TRUE(iota) << iota.error().message;
+  ASSERT_TRUE(iota) << iota.error().ToString();
   EXPECT_EQ(*iota, (Groups{{0, 1, 2, 3}, {4, 5, 6, 7}}));
   Result<Groups> transposed = ParseReplicaGroups("[2,4]<=[4,2]T(1,0)");
-  ASSERT_TRUE(transposed) << transposed.error().message;
+  ASSERT_TRUE(transposed) << transposed.error().ToString();
   EXPECT_EQ(*transposed, (Groups{{0, 2, 4, 6}, {1, 3, 5, 7}}));
   Result<Groups> three = ParseReplicaGroups("[4,2]<=[2,2,2]T(2,1,0)");
-  ASSERT_TRUE(three) << three.error().message;
+  ASSERT_TRUE(three) << three.error().ToString();
   EXPECT_EQ(*three, (Groups{{0, 4}, {2, 6}, {1, 5}, {3, 7}}));
   EXPECT_FALSE(ParseReplicaGroups("[2,4]<=[7]"));
   EXPECT_FALSE(ParseReplicaGroups("[2,4]<=[4,2]T(0,0)"));
@@ -212,7 +212,7 @@ TEST(AccessorTest, DotDimensionNumbers) {
   auto m = Parse(kModule);
   ASSERT_TRUE(m);
   Result<DotDimensionNumbers> d = GetDotDimensionNumbers(*Find(*m, "dot"));
-  ASSERT_TRUE(d) << d.error().message;
+  ASSERT_TRUE(d) << d.error().ToString();
   EXPECT_TRUE(d->lhs_batch_dimensions.empty());
   EXPECT_EQ(d->lhs_contracting_dimensions, (std::vector<int64_t>{1}));
   EXPECT_EQ(d->rhs_contracting_dimensions, (std::vector<int64_t>{0}));
@@ -226,7 +226,7 @@ TEST(AccessorTest, ComparisonDirectionAndType) {
   auto m = Parse(kModule);
   ASSERT_TRUE(m);
   Result<Comparison> c = GetComparison(*Find(*m, "cmp"));
-  ASSERT_TRUE(c) << c.error().message;
+  ASSERT_TRUE(c) << c.error().ToString();
   EXPECT_EQ(c->direction, ComparisonDirection::kGe);
   EXPECT_EQ(c->type, ComparisonType::kFloat);
   EXPECT_FALSE(c->type_explicit);
@@ -246,7 +246,7 @@ TEST(AccessorTest, GatherAndScatterDimensionNumbers) {
   auto m = Parse(kModule);
   ASSERT_TRUE(m);
   Result<GatherDimensionNumbers> g = GetGatherDimensionNumbers(*Find(*m, "g"));
-  ASSERT_TRUE(g) << g.error().message;
+  ASSERT_TRUE(g) << g.error().ToString();
   EXPECT_EQ(g->offset_dims, (std::vector<int64_t>{1}));
   EXPECT_EQ(g->collapsed_slice_dims, (std::vector<int64_t>{0}));
   EXPECT_EQ(g->start_index_map, (std::vector<int64_t>{0}));
@@ -256,7 +256,7 @@ TEST(AccessorTest, GatherAndScatterDimensionNumbers) {
   ASSERT_TRUE(sizes);
   EXPECT_EQ(*sizes, (std::vector<int64_t>{1, 8}));
   Result<ScatterDimensionNumbers> s = GetScatterDimensionNumbers(*Find(*m, "sc"));
-  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_TRUE(s) << s.error().ToString();
   EXPECT_EQ(s->update_window_dims, (std::vector<int64_t>{1}));
   EXPECT_EQ(s->inserted_window_dims, (std::vector<int64_t>{0}));
   EXPECT_EQ(s->scatter_dims_to_operand_dims, (std::vector<int64_t>{0}));
@@ -291,7 +291,7 @@ TEST(AccessorTest, CollectiveAttributes) {
   auto m = Parse(kModule);
   ASSERT_TRUE(m);
   Result<std::vector<std::vector<int64_t>>> groups = GetReplicaGroups(*Find(*m, "ar"));
-  ASSERT_TRUE(groups) << groups.error().message;
+  ASSERT_TRUE(groups) << groups.error().ToString();
   EXPECT_EQ(*groups, (std::vector<std::vector<int64_t>>{{0, 1}, {2, 3}}));
   Result<std::optional<int64_t>> channel = GetChannelId(*Find(*m, "ar"));
   ASSERT_TRUE(channel);
@@ -310,19 +310,19 @@ TEST(AccessorTest, ErrorsNameTheInstructionAndAttribute) {
   ASSERT_TRUE(m);
   Result<std::vector<int64_t>> missing = GetDimensions(*Find(*m, "dot"));
   ASSERT_FALSE(missing);
-  EXPECT_TRUE(Contains(missing.error().message, "instruction %dot: attribute dimensions: missing"));
+  EXPECT_TRUE(Contains(missing.error().ToString(), "instruction %dot: attribute dimensions: missing"));
   Result<Window> no_window = GetWindow(*Find(*m, "dot"));  // optional: empty window
   ASSERT_TRUE(no_window);
   EXPECT_TRUE(no_window->dimensions.empty());
   Result<int64_t> single = GetSingleDimension(*Find(*m, "t"));
   ASSERT_FALSE(single);
-  EXPECT_TRUE(Contains(single.error().message, "expected exactly one dimension, got 2"));
+  EXPECT_TRUE(Contains(single.error().ToString(), "expected exactly one dimension, got 2"));
   Result<const Computation*> not_a_ref = GetCalledComputation(*Find(*m, "t"), "dimensions");
   ASSERT_FALSE(not_a_ref);
-  EXPECT_TRUE(Contains(not_a_ref.error().message, "expected computation references"));
+  EXPECT_TRUE(Contains(not_a_ref.error().ToString(), "expected computation references"));
   Result<ConvolutionDimensionNumbers> no_labels = GetConvolutionDimensionNumbers(*Find(*m, "dot"));
   ASSERT_FALSE(no_labels);
-  EXPECT_TRUE(Contains(no_labels.error().message, "attribute dim_labels: missing"));
+  EXPECT_TRUE(Contains(no_labels.error().ToString(), "attribute dim_labels: missing"));
 }
 
 TEST(AccessorTest, WindowPaddingAndSliceOnInstructions) {
@@ -343,14 +343,14 @@ ENTRY main {
 )");
   ASSERT_TRUE(m);
   Result<Window> w = GetWindow(*Find(*m, "rw"));
-  ASSERT_TRUE(w) << w.error().message;
+  ASSERT_TRUE(w) << w.error().ToString();
   ASSERT_EQ(w->dimensions.size(), 2u);
   EXPECT_EQ(w->dimensions[1].stride, 2);
   Result<PaddingConfig> p = GetPaddingConfig(*Find(*m, "p"));
-  ASSERT_TRUE(p) << p.error().message;
+  ASSERT_TRUE(p) << p.error().ToString();
   EXPECT_EQ(p->dimensions[1], (PaddingDimension{0, -1, 0}));
   Result<SliceSpec> s = GetSliceSpec(*Find(*m, "sl"));
-  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_TRUE(s) << s.error().ToString();
   EXPECT_EQ(s->strides, (std::vector<int64_t>{1, 2}));
 }
 

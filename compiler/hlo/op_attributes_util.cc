@@ -7,17 +7,16 @@
 
 namespace kiln::hlo::op_attributes_internal {
 
-std::unexpected<Error> AttrError(const Instruction& instr, std::string_view name,
-                                 std::string_view message) {
-  return MakeError("instruction %" + instr.name() + ": attribute " + std::string(name) + ": " +
-                   std::string(message));
+Error AttrError(const Instruction& instr, std::string_view name, std::string_view message) {
+  return InvalidArgumentError("attribute " + std::string(name) + ": " + std::string(message))
+      .At({.subject = "instruction %" + instr.name()});
 }
 
 Result<int64_t> ParseInt(std::string_view s) {
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) {
-    return MakeError("expected an integer, got '" + std::string(s) + "'");
+    return InvalidArgumentError("expected an integer, got '" + std::string(s) + "'");
   }
   return v;
 }

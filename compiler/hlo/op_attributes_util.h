@@ -13,19 +13,18 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
 #include "compiler/hlo/instruction.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::hlo::op_attributes_internal {
 
-// "instruction %<name>: attribute <attr>: <message>".
-std::unexpected<Error> AttrError(const Instruction& instr, std::string_view name,
-                                 std::string_view message);
+// "attribute <attr>: <message>", placed at "instruction %<name>".
+Error AttrError(const Instruction& instr, std::string_view name, std::string_view message);
 
 // Wraps a decoder error with the instruction and attribute names.
 template <typename T>
 Result<T> Annotate(const Instruction& instr, std::string_view name, Result<T> r) {
-  if (!r) return AttrError(instr, name, r.error().message);
+  if (!r) return AttrError(instr, name, r.error().ToString());
   return r;
 }
 

@@ -45,7 +45,7 @@ Result<std::vector<std::array<int64_t, 3>>> ParsePads(std::string_view s, bool a
   for (std::string_view part : Split(s, 'x')) {
     std::vector<std::string_view> fields = Split(part, '_');
     if (fields.size() != 2 && !(allow_interior && fields.size() == 3)) {
-      return MakeError("malformed padding '" + std::string(part) + "'");
+      return InvalidArgumentError("malformed padding '" + std::string(part) + "'");
     }
     std::array<int64_t, 3> v = {0, 0, 0};
     for (size_t i = 0; i < fields.size(); ++i) {
@@ -62,7 +62,7 @@ Result<std::vector<std::array<int64_t, 3>>> ParsePads(std::string_view s, bool a
 
 Result<Window> ParseWindow(std::string_view text) {
   Lexer lex(text);
-  if (lex.Next().kind != TokKind::kLbrace) return MakeError("expected '{'");
+  if (lex.Next().kind != TokKind::kLbrace) return InvalidArgumentError("expected '{'");
   std::vector<int64_t> size, stride, lhs_dilate, rhs_dilate, reversal;
   std::vector<std::array<int64_t, 3>> pad;
   bool seen_size = false;
@@ -70,19 +70,17 @@ Result<Window> ParseWindow(std::string_view text) {
     Token key = lex.Next();
     if (key.kind == TokKind::kRbrace) break;
     if (key.kind != TokKind::kAttributeName) {
-      return MakeError("expected a window field such as size=, got '" + std::string(key.text) +
-                       "'");
+      return InvalidArgumentError("expected a window field such as size=, got '" + std::string(key.text) + "'");
     }
     Token value = lex.Next();
     std::string_view field = key.text;
     if (field == "pad") {
-      if (value.kind != TokKind::kPad) return MakeError("pad expects low_high values");
+      if (value.kind != TokKind::kPad) return InvalidArgumentError("pad expects low_high values");
       KILN_ASSIGN_OR_RETURN(pad, ParsePads(value.text, /*allow_interior=*/false));
       continue;
     }
     if (value.kind != TokKind::kDxD && value.kind != TokKind::kInt) {
-      return MakeError(std::string(field) + " expects NxM values, got '" + std::string(value.text) +
-                       "'");
+      return InvalidArgumentError(std::string(field) + " expects NxM values, got '" + std::string(value.text) + "'");
     }
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> v, ParseDxD(value.text));
     if (field == "size") {
@@ -97,16 +95,16 @@ Result<Window> ParseWindow(std::string_view text) {
     } else if (field == "rhs_reversal") {
       reversal = std::move(v);
     } else {
-      return MakeError("unknown window field '" + std::string(field) + "'");
+      return InvalidArgumentError("unknown window field '" + std::string(field) + "'");
     }
   }
-  if (lex.Next().kind != TokKind::kEof) return MakeError("unexpected text after window");
-  if (!seen_size) return MakeError("window has no size");
+  if (lex.Next().kind != TokKind::kEof) return InvalidArgumentError("unexpected text after window");
+  if (!seen_size) return InvalidArgumentError("window has no size");
   const size_t rank = size.size();
   auto check = [&](size_t n, const char* what) -> Status {
     if (n != 0 && n != rank) {
-      return MakeError(std::string(what) + " has " + std::to_string(n) + " entries but size has " +
-                       std::to_string(rank));
+      return InvalidArgumentError(std::string(what) + " has " + std::to_string(n) + " entries but size has " +
+                                  std::to_string(rank));
     }
     return Ok();
   };
@@ -128,8 +126,7 @@ Result<Window> ParseWindow(std::string_view text) {
     if (!lhs_dilate.empty()) d.base_dilation = lhs_dilate[i];
     if (!rhs_dilate.empty()) d.window_dilation = rhs_dilate[i];
     if (!reversal.empty()) {
-      if (reversal[i] != 0 && reversal[i] != 1)
-        return MakeError("rhs_reversal values must be 0 or 1");
+      if (reversal[i] != 0 && reversal[i] != 1) return InvalidArgumentError("rhs_reversal values must be 0 or 1");
       d.window_reversal = reversal[i] == 1;
     }
   }
@@ -146,23 +143,23 @@ Result<Window> GetWindow(const Instruction& instr) {
 
 Result<SliceSpec> ParseSliceSpec(std::string_view text) {
   Lexer lex(text);
-  if (lex.Next().kind != TokKind::kLbrace) return MakeError("expected '{'");
+  if (lex.Next().kind != TokKind::kLbrace) return InvalidArgumentError("expected '{'");
   SliceSpec spec;
   Token t = lex.Next();
   while (t.kind != TokKind::kRbrace) {
-    if (t.kind != TokKind::kLsquare) return MakeError("expected '[start:limit]'");
+    if (t.kind != TokKind::kLsquare) return InvalidArgumentError("expected '[start:limit]'");
     int64_t v[3] = {0, 0, 1};
     int n = 0;
     while (true) {
       Token num = lex.Next();
-      if (num.kind != TokKind::kInt) return MakeError("expected an integer in slice bounds");
+      if (num.kind != TokKind::kInt) return InvalidArgumentError("expected an integer in slice bounds");
       KILN_ASSIGN_OR_RETURN(v[n], ParseInt(num.text));
       ++n;
       Token sep = lex.Next();
       if (sep.kind == TokKind::kRsquare) break;
-      if (sep.kind != TokKind::kColon || n == 3) return MakeError("expected ':' or ']' in slice");
+      if (sep.kind != TokKind::kColon || n == 3) return InvalidArgumentError("expected ':' or ']' in slice");
     }
-    if (n < 2) return MakeError("slice dimension needs start:limit");
+    if (n < 2) return InvalidArgumentError("slice dimension needs start:limit");
     spec.starts.push_back(v[0]);
     spec.limits.push_back(v[1]);
     spec.strides.push_back(v[2]);
@@ -170,10 +167,10 @@ Result<SliceSpec> ParseSliceSpec(std::string_view text) {
     if (t.kind == TokKind::kComma) {
       t = lex.Next();
     } else if (t.kind != TokKind::kRbrace) {
-      return MakeError("expected ',' or '}' in slice");
+      return InvalidArgumentError("expected ',' or '}' in slice");
     }
   }
-  if (lex.Next().kind != TokKind::kEof) return MakeError("unexpected text after slice");
+  if (lex.Next().kind != TokKind::kEof) return InvalidArgumentError("unexpected text after slice");
   return spec;
 }
 
@@ -188,7 +185,7 @@ Result<PaddingConfig> ParsePaddingConfig(std::string_view text) {
   Lexer lex(text);
   Token t = lex.Next();
   if (t.kind != TokKind::kPad || lex.Next().kind != TokKind::kEof) {
-    return MakeError("expected low_high[_interior] per dimension, got '" + std::string(text) + "'");
+    return InvalidArgumentError("expected low_high[_interior] per dimension, got '" + std::string(text) + "'");
   }
   KILN_ASSIGN_OR_RETURN(auto pads, ParsePads(t.text, /*allow_interior=*/true));
   for (const auto& p : pads) config.dimensions.push_back({p[0], p[1], p[2]});

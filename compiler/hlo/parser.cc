@@ -125,8 +125,8 @@ Result<std::unique_ptr<Module>> ModuleParser::Parse() {
     Token at;
     at.offset = shape_offsets_[instr];
     if (!shape) {
-      return std::unexpected(cur_.ErrorAt(at, "cannot infer the shape of %" + instr->name() + ": " +
-                                                  shape.error().message));
+      return std::unexpected(
+          cur_.ErrorAt(at, "cannot infer the shape of %" + instr->name() + ": " + shape.error().ToString()));
     }
     // Inferred shapes are bounded like written ones.
     const ShapeExtent extent = MeasureShape(*shape);
@@ -384,7 +384,7 @@ Result<std::unique_ptr<Instruction>> ModuleParser::ParseInstructionBody(Computat
     Token num = cur_.tok();
     if (!cur_.Is(TokKind::kInt)) return std::unexpected(cur_.Expected("a parameter number"));
     Result<int64_t> number = DecodeInt(num.text);
-    if (!number) return std::unexpected(Err(num, number.error().message));
+    if (!number) return std::unexpected(Err(num, number.error().ToString()));
     int64_t n = *number;
     if (n < 0 || n >= (int64_t{1} << 20)) {
       return std::unexpected(Err(num, "parameter number " + std::string(num.text) + " out of range"));
@@ -610,7 +610,7 @@ Status ModuleParser::ParseInstructionAttribute(const Computation& comp, Instruct
 }  // namespace
 
 Result<std::unique_ptr<Module>> ParseModule(std::string_view text, std::string_view filename) {
-  if (text.size() >= UINT32_MAX) return MakeError(std::string(filename) + ": input larger than 4 GiB");
+  if (text.size() >= UINT32_MAX) return InvalidArgumentError(std::string(filename) + ": input larger than 4 GiB");
   ModuleParser parser(text, filename);
   return parser.Parse();
 }

@@ -14,9 +14,9 @@
 #include <memory>
 #include <string_view>
 
+#include "base/status.h"
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::hlo {
 

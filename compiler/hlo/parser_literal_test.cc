@@ -18,7 +18,7 @@ namespace {
 
 Literal LiteralOrDie(std::string_view text) {
   Result<Literal> l = ParseLiteral(text);
-  EXPECT_TRUE(l.has_value()) << text << ": " << l.error().message;
+  EXPECT_TRUE(l.has_value()) << text << ": " << l.error().ToString();
   return l.value_or(Literal());
 }
 
@@ -32,13 +32,13 @@ Result<Literal> ParseConstant(std::string_view shape, std::string_view value) {
   Result<std::unique_ptr<Module>> m = ParseModule(text, "const.hlo");
   if (!m) return std::unexpected(m.error());
   const Literal* lit = (*m)->entry()->root()->literal();
-  if (lit == nullptr) return MakeError("constant without a literal");
+  if (lit == nullptr) return InvalidArgumentError("constant without a literal");
   return *lit;
 }
 
 Literal ConstantOrDie(std::string_view shape, std::string_view value) {
   Result<Literal> l = ParseConstant(shape, value);
-  EXPECT_TRUE(l.has_value()) << shape << " constant(" << value << "): " << l.error().message;
+  EXPECT_TRUE(l.has_value()) << shape << " constant(" << value << "): " << l.error().ToString();
   return l.value_or(Literal());
 }
 
@@ -87,9 +87,9 @@ TEST(ConstantParseTest, IntegerRangeErrors) {
                                          {"s32[2]", "{1, 2.5}"}}) {
     Result<Literal> l = ParseConstant(c.shape, c.value);
     ASSERT_FALSE(l.has_value()) << c.shape << " " << c.value << " parsed as " << l->ToString();
-    EXPECT_TRUE(l.error().message.starts_with("const.hlo:3:")) << l.error().message;
-    EXPECT_NE(l.error().message.find(c.shape.substr(0, c.shape.find('['))), std::string::npos)
-        << "error should name the element type: " << l.error().message;
+    EXPECT_TRUE(l.error().ToString().starts_with("const.hlo:3:")) << l.error().ToString();
+    EXPECT_NE(l.error().ToString().find(c.shape.substr(0, c.shape.find('['))), std::string::npos)
+        << "error should name the element type: " << l.error().ToString();
   }
 }
 
@@ -129,7 +129,7 @@ TEST(ConstantParseTest, NarrowFloats) {
             (std::vector<uint8_t>{0x38, 0xFE, 0x7F, 0x30}));
   Result<Literal> fn_inf = ParseConstant("f8e4m3fn[]", "inf");
   ASSERT_FALSE(fn_inf.has_value());
-  EXPECT_NE(fn_inf.error().message.find("infinity"), std::string::npos) << fn_inf.error().message;
+  EXPECT_NE(fn_inf.error().ToString().find("infinity"), std::string::npos) << fn_inf.error().ToString();
   EXPECT_FALSE(ParseConstant("f8e4m3fn[]", "1000").has_value());
 
   EXPECT_EQ(Elements<uint8_t>(ConstantOrDie("f8e5m2[3]", "{inf, -inf, 1}")),
@@ -155,8 +155,8 @@ TEST(ConstantParseTest, NestedArraysTuplesComplexAndSplats) {
 
   Result<Literal> ragged = ParseConstant("s32[2,3]", "{{1, 2}, {4, 5, 6}}");
   ASSERT_FALSE(ragged.has_value());
-  EXPECT_TRUE(ragged.error().message.starts_with("const.hlo:3:31:")) << ragged.error().message;
-  EXPECT_NE(ragged.error().message.find("has 2 elements"), std::string::npos);
+  EXPECT_TRUE(ragged.error().ToString().starts_with("const.hlo:3:31:")) << ragged.error().ToString();
+  EXPECT_NE(ragged.error().ToString().find("has 2 elements"), std::string::npos);
 
   Literal t = ConstantOrDie("(f32[], (s32[1], pred[]))", "(1, ({2}, true))");
   ASSERT_TRUE(t.shape().IsTuple());
@@ -310,7 +310,7 @@ TEST(LiteralParseTest, RankOneIntegerValuesAreNotTakenForLayouts) {
                                          {"f32[2]{0} {1, 2}", "f32[2] {1, 2}"}}) {
     Result<Literal> l = ParseLiteral(c.text);
     if (!l) {
-      ADD_FAILURE() << c.text << ": " << l.error().message;
+      ADD_FAILURE() << c.text << ": " << l.error().ToString();
       continue;
     }
     EXPECT_EQ(l->ToString(), c.printed);
@@ -323,7 +323,7 @@ TEST(LiteralParseTest, ToStringRoundTrips) {
     std::string printed = lit.ToString();
     Result<Literal> again = ParseLiteral(printed);
     if (!again) {
-      ADD_FAILURE() << printed << ": " << again.error().message;
+      ADD_FAILURE() << printed << ": " << again.error().ToString();
       continue;
     }
     EXPECT_TRUE(*again == lit) << shape << " " << value << " printed as " << printed;
@@ -351,9 +351,8 @@ TEST(LiteralParseTest, ErrorsNamePositionAndExpectation) {
        }) {
     Result<Literal> l = ParseLiteral(c.text);
     ASSERT_FALSE(l.has_value()) << c.text << " parsed as " << l->ToString();
-    EXPECT_TRUE(l.error().message.starts_with(c.prefix)) << c.text << ": " << l.error().message;
-    EXPECT_NE(l.error().message.find(c.needle), std::string::npos)
-        << c.text << ": " << l.error().message;
+    EXPECT_TRUE(l.error().ToString().starts_with(c.prefix)) << c.text << ": " << l.error().ToString();
+    EXPECT_NE(l.error().ToString().find(c.needle), std::string::npos) << c.text << ": " << l.error().ToString();
   }
 }
 

@@ -142,38 +142,26 @@ std::vector<std::string> SampleSources() {
 
 // ---------------------------------------------------------------- checks
 
-// "<file>:<line>:<col>: <text>" with line/col inside the input.
-testing::AssertionResult IsPositionedError(const std::string& message, std::string_view file,
-                                           std::string_view input) {
-  if (message.empty()) return testing::AssertionFailure() << "empty error message";
+// An invalid_argument error placed in `file` at a line and column inside
+// the input, with a message, rendered "<file>:<line>:<col>: <text>".
+testing::AssertionResult IsPositionedError(const Error& error, std::string_view file, std::string_view input) {
+  const std::string text = error.ToString();
   auto bad = [&](std::string_view why) {
-    return testing::AssertionFailure() << why << ": \"" << message.substr(0, 200) << "\"";
+    return testing::AssertionFailure() << why << ": \"" << text.substr(0, 200) << "\"";
   };
-  if (!std::string_view(message).starts_with(file) || message.size() <= file.size() ||
-      message[file.size()] != ':') {
-    return bad("error does not start with \"" + std::string(file) + ":\"");
+  if (error.code != ErrorCode::kInvalidArgument) return bad("code " + std::string(ErrorCodeName(error.code)));
+  if (error.message.empty()) return bad("empty error message");
+  if (error.where.file != file) return bad("placed in \"" + error.where.file + "\", not \"" + std::string(file) + "\"");
+  const int64_t lines = 1 + std::count(input.begin(), input.end(), '\n');
+  if (error.where.line < 1 || error.where.line > lines) {
+    return bad("line out of range (input has " + std::to_string(lines) + ")");
   }
-  size_t p = file.size() + 1;
-  auto number = [&](int64_t* out) {
-    size_t start = p;
-    *out = 0;
-    while (p < message.size() && message[p] >= '0' && message[p] <= '9' && p - start < 12) {
-      *out = *out * 10 + (message[p] - '0');
-      ++p;
-    }
-    return p > start && p < message.size() && message[p] == ':';
-  };
-  int64_t line = 0, col = 0;
-  if (!number(&line)) return bad("no line number after the file name");
-  ++p;
-  if (!number(&col)) return bad("no \"line:col:\" position");
-  ++p;
-  int64_t lines = 1 + std::count(input.begin(), input.end(), '\n');
-  if (line < 1 || line > lines) return bad("line out of range (input has " + std::to_string(lines) + ")");
-  if (col < 1 || col > static_cast<int64_t>(input.size()) + 1) return bad("column out of range");
-  if (p >= message.size() || message[p] != ' ' || p + 1 >= message.size()) {
-    return bad("no message after the position");
+  if (error.where.column < 1 || error.where.column > static_cast<int64_t>(input.size()) + 1) {
+    return bad("column out of range");
   }
+  const std::string position =
+      std::string(file) + ":" + std::to_string(error.where.line) + ":" + std::to_string(error.where.column) + ": ";
+  if (!text.starts_with(position)) return bad("the text does not start with \"" + position + "\"");
   return testing::AssertionSuccess();
 }
 
@@ -184,19 +172,19 @@ class Harness {
     auto start = Clock::now();
     Result<std::unique_ptr<hlo::Module>> m = ParseModule(text, file);
     Finish(start, what);
-    if (!m) Check(m.error().message, file, text, what);
+    if (!m) Check(m.error(), file, text, what);
   }
   void ShapeText(std::string_view text, std::string_view what) {
     auto start = Clock::now();
     Result<hlo::Shape> s = ParseShape(text);
     Finish(start, what);
-    if (!s) Check(s.error().message, "<shape>", text, what);
+    if (!s) Check(s.error(), "<shape>", text, what);
   }
   void LiteralText(std::string_view text, std::string_view what) {
     auto start = Clock::now();
     Result<hlo::Literal> l = ParseLiteral(text);
     Finish(start, what);
-    if (!l) Check(l.error().message, "<literal>", text, what);
+    if (!l) Check(l.error(), "<literal>", text, what);
   }
 
   int64_t calls() const { return calls_; }
@@ -211,10 +199,9 @@ class Harness {
       ADD_FAILURE() << what << ": took " << s << " s";
     }
   }
-  void Check(const std::string& message, std::string_view file, std::string_view input,
-             std::string_view what) {
+  void Check(const Error& error, std::string_view file, std::string_view input, std::string_view what) {
     ++errors_;
-    testing::AssertionResult ok = IsPositionedError(message, file, input);
+    testing::AssertionResult ok = IsPositionedError(error, file, input);
     if (!ok && ++bad_ <= kMaxReported) ADD_FAILURE() << what << ": " << ok.message();
   }
 
@@ -422,7 +409,7 @@ void ExpectModuleError(std::string_view text, std::string_view what) {
   double s = std::chrono::duration<double>(Clock::now() - start).count();
   EXPECT_LT(s, kMaxSecondsPerCall) << what;
   ASSERT_FALSE(m.has_value()) << what << " parsed";
-  EXPECT_TRUE(IsPositionedError(m.error().message, "nasty.hlo", text)) << what;
+  EXPECT_TRUE(IsPositionedError(m.error(), "nasty.hlo", text)) << what;
 }
 
 void ExpectShapeError(std::string_view text, std::string_view what) {
@@ -430,7 +417,7 @@ void ExpectShapeError(std::string_view text, std::string_view what) {
   Result<Shape> r = ParseShape(text);
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), kMaxSecondsPerCall) << what;
   ASSERT_FALSE(r.has_value()) << what << " parsed";
-  EXPECT_TRUE(IsPositionedError(r.error().message, "<shape>", text)) << what;
+  EXPECT_TRUE(IsPositionedError(r.error(), "<shape>", text)) << what;
 }
 
 void ExpectLiteralError(std::string_view text, std::string_view what) {
@@ -438,7 +425,7 @@ void ExpectLiteralError(std::string_view text, std::string_view what) {
   Result<Literal> r = ParseLiteral(text);
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), kMaxSecondsPerCall) << what;
   ASSERT_FALSE(r.has_value()) << what << " parsed";
-  EXPECT_TRUE(IsPositionedError(r.error().message, "<literal>", text)) << what;
+  EXPECT_TRUE(IsPositionedError(r.error(), "<literal>", text)) << what;
 }
 
 TEST(NastyInputTest, DeeplyNestedTuples) {
@@ -464,7 +451,7 @@ TEST(NastyInputTest, DeeplyNestedTuples) {
   // 64 levels is allowed and must still work.
   std::string ok = std::string(40, '(') + "f32[]" + std::string(40, ')');
   Result<Shape> shape = ParseShape(ok);
-  ASSERT_TRUE(shape.has_value()) << shape.error().message;
+  ASSERT_TRUE(shape.has_value()) << shape.error().ToString();
   EXPECT_EQ(shape->ToString(), ok);
 }
 
@@ -485,11 +472,11 @@ TEST(NastyInputTest, HugeDimensions) {
 
   // Shapes alone never allocate: huge but representable shapes are fine.
   Result<Shape> big = ParseShape("f32[9223372036854775807,9223372036854775807]");
-  ASSERT_TRUE(big.has_value()) << big.error().message;
+  ASSERT_TRUE(big.has_value()) << big.error().ToString();
   EXPECT_EQ(big->ElementCount(), -1);
   Result<std::unique_ptr<Module>> param =
       ParseModule(Entry("  ROOT p = f32[4294967296,4294967296] parameter(0)"), "big.hlo");
-  EXPECT_TRUE(param.has_value()) << param.error().message;
+  EXPECT_TRUE(param.has_value()) << param.error().ToString();
 }
 
 TEST(NastyInputTest, UnterminatedStringsAndComments) {
@@ -527,7 +514,7 @@ TEST(NastyInputTest, NulBytes) {
   std::string in_string = Entry("  ROOT p = f32[] parameter(0), metadata={op_name=\"a\0b\"}"s);
   Result<std::unique_ptr<Module>> m = ParseModule(in_string, "nul.hlo");
   if (!m) {
-    EXPECT_TRUE(IsPositionedError(m.error().message, "nul.hlo", in_string));
+    EXPECT_TRUE(IsPositionedError(m.error(), "nul.hlo", in_string));
   }
 }
 
@@ -595,7 +582,7 @@ TEST(NastyInputTest, ParseTimeIsLinearInTheNumberOfUsers) {
       auto start = Clock::now();
       Result<std::unique_ptr<Module>> m = ParseModule(text, "users.hlo");
       best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count());
-      EXPECT_TRUE(m.has_value()) << m.error().message;
+      EXPECT_TRUE(m.has_value()) << m.error().ToString();
     }
     return best;
   };

@@ -128,7 +128,7 @@ TEST(ShapeParseTest, ShapesPrintedWithDefaultLayoutsRoundTrip) {
     std::string printed = s.ToString(/*print_default_layout=*/true);
     Result<Shape> again = ParseShape(printed);
     if (!again) {
-      ADD_FAILURE() << text << " printed as " << printed << ": " << again.error().message;
+      ADD_FAILURE() << text << " printed as " << printed << ": " << again.error().ToString();
       continue;
     }
     EXPECT_EQ(*again, s) << text << " printed as " << printed;
@@ -157,16 +157,15 @@ TEST(ShapeParseTest, ErrorsNamePositionAndExpectation) {
        }) {
     Result<Shape> s = ParseShape(c.text);
     ASSERT_FALSE(s.has_value()) << c.text << " parsed as " << s->ToString();
-    EXPECT_TRUE(s.error().message.starts_with(c.prefix)) << c.text << ": " << s.error().message;
-    EXPECT_NE(s.error().message.find(c.needle), std::string::npos)
-        << c.text << ": " << s.error().message;
+    EXPECT_TRUE(s.error().ToString().starts_with(c.prefix)) << c.text << ": " << s.error().ToString();
+    EXPECT_NE(s.error().ToString().find(c.needle), std::string::npos) << c.text << ": " << s.error().ToString();
   }
   std::string rank65 = "f32[";
   for (int i = 0; i < 65; ++i) rank65 += i == 0 ? "1" : ",1";
   rank65 += "]";
   Result<Shape> r = ParseShape(rank65);
   ASSERT_FALSE(r.has_value());
-  EXPECT_NE(r.error().message.find("rank exceeds 64"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().ToString().find("rank exceeds 64"), std::string::npos) << r.error().ToString();
 }
 
 }  // namespace

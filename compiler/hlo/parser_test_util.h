@@ -20,13 +20,13 @@ namespace kiln::hlo::parser_testing {
 
 inline Shape ShapeOrDie(std::string_view text) {
   Result<Shape> s = ParseShape(text);
-  EXPECT_TRUE(s.has_value()) << text << ": " << s.error().message;
+  EXPECT_TRUE(s.has_value()) << text << ": " << s.error().ToString();
   return s.value_or(Shape());
 }
 
 inline std::unique_ptr<Module> ModuleOrDie(std::string_view text) {
   Result<std::unique_ptr<Module>> m = ParseModule(text, "test.hlo");
-  EXPECT_TRUE(m.has_value()) << m.error().message << "\n" << text;
+  EXPECT_TRUE(m.has_value()) << m.error().ToString() << "\n" << text;
   return m ? std::move(*m) : nullptr;
 }
 
@@ -43,7 +43,7 @@ inline std::vector<T> Elements(const Literal& lit) {
 inline void ExpectModuleRoundTrip(const Module& m) {
   std::string printed = PrintModule(m);
   Result<std::unique_ptr<Module>> again = ParseModule(printed, "printed.hlo");
-  ASSERT_TRUE(again.has_value()) << again.error().message << "\n" << printed;
+  ASSERT_TRUE(again.has_value()) << again.error().ToString() << "\n" << printed;
   std::string why;
   EXPECT_TRUE(ModulesEqual(m, **again, &why)) << why << "\n" << printed;
   EXPECT_EQ(PrintModule(**again), printed);

@@ -19,7 +19,7 @@ namespace {
 std::string ModuleError(std::string_view text) {
   Result<std::unique_ptr<Module>> m = ParseModule(text, "test.hlo");
   EXPECT_FALSE(m.has_value()) << "parsed unexpectedly:\n" << text;
-  return m ? std::string() : m.error().message;
+  return m ? std::string() : m.error().ToString();
 }
 
 const Instruction* FindInstruction(const Computation& c, std::string_view name) {
@@ -258,9 +258,8 @@ ENTRY e {
 }
 )", "bad.hlo");
   ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(bad.error().message.find("bad.hlo:4:28: operand %missing is not defined"),
-            std::string::npos)
-      << bad.error().message;
+  EXPECT_NE(bad.error().ToString().find("bad.hlo:4:28: operand %missing is not defined"), std::string::npos)
+      << bad.error().ToString();
 }
 
 TEST(ModuleParseTest, NamesWithoutSpaces) {
@@ -373,6 +372,17 @@ TEST(ModuleParseTest, ErrorsNameFileLineColumnAndExpectation) {
     EXPECT_TRUE(message.starts_with(c.prefix)) << c.text << "\n=> " << message;
     EXPECT_NE(message.find(c.needle), std::string::npos) << c.text << "\n=> " << message;
   }
+}
+
+TEST(ModuleParseTest, ErrorsAreInvalidArgumentsPlacedAtFileLineAndColumn) {
+  Result<std::unique_ptr<Module>> m = ParseModule("HloModule m\nENTRY e {\n  p = f32[2 parameter(0)\n}", "test.hlo");
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(m.error().where.file, "test.hlo");
+  EXPECT_EQ(m.error().where.line, 3);
+  EXPECT_EQ(m.error().where.column, 13);
+  EXPECT_TRUE(m.error().message.starts_with("expected ',' or ']'")) << "the place is apart: " << m.error().message;
+  EXPECT_TRUE(m.error().ToString().starts_with("test.hlo:3:13: expected ',' or ']'")) << m.error();
 }
 
 TEST(ModuleParseTest, HugeSplatConstantIsRejectedWithoutAllocating) {

@@ -30,13 +30,12 @@ Result<ProgramShape> GetProgramShape(const Computation& computation) {
   for (size_t i = 0; i < computation.parameters().size(); ++i) {
     const Instruction* p = computation.parameters()[i];
     if (p == nullptr) {
-      return MakeError("computation %" + computation.name() + " has no parameter " +
-                       std::to_string(i));
+      return InvalidArgumentError("computation %" + computation.name() + " has no parameter " + std::to_string(i));
     }
     ps.parameters.push_back(p->shape());
   }
   if (computation.root() == nullptr) {
-    return MakeError("computation %" + computation.name() + " has no root");
+    return InvalidArgumentError("computation %" + computation.name() + " has no root");
   }
   ps.result = computation.root()->shape();
   return ps;
@@ -77,7 +76,7 @@ bool ShapesCompatible(const Shape& a, const Shape& b, bool ignore_fp_precision) 
 Result<Shape> InferInstructionShape(const Instruction& instr, const Shape* declared) {
   const Opcode op = instr.opcode();
   for (const Instruction* operand : instr.operands()) {
-    if (operand == nullptr) return MakeError("has a null operand");
+    if (operand == nullptr) return InvalidArgumentError("has a null operand");
   }
   // Operand shapes by reference (a get-tuple-element must not copy a large
   // tuple); all() copies them for the variadic rules.
@@ -93,14 +92,14 @@ Result<Shape> InferInstructionShape(const Instruction& instr, const Shape* decla
   } ops{instr};
   auto need = [&](size_t n) -> Status {
     if (ops.size() < n) {
-      return MakeError(std::string(OpcodeName(op)) + " needs " + std::to_string(n) +
-                       " operand(s), has " + std::to_string(ops.size()));
+      return InvalidArgumentError(std::string(OpcodeName(op)) + " needs " + std::to_string(n) + " operand(s), has " +
+                                  std::to_string(ops.size()));
     }
     return Ok();
   };
   auto needs_declared = [&]() -> Result<Shape> {
-    return MakeError("the shape of " + std::string(OpcodeName(op)) +
-                     " cannot be inferred; it must be written");
+    return InvalidArgumentError("the shape of " + std::string(OpcodeName(op)) +
+                                " cannot be inferred; it must be written");
   };
   const bool have_type = declared != nullptr && declared->IsArray();
   const PrimitiveType declared_type =
@@ -153,7 +152,7 @@ Result<Shape> InferInstructionShape(const Instruction& instr, const Shape* decla
       KILN_RETURN_IF_ERROR(ExpectArray(ops[0], "broadcast operand"));
       std::vector<Dim> out;
       for (int64_t d : dims) {
-        if (d < 0) return MakeError("broadcast size " + std::to_string(d) + " is negative");
+        if (d < 0) return InvalidArgumentError("broadcast size " + std::to_string(d) + " is negative");
         out.push_back({d, false});
       }
       for (const Dim& d : DimsOf(ops[0])) out.push_back(d);
@@ -167,11 +166,11 @@ Result<Shape> InferInstructionShape(const Instruction& instr, const Shape* decla
       KILN_RETURN_IF_ERROR(need(1));
       if (declared == nullptr) return needs_declared();
       if (!declared->IsArray() || static_cast<int64_t>(ops.size()) != declared->rank() + 1) {
-        return MakeError("dynamic-reshape needs one size operand per result dimension");
+        return InvalidArgumentError("dynamic-reshape needs one size operand per result dimension");
       }
       for (size_t i = 1; i < ops.size(); ++i) {
         if (!ShapesCompatible(ops[i], Shape(PrimitiveType::kS32, {}))) {
-          return MakeError("dynamic-reshape sizes must be s32[], got " + Str(ops[i]));
+          return InvalidArgumentError("dynamic-reshape sizes must be s32[], got " + Str(ops[i]));
         }
       }
       return InferReshapeShape(ops[0], *declared);
@@ -302,13 +301,13 @@ Result<Shape> InferInstructionShape(const Instruction& instr, const Shape* decla
     case Opcode::kFusion:
       return InferCallLike(instr, "calls", /*fewer_params_ok=*/true);
     case Opcode::kConstant:
-      if (instr.literal() == nullptr) return MakeError("constant has no literal");
+      if (instr.literal() == nullptr) return InvalidArgumentError("constant has no literal");
       return instr.literal()->shape();
     case Opcode::kAfterAll:
       return Shape::Token();
     case Opcode::kAddDependency:
       KILN_RETURN_IF_ERROR(need(2));
-      if (!ops[1].IsToken()) return MakeError("add-dependency operand 1 must be a token");
+      if (!ops[1].IsToken()) return InvalidArgumentError("add-dependency operand 1 must be a token");
       return ops[0];
     case Opcode::kOptimizationBarrier:
     case Opcode::kDomain:

@@ -21,10 +21,10 @@
 #include <span>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/op_attributes.h"
 #include "compiler/hlo/opcode.h"
 #include "compiler/hlo/shape.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::hlo {
 

@@ -15,7 +15,7 @@ namespace {
 
 Status ExpectSameShape(const Shape& actual, const Shape& expected, const std::string& what) {
   if (!ShapesCompatible(actual, expected)) {
-    return MakeError(what + " " + actual.ToString() + " does not match " + expected.ToString());
+    return InvalidArgumentError(what + " " + actual.ToString() + " does not match " + expected.ToString());
   }
   return Ok();
 }
@@ -31,10 +31,10 @@ Result<Shape> InferWhile(const Instruction& instr) {
   KILN_ASSIGN_OR_RETURN(ProgramShape cond, CalleeShape(instr, "condition"));
   KILN_ASSIGN_OR_RETURN(ProgramShape body, CalleeShape(instr, "body"));
   if (cond.parameters.size() != 1 || body.parameters.size() != 1) {
-    return MakeError("while condition and body must take exactly one parameter");
+    return InvalidArgumentError("while condition and body must take exactly one parameter");
   }
   if (!ShapesCompatible(cond.result, Shape(PrimitiveType::kPred, {}))) {
-    return MakeError("while condition must return pred[], returns " + cond.result.ToString());
+    return InvalidArgumentError("while condition must return pred[], returns " + cond.result.ToString());
   }
   const Shape& init = instr.operand(0)->shape();
   KILN_RETURN_IF_ERROR(ExpectSameShape(init, body.parameters[0], "operand"));
@@ -55,21 +55,21 @@ Result<Shape> InferConditional(const Instruction& instr) {
   const Shape& selector = instr.operand(0)->shape();
   const bool scalar = IsScalar(selector);
   if (scalar && selector.element_type() == PrimitiveType::kPred) {
-    if (branches.size() != 2) return MakeError("a pred selector needs exactly 2 branches");
+    if (branches.size() != 2) return InvalidArgumentError("a pred selector needs exactly 2 branches");
   } else if (!scalar || selector.element_type() != PrimitiveType::kS32) {
-    return MakeError("selector must be pred[] or s32[], got " + selector.ToString());
+    return InvalidArgumentError("selector must be pred[] or s32[], got " + selector.ToString());
   }
-  if (branches.empty()) return MakeError("conditional has no branches");
+  if (branches.empty()) return InvalidArgumentError("conditional has no branches");
   if (instr.operand_count() != static_cast<int64_t>(branches.size()) + 1) {
-    return MakeError("conditional with " + std::to_string(branches.size()) + " branches needs " +
-                     std::to_string(branches.size() + 1) + " operands, has " +
-                     std::to_string(instr.operand_count()));
+    return InvalidArgumentError("conditional with " + std::to_string(branches.size()) + " branches needs " +
+                                std::to_string(branches.size() + 1) + " operands, has " +
+                                std::to_string(instr.operand_count()));
   }
   Shape result;
   for (size_t j = 0; j < branches.size(); ++j) {
     KILN_ASSIGN_OR_RETURN(ProgramShape b, GetProgramShape(*branches[j]));
     if (b.parameters.size() != 1) {
-      return MakeError("branch %" + branches[j]->name() + " must take one parameter");
+      return InvalidArgumentError("branch %" + branches[j]->name() + " must take one parameter");
     }
     KILN_RETURN_IF_ERROR(ExpectSameShape(instr.operand(j + 1)->shape(), b.parameters[0],
                                          "operand " + std::to_string(j + 1)));
@@ -90,8 +90,8 @@ Result<Shape> InferCallLike(const Instruction& instr, std::string_view attr, boo
   KILN_ASSIGN_OR_RETURN(ProgramShape ps, GetProgramShape(*c));
   const size_t n = ps.parameters.size(), ops = static_cast<size_t>(instr.operand_count());
   if (fewer_params_ok ? n > ops : n != ops) {
-    return MakeError("computation %" + c->name() + " takes " + std::to_string(n) +
-                     " parameters but the instruction has " + std::to_string(ops) + " operands");
+    return InvalidArgumentError("computation %" + c->name() + " takes " + std::to_string(n) +
+                                " parameters but the instruction has " + std::to_string(ops) + " operands");
   }
   for (size_t i = 0; i < n; ++i) {
     KILN_RETURN_IF_ERROR(

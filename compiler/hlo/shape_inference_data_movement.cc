@@ -33,20 +33,20 @@ Result<Shape> InferBroadcastShape(const Shape& operand, const Shape& output, Dim
   KILN_RETURN_IF_ERROR(ExpectArray(operand, "broadcast operand"));
   KILN_RETURN_IF_ERROR(ExpectArray(output, "broadcast result"));
   if (operand.element_type() != output.element_type()) {
-    return MakeError("broadcast changes the element type from " + TypeName(operand.element_type()) +
-                     " to " + TypeName(output.element_type()));
+    return InvalidArgumentError("broadcast changes the element type from " + TypeName(operand.element_type()) + " to " +
+                                TypeName(output.element_type()));
   }
   if (static_cast<int64_t>(dimensions.size()) != operand.rank()) {
-    return MakeError("broadcast dimensions " + Join(dimensions) +
-                     " must have one entry per operand dimension (operand " + Str(operand) + ")");
+    return InvalidArgumentError("broadcast dimensions " + Join(dimensions) +
+                                " must have one entry per operand dimension (operand " + Str(operand) + ")");
   }
   KILN_RETURN_IF_ERROR(CheckDimList(dimensions, output.rank(), "broadcast dimensions"));
   for (int64_t i = 0; i < operand.rank(); ++i) {
     if (!SizesMatch(operand, i, output, dimensions[i])) {
-      return MakeError("operand dimension " + std::to_string(i) + " has size " +
-                       std::to_string(operand.dimensions(i)) + " but result dimension " +
-                       std::to_string(dimensions[i]) + " has size " +
-                       std::to_string(output.dimensions(dimensions[i])));
+      return InvalidArgumentError("operand dimension " + std::to_string(i) + " has size " +
+                                  std::to_string(operand.dimensions(i)) + " but result dimension " +
+                                  std::to_string(dimensions[i]) + " has size " +
+                                  std::to_string(output.dimensions(dimensions[i])));
     }
   }
   return output;
@@ -56,13 +56,13 @@ Result<Shape> InferReshapeShape(const Shape& operand, const Shape& output) {
   KILN_RETURN_IF_ERROR(ExpectArray(operand, "reshape operand"));
   KILN_RETURN_IF_ERROR(ExpectArray(output, "reshape result"));
   if (operand.element_type() != output.element_type()) {
-    return MakeError("reshape changes the element type from " + TypeName(operand.element_type()) +
-                     " to " + TypeName(output.element_type()));
+    return InvalidArgumentError("reshape changes the element type from " + TypeName(operand.element_type()) + " to " +
+                                TypeName(output.element_type()));
   }
   int64_t in = operand.ElementCount(), out = output.ElementCount();
   if (in >= 0 && out >= 0 && in != out) {
-    return MakeError("reshape changes the element count from " + std::to_string(in) + " (" +
-                     Str(operand) + ") to " + std::to_string(out) + " (" + Str(output) + ")");
+    return InvalidArgumentError("reshape changes the element count from " + std::to_string(in) + " (" + Str(operand) +
+                                ") to " + std::to_string(out) + " (" + Str(output) + ")");
   }
   return output;
 }
@@ -70,8 +70,8 @@ Result<Shape> InferReshapeShape(const Shape& operand, const Shape& output) {
 Result<Shape> InferTransposeShape(const Shape& operand, Dims permutation) {
   KILN_RETURN_IF_ERROR(ExpectArray(operand, "transpose operand"));
   if (static_cast<int64_t>(permutation.size()) != operand.rank()) {
-    return MakeError("transpose dimensions " + Join(permutation) +
-                     " are not a permutation of the operand dimensions of " + Str(operand));
+    return InvalidArgumentError("transpose dimensions " + Join(permutation) +
+                                " are not a permutation of the operand dimensions of " + Str(operand));
   }
   KILN_RETURN_IF_ERROR(CheckDimList(permutation, operand.rank(), "transpose dimensions"));
   std::vector<Dim> dims;
@@ -90,9 +90,8 @@ Result<Shape> InferSliceShape(const Shape& operand, const SliceSpec& slice) {
   const int64_t rank = operand.rank();
   if (static_cast<int64_t>(slice.starts.size()) != rank ||
       slice.limits.size() != slice.starts.size() || slice.strides.size() != slice.starts.size()) {
-    return MakeError("slice has " + std::to_string(slice.starts.size()) +
-                     " dimensions but the operand " + Str(operand) + " has rank " +
-                     std::to_string(rank));
+    return InvalidArgumentError("slice has " + std::to_string(slice.starts.size()) + " dimensions but the operand " +
+                                Str(operand) + " has rank " + std::to_string(rank));
   }
   std::vector<Dim> dims;
   for (int64_t i = 0; i < rank; ++i) {
@@ -100,12 +99,12 @@ Result<Shape> InferSliceShape(const Shape& operand, const SliceSpec& slice) {
     const std::string where = "slice dimension " + std::to_string(i) + " [" +
                               std::to_string(start) + ":" + std::to_string(limit) + ":" +
                               std::to_string(stride) + "]";
-    if (start < 0) return MakeError(where + " has a negative start");
-    if (stride <= 0) return MakeError(where + " has a non-positive stride");
-    if (start > limit) return MakeError(where + " has start greater than limit");
+    if (start < 0) return InvalidArgumentError(where + " has a negative start");
+    if (stride <= 0) return InvalidArgumentError(where + " has a non-positive stride");
+    if (start > limit) return InvalidArgumentError(where + " has start greater than limit");
     if (operand.dimensions(i) >= 0 && limit > operand.dimensions(i)) {
-      return MakeError(where + " exceeds the operand dimension size " +
-                       std::to_string(operand.dimensions(i)));
+      return InvalidArgumentError(where + " exceeds the operand dimension size " +
+                                  std::to_string(operand.dimensions(i)));
     }
     int64_t size = static_cast<int64_t>((__int128(limit) - start + stride - 1) / stride);
     dims.push_back({size, size != 1 && IsDynamicDimension(operand, i)});
@@ -122,26 +121,25 @@ Status CheckStartIndices(const Shape& operand, std::span<const Shape> indices, c
   const std::string name(op);
   if (indices.size() == 1 && indices[0].IsArray() && indices[0].rank() == 1) {
     if (!IsInteger(indices[0].element_type())) {
-      return MakeError(name + " start indices must be integers, got " + Str(indices[0]));
+      return InvalidArgumentError(name + " start indices must be integers, got " + Str(indices[0]));
     }
     if (!SizesMatch(indices[0], 0, Shape(PrimitiveType::kS32, {operand.rank()}), 0)) {
-      return MakeError(name + " start index vector " + Str(indices[0]) +
-                       " must have one entry per operand dimension of " + Str(operand));
+      return InvalidArgumentError(name + " start index vector " + Str(indices[0]) +
+                                  " must have one entry per operand dimension of " + Str(operand));
     }
     return Ok();
   }
   if (static_cast<int64_t>(indices.size()) != operand.rank()) {
-    return MakeError(name + " has " + std::to_string(indices.size()) +
-                     " start indices but the operand " + Str(operand) + " has rank " +
-                     std::to_string(operand.rank()));
+    return InvalidArgumentError(name + " has " + std::to_string(indices.size()) + " start indices but the operand " +
+                                Str(operand) + " has rank " + std::to_string(operand.rank()));
   }
   for (const Shape& index : indices) {
     if (!IsScalar(index) || !IsInteger(index.element_type())) {
-      return MakeError(name + " start indices must be integer scalars, got " + Str(index));
+      return InvalidArgumentError(name + " start indices must be integer scalars, got " + Str(index));
     }
     if (index.element_type() != indices[0].element_type()) {
-      return MakeError(name + " start indices must all have the same type, got " + Str(indices[0]) +
-                       " and " + Str(index));
+      return InvalidArgumentError(name + " start indices must all have the same type, got " + Str(indices[0]) +
+                                  " and " + Str(index));
     }
   }
   return Ok();
@@ -154,17 +152,16 @@ Result<Shape> InferDynamicSliceShape(const Shape& operand, std::span<const Shape
   KILN_RETURN_IF_ERROR(ExpectArray(operand, "dynamic-slice operand"));
   KILN_RETURN_IF_ERROR(CheckStartIndices(operand, start_indices, "dynamic-slice"));
   if (static_cast<int64_t>(slice_sizes.size()) != operand.rank()) {
-    return MakeError("dynamic_slice_sizes " + Join(slice_sizes) +
-                     " must have one entry per operand dimension of " + Str(operand));
+    return InvalidArgumentError("dynamic_slice_sizes " + Join(slice_sizes) +
+                                " must have one entry per operand dimension of " + Str(operand));
   }
   std::vector<Dim> dims;
   for (int64_t i = 0; i < operand.rank(); ++i) {
-    if (slice_sizes[i] < 0)
-      return MakeError("dynamic-slice size " + std::to_string(i) + " is negative");
+    if (slice_sizes[i] < 0) return InvalidArgumentError("dynamic-slice size " + std::to_string(i) + " is negative");
     if (!IsDynamicDimension(operand, i) && slice_sizes[i] > operand.dimensions(i)) {
-      return MakeError("dynamic-slice size " + std::to_string(slice_sizes[i]) + " of dimension " +
-                       std::to_string(i) + " exceeds the operand dimension size " +
-                       std::to_string(operand.dimensions(i)));
+      return InvalidArgumentError("dynamic-slice size " + std::to_string(slice_sizes[i]) + " of dimension " +
+                                  std::to_string(i) + " exceeds the operand dimension size " +
+                                  std::to_string(operand.dimensions(i)));
     }
     dims.push_back({slice_sizes[i], false});
   }
@@ -177,32 +174,29 @@ Result<Shape> InferDynamicUpdateSliceShape(const Shape& operand, const Shape& up
   KILN_RETURN_IF_ERROR(ExpectArray(update, "dynamic-update-slice update"));
   KILN_RETURN_IF_ERROR(CheckStartIndices(operand, start_indices, "dynamic-update-slice"));
   if (update.rank() != operand.rank()) {
-    return MakeError("update " + Str(update) + " must have the rank of the operand " +
-                     Str(operand));
+    return InvalidArgumentError("update " + Str(update) + " must have the rank of the operand " + Str(operand));
   }
   if (!SameTypeIgnoringFp(update.element_type(), operand.element_type())) {
-    return MakeError("update " + Str(update) + " must have the element type of the operand " +
-                     Str(operand));
+    return InvalidArgumentError("update " + Str(update) + " must have the element type of the operand " + Str(operand));
   }
   for (int64_t i = 0; i < operand.rank(); ++i) {
     if (!IsDynamicDimension(operand, i) && !IsDynamicDimension(update, i) &&
         update.dimensions(i) > operand.dimensions(i)) {
-      return MakeError("update dimension " + std::to_string(i) + " of size " +
-                       std::to_string(update.dimensions(i)) +
-                       " exceeds the operand dimension size " +
-                       std::to_string(operand.dimensions(i)));
+      return InvalidArgumentError("update dimension " + std::to_string(i) + " of size " +
+                                  std::to_string(update.dimensions(i)) + " exceeds the operand dimension size " +
+                                  std::to_string(operand.dimensions(i)));
     }
   }
   return operand;
 }
 
 Result<Shape> InferConcatenateShape(std::span<const Shape> operands, int64_t dimension) {
-  if (operands.empty()) return MakeError("concatenate needs at least one operand");
+  if (operands.empty()) return InvalidArgumentError("concatenate needs at least one operand");
   const Shape& first = operands[0];
   KILN_RETURN_IF_ERROR(ExpectArray(first, "concatenate operand 0"));
   if (!InRange(dimension, first.rank())) {
-    return MakeError("concatenate dimension " + std::to_string(dimension) +
-                     " is out of range for " + Str(first));
+    return InvalidArgumentError("concatenate dimension " + std::to_string(dimension) + " is out of range for " +
+                                Str(first));
   }
   std::vector<Dim> dims = DimsOf(first);
   PrimitiveType type = first.element_type();
@@ -210,15 +204,14 @@ Result<Shape> InferConcatenateShape(std::span<const Shape> operands, int64_t dim
     const Shape& s = operands[k];
     KILN_RETURN_IF_ERROR(ExpectArray(s, "concatenate operand " + std::to_string(k)));
     if (s.rank() != first.rank() || !SameTypeIgnoringFp(s.element_type(), type)) {
-      return MakeError("concatenate operand " + std::to_string(k) + " " + Str(s) +
-                       " does not match operand 0 " + Str(first));
+      return InvalidArgumentError("concatenate operand " + std::to_string(k) + " " + Str(s) +
+                                  " does not match operand 0 " + Str(first));
     }
     for (int64_t i = 0; i < s.rank(); ++i) {
       if (i == dimension) continue;
       if (!SizesMatch(first, i, s, i)) {
-        return MakeError("concatenate operand " + std::to_string(k) + " " + Str(s) +
-                         " differs from operand 0 " + Str(first) + " in dimension " +
-                         std::to_string(i));
+        return InvalidArgumentError("concatenate operand " + std::to_string(k) + " " + Str(s) +
+                                    " differs from operand 0 " + Str(first) + " in dimension " + std::to_string(i));
       }
     }
     Dim& d = dims[dimension];
@@ -227,7 +220,7 @@ Result<Shape> InferConcatenateShape(std::span<const Shape> operands, int64_t dim
     if (d.size < 0 || add.size < 0) {
       d.size = kUnboundedDim;
     } else if (__builtin_add_overflow(d.size, add.size, &d.size)) {
-      return MakeError("concatenated dimension size overflows");
+      return InvalidArgumentError("concatenated dimension size overflows");
     }
     type = HigherPrecision(type, s.element_type());
   }
@@ -238,28 +231,27 @@ Result<Shape> InferPadShape(const Shape& operand, const Shape& padding_value,
                             const PaddingConfig& padding) {
   KILN_RETURN_IF_ERROR(ExpectArray(operand, "pad operand"));
   if (!IsScalar(padding_value)) {
-    return MakeError("padding value must be a scalar, got " + Str(padding_value));
+    return InvalidArgumentError("padding value must be a scalar, got " + Str(padding_value));
   }
   if (!SameTypeIgnoringFp(operand.element_type(), padding_value.element_type())) {
-    return MakeError("padding value " + Str(padding_value) + " does not match operand " +
-                     Str(operand));
+    return InvalidArgumentError("padding value " + Str(padding_value) + " does not match operand " + Str(operand));
   }
   if (static_cast<int64_t>(padding.dimensions.size()) != operand.rank()) {
-    return MakeError("padding has " + std::to_string(padding.dimensions.size()) +
-                     " dimensions but the operand " + Str(operand) + " has rank " +
-                     std::to_string(operand.rank()));
+    return InvalidArgumentError("padding has " + std::to_string(padding.dimensions.size()) +
+                                " dimensions but the operand " + Str(operand) + " has rank " +
+                                std::to_string(operand.rank()));
   }
   std::vector<Dim> dims;
   for (int64_t i = 0; i < operand.rank(); ++i) {
     const PaddingDimension& p = padding.dimensions[i];
     if (p.interior < 0)
-      return MakeError("interior padding of dimension " + std::to_string(i) + " is negative");
+      return InvalidArgumentError("interior padding of dimension " + std::to_string(i) + " is negative");
     Dim d = DimOf(operand, i);
     if (d.size >= 0) {
       __int128 size = __int128(d.size) + p.edge_low + p.edge_high +
                       __int128(std::max<int64_t>(d.size - 1, 0)) * p.interior;
-      if (size < 0) return MakeError("padding makes dimension " + std::to_string(i) + " negative");
-      if (size > INT64_MAX) return MakeError("padding overflows dimension " + std::to_string(i));
+      if (size < 0) return InvalidArgumentError("padding makes dimension " + std::to_string(i) + " negative");
+      if (size > INT64_MAX) return InvalidArgumentError("padding overflows dimension " + std::to_string(i));
       d.size = static_cast<int64_t>(size);
     }
     dims.push_back(d);
@@ -269,22 +261,22 @@ Result<Shape> InferPadShape(const Shape& operand, const Shape& padding_value,
 
 Result<Shape> InferIotaShape(const Shape& output, int64_t iota_dimension) {
   KILN_RETURN_IF_ERROR(ExpectArray(output, "iota result"));
-  if (output.rank() == 0) return MakeError("iota result must not be a scalar");
+  if (output.rank() == 0) return InvalidArgumentError("iota result must not be a scalar");
   if (!InRange(iota_dimension, output.rank())) {
-    return MakeError("iota_dimension " + std::to_string(iota_dimension) + " is out of range for " +
-                     Str(output));
+    return InvalidArgumentError("iota_dimension " + std::to_string(iota_dimension) + " is out of range for " +
+                                Str(output));
   }
   PrimitiveType t = output.element_type();
   if (!IsInteger(t) && !IsFloatingPoint(t) && !IsComplex(t)) {
-    return MakeError("iota does not support element type " + TypeName(t));
+    return InvalidArgumentError("iota does not support element type " + TypeName(t));
   }
   return output;
 }
 
 Result<Shape> InferGetTupleElementShape(const Shape& tuple, int64_t index) {
-  if (!tuple.IsTuple()) return MakeError("operand " + Str(tuple) + " is not a tuple");
+  if (!tuple.IsTuple()) return InvalidArgumentError("operand " + Str(tuple) + " is not a tuple");
   if (!InRange(index, static_cast<int64_t>(tuple.tuple_shapes().size()))) {
-    return MakeError("tuple index " + std::to_string(index) + " is out of range for " + Str(tuple));
+    return InvalidArgumentError("tuple index " + std::to_string(index) + " is out of range for " + Str(tuple));
   }
   return tuple.tuple_shapes(index);
 }
@@ -296,8 +288,7 @@ Result<Shape> InferTupleShape(std::span<const Shape> operands) {
 Result<Shape> InferGetDimensionSizeShape(const Shape& operand, int64_t dimension) {
   KILN_RETURN_IF_ERROR(ExpectArray(operand, "get-dimension-size operand"));
   if (!InRange(dimension, operand.rank())) {
-    return MakeError("dimension " + std::to_string(dimension) + " is out of range for " +
-                     Str(operand));
+    return InvalidArgumentError("dimension " + std::to_string(dimension) + " is out of range for " + Str(operand));
   }
   return Shape(PrimitiveType::kS32, {});
 }
@@ -307,10 +298,9 @@ Result<Shape> InferSetDimensionSizeShape(const Shape& operand, const Shape& size
   KILN_ASSIGN_OR_RETURN(Shape unused, InferGetDimensionSizeShape(operand, dimension));
   (void)unused;
   if (!IsScalar(size) || size.element_type() != PrimitiveType::kS32) {
-    return MakeError("set-dimension-size size must be s32[], got " + Str(size));
+    return InvalidArgumentError("set-dimension-size size must be s32[], got " + Str(size));
   }
-  if (dimension >= kMaxRank)
-    return MakeError("dimension " + std::to_string(dimension) + " is too large");
+  if (dimension >= kMaxRank) return InvalidArgumentError("dimension " + std::to_string(dimension) + " is too large");
   Shape s = operand;
   s.set_dynamic_dimension(dimension, true);
   return s;

@@ -28,8 +28,8 @@ Result<Shape> InferUnaryShape(Opcode opcode, const Shape& operand) {
   const PrimitiveType t = operand.element_type();
   const bool fp = IsFloatingPoint(t), cx = IsComplex(t), integral = IsInteger(t);
   auto fail = [&](std::string_view expected) {
-    return MakeError(std::string(OpcodeName(opcode)) + " expects " + std::string(expected) +
-                     " operands, got " + TypeName(t));
+    return InvalidArgumentError(std::string(OpcodeName(opcode)) + " expects " + std::string(expected) +
+                                " operands, got " + TypeName(t));
   };
   auto with_type = [&](PrimitiveType nt) {
     Shape s = operand;
@@ -85,12 +85,11 @@ Result<Shape> InferBinaryShape(Opcode opcode, const Shape& lhs, const Shape& rhs
   const PrimitiveType lt = lhs.element_type(), rt = rhs.element_type();
   const std::string op(OpcodeName(opcode));
   if (!SameTypeIgnoringFp(lt, rt)) {
-    return MakeError(op + " operands have different element types: " + Str(lhs) + " and " +
-                     Str(rhs));
+    return InvalidArgumentError(op + " operands have different element types: " + Str(lhs) + " and " + Str(rhs));
   }
   if (!SameDimensions(lhs, rhs)) {
-    return MakeError(op + " operands have different dimensions: " + Str(lhs) + " and " + Str(rhs) +
-                     " (implicit broadcast is not allowed in HLO)");
+    return InvalidArgumentError(op + " operands have different dimensions: " + Str(lhs) + " and " + Str(rhs) +
+                                " (implicit broadcast is not allowed in HLO)");
   }
   std::vector<Dim> dims = DimsOf(lhs);
   for (int64_t i = 0; i < rhs.rank(); ++i) {
@@ -106,13 +105,13 @@ Result<Shape> InferBinaryShape(Opcode opcode, const Shape& lhs, const Shape& rhs
     case Opcode::kShiftLeft:
     case Opcode::kShiftRightArithmetic:
     case Opcode::kShiftRightLogical:
-      if (lt == PrimitiveType::kPred) return MakeError(op + " does not accept pred operands");
+      if (lt == PrimitiveType::kPred) return InvalidArgumentError(op + " does not accept pred operands");
       break;
     case Opcode::kAnd:
     case Opcode::kOr:
     case Opcode::kXor:
       if (lt != PrimitiveType::kPred && !IsInteger(lt)) {
-        return MakeError(op + " expects pred or integer operands, got " + TypeName(lt));
+        return InvalidArgumentError(op + " expects pred or integer operands, got " + TypeName(lt));
       }
       break;
     case Opcode::kCompare:
@@ -124,7 +123,7 @@ Result<Shape> InferBinaryShape(Opcode opcode, const Shape& lhs, const Shape& rhs
       } else if (lt == PrimitiveType::kF64 && rt == PrimitiveType::kF64) {
         result = PrimitiveType::kC128;
       } else {
-        return MakeError("complex expects f32 or f64 operands, got " + TypeName(lt));
+        return InvalidArgumentError("complex expects f32 or f64 operands, got " + TypeName(lt));
       }
       break;
     default:
@@ -140,8 +139,8 @@ Result<Shape> InferClampShape(const Shape& min, const Shape& operand, const Shap
   for (const Shape* bound : {&min, &max}) {
     if (!SameTypeIgnoringFp(bound->element_type(), operand.element_type()) ||
         (!IsScalar(*bound) && !SameDimensions(*bound, operand))) {
-      return MakeError("clamp bounds must be scalars or match the operand: " + Str(min) + ", " +
-                       Str(operand) + ", " + Str(max));
+      return InvalidArgumentError("clamp bounds must be scalars or match the operand: " + Str(min) + ", " +
+                                  Str(operand) + ", " + Str(max));
     }
   }
   return operand;
@@ -152,15 +151,14 @@ Result<Shape> InferSelectShape(const Shape& pred, const Shape& on_true, const Sh
   KILN_RETURN_IF_ERROR(ExpectArray(on_true, "select on_true"));
   KILN_RETURN_IF_ERROR(ExpectArray(on_false, "select on_false"));
   if (!ShapesCompatible(on_true, on_false, /*ignore_fp_precision=*/true)) {
-    return MakeError("select operands must have the same shape, got " + Str(on_true) + " and " +
-                     Str(on_false));
+    return InvalidArgumentError("select operands must have the same shape, got " + Str(on_true) + " and " +
+                                Str(on_false));
   }
   if (pred.element_type() != PrimitiveType::kPred) {
-    return MakeError("select predicate must be pred, got " + Str(pred));
+    return InvalidArgumentError("select predicate must be pred, got " + Str(pred));
   }
   if (!SameDimensions(pred, on_true)) {
-    return MakeError("select predicate " + Str(pred) + " must have the dimensions of " +
-                     Str(on_true));
+    return InvalidArgumentError("select predicate " + Str(pred) + " must have the dimensions of " + Str(on_true));
   }
   Shape s = on_true;
   s.set_element_type(HigherPrecision(on_true.element_type(), on_false.element_type()));
@@ -169,7 +167,7 @@ Result<Shape> InferSelectShape(const Shape& pred, const Shape& on_true, const Sh
 
 Result<Shape> InferConvertShape(const Shape& operand, PrimitiveType new_type) {
   KILN_RETURN_IF_ERROR(ExpectArray(operand, "convert operand"));
-  if (!IsArrayType(new_type)) return MakeError("cannot convert to " + TypeName(new_type));
+  if (!IsArrayType(new_type)) return InvalidArgumentError("cannot convert to " + TypeName(new_type));
   Shape s = operand;
   s.set_element_type(new_type);
   return s;
@@ -178,15 +176,15 @@ Result<Shape> InferConvertShape(const Shape& operand, PrimitiveType new_type) {
 Result<Shape> InferBitcastConvertShape(const Shape& operand, PrimitiveType new_type) {
   KILN_RETURN_IF_ERROR(ExpectArray(operand, "bitcast-convert operand"));
   const PrimitiveType old_type = operand.element_type();
-  if (!IsArrayType(new_type)) return MakeError("cannot bitcast-convert to " + TypeName(new_type));
+  if (!IsArrayType(new_type)) return InvalidArgumentError("cannot bitcast-convert to " + TypeName(new_type));
   if (IsComplex(old_type) != IsComplex(new_type)) {
-    return MakeError("bitcast-convert between complex and real types: " + TypeName(old_type) +
-                     " to " + TypeName(new_type));
+    return InvalidArgumentError("bitcast-convert between complex and real types: " + TypeName(old_type) + " to " +
+                                TypeName(new_type));
   }
   const int in_bits = BitWidth(old_type), out_bits = BitWidth(new_type);
   if (std::max(in_bits, out_bits) % std::min(in_bits, out_bits) != 0) {
-    return MakeError("bitcast-convert between types of indivisible widths: " + TypeName(old_type) +
-                     " to " + TypeName(new_type));
+    return InvalidArgumentError("bitcast-convert between types of indivisible widths: " + TypeName(old_type) + " to " +
+                                TypeName(new_type));
   }
   std::vector<Dim> dims = DimsOf(operand);
   const int ratio = std::max(in_bits, out_bits) / std::min(in_bits, out_bits);
@@ -194,8 +192,8 @@ Result<Shape> InferBitcastConvertShape(const Shape& operand, PrimitiveType new_t
     dims.push_back({ratio, false});
   } else if (in_bits < out_bits) {
     if (dims.empty() || dims.back().size != ratio) {
-      return MakeError("bitcast-convert from " + Str(operand) + " to " + TypeName(new_type) +
-                       " needs a last dimension of size " + std::to_string(ratio));
+      return InvalidArgumentError("bitcast-convert from " + Str(operand) + " to " + TypeName(new_type) +
+                                  " needs a last dimension of size " + std::to_string(ratio));
     }
     dims.pop_back();
   }
@@ -207,15 +205,15 @@ Result<Shape> InferStochasticConvertShape(const Shape& operand, const Shape& ran
   KILN_RETURN_IF_ERROR(ExpectArray(operand, "stochastic-convert operand"));
   KILN_RETURN_IF_ERROR(ExpectArray(random, "stochastic-convert random bits"));
   if (!IsUnsignedInteger(random.element_type())) {
-    return MakeError("stochastic-convert random bits must be unsigned, got " + Str(random));
+    return InvalidArgumentError("stochastic-convert random bits must be unsigned, got " + Str(random));
   }
   if (!IsFloatingPoint(operand.element_type())) {
-    return MakeError("stochastic-convert operand must be floating-point, got " + Str(operand));
+    return InvalidArgumentError("stochastic-convert operand must be floating-point, got " + Str(operand));
   }
   if (BitWidth(operand.element_type()) != BitWidth(random.element_type()) ||
       !SameDimensions(operand, random)) {
-    return MakeError("stochastic-convert random bits " + Str(random) + " do not match operand " +
-                     Str(operand));
+    return InvalidArgumentError("stochastic-convert random bits " + Str(random) + " do not match operand " +
+                                Str(operand));
   }
   return InferConvertShape(operand, new_type);
 }
@@ -224,10 +222,10 @@ Result<Shape> InferReducePrecisionShape(const Shape& operand, int64_t exponent_b
                                         int64_t mantissa_bits) {
   KILN_RETURN_IF_ERROR(ExpectArray(operand, "reduce-precision operand"));
   if (!IsFloatingPoint(operand.element_type())) {
-    return MakeError("reduce-precision expects a floating-point operand, got " + Str(operand));
+    return InvalidArgumentError("reduce-precision expects a floating-point operand, got " + Str(operand));
   }
-  if (exponent_bits < 1) return MakeError("exponent_bits must be at least 1");
-  if (mantissa_bits < 0) return MakeError("mantissa_bits must not be negative");
+  if (exponent_bits < 1) return InvalidArgumentError("exponent_bits must be at least 1");
+  if (mantissa_bits < 0) return InvalidArgumentError("mantissa_bits must not be negative");
   return operand;
 }
 

@@ -35,11 +35,11 @@ Result<IndexShape> DecomposeIndices(const Shape& indices, int64_t index_vector_d
                                     const char* op) {
   KILN_RETURN_IF_ERROR(ExpectArray(indices, std::string(op) + " indices"));
   if (!IsInteger(indices.element_type())) {
-    return MakeError(std::string(op) + " indices must be integers, got " + Str(indices));
+    return InvalidArgumentError(std::string(op) + " indices must be integers, got " + Str(indices));
   }
   if (index_vector_dim < 0 || index_vector_dim > indices.rank()) {
-    return MakeError("index_vector_dim " + std::to_string(index_vector_dim) +
-                     " is out of range for indices " + Str(indices));
+    return InvalidArgumentError("index_vector_dim " + std::to_string(index_vector_dim) +
+                                " is out of range for indices " + Str(indices));
   }
   IndexShape out{{}, {1, false}};
   for (int64_t i = 0; i < indices.rank(); ++i) {
@@ -60,17 +60,17 @@ Status CheckBatchingDims(const Shape& operand, Dims operand_dims, const Shape& i
   KILN_RETURN_IF_ERROR(CheckDimList(operand_dims, operand.rank(), op_side, /*sorted=*/true));
   KILN_RETURN_IF_ERROR(CheckDimList(index_dims, indices.rank(), index_side));
   if (operand_dims.size() != index_dims.size()) {
-    return MakeError(std::string(op_side) + " and " + index_side + " must have equal length");
+    return InvalidArgumentError(std::string(op_side) + " and " + index_side + " must have equal length");
   }
   for (size_t i = 0; i < index_dims.size(); ++i) {
     if (index_dims[i] == index_vector_dim) {
-      return MakeError(std::string(index_side) + " must not contain index_vector_dim");
+      return InvalidArgumentError(std::string(index_side) + " must not contain index_vector_dim");
     }
     if (!SizesMatch(operand, operand_dims[i], indices, index_dims[i])) {
-      return MakeError("operand batching dimension " + std::to_string(operand_dims[i]) +
-                       " has size " + std::to_string(operand.dimensions(operand_dims[i])) +
-                       " but indices batching dimension " + std::to_string(index_dims[i]) +
-                       " has size " + std::to_string(indices.dimensions(index_dims[i])));
+      return InvalidArgumentError("operand batching dimension " + std::to_string(operand_dims[i]) + " has size " +
+                                  std::to_string(operand.dimensions(operand_dims[i])) +
+                                  " but indices batching dimension " + std::to_string(index_dims[i]) + " has size " +
+                                  std::to_string(indices.dimensions(index_dims[i])));
     }
   }
   return Ok();
@@ -80,14 +80,13 @@ Status CheckBatchingDims(const Shape& operand, Dims operand_dims, const Shape& i
 Status CheckIndexMap(Dims map, const Dim& index_vector, const Shape& operand, Dims batching,
                      const char* name) {
   if (!index_vector.dynamic && static_cast<int64_t>(map.size()) != index_vector.size) {
-    return MakeError(std::string(name) + " " + Join(map) + " has " + std::to_string(map.size()) +
-                     " entries but the index vector has size " + std::to_string(index_vector.size));
+    return InvalidArgumentError(std::string(name) + " " + Join(map) + " has " + std::to_string(map.size()) +
+                                " entries but the index vector has size " + std::to_string(index_vector.size));
   }
   KILN_RETURN_IF_ERROR(CheckDimList(map, operand.rank(), name));
   for (int64_t d : map) {
     if (Contains(batching, d)) {
-      return MakeError(std::string(name) + " must not contain batching dimension " +
-                       std::to_string(d));
+      return InvalidArgumentError(std::string(name) + " must not contain batching dimension " + std::to_string(d));
     }
   }
   return Ok();
@@ -111,16 +110,16 @@ Result<Shape> InferGatherShape(const Shape& operand, const Shape& start_indices,
                                      d.operand_batching_dims, "start_index_map"));
   for (int64_t c : d.collapsed_slice_dims) {
     if (Contains(d.operand_batching_dims, c)) {
-      return MakeError("dimension " + std::to_string(c) + " is both collapsed and batching");
+      return InvalidArgumentError("dimension " + std::to_string(c) + " is both collapsed and batching");
     }
   }
   if (static_cast<int64_t>(slice_sizes.size()) != operand.rank()) {
-    return MakeError("slice_sizes " + Join(slice_sizes) +
-                     " must have one entry per operand dimension of " + Str(operand));
+    return InvalidArgumentError("slice_sizes " + Join(slice_sizes) + " must have one entry per operand dimension of " +
+                                Str(operand));
   }
   if (slice_sizes.size() !=
       d.offset_dims.size() + d.collapsed_slice_dims.size() + d.operand_batching_dims.size()) {
-    return MakeError(
+    return InvalidArgumentError(
         "offset_dims, collapsed_slice_dims and operand_batching_dims must "
         "together cover the operand rank " +
         std::to_string(operand.rank()));
@@ -128,13 +127,13 @@ Result<Shape> InferGatherShape(const Shape& operand, const Shape& start_indices,
   for (int64_t i = 0; i < operand.rank(); ++i) {
     if (slice_sizes[i] < 0 ||
         (!IsDynamicDimension(operand, i) && slice_sizes[i] > operand.dimensions(i))) {
-      return MakeError("slice size " + std::to_string(slice_sizes[i]) + " of dimension " +
-                       std::to_string(i) + " is out of range for operand " + Str(operand));
+      return InvalidArgumentError("slice size " + std::to_string(slice_sizes[i]) + " of dimension " +
+                                  std::to_string(i) + " is out of range for operand " + Str(operand));
     }
     if ((Contains(d.collapsed_slice_dims, i) || Contains(d.operand_batching_dims, i)) &&
         slice_sizes[i] > 1) {
-      return MakeError("collapsed or batching dimension " + std::to_string(i) +
-                       " must have slice size 0 or 1, has " + std::to_string(slice_sizes[i]));
+      return InvalidArgumentError("collapsed or batching dimension " + std::to_string(i) +
+                                  " must have slice size 0 or 1, has " + std::to_string(slice_sizes[i]));
     }
   }
   std::vector<Dim> dims;
@@ -160,8 +159,7 @@ Result<Shape> InferGatherShape(const Shape& operand, const Shape& start_indices,
 Result<Shape> InferScatterShape(std::span<const Shape> operands, const ScatterDimensionNumbers& d,
                                 const ProgramShape& reducer) {
   if (operands.size() < 3 || operands.size() % 2 != 1) {
-    return MakeError("scatter needs 2N+1 operands (N >= 1), has " +
-                     std::to_string(operands.size()));
+    return InvalidArgumentError("scatter needs 2N+1 operands (N >= 1), has " + std::to_string(operands.size()));
   }
   const size_t n = operands.size() / 2;
   const Shape& indices = operands[n];
@@ -174,7 +172,7 @@ Result<Shape> InferScatterShape(std::span<const Shape> operands, const ScatterDi
     KILN_RETURN_IF_ERROR(ExpectArray(operand, "scatter operand"));
     KILN_RETURN_IF_ERROR(ExpectArray(updates, "scatter updates"));
     if (!SameDimensions(operand, operands[0]) || !SameDimensions(updates, operands[n + 1])) {
-      return MakeError("scatter operands (and updates) must have equal dimensions");
+      return InvalidArgumentError("scatter operands (and updates) must have equal dimensions");
     }
     KILN_RETURN_IF_ERROR(
         CheckDimList(d.update_window_dims, updates.rank(), "update_window_dims", true));
@@ -185,12 +183,12 @@ Result<Shape> InferScatterShape(std::span<const Shape> operands, const ScatterDi
                                            "input_batching_dims", "scatter_indices_batching_dims"));
     for (int64_t c : d.inserted_window_dims) {
       if (Contains(d.input_batching_dims, c)) {
-        return MakeError("dimension " + std::to_string(c) + " is both inserted and batching");
+        return InvalidArgumentError("dimension " + std::to_string(c) + " is both inserted and batching");
       }
     }
     if (static_cast<int64_t>(d.update_window_dims.size() + d.inserted_window_dims.size() +
                              d.input_batching_dims.size()) != operand.rank()) {
-      return MakeError(
+      return InvalidArgumentError(
           "update_window_dims, inserted_window_dims and input_batching_dims must "
           "together cover the operand rank " +
           std::to_string(operand.rank()));
@@ -200,8 +198,7 @@ Result<Shape> InferScatterShape(std::span<const Shape> operands, const ScatterDi
     const int64_t expected_rank =
         static_cast<int64_t>(idx.batch.size() + d.update_window_dims.size());
     if (updates.rank() != expected_rank) {
-      return MakeError("updates " + Str(updates) + " must have rank " +
-                       std::to_string(expected_rank));
+      return InvalidArgumentError("updates " + Str(updates) + " must have rank " + std::to_string(expected_rank));
     }
     int64_t operand_dim = 0;
     size_t window = 0, batch = 0;
@@ -214,19 +211,18 @@ Result<Shape> InferScatterShape(std::span<const Shape> operands, const ScatterDi
         }
         if (!IsDynamicDimension(updates, i) && !IsDynamicDimension(operand, operand_dim) &&
             updates.dimensions(i) > operand.dimensions(operand_dim)) {
-          return MakeError("updates window dimension " + std::to_string(i) + " has size " +
-                           std::to_string(updates.dimensions(i)) +
-                           ", larger than operand dimension " + std::to_string(operand_dim) +
-                           " of size " + std::to_string(operand.dimensions(operand_dim)));
+          return InvalidArgumentError("updates window dimension " + std::to_string(i) + " has size " +
+                                      std::to_string(updates.dimensions(i)) + ", larger than operand dimension " +
+                                      std::to_string(operand_dim) + " of size " +
+                                      std::to_string(operand.dimensions(operand_dim)));
         }
         ++operand_dim;
       } else {
         const Dim& b = idx.batch[batch++];
         if (!IsDynamicDimension(updates, i) && !b.dynamic && updates.dimensions(i) != b.size) {
-          return MakeError("updates scatter dimension " + std::to_string(i) + " has size " +
-                           std::to_string(updates.dimensions(i)) +
-                           " but the matching indices dimension has size " +
-                           std::to_string(b.size));
+          return InvalidArgumentError("updates scatter dimension " + std::to_string(i) + " has size " +
+                                      std::to_string(updates.dimensions(i)) +
+                                      " but the matching indices dimension has size " + std::to_string(b.size));
         }
       }
     }

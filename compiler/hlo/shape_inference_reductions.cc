@@ -30,12 +30,12 @@ Status VerifyReducer(const ProgramShape& reducer, std::span<const Shape> init_va
                      std::span<const PrimitiveType> input_types) {
   const size_t n = input_types.size();
   if (reducer.parameters.size() != 2 * n) {
-    return MakeError("reducer must take " + std::to_string(2 * n) + " parameters, takes " +
-                     std::to_string(reducer.parameters.size()));
+    return InvalidArgumentError("reducer must take " + std::to_string(2 * n) + " parameters, takes " +
+                                std::to_string(reducer.parameters.size()));
   }
   if (init_values.size() != n) {
-    return MakeError("expected " + std::to_string(n) + " init values, got " +
-                     std::to_string(init_values.size()));
+    return InvalidArgumentError("expected " + std::to_string(n) + " init values, got " +
+                                std::to_string(init_values.size()));
   }
   std::vector<const Shape*> acc;
   if (reducer.result.IsTuple()) {
@@ -44,27 +44,26 @@ Status VerifyReducer(const ProgramShape& reducer, std::span<const Shape> init_va
     acc.push_back(&reducer.result);
   }
   if (acc.size() != n || (n != 1 && !reducer.result.IsTuple())) {
-    return MakeError("reducer must return " + std::to_string(n) + " scalar(s), returns " +
-                     Str(reducer.result));
+    return InvalidArgumentError("reducer must return " + std::to_string(n) + " scalar(s), returns " +
+                                Str(reducer.result));
   }
   for (size_t i = 0; i < n; ++i) {
     if (!IsScalar(*acc[i])) {
-      return MakeError("reducer must return scalars, returns " + Str(reducer.result));
+      return InvalidArgumentError("reducer must return scalars, returns " + Str(reducer.result));
     }
     if (!ShapesCompatible(*acc[i], reducer.parameters[i])) {
-      return MakeError("reducer parameter " + std::to_string(i) + " " + Str(reducer.parameters[i]) +
-                       " differs from its result " + Str(*acc[i]));
+      return InvalidArgumentError("reducer parameter " + std::to_string(i) + " " + Str(reducer.parameters[i]) +
+                                  " differs from its result " + Str(*acc[i]));
     }
     if (!ShapesCompatible(*acc[i], init_values[i], true)) {
-      return MakeError("init value " + std::to_string(i) + " " + Str(init_values[i]) +
-                       " differs from the reducer result " + Str(*acc[i]));
+      return InvalidArgumentError("init value " + std::to_string(i) + " " + Str(init_values[i]) +
+                                  " differs from the reducer result " + Str(*acc[i]));
     }
     const Shape input_scalar(input_types[i], {});
     if (!ShapesCompatible(input_scalar, reducer.parameters[n + i], true) ||
         !ShapesCompatible(*acc[i], reducer.parameters[n + i], true)) {
-      return MakeError("reducer parameter " + std::to_string(n + i) + " " +
-                       Str(reducer.parameters[n + i]) + " does not match input element type " +
-                       TypeName(input_types[i]));
+      return InvalidArgumentError("reducer parameter " + std::to_string(n + i) + " " + Str(reducer.parameters[n + i]) +
+                                  " does not match input element type " + TypeName(input_types[i]));
     }
   }
   return Ok();
@@ -78,8 +77,8 @@ Status SplitReduceOperands(std::span<const Shape> operands, const char* op,
                            std::span<const Shape>* inputs, std::span<const Shape>* inits,
                            std::vector<PrimitiveType>* types) {
   if (operands.empty() || operands.size() % 2 != 0) {
-    return MakeError(std::string(op) + " needs an even, non-zero number of operands, has " +
-                     std::to_string(operands.size()));
+    return InvalidArgumentError(std::string(op) + " needs an even, non-zero number of operands, has " +
+                                std::to_string(operands.size()));
   }
   const size_t n = operands.size() / 2;
   *inputs = operands.first(n);
@@ -87,8 +86,8 @@ Status SplitReduceOperands(std::span<const Shape> operands, const char* op,
   for (size_t i = 0; i < n; ++i) {
     KILN_RETURN_IF_ERROR(ExpectArray((*inputs)[i], std::string(op) + " input"));
     if (!SameDimensions((*inputs)[0], (*inputs)[i])) {
-      return MakeError(std::string(op) + " inputs must have equal dimensions, got " +
-                       Str((*inputs)[0]) + " and " + Str((*inputs)[i]));
+      return InvalidArgumentError(std::string(op) + " inputs must have equal dimensions, got " + Str((*inputs)[0]) +
+                                  " and " + Str((*inputs)[i]));
     }
     types->push_back((*inputs)[i].element_type());
   }
@@ -139,17 +138,17 @@ Result<Shape> InferSelectAndScatterShape(const Shape& operand, const ProgramShap
   KILN_RETURN_IF_ERROR(ExpectArray(operand, "select-and-scatter operand"));
   KILN_RETURN_IF_ERROR(ExpectArray(source, "select-and-scatter source"));
   if (select.parameters.size() != 2) {
-    return MakeError("select computation must take 2 parameters, takes " +
-                     std::to_string(select.parameters.size()));
+    return InvalidArgumentError("select computation must take 2 parameters, takes " +
+                                std::to_string(select.parameters.size()));
   }
   if (!ShapesCompatible(select.result, Shape(PrimitiveType::kPred, {}))) {
-    return MakeError("select computation must return pred[], returns " + Str(select.result));
+    return InvalidArgumentError("select computation must return pred[], returns " + Str(select.result));
   }
   const Shape element(operand.element_type(), {});
   for (const Shape& p : select.parameters) {
     if (!ShapesCompatible(element, p, true)) {
-      return MakeError("select computation parameter " + Str(p) +
-                       " does not match the operand element type " + Str(element));
+      return InvalidArgumentError("select computation parameter " + Str(p) +
+                                  " does not match the operand element type " + Str(element));
     }
   }
   const PrimitiveType source_type = source.element_type();
@@ -158,34 +157,33 @@ Result<Shape> InferSelectAndScatterShape(const Shape& operand, const ProgramShap
   KILN_ASSIGN_OR_RETURN(Shape windowed,
                         InferWindowOutputShape(operand, window, operand.element_type()));
   if (!ShapesCompatible(source, windowed, true)) {
-    return MakeError("source " + Str(source) + " does not match the windowed operand shape " +
-                     Str(windowed));
+    return InvalidArgumentError("source " + Str(source) + " does not match the windowed operand shape " +
+                                Str(windowed));
   }
   return operand;
 }
 
 Result<Shape> InferMapShape(std::span<const Shape> operands, const ProgramShape& to_apply) {
-  if (operands.empty()) return MakeError("map needs at least one operand");
+  if (operands.empty()) return InvalidArgumentError("map needs at least one operand");
   for (const Shape& s : operands) {
     KILN_RETURN_IF_ERROR(ExpectArray(s, "map operand"));
     if (!SameDimensions(s, operands[0])) {
-      return MakeError("map operands must have equal dimensions, got " + Str(operands[0]) +
-                       " and " + Str(s));
+      return InvalidArgumentError("map operands must have equal dimensions, got " + Str(operands[0]) + " and " +
+                                  Str(s));
     }
   }
   if (to_apply.parameters.size() != operands.size()) {
-    return MakeError("map computation takes " + std::to_string(to_apply.parameters.size()) +
-                     " parameters but map has " + std::to_string(operands.size()) + " operands");
+    return InvalidArgumentError("map computation takes " + std::to_string(to_apply.parameters.size()) +
+                                " parameters but map has " + std::to_string(operands.size()) + " operands");
   }
   if (!IsScalar(to_apply.result)) {
-    return MakeError("map computation must return a scalar, returns " + Str(to_apply.result));
+    return InvalidArgumentError("map computation must return a scalar, returns " + Str(to_apply.result));
   }
   for (size_t i = 0; i < operands.size(); ++i) {
     const Shape& p = to_apply.parameters[i];
     if (!IsScalar(p) || !SameTypeIgnoringFp(p.element_type(), operands[i].element_type())) {
-      return MakeError("map computation parameter " + std::to_string(i) + " " + Str(p) +
-                       " does not match operand element type " +
-                       TypeName(operands[i].element_type()));
+      return InvalidArgumentError("map computation parameter " + std::to_string(i) + " " + Str(p) +
+                                  " does not match operand element type " + TypeName(operands[i].element_type()));
     }
   }
   return MakeArray(to_apply.result.element_type(), DimsOf(operands[0]));
@@ -193,30 +191,30 @@ Result<Shape> InferMapShape(std::span<const Shape> operands, const ProgramShape&
 
 Result<Shape> InferSortShape(std::span<const Shape> operands, int64_t dimension,
                              const ProgramShape& comparator) {
-  if (operands.empty()) return MakeError("sort needs at least one operand");
+  if (operands.empty()) return InvalidArgumentError("sort needs at least one operand");
   for (const Shape& s : operands) {
     KILN_RETURN_IF_ERROR(ExpectArray(s, "sort operand"));
     if (!SameDimensions(s, operands[0])) {
-      return MakeError("sort operands must have equal dimensions, got " + Str(operands[0]) +
-                       " and " + Str(s));
+      return InvalidArgumentError("sort operands must have equal dimensions, got " + Str(operands[0]) + " and " +
+                                  Str(s));
     }
   }
   if (!InRange(dimension, operands[0].rank())) {
-    return MakeError("sort dimension " + std::to_string(dimension) + " is out of range for " +
-                     Str(operands[0]));
+    return InvalidArgumentError("sort dimension " + std::to_string(dimension) + " is out of range for " +
+                                Str(operands[0]));
   }
   if (!ShapesCompatible(comparator.result, Shape(PrimitiveType::kPred, {}))) {
-    return MakeError("sort comparator must return pred[], returns " + Str(comparator.result));
+    return InvalidArgumentError("sort comparator must return pred[], returns " + Str(comparator.result));
   }
   if (comparator.parameters.size() != 2 * operands.size()) {
-    return MakeError("sort comparator must take " + std::to_string(2 * operands.size()) +
-                     " parameters, takes " + std::to_string(comparator.parameters.size()));
+    return InvalidArgumentError("sort comparator must take " + std::to_string(2 * operands.size()) +
+                                " parameters, takes " + std::to_string(comparator.parameters.size()));
   }
   for (size_t i = 0; i < comparator.parameters.size(); ++i) {
     const Shape expected(operands[i / 2].element_type(), {});
     if (!ShapesCompatible(expected, comparator.parameters[i], true)) {
-      return MakeError("sort comparator parameter " + std::to_string(i) + " is " +
-                       Str(comparator.parameters[i]) + ", expected " + Str(expected));
+      return InvalidArgumentError("sort comparator parameter " + std::to_string(i) + " is " +
+                                  Str(comparator.parameters[i]) + ", expected " + Str(expected));
     }
   }
   if (operands.size() == 1) return operands[0];

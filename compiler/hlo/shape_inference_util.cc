@@ -28,7 +28,7 @@ std::string Join(Dims v) {
 std::string TypeName(PrimitiveType t) { return std::string(PrimitiveTypeName(t)); }
 
 Status ExpectArray(const Shape& s, std::string_view what) {
-  if (!s.IsArray()) return MakeError(std::string(what) + " must be an array, got " + Str(s));
+  if (!s.IsArray()) return InvalidArgumentError(std::string(what) + " must be an array, got " + Str(s));
   return Ok();
 }
 
@@ -38,14 +38,13 @@ bool Contains(Dims v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.
 Status CheckDimList(Dims dims, int64_t rank, std::string_view what, bool sorted) {
   for (int64_t d : dims) {
     if (!InRange(d, rank)) {
-      return MakeError(std::string(what) + " " + Join(dims) + " has dimension " +
-                       std::to_string(d) + " out of range for rank " + std::to_string(rank));
+      return InvalidArgumentError(std::string(what) + " " + Join(dims) + " has dimension " + std::to_string(d) +
+                                  " out of range for rank " + std::to_string(rank));
     }
   }
-  if (!AllUnique(dims))
-    return MakeError(std::string(what) + " " + Join(dims) + " repeats a dimension");
+  if (!AllUnique(dims)) return InvalidArgumentError(std::string(what) + " " + Join(dims) + " repeats a dimension");
   if (sorted && !std::is_sorted(dims.begin(), dims.end())) {
-    return MakeError(std::string(what) + " " + Join(dims) + " must be sorted");
+    return InvalidArgumentError(std::string(what) + " " + Join(dims) + " must be sorted");
   }
   return Ok();
 }
@@ -63,8 +62,7 @@ Dim DimOf(const Shape& s, int64_t i) { return {s.dimensions(i), IsDynamicDimensi
 
 Result<Shape> MakeArray(PrimitiveType type, const std::vector<Dim>& dims) {
   if (static_cast<int64_t>(dims.size()) > kMaxRank) {
-    return MakeError("result rank " + std::to_string(dims.size()) + " exceeds " +
-                     std::to_string(kMaxRank));
+    return InvalidArgumentError("result rank " + std::to_string(dims.size()) + " exceeds " + std::to_string(kMaxRank));
   }
   std::vector<int64_t> sizes;
   for (const Dim& d : dims) sizes.push_back(d.dynamic && d.size < 0 ? kUnboundedDim : d.size);

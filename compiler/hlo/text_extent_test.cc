@@ -87,8 +87,8 @@ ENTRY %e {
   %q = f32[2]{1} negate(%p)
 })", "bad.hlo");
   ASSERT_FALSE(m.has_value());
-  EXPECT_NE(m.error().message.find("bad.hlo:4:"), std::string::npos) << m.error().message;
-  EXPECT_NE(m.error().message.find("not a permutation"), std::string::npos) << m.error().message;
+  EXPECT_NE(m.error().ToString().find("bad.hlo:4:"), std::string::npos) << m.error().ToString();
+  EXPECT_NE(m.error().ToString().find("not a permutation"), std::string::npos) << m.error().ToString();
 }
 
 }  // namespace

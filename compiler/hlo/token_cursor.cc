@@ -21,8 +21,8 @@ std::string DescribeToken(const Token& t, const Lexer* lexer) {
 
 Error TokenCursor::ErrorAt(uint32_t offset, std::string_view message) const {
   LineColumn lc = LocateOffset(lexer_.source(), offset);
-  return Error{std::string(filename_) + ":" + std::to_string(lc.line) + ":" +
-               std::to_string(lc.column) + ": " + std::string(message)};
+  return InvalidArgumentError(std::string(message))
+      .At({.file = std::string(filename_), .line = lc.line, .column = lc.column});
 }
 
 Error TokenCursor::Expected(std::string_view what) const {

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "base/status.h"
 #include "compiler/hlo/lexer.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::hlo {
 

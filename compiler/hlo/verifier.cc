@@ -12,22 +12,22 @@
 namespace kiln::hlo {
 namespace {
 
-std::string Where(const Instruction& instr) {
-  std::string s = "instruction %" + instr.name() + " in computation %" +
-                  (instr.parent() != nullptr ? instr.parent()->name() : std::string("?"));
-  if (instr.source_line() > 0) s += " (line " + std::to_string(instr.source_line()) + ")";
-  return s;
+// The instruction, named with its computation, at its source line if known.
+SourceLocation PlaceOf(const Instruction& instr) {
+  return {.line = instr.source_line(),
+          .subject = "instruction %" + instr.name() + " in computation %" +
+                     (instr.parent() != nullptr ? instr.parent()->name() : std::string("?"))};
 }
 
-std::unexpected<Error> InstrError(const Instruction& instr, std::string_view message) {
-  // Attribute decoders already name the instruction; keep one mention.
-  const std::string prefix = "instruction %" + instr.name() + ": ";
-  if (message.starts_with(prefix)) message.remove_prefix(prefix.size());
-  return MakeError(Where(instr) + ": " + std::string(message));
+// `message` about `instr`, placed at it. An attribute decoder's error
+// names the instruction as its place: pass its message, the place is
+// replaced by this one.
+Error InstrError(const Instruction& instr, std::string message) {
+  return InvalidArgumentError(std::move(message)).At(PlaceOf(instr));
 }
 
-std::unexpected<Error> CompError(const Computation& comp, std::string_view message) {
-  return MakeError("computation %" + comp.name() + ": " + std::string(message));
+Error CompError(const Computation& comp, std::string message) {
+  return InvalidArgumentError(std::move(message)).At({.subject = "computation %" + comp.name()});
 }
 
 // Operand count for opcodes whose arity is fixed; -1 for variadic ones.
@@ -208,12 +208,11 @@ Status ValidateShape(const Shape& s) {
     for (const Shape& e : s.tuple_shapes()) KILN_RETURN_IF_ERROR(ValidateShape(e));
     return Ok();
   }
-  if (s.element_type() == PrimitiveType::kInvalid) return MakeError("shape has no element type");
+  if (s.element_type() == PrimitiveType::kInvalid) return InvalidArgumentError("shape has no element type");
   if (!s.IsArray()) return Ok();
-  if (s.rank() > kMaxRank) return MakeError("shape " + s.ToString() + " has rank above 64");
+  if (s.rank() > kMaxRank) return InvalidArgumentError("shape " + s.ToString() + " has rank above 64");
   for (int64_t d : s.dimensions()) {
-    if (d < 0 && d != kUnboundedDim)
-      return MakeError("shape " + s.ToString() + " has a negative dimension");
+    if (d < 0 && d != kUnboundedDim) return InvalidArgumentError("shape " + s.ToString() + " has a negative dimension");
   }
   const auto& m2m = s.layout().minor_to_major;
   if (!m2m.empty() || s.rank() == 0) {
@@ -226,8 +225,7 @@ Status ValidateShape(const Shape& s) {
       }
       seen[d] = true;
     }
-    if (!ok)
-      return MakeError("layout of " + s.ToString(true) + " is not a permutation of its dimensions");
+    if (!ok) return InvalidArgumentError("layout of " + s.ToString(true) + " is not a permutation of its dimensions");
   }
   return Ok();
 }
@@ -430,8 +428,8 @@ class ShapeChecker {
     KILN_ASSIGN_OR_RETURN(Shape inferred, InferInstructionShape(instr_, &declared));
     const bool ignore_fp = options_.allow_mixed_precision && !IsPassThrough(instr_.opcode());
     if (!ShapesCompatible(declared, inferred, ignore_fp)) {
-      return MakeError("result shape " + declared.ToString() + " does not match the expected " +
-                       inferred.ToString());
+      return InvalidArgumentError("result shape " + declared.ToString() + " does not match the expected " +
+                                  inferred.ToString());
     }
     return Ok();
   }
@@ -442,9 +440,8 @@ class ShapeChecker {
     for (const Instruction* op : instr_.operands()) CollectFloatTypes(op->shape(), &types);
     for (PrimitiveType t : types) {
       if (t != types[0]) {
-        return MakeError("mixes floating-point precisions " +
-                         std::string(PrimitiveTypeName(types[0])) + " and " +
-                         std::string(PrimitiveTypeName(t)) + " among its operands");
+        return InvalidArgumentError("mixes floating-point precisions " + std::string(PrimitiveTypeName(types[0])) +
+                                    " and " + std::string(PrimitiveTypeName(t)) + " among its operands");
       }
     }
     return Ok();
@@ -462,8 +459,8 @@ class ShapeChecker {
                                               c.type == ComparisonType::kTotalOrder)
                                            : c.type == DefaultComparisonType(t);
         if (!ok) {
-          return MakeError("comparison type " + std::string(ComparisonTypeName(c.type)) +
-                           " does not fit operands of type " + std::string(PrimitiveTypeName(t)));
+          return InvalidArgumentError("comparison type " + std::string(ComparisonTypeName(c.type)) +
+                                      " does not fit operands of type " + std::string(PrimitiveTypeName(t)));
         }
         return Ok();
       }
@@ -473,7 +470,7 @@ class ShapeChecker {
         for (size_t i = 0; i < dims.size(); ++i) {
           if (dims[i] != static_cast<int64_t>(i) ||
               static_cast<int64_t>(dims.size()) != Op(0).rank()) {
-            return MakeError("map dimensions must be {0,...,rank-1}");
+            return InvalidArgumentError("map dimensions must be {0,...,rank-1}");
           }
         }
         return Ok();
@@ -489,8 +486,7 @@ class ShapeChecker {
         for (int64_t i = 0; i < 2; ++i) {
           if (!Op(i).IsArray() || Op(i).rank() != 0 ||
               Op(i).element_type() != instr_.shape().element_type()) {
-            return MakeError("rng parameters must be scalars of the result type, got " +
-                             Op(i).ToString());
+            return InvalidArgumentError("rng parameters must be scalars of the result type, got " + Op(i).ToString());
           }
         }
         return Ok();
@@ -500,7 +496,7 @@ class ShapeChecker {
         const Shape& result = instr_.shape();
         if (!result.IsTuple()) return Ok();
         if (result.tuple_shapes().size() != 2 || !ShapesCompatible(result.tuple_shapes(0), Op(0))) {
-          return MakeError(
+          return InvalidArgumentError(
               "rng-bit-generator result must be a (state, bits) tuple whose state "
               "matches operand " +
               Op(0).ToString());
@@ -533,22 +529,22 @@ Status VerifyEntryLayout(const Module& module) {
   const Computation& entry = *module.entry();
   const ComputationLayout& layout = *module.entry_layout();
   if (layout.parameters.size() != entry.parameters().size()) {
-    return MakeError("entry_computation_layout has " + std::to_string(layout.parameters.size()) +
-                     " parameters but entry computation %" + entry.name() + " has " +
-                     std::to_string(entry.parameters().size()));
+    return InvalidArgumentError("entry_computation_layout has " + std::to_string(layout.parameters.size()) +
+                                " parameters but entry computation %" + entry.name() + " has " +
+                                std::to_string(entry.parameters().size()));
   }
   for (size_t i = 0; i < layout.parameters.size(); ++i) {
     const Shape& actual = entry.parameters()[i]->shape();
     if (!ShapesCompatible(actual, layout.parameters[i])) {
-      return MakeError("entry_computation_layout parameter " + std::to_string(i) + " " +
-                       layout.parameters[i].ToString() + " does not match parameter %" +
-                       entry.parameters()[i]->name() + " of shape " + actual.ToString());
+      return InvalidArgumentError("entry_computation_layout parameter " + std::to_string(i) + " " +
+                                  layout.parameters[i].ToString() + " does not match parameter %" +
+                                  entry.parameters()[i]->name() + " of shape " + actual.ToString());
     }
   }
   if (!ShapesCompatible(entry.root()->shape(), layout.result)) {
-    return MakeError("entry_computation_layout result " + layout.result.ToString() +
-                     " does not match the root %" + entry.root()->name() + " of shape " +
-                     entry.root()->shape().ToString());
+    return InvalidArgumentError("entry_computation_layout result " + layout.result.ToString() +
+                                " does not match the root %" + entry.root()->name() + " of shape " +
+                                entry.root()->shape().ToString());
   }
   return Ok();
 }
@@ -569,15 +565,14 @@ Status VerifyModule(const Module& module, const VerifierOptions& options) {
   std::unordered_set<const Computation*> members;
   std::unordered_set<std::string_view> names;
   for (const auto& c : module.computations()) {
-    if (c == nullptr) return MakeError("module " + module.name() + " holds a null computation");
+    if (c == nullptr) return InvalidArgumentError("module " + module.name() + " holds a null computation");
     if (c->parent() != &module) return CompError(*c, "has a different parent module");
     if (!names.insert(c->name()).second) return CompError(*c, "name is used twice in the module");
     members.insert(c.get());
   }
-  if (module.entry() == nullptr)
-    return MakeError("module " + module.name() + " has no entry computation");
+  if (module.entry() == nullptr) return InvalidArgumentError("module " + module.name() + " has no entry computation");
   if (!members.contains(module.entry())) {
-    return MakeError("entry computation %" + module.entry()->name() + " is not in the module");
+    return InvalidArgumentError("entry computation %" + module.entry()->name() + " is not in the module");
   }
   for (const auto& c : module.computations()) KILN_RETURN_IF_ERROR(VerifyStructure(*c, &members));
   KILN_RETURN_IF_ERROR(VerifyCallGraph(module));

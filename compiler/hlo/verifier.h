@@ -25,8 +25,8 @@
 // or different modules.
 #pragma once
 
+#include "base/status.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::hlo {
 

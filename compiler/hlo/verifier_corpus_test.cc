@@ -91,11 +91,11 @@ TEST(VerifierCorpusTest, EveryValidModuleVerifies) {
     if (!module) {
       // Modules with instructions written without a shape wait for the
       // parser to use shape inference; the round-trip test tracks those.
-      if (module.error().message.find("cannot infer the shape") != std::string::npos) {
+      if (module.error().ToString().find("cannot infer the shape") != std::string::npos) {
         ++awaiting_inference;
         continue;
       }
-      ADD_FAILURE() << name << ": does not parse: " << module.error().message;
+      ADD_FAILURE() << name << ": does not parse: " << module.error().ToString();
       continue;
     }
     Status status = VerifyModule(**module);
@@ -103,15 +103,15 @@ TEST(VerifierCorpusTest, EveryValidModuleVerifies) {
       if (status) {
         ++verified;
       } else {
-        ADD_FAILURE() << name << ": " << status.error().message;
+        ADD_FAILURE() << name << ": " << status.error().ToString();
       }
       continue;
     }
     if (status) {
       ADD_FAILURE() << name << ": is on the invalid-module list but verifies";
-    } else if (status.error().message.find(invalid->second) == std::string::npos) {
+    } else if (status.error().ToString().find(invalid->second) == std::string::npos) {
       ADD_FAILURE() << name << ": expected an error containing \"" << invalid->second
-                    << "\", got: " << status.error().message;
+                    << "\", got: " << status.error().ToString();
     } else {
       ++rejected_as_expected;
     }

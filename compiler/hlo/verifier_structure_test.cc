@@ -24,7 +24,7 @@ TEST(VerifierTest, RejectsParameterGapsAndDuplicates) {
   ASSERT_TRUE(gap);
   Status s = VerifyModule(*gap);
   ASSERT_FALSE(s);
-  EXPECT_TRUE(Contains(s.error().message, "computation %main: parameter number 1 is missing"));
+  EXPECT_TRUE(Contains(s.error().ToString(), "computation %main: parameter number 1 is missing"));
   EXPECT_TRUE(FailsAt(WithEntry(R"(
   x = f32[2] parameter(0)
   y = f32[2] parameter(0)
@@ -44,8 +44,8 @@ ENTRY main {
   ASSERT_TRUE(m);
   Status s = VerifyModule(*m);
   ASSERT_FALSE(s);
-  EXPECT_TRUE(Contains(s.error().message, "entry_computation_layout result f16[2,3]"));
-  EXPECT_TRUE(Contains(s.error().message, "does not match the root %c of shape f32[2,3]"));
+  EXPECT_TRUE(Contains(s.error().ToString(), "entry_computation_layout result f16[2,3]"));
+  EXPECT_TRUE(Contains(s.error().ToString(), "does not match the root %c of shape f32[2,3]"));
   std::unique_ptr<Module> count =
       Parse(R"(HloModule m, entry_computation_layout={(f32[2,3], f32[2,3])->f32[2,3]}
 
@@ -57,7 +57,7 @@ ENTRY main {
   ASSERT_TRUE(count);
   Status s2 = VerifyModule(*count);
   ASSERT_FALSE(s2);
-  EXPECT_TRUE(Contains(s2.error().message, "has 2 parameters but entry computation %main has 1"));
+  EXPECT_TRUE(Contains(s2.error().ToString(), "has 2 parameters but entry computation %main has 1"));
 }
 
 TEST(VerifierTest, RejectsCycleThroughControlPredecessors) {
@@ -68,10 +68,10 @@ TEST(VerifierTest, RejectsCycleThroughControlPredecessors) {
   ROOT r = f32[2] add(a, b)
 )"),
                                                   "cycle.hlo");
-  if (!m) GTEST_SKIP() << "parser rejects forward control predecessors: " << m.error().message;
+  if (!m) GTEST_SKIP() << "parser rejects forward control predecessors: " << m.error().ToString();
   Status s = VerifyModule(**m);
   ASSERT_FALSE(s);
-  EXPECT_TRUE(Contains(s.error().message, "is part of a cycle"));
+  EXPECT_TRUE(Contains(s.error().ToString(), "is part of a cycle"));
 }
 
 // Defects the parser never produces, built through the IR API.
@@ -84,7 +84,7 @@ TEST(VerifierTest, RejectsBrokenIrWithoutCrashing) {
   c->set_root(p1);
   Status missing = VerifyModule(*module);
   ASSERT_FALSE(missing);
-  EXPECT_TRUE(Contains(missing.error().message, "parameter number 0 is missing"));
+  EXPECT_TRUE(Contains(missing.error().ToString(), "parameter number 0 is missing"));
 
   // A root from another computation, and no root at all.
   auto other = std::make_unique<Computation>("other");
@@ -97,11 +97,11 @@ TEST(VerifierTest, RejectsBrokenIrWithoutCrashing) {
   Computation* main2 = m2->AddComputation(std::move(c2), true);
   Status foreign_root = VerifyModule(*m2);
   ASSERT_FALSE(foreign_root);
-  EXPECT_TRUE(Contains(foreign_root.error().message, "root %q is not an instruction of it"));
+  EXPECT_TRUE(Contains(foreign_root.error().ToString(), "root %q is not an instruction of it"));
   main2->set_root(nullptr);
   Status no_root = VerifyModule(*m2);
   ASSERT_FALSE(no_root);
-  EXPECT_TRUE(Contains(no_root.error().message, "computation %main: has no root instruction"));
+  EXPECT_TRUE(Contains(no_root.error().ToString(), "computation %main: has no root instruction"));
 
   // An operand from another computation and a null operand.
   auto m3 = std::make_unique<hlo::Module>("m3");
@@ -114,15 +114,14 @@ TEST(VerifierTest, RejectsBrokenIrWithoutCrashing) {
   m3->AddComputation(std::move(c3), true);
   Status cross = VerifyModule(*m3);
   ASSERT_FALSE(cross);
-  EXPECT_TRUE(Contains(
-      cross.error().message,
-      "instruction %sum in computation %main: operand 1 %q is not in the same computation"));
+  EXPECT_TRUE(Contains(cross.error().ToString(),
+                       "instruction %sum in computation %main: operand 1 %q is not in the same computation"));
 
   // No entry, and no computations at all.
   hlo::Module empty("empty");
   Status no_entry = VerifyModule(empty);
   ASSERT_FALSE(no_entry);
-  EXPECT_TRUE(Contains(no_entry.error().message, "has no entry computation"));
+  EXPECT_TRUE(Contains(no_entry.error().ToString(), "has no entry computation"));
 }
 
 TEST(VerifierTest, RejectsWrongOperandCountsAndCallCycles) {
@@ -136,9 +135,8 @@ TEST(VerifierTest, RejectsWrongOperandCountsAndCallCycles) {
   module->AddComputation(std::move(comp), true);
   Status arity = VerifyModule(*module);
   ASSERT_FALSE(arity);
-  EXPECT_TRUE(
-      Contains(arity.error().message,
-               "instruction %lonely_add in computation %main: add expects 2 operand(s), has 1"));
+  EXPECT_TRUE(Contains(arity.error().ToString(),
+                       "instruction %lonely_add in computation %main: add expects 2 operand(s), has 1"));
 
   // A computation that calls itself.
   auto rec = std::make_unique<hlo::Module>("rec");
@@ -156,7 +154,7 @@ TEST(VerifierTest, RejectsWrongOperandCountsAndCallCycles) {
   call->AddAttribute(to_apply);
   Status cycle = VerifyModule(*rec);
   ASSERT_FALSE(cycle);
-  EXPECT_TRUE(Contains(cycle.error().message, "computation %loop: calls itself"));
+  EXPECT_TRUE(Contains(cycle.error().ToString(), "computation %loop: calls itself"));
 
   // A computation of another module.
   auto stranger = std::make_unique<hlo::Module>("stranger");
@@ -170,8 +168,7 @@ TEST(VerifierTest, RejectsWrongOperandCountsAndCallCycles) {
   scall->AddAttribute(to_apply);  // refers to `loop` of module `rec`
   Status outside = VerifyModule(*stranger);
   ASSERT_FALSE(outside);
-  EXPECT_TRUE(Contains(outside.error().message,
-                       "to_apply refers to computation %loop which is not in the module"));
+  EXPECT_TRUE(Contains(outside.error().ToString(), "to_apply refers to computation %loop which is not in the module"));
 }
 
 TEST(VerifierTest, MixedPrecisionFollowsTheOption) {
@@ -204,7 +201,7 @@ TEST(VerifierTest, VerifyComputationChecksOneComputation) {
   EXPECT_TRUE(VerifyComputation(*add));
   Status s = VerifyComputation(*m->entry());
   ASSERT_FALSE(s);
-  EXPECT_TRUE(Contains(s.error().message, "instruction %n in computation %main"));
+  EXPECT_TRUE(Contains(s.error().ToString(), "instruction %n in computation %main"));
 }
 
 }  // namespace

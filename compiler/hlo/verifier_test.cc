@@ -198,7 +198,11 @@ ENTRY main {
   ASSERT_TRUE(m);
   Status s = VerifyModule(*m);
   ASSERT_FALSE(s);
-  EXPECT_TRUE(Contains(s.error().message, "instruction %n in computation %main (line 5): "));
+  EXPECT_TRUE(Contains(s.error().ToString(), "instruction %n in computation %main (line 5): "));
+  EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(s.error().where.line, 5);
+  EXPECT_EQ(s.error().where.subject, "instruction %n in computation %main");
+  EXPECT_FALSE(Contains(s.error().message, "line 5")) << "the place is apart: " << s.error().message;
 }
 
 
@@ -221,7 +225,7 @@ TEST(ShapeInferenceTest, InfersShapesOfUnwrittenInstructions) {
       continue;
     }
     Result<Shape> inferred = InferInstructionShape(*instr, nullptr);
-    ASSERT_TRUE(inferred) << instr->name() << ": " << inferred.error().message;
+    ASSERT_TRUE(inferred) << instr->name() << ": " << inferred.error().ToString();
     EXPECT_TRUE(ShapesCompatible(*inferred, instr->shape()))
         << instr->name() << ": " << inferred->ToString() << " vs " << instr->shape().ToString();
   }
@@ -247,7 +251,7 @@ TEST(ShapeInferenceTest, ParserInfersOmittedShapes) {
   ROOT c = convert(x)
 )"), "convert.hlo");
   ASSERT_FALSE(convert);
-  EXPECT_TRUE(Contains(convert.error().message, "the shape of convert cannot be inferred"));
+  EXPECT_TRUE(Contains(convert.error().ToString(), "the shape of convert cannot be inferred"));
 }
 
 TEST(ShapeInferenceTest, LenientDynamicComparison) {

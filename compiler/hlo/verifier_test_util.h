@@ -56,7 +56,7 @@ inline std::string WithEntry(std::string_view body, std::string_view extra = "")
 
 inline std::unique_ptr<Module> Parse(const std::string& text) {
   Result<std::unique_ptr<Module>> m = ParseModule(text, "test.hlo");
-  EXPECT_TRUE(m.has_value()) << m.error().message << "\n" << text;
+  EXPECT_TRUE(m.has_value()) << m.error().ToString() << "\n" << text;
   return m ? std::move(*m) : nullptr;
 }
 
@@ -65,7 +65,7 @@ inline ::testing::AssertionResult Verifies(const std::string& text, VerifierOpti
   if (!m) return ::testing::AssertionFailure() << "does not parse";
   Status s = VerifyModule(*m, options);
   if (s) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << s.error().message << "\n" << text;
+  return ::testing::AssertionFailure() << s.error().ToString() << "\n" << text;
 }
 
 // Verification fails, naming `instruction` (in computation `computation`)
@@ -79,9 +79,9 @@ inline ::testing::AssertionResult FailsAt(const std::string& text, std::string_v
   if (s) return ::testing::AssertionFailure() << "verified but should not:\n" << text;
   const std::string where =
       "instruction %" + std::string(instruction) + " in computation %" + std::string(computation);
-  ::testing::AssertionResult r = Contains(s.error().message, where);
+  ::testing::AssertionResult r = Contains(s.error().ToString(), where);
   if (!r) return r;
-  return Contains(s.error().message, what);
+  return Contains(s.error().ToString(), what);
 }
 
 }  // namespace kiln::hlo::verifier_testing

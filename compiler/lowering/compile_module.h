@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/fusion/compile.h"
 #include "compiler/hlo/fingerprint.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 #include "runtime/program/program.h"
 
 namespace kiln::lowering {

@@ -210,10 +210,10 @@ Result<const ValueTree*> Lowerer::Resolve(int64_t i) {
   switch (RoleOf(i)) {
     case Role::kKernelRoot:
     case Role::kParameter:
-      return MakeError("lowering: %" + instr.name() + " is read before the kernel writing it");
+      return InternalError("lowering: %" + instr.name() + " is read before the kernel writing it");
     case Role::kInsideKernel:
-      return MakeError("lowering: %" + instr.name() +
-                       " is read outside the kernels that compute it, but no kernel writes it");
+      return InternalError("lowering: %" + instr.name() +
+                           " is read outside the kernels that compute it, but no kernel writes it");
     case Role::kBufferConstant: {
       uint64_t offset = Offset(i);
       ValueTree v = NewBuffers(BufferKind::kConstant, instr.shape(), offset);
@@ -225,7 +225,7 @@ Result<const ValueTree*> Lowerer::Resolve(int64_t i) {
       KILN_ASSIGN_OR_RETURN(const ValueTree* tuple, ValueOf(instr.operand(0)->index_in_parent()));
       KILN_ASSIGN_OR_RETURN(int64_t index, hlo::GetTupleIndex(instr));
       if (!tuple->is_tuple || index < 0 || index >= static_cast<int64_t>(tuple->elements.size())) {
-        return MakeError("lowering: %" + instr.name() + " selects a missing tuple element");
+        return InternalError("lowering: %" + instr.name() + " selects a missing tuple element");
       }
       values_[i] = tuple->elements[index];
       return &*values_[i];
@@ -252,7 +252,7 @@ Result<const ValueTree*> Lowerer::Resolve(int64_t i) {
       KILN_RETURN_IF_ERROR(EmitKernel({i}, {i}, "single", nullptr));
       return &*values_[i];
   }
-  return MakeError("lowering: unreachable");
+  return InternalError("lowering: unreachable");
 }
 
 Lowerer::KernelExtent Lowerer::ExtentOf(const std::vector<int64_t>& instructions) const {
@@ -334,7 +334,8 @@ Result<runtime::Program> Lowerer::Run() {
   inside_kernel_.assign(n, false);
   for (const fusion::Kernel& k : plan_.kernels) {
     for (int64_t i : k.instructions) {
-      if (i < 0 || i >= n) return MakeError("lowering: plan names instruction " + std::to_string(i) + " of " + std::to_string(n));
+      if (i < 0 || i >= n)
+        return InternalError("lowering: plan names instruction " + std::to_string(i) + " of " + std::to_string(n));
       inside_kernel_[i] = true;
     }
   }
@@ -343,7 +344,7 @@ Result<runtime::Program> Lowerer::Run() {
   p_.plan = std::string(fusion::PlanKindName(plan_.kind));
   p_.options = in_.options_json;
   for (const Instruction* param : entry_.parameters()) {
-    if (param == nullptr) return MakeError("lowering: the entry has a missing parameter number");
+    if (param == nullptr) return InternalError("lowering: the entry has a missing parameter number");
     uint64_t offset = Offset(param->index_in_parent());
     values_[param->index_in_parent()] =
         NewBuffers(BufferKind::kParameter, param->shape(), offset,
@@ -370,7 +371,7 @@ Result<runtime::Program> Lowerer::Run() {
 
 Result<runtime::Program> LowerToProgram(const LoweringInput& input) {
   if (input.module == nullptr || input.module->entry() == nullptr || input.plan == nullptr) {
-    return MakeError("lowering: no module or plan");
+    return InternalError("lowering: no module or plan");
   }
   return Lowerer(input).Run();
 }

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/fusion/fusion_plan.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 #include "runtime/program/program.h"
 
 namespace kiln::lowering {

@@ -79,8 +79,8 @@ class Inliner {
       for (const Instruction* operand : inner->operands()) {
         Instruction* mapped = value_of[operand->index_in_parent()];
         if (mapped == nullptr) {
-          return MakeError("fusion %" + fusion.name() + ": %" + inner->name() +
-                           " uses %" + operand->name() + " before it is defined");
+          return InvalidArgumentError("fusion %" + fusion.name() + ": %" + inner->name() + " uses %" + operand->name() +
+                                      " before it is defined");
         }
         operands.push_back(mapped);
       }

@@ -10,8 +10,8 @@
 
 #include <string_view>
 
+#include "base/status.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::passes {
 

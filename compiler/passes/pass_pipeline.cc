@@ -19,7 +19,7 @@ Result<bool> PassPipeline::Run(hlo::Module& module) {
     for (const auto& pass : passes_) {
       Result<bool> changed = pass->Run(module);
       if (!changed) {
-        return MakeError("pass " + std::string(pass->name()) + ": " + changed.error().message);
+        return changed.error().WithContext("pass " + std::string(pass->name()));
       }
       if (*changed) {
         changed_this_round = true;
@@ -28,8 +28,9 @@ Result<bool> PassPipeline::Run(hlo::Module& module) {
       if (options_.verify) {
         Status verified = hlo::VerifyModule(module);
         if (!verified) {
-          return MakeError("after pass " + std::string(pass->name()) + ": " +
-                           verified.error().message);
+          Error broken = std::move(verified.error());
+          broken.code = ErrorCode::kInternal;  // the pass broke a valid module: a bug
+          return broken.WithContext("after pass " + std::string(pass->name()));
         }
       }
     }

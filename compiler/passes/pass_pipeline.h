@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 #include "compiler/passes/pass.h"
 
 namespace kiln::passes {

@@ -53,7 +53,7 @@ class CorruptingPass : public Pass {
 class FailingPass : public Pass {
  public:
   std::string_view name() const override { return "failing"; }
-  Result<bool> Run(hlo::Module&) override { return MakeError("cannot do this"); }
+  Result<bool> Run(hlo::Module&) override { return UnimplementedError("cannot do this"); }
 };
 
 TEST(PassPipelineTest, VerifierBetweenPassesNamesTheBrokenPass) {
@@ -65,8 +65,8 @@ TEST(PassPipelineTest, VerifierBetweenPassesNamesTheBrokenPass) {
   pipeline.Add<CorruptingPass>();
   auto result = pipeline.Run(*module);
   ASSERT_FALSE(result.has_value());
-  EXPECT_NE(result.error().message.find("after pass corrupt:"), std::string::npos)
-      << result.error().message;
+  EXPECT_NE(result.error().ToString().find("after pass corrupt:"), std::string::npos) << result.error();
+  EXPECT_EQ(result.error().code, ErrorCode::kInternal) << "a pass that breaks the module is a bug";
 }
 
 TEST(PassPipelineTest, PassErrorsAreReturnedWithThePassName) {
@@ -77,6 +77,7 @@ TEST(PassPipelineTest, PassErrorsAreReturnedWithThePassName) {
   auto result = pipeline.Run(*module);
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().message, "pass failing: cannot do this");
+  EXPECT_EQ(result.error().code, ErrorCode::kUnimplemented) << "the pass's code is kept";
 }
 
 }  // namespace

@@ -16,10 +16,10 @@ namespace kiln::passes::testing {
 // Parses and verifies `text`; fails the test (and returns nullptr) otherwise.
 inline std::unique_ptr<hlo::Module> ParseVerified(std::string_view text) {
   auto module = hlo::ParseModule(text, "test.hlo");
-  EXPECT_TRUE(module.has_value()) << (module ? "" : module.error().message);
+  EXPECT_TRUE(module.has_value()) << (module ? "" : module.error().ToString());
   if (!module) return nullptr;
   auto verified = hlo::VerifyModule(**module);
-  EXPECT_TRUE(verified.has_value()) << (verified ? "" : verified.error().message);
+  EXPECT_TRUE(verified.has_value()) << (verified ? "" : verified.error().ToString());
   return std::move(*module);
 }
 

@@ -17,8 +17,8 @@
 #include <memory>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/computation.h"
-#include "compiler/hlo/status.h"
 #include "runtime/eval/elementwise_region.h"
 
 namespace kiln::runtime {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "compiler/hlo/op_attributes.h"
+#include "runtime/eval/instruction_error.h"
 #include "runtime/eval/interpreter.h"
 #include "runtime/eval/shape_ops.h"
 
@@ -15,10 +16,6 @@ namespace {
 using hlo::Instruction;
 using hlo::Literal;
 using hlo::Opcode;
-
-Error InstrError(const Instruction& instr, const std::string& what) {
-  return Error{"instruction %" + instr.name() + ": " + what};
-}
 
 Result<bool> ReadPredicate(const Instruction& instr, const Value& value) {
   if (value.is_tuple() || value.empty() || value.array().elided() ||
@@ -83,7 +80,7 @@ Result<Value> Interpreter::EvalConditional(const Instruction& instr,
     branch = taken ? 0 : 1;  // true_computation first
   } else {
     Result<int64_t> index = ScalarToInt64(selector);
-    if (!index) return std::unexpected(InstrError(instr, "branch index: " + index.error().message));
+    if (!index) return std::unexpected(InstrError(instr, "branch index: " + index.error().ToString()));
     // Out-of-range indices run the last branch.
     branch = (*index < 0 || *index >= static_cast<int64_t>(branches.size()))
                  ? branches.size() - 1

@@ -11,9 +11,9 @@
 
 #include <string_view>
 
+#include "base/status.h"
 #include "compiler/hlo/instruction.h"
 #include "compiler/hlo/literal.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::runtime {
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/hlo/op_attributes.h"
+#include "runtime/eval/instruction_error.h"
 #include "runtime/eval/literal_convert.h"
 #include "runtime/eval/shape_ops.h"
 #include "runtime/eval/strided_copy.h"
@@ -17,10 +18,6 @@ namespace {
 
 using hlo::Instruction;
 using hlo::Literal;
-
-Error InstrError(const Instruction& instr, const std::string& what) {
-  return Error{"instruction %" + instr.name() + ": " + what};
-}
 
 std::string DimsText(const std::vector<int64_t>& dims) {
   std::string out = "[";
@@ -107,7 +104,7 @@ Result<Value> EvalSetDimensionSize(const Instruction& instr, std::span<const Val
   if (operands.size() != 2) return std::unexpected(InstrError(instr, "takes two operands"));
   KILN_ASSIGN_OR_RETURN(const Literal* size_literal, ArrayOf(instr, operands[1]));
   Result<int64_t> size = ScalarToInt64(*size_literal);
-  if (!size) return std::unexpected(InstrError(instr, "size: " + size.error().message));
+  if (!size) return std::unexpected(InstrError(instr, "size: " + size.error().ToString()));
   const Value& operand = operands[0];
   if (operand.array().shape().dimensions() != instr.shape().dimensions()) {
     return std::unexpected(
@@ -152,7 +149,7 @@ Result<Value> EvalDynamicReshape(const Instruction& instr, std::span<const Value
   for (int64_t d = 0; d < shape.rank(); ++d) {
     KILN_ASSIGN_OR_RETURN(const Literal* size_literal, ArrayOf(instr, operands[d + 1]));
     Result<int64_t> size = ScalarToInt64(*size_literal);
-    if (!size) return std::unexpected(InstrError(instr, "size: " + size.error().message));
+    if (!size) return std::unexpected(InstrError(instr, "size: " + size.error().ToString()));
     const int64_t bound = shape.dimensions(d);
     if (*size < 0 || *size > bound || (!shape.is_dynamic_dimension(d) && *size != bound)) {
       return std::unexpected(InstrError(instr, "size " + std::to_string(*size) +

@@ -12,9 +12,9 @@
 
 #include <span>
 
+#include "base/status.h"
 #include "compiler/hlo/instruction.h"
 #include "compiler/hlo/literal.h"
-#include "compiler/hlo/status.h"
 #include "runtime/eval/value.h"
 
 namespace kiln::runtime {

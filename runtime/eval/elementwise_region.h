@@ -14,9 +14,9 @@
 #include <span>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/instruction.h"
 #include "compiler/hlo/literal.h"
-#include "compiler/hlo/status.h"
 #include "runtime/eval/elementwise_kernel.h"
 
 namespace kiln::runtime {

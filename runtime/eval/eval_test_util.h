@@ -16,7 +16,7 @@ namespace kiln::runtime::testing {
 // parse error.
 inline hlo::Literal Lit(std::string_view text) {
   Result<hlo::Literal> lit = hlo::ParseLiteral(text);
-  EXPECT_TRUE(lit.has_value()) << text << ": " << (lit ? "" : lit.error().message);
+  EXPECT_TRUE(lit.has_value()) << text << ": " << (lit ? "" : lit.error().ToString());
   return lit ? std::move(*lit) : hlo::Literal();
 }
 
@@ -33,7 +33,7 @@ inline Result<hlo::Literal> Run(std::string_view hlo_text, const std::vector<hlo
 inline std::string RunToText(std::string_view hlo_text, const std::vector<hlo::Literal>& args = {},
                              const EvalOptions& options = {}) {
   Result<hlo::Literal> result = Run(hlo_text, args, options);
-  if (!result) return "error: " + result.error().message;
+  if (!result) return "error: " + result.error().ToString();
   return result->ToString();
 }
 

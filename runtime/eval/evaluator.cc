@@ -12,7 +12,7 @@ namespace kiln::runtime {
 Result<hlo::Literal> EvaluateModule(const hlo::Module& module, std::span<const hlo::Literal> args,
                                     const EvalOptions& options) {
   if (module.entry() == nullptr) {
-    return MakeError("module " + module.name() + " has no entry computation");
+    return InvalidArgumentError("module " + module.name() + " has no entry computation");
   }
   std::vector<const hlo::Literal*> pointers;
   pointers.reserve(args.size());

@@ -14,9 +14,9 @@
 #include <cstdint>
 #include <span>
 
+#include "base/status.h"
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 #include "runtime/eval/interrupt.h"
 
 namespace kiln::runtime {

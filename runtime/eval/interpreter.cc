@@ -7,6 +7,7 @@
 
 #include "compiler/hlo/op_attributes.h"
 #include "runtime/eval/dynamic_shapes.h"
+#include "runtime/eval/instruction_error.h"
 #include "runtime/eval/shape_ops.h"
 #include "runtime/kernels/kernels.h"
 
@@ -17,13 +18,24 @@ using hlo::Instruction;
 using hlo::Literal;
 using hlo::Opcode;
 
+// The code of a run stopped for `reason`.
+ErrorCode StopCode(StopReason reason) {
+  switch (reason) {
+    case StopReason::kCancelled:
+      return ErrorCode::kCancelled;
+    case StopReason::kDeadline:
+      return ErrorCode::kDeadlineExceeded;
+    case StopReason::kShutdown:
+      return ErrorCode::kUnavailable;
+    case StopReason::kNone:
+      break;
+  }
+  return ErrorCode::kInternal;
+}
+
 // Calls nest (while bodies, fusions, kernels calling back): bound the depth
 // so a malformed module cannot overflow the stack.
 constexpr int kMaxCallDepth = 256;
-
-Error InstrError(const Instruction& instr, const std::string& what) {
-  return Error{"instruction %" + instr.name() + ": " + what};
-}
 
 // The shape a value has, for argument checks.
 bool ValueMatches(const Value& value, const hlo::Shape& shape) {
@@ -170,8 +182,11 @@ Status Interpreter::Charge(int64_t elements) {
   const std::string in = !active_whiles_.empty() ? " in while loop %" + active_whiles_.back()->name()
                          : current_ != nullptr   ? " at %" + current_->name()
                                                  : std::string();
-  if (stopped) return MakeError("stopped (" + std::string(StopReasonText(options_.interrupt->reason())) + ")" + in);
-  return MakeError("step budget of " + std::to_string(options_.step_budget) + " exhausted" + in);
+  if (stopped) {
+    const StopReason reason = options_.interrupt->reason();
+    return Error::Coded(StopCode(reason), "stopped (" + std::string(StopReasonText(reason)) + ")" + in);
+  }
+  return ResourceExhaustedError("step budget of " + std::to_string(options_.step_budget) + " exhausted" + in);
 }
 
 uint64_t Interpreter::NextRngSeed() {
@@ -194,20 +209,19 @@ Result<const ComputationPlan*> Interpreter::PlanFor(const hlo::Computation& comp
 Status Interpreter::CheckArguments(const hlo::Computation& computation,
                                    std::span<const Value> args) {
   if (static_cast<int64_t>(args.size()) != computation.parameter_count()) {
-    return MakeError("computation %" + computation.name() + " takes " +
-                     std::to_string(computation.parameter_count()) + " arguments, got " +
-                     std::to_string(args.size()));
+    return InvalidArgumentError("computation %" + computation.name() + " takes " +
+                                std::to_string(computation.parameter_count()) + " arguments, got " +
+                                std::to_string(args.size()));
   }
   for (int64_t i = 0; i < computation.parameter_count(); ++i) {
     const Instruction* param = computation.parameters()[i];
     if (param == nullptr) {
-      return MakeError("computation %" + computation.name() + " has no parameter " +
-                       std::to_string(i));
+      return InvalidArgumentError("computation %" + computation.name() + " has no parameter " + std::to_string(i));
     }
     if (!ValueMatches(args[i], param->shape())) {
-      return MakeError("argument " + std::to_string(i) + " of %" + computation.name() +
-                       " has shape " + ValueShapeText(args[i]) + " but parameter %" +
-                       param->name() + " is " + param->shape().ToString());
+      return InvalidArgumentError("argument " + std::to_string(i) + " of %" + computation.name() + " has shape " +
+                                  ValueShapeText(args[i]) + " but parameter %" + param->name() + " is " +
+                                  param->shape().ToString());
     }
   }
   return Ok();
@@ -216,11 +230,11 @@ Status Interpreter::CheckArguments(const hlo::Computation& computation,
 Result<Value> Interpreter::Run(const hlo::Computation& computation, std::span<const Value> args) {
   KILN_RETURN_IF_ERROR(CheckArguments(computation, args));
   if (computation.root() == nullptr) {
-    return MakeError("computation %" + computation.name() + " has no root");
+    return InvalidArgumentError("computation %" + computation.name() + " has no root");
   }
   if (depth_ >= kMaxCallDepth) {
-    return MakeError("calls nest deeper than " + std::to_string(kMaxCallDepth) + " in %" +
-                     computation.name());
+    return InvalidArgumentError("calls nest deeper than " + std::to_string(kMaxCallDepth) + " in %" +
+                                computation.name());
   }
   struct DepthGuard {
     int& depth;
@@ -268,7 +282,7 @@ Status Interpreter::RunRegion(const ElementwiseRegion& region, std::vector<Value
   for (const Instruction* in : region.inputs) {
     const Value& v = values[in->index_in_parent()];
     if (v.is_tuple() || v.empty()) {
-      return MakeError("instruction %" + in->name() + " is not an array for its elementwise user");
+      return InvalidArgumentError("instruction %" + in->name() + " is not an array for its elementwise user");
     }
     inputs.push_back(&v.array());
   }
@@ -302,7 +316,7 @@ Result<Value> Interpreter::EvalElementwiseAlone(const Instruction& instr,
 Result<Value> Interpreter::EvalKernel(const Instruction& instr, std::span<const Value> operands) {
   KernelFn kernel = FindHeavyKernel(instr.opcode());
   if (kernel == nullptr) {
-    return std::unexpected(InstrError(instr, "unsupported op " + instr.OpcodeText()));
+    return std::unexpected(UnsupportedOpError(instr, "unsupported op " + instr.OpcodeText()));
   }
   return EvalKernelFn(instr, operands, kernel);
 }
@@ -403,9 +417,9 @@ Result<Value> Interpreter::EvalInstruction(const Instruction& instr,
     case Opcode::kRecvDone:
     case Opcode::kInfeed:
     case Opcode::kOutfeed:
-      return std::unexpected(InstrError(
-          instr, "unsupported op " + instr.OpcodeText() +
-                     ": a single simulated chip has no host or peer to exchange data with"));
+      return std::unexpected(
+          UnsupportedOpError(instr, "unsupported op " + instr.OpcodeText() +
+                                        ": a single simulated chip has no host or peer to exchange data with"));
     default:
       return EvalKernel(instr, operands);
   }

@@ -14,9 +14,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/computation.h"
 #include "compiler/hlo/literal.h"
-#include "compiler/hlo/status.h"
 #include "runtime/eval/computation_plan.h"
 #include "runtime/eval/evaluator.h"
 #include "runtime/eval/value.h"

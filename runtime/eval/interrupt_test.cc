@@ -111,6 +111,28 @@ TEST(InterruptTest, AStoppedInterruptEndsTheRunBeforeItStarts) {
   EXPECT_EQ(RunToText(kForever, {}, options).rfind("error: stopped (server shutting down)", 0), 0u);
 }
 
+TEST(InterruptTest, AStoppedRunIsCodedByItsReasonAndARunawayOneAsExhausted) {
+  const std::pair<StopReason, ErrorCode> cases[] = {
+      {StopReason::kDeadline, ErrorCode::kDeadlineExceeded},
+      {StopReason::kCancelled, ErrorCode::kCancelled},
+      {StopReason::kShutdown, ErrorCode::kUnavailable},
+  };
+  for (const auto& [reason, code] : cases) {
+    Interrupt interrupt;
+    interrupt.Stop(reason);
+    EvalOptions options;
+    options.interrupt = &interrupt;
+    Result<hlo::Literal> stopped = testing::Run(kForever, {}, options);
+    ASSERT_FALSE(stopped);
+    EXPECT_EQ(stopped.error().code, code) << stopped.error();
+  }
+  EvalOptions budget;
+  budget.step_budget = 1000;
+  Result<hlo::Literal> runaway = testing::Run(kForever, {}, budget);
+  ASSERT_FALSE(runaway);
+  EXPECT_EQ(runaway.error().code, ErrorCode::kResourceExhausted) << runaway.error();
+}
+
 // Each trip of a scalar loop runs two computations (condition and body) and
 // several instructions: far more host time than an element of array work,
 // and the budget charges it so. Without that a budget sized for large arrays

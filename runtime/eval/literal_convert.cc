@@ -9,11 +9,11 @@ namespace kiln::runtime {
 Result<hlo::Literal> ConvertLiteral(const hlo::Literal& in, hlo::PrimitiveType to) {
   const hlo::PrimitiveType from = in.shape().element_type();
   if (!in.shape().IsArray() || in.elided()) {
-    return MakeError("can only convert an array with data, got " + in.shape().ToString());
+    return InvalidArgumentError("can only convert an array with data, got " + in.shape().ToString());
   }
   ElementwiseFn convert = elementwise_internal::ResolveConvert(from, to);
   if (convert == nullptr) {
-    return MakeError("no conversion from " + std::string(hlo::PrimitiveTypeName(from)) + " to " +
+    return UnimplementedError("no conversion from " + std::string(hlo::PrimitiveTypeName(from)) + " to " +
                      std::string(hlo::PrimitiveTypeName(to)));
   }
   hlo::Shape shape = in.shape();

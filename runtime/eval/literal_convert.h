@@ -9,7 +9,7 @@
 #pragma once
 
 #include "compiler/hlo/literal.h"
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 
 namespace kiln::runtime {
 

@@ -9,6 +9,7 @@
 
 #include "compiler/hlo/op_attributes.h"
 #include "runtime/eval/custom_call_math.h"
+#include "runtime/eval/instruction_error.h"
 #include "runtime/eval/interpreter.h"
 #include "runtime/kernels/kernels.h"
 
@@ -17,10 +18,6 @@ namespace {
 
 using hlo::Instruction;
 using hlo::Opcode;
-
-Error InstrError(const Instruction& instr, const std::string& what) {
-  return Error{"instruction %" + instr.name() + ": " + what};
-}
 
 bool IsStart(Opcode op) {
   return op == Opcode::kAllReduceStart || op == Opcode::kAllGatherStart ||
@@ -84,7 +81,7 @@ Result<Value> Interpreter::EvalCollective(const Instruction& instr,
       break;
     }
     case Opcode::kRaggedAllToAll:
-      return std::unexpected(InstrError(instr, "unsupported op ragged-all-to-all"));
+      return std::unexpected(UnsupportedOpError(instr, "unsupported op ragged-all-to-all"));
     default:
       // all-reduce, all-gather, reduce-scatter, all-to-all and
       // collective-broadcast over a group of one are the identity.
@@ -92,9 +89,8 @@ Result<Value> Interpreter::EvalCollective(const Instruction& instr,
       break;
   }
   if (!SameShape(result, result_shape)) {
-    return std::unexpected(InstrError(
-        instr, "unsupported multi-participant " + instr.OpcodeText() + ": result shape " +
-                   result_shape.ToString() +
+    return std::unexpected(UnsupportedOpError(
+        instr, "unsupported multi-participant " + instr.OpcodeText() + ": result shape " + result_shape.ToString() +
                    " implies more than one participant, and a simulated chip runs one replica"));
   }
   if (!tuple_start) return result;
@@ -115,9 +111,9 @@ Result<Value> Interpreter::EvalCustomCall(const Instruction& instr,
       target == "AwsNeuronTransferWithStaticRing") {
     if (operands.size() == 1 && SameShape(operands[0], instr.shape())) return operands[0];
     if (operands.size() == 1 && target.starts_with("SPMD")) {
-      return std::unexpected(InstrError(
-          instr, "unsupported multi-shard " + target + ": it changes the shape, so the program "
-                 "is partitioned over more than one chip"));
+      return std::unexpected(UnsupportedOpError(instr, "unsupported multi-shard " + target +
+                                                           ": it changes the shape, so the program "
+                                                           "is partitioned over more than one chip"));
     }
   }
   if (target == "AllocateBuffer" && operands.empty()) return ZeroValue(instr.shape());
@@ -129,7 +125,7 @@ Result<Value> Interpreter::EvalCustomCall(const Instruction& instr,
     KILN_ASSIGN_OR_RETURN(hlo::Literal result, math(instr, operands[0].array()));
     return Value::Own(std::move(result));
   }
-  return MakeError("unsupported custom-call target \"" + target + "\"");
+  return UnimplementedError("unsupported custom-call target \"" + target + "\"");
 }
 
 }  // namespace kiln::runtime

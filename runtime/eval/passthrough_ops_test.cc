@@ -63,6 +63,9 @@ ENTRY e {
   ROOT in = (f32[2], token[]) infeed(tok)
 })";
   EXPECT_NE(RunToText(hlo).find("instruction %in: unsupported op infeed"), std::string::npos);
+  Result<hlo::Literal> run = testing::Run(hlo);
+  ASSERT_FALSE(run);
+  EXPECT_EQ(run.error().code, ErrorCode::kUnimplemented) << "valid HLO kiln does not run";
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "compiler/hlo/op_attributes.h"
 #include "runtime/eval/element_traits.h"
+#include "runtime/eval/instruction_error.h"
 #include "runtime/eval/literal_convert.h"
 #include "runtime/eval/strided_copy.h"
 
@@ -16,10 +17,6 @@ namespace {
 
 using hlo::Instruction;
 using hlo::Literal;
-
-Error InstrError(const Instruction& instr, const std::string& what) {
-  return Error{"instruction %" + instr.name() + ": " + what};
-}
 
 int64_t Width(const hlo::Shape& shape) { return hlo::HostByteWidth(shape.element_type()); }
 
@@ -72,7 +69,7 @@ Result<int64_t> ScalarToInt64(const Literal& literal) { return IntegerElement(li
 
 Result<int64_t> IntegerElement(const Literal& literal, int64_t i) {
   if (literal.elided() || literal.element_count() <= i) {
-    return MakeError("expected an integer value with data");
+    return InvalidArgumentError("expected an integer value with data");
   }
   return DispatchElementType(
       literal.shape().element_type(),
@@ -82,11 +79,11 @@ Result<int64_t> IntegerElement(const Literal& literal, int64_t i) {
                       Tr::kKind == ElementKind::kPred) {
           return static_cast<int64_t>(literal.Get<typename Tr::Stored>(i));
         } else {
-          return MakeError("expected an integer scalar, got " +
-                           std::string(hlo::PrimitiveTypeName(Tr::kPrimitiveType)));
+          return InvalidArgumentError("expected an integer scalar, got " +
+                                      std::string(hlo::PrimitiveTypeName(Tr::kPrimitiveType)));
         }
       },
-      []() -> Result<int64_t> { return MakeError("expected an integer scalar"); });
+      []() -> Result<int64_t> { return InvalidArgumentError("expected an integer scalar"); });
 }
 
 Result<Literal> EvalBroadcast(const Instruction& instr, LiteralSpan operands) {
@@ -254,7 +251,7 @@ Result<std::vector<int64_t>> ClampedStarts(const Instruction& instr, LiteralSpan
   for (size_t d = 0; d < dims.size(); ++d) {
     Result<int64_t> start = one_vector ? IntegerElement(*index_operands[0], static_cast<int64_t>(d))
                                        : ScalarToInt64(*index_operands[d]);
-    if (!start) return std::unexpected(InstrError(instr, "start index: " + start.error().message));
+    if (!start) return std::unexpected(InstrError(instr, "start index: " + start.error().ToString()));
     if (sizes[d] > dims[d]) {
       return std::unexpected(InstrError(instr, "slice size exceeds the operand in dimension " +
                                                    std::to_string(d)));

@@ -15,9 +15,9 @@
 #include <cstdint>
 #include <span>
 
+#include "base/status.h"
 #include "compiler/hlo/instruction.h"
 #include "compiler/hlo/literal.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::runtime {
 

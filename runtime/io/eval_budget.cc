@@ -8,8 +8,8 @@
 #include <limits>
 
 #include "compiler/hlo/instruction.h"
+#include "base/str_cat.h"
 #include "compiler/hlo/op_attributes.h"
-#include "runtime/io/str_cat.h"
 
 namespace kiln::runtime::io {
 namespace {
@@ -115,10 +115,10 @@ Status CheckEvalMemory(const hlo::Module& module, int64_t budget_bytes) {
   if (needed <= budget_bytes) return Ok();
   const double real = needed == kOverflow ? SumEvalBytes<double>(module, HostBytesReal, std::plus<double>())
                                           : static_cast<double>(needed);
-  return MakeError(StrCat("too large to evaluate: needs at least ", DescribeBytes(real),
-                          " (parameters, result and the largest intermediate value), over the "
-                          "budget of ",
-                          DescribeBytes(static_cast<double>(budget_bytes))));
+  return ResourceExhaustedError(StrCat("too large to evaluate: needs at least ", DescribeBytes(real),
+                                       " (parameters, result and the largest intermediate value), over the "
+                                       "budget of ",
+                                       DescribeBytes(static_cast<double>(budget_bytes))));
 }
 
 int64_t EstimateMultiplyAdds(const hlo::Module& module) {

@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <string>
 
+#include "base/status.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::runtime::io {
 

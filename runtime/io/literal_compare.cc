@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "runtime/io/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::runtime::io {
 namespace {
@@ -38,8 +38,8 @@ std::string CompareScalar(double expected, double actual, CompareMode mode,
   double abs_error = std::fabs(actual - expected);
   double rel_error = expected == 0 ? INFINITY : abs_error / std::fabs(expected);
   if (abs_error <= tolerance.abs || rel_error <= tolerance.rel) return "";
-  return StrCat("abs error ", abs_error, " > ", tolerance.abs, ", rel error ", rel_error, " > ",
-                tolerance.rel);
+  return StrCat("abs error ", SignificantDigits(abs_error), " > ", SignificantDigits(tolerance.abs), ", rel error ",
+                SignificantDigits(rel_error), " > ", SignificantDigits(tolerance.rel));
 }
 
 // Real and imaginary part of element i of a floating-point or complex array.
@@ -84,10 +84,9 @@ Status CompareArrays(const Literal& expected, const Literal& actual, const Compa
     }
   }
   if (mismatches == 0) return Ok();
-  return MakeError(StrCat(where, "index ", MultiIndex(expected.shape().dimensions(), first),
-                          ": expected ", ElementText(expected, first), ", got ",
-                          ElementText(actual, first), " (", first_reason, "); ", mismatches, " of ",
-                          count, " elements differ"));
+  return InvalidArgumentError(StrCat(where, "index ", MultiIndex(expected.shape().dimensions(), first), ": expected ",
+                                     ElementText(expected, first), ", got ", ElementText(actual, first), " (",
+                                     first_reason, "); ", mismatches, " of ", count, " elements differ"));
 }
 
 Status CompareAt(const Literal& expected, const Literal& actual, const CompareOptions& options,
@@ -97,18 +96,17 @@ Status CompareAt(const Literal& expected, const Literal& actual, const CompareOp
   const hlo::Shape& as = actual.shape();
   if (es.IsTuple() != as.IsTuple() || (!es.IsTuple() && (es.element_type() != as.element_type() ||
                                                          es.dimensions() != as.dimensions()))) {
-    return MakeError(
-        StrCat(where, "shape mismatch: expected ", es.ToString(), ", got ", as.ToString()));
+    return InvalidArgumentError(StrCat(where, "shape mismatch: expected ", es.ToString(), ", got ", as.ToString()));
   }
   if (expected.elided() || actual.elided()) {
-    return MakeError(where + "cannot compare a literal without data ({...})");
+    return InvalidArgumentError(where + "cannot compare a literal without data ({...})");
   }
   if (!es.IsTuple()) return CompareArrays(expected, actual, options, where);
   const auto& expected_elements = expected.tuple_elements();
   const auto& actual_elements = actual.tuple_elements();
   if (expected_elements.size() != actual_elements.size()) {
-    return MakeError(StrCat(where, "expected a tuple of ", expected_elements.size(),
-                            " elements, got ", actual_elements.size()));
+    return InvalidArgumentError(
+        StrCat(where, "expected a tuple of ", expected_elements.size(), " elements, got ", actual_elements.size()));
   }
   for (size_t i = 0; i < expected_elements.size(); ++i) {
     std::string index =

@@ -23,9 +23,9 @@
 #include <optional>
 #include <string>
 
+#include "base/status.h"
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/primitive_type.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::runtime::io {
 

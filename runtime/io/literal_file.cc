@@ -5,7 +5,7 @@
 
 #include "compiler/hlo/parser.h"
 #include "runtime/io/file_bytes.h"
-#include "runtime/io/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::runtime::io {
 namespace {
@@ -41,13 +41,13 @@ Result<Tolerance> ParseErrorSpec(std::string_view value) {
     if (eq != std::string_view::npos) number = ParseTolerance(item.substr(eq + 1));
     bool* seen = key == "abs" ? &seen_abs : key == "rel" ? &seen_rel : nullptr;
     if (seen == nullptr || !number) {
-      return MakeError(StrCat("expected abs=<number> and rel=<number>, got \"", item, "\""));
+      return InvalidArgumentError(StrCat("expected abs=<number> and rel=<number>, got \"", item, "\""));
     }
-    if (*seen) return MakeError(StrCat("\"", key, "\" given twice"));
+    if (*seen) return InvalidArgumentError(StrCat("\"", key, "\" given twice"));
     *seen = true;
     (key == "abs" ? tolerance.abs : tolerance.rel) = *number;
   }
-  if (!seen_abs || !seen_rel) return MakeError("expected both abs=<number> and rel=<number>");
+  if (!seen_abs || !seen_rel) return InvalidArgumentError("expected both abs=<number> and rel=<number>");
   return tolerance;
 }
 
@@ -72,29 +72,29 @@ Status ApplyLine(std::string_view name, std::string_view value, LiteralFile& fil
     } else if (value == "near") {
       file.compare = CompareMode::kNear;
     } else {
-      return MakeError(StrCat("compare must be \"equal\" or \"near\", got \"", value, "\""));
+      return InvalidArgumentError(StrCat("compare must be \"equal\" or \"near\", got \"", value, "\""));
     }
     return Ok();
   }
   if (name == "error_spec") {
     auto spec = ParseErrorSpec(value);
-    if (!spec) return MakeError("bad error_spec: " + spec.error().message);
+    if (!spec) return spec.error().WithContext("bad error_spec");
     file.error_spec = *spec;
     return Ok();
   }
   std::optional<int64_t> param = ParamNumber(name);
   if (name != "result" && !param) {
-    return MakeError(
+    return InvalidArgumentError(
         StrCat("unknown name \"", name, "\" (expected param.N, result, compare or error_spec)"));
   }
   auto literal = hlo::ParseLiteral(value);
-  if (!literal) return MakeError(StrCat("bad literal for ", name, ": ", literal.error().message));
+  if (!literal) return InvalidArgumentError(StrCat("bad literal for ", name, ": ", literal.error().ToString()));
   if (param) {
     if (!file.params.emplace(*param, std::move(*literal)).second) {
-      return MakeError(StrCat(name, " given twice"));
+      return InvalidArgumentError(StrCat(name, " given twice"));
     }
   } else {
-    if (file.result) return MakeError("result given twice");
+    if (file.result) return InvalidArgumentError("result given twice");
     file.result = std::move(*literal);
   }
   return Ok();
@@ -107,8 +107,8 @@ Result<std::vector<hlo::Literal>> LiteralFile::Arguments() const {
   args.reserve(params.size());
   for (const auto& [number, literal] : params) {
     if (number != static_cast<int64_t>(args.size())) {
-      return MakeError(StrCat("param.", args.size(), " is missing (params must be numbered 0..",
-                              params.size() - 1, ")"));
+      return InvalidArgumentError(
+          StrCat("param.", args.size(), " is missing (params must be numbered 0..", params.size() - 1, ")"));
     }
     args.push_back(literal);
   }
@@ -126,10 +126,10 @@ Result<LiteralFile> ParseLiteralFile(std::string_view text, std::string_view fil
     if (line.empty() || line.front() == '#') continue;
     size_t eq = line.find('=');
     Status applied = eq == std::string_view::npos
-                         ? Status(MakeError("expected \"name = value\""))
+                         ? Status(InvalidArgumentError("expected \"name = value\""))
                          : ApplyLine(Trim(line.substr(0, eq)), Trim(line.substr(eq + 1)), file);
     if (!applied) {
-      return MakeError(StrCat(filename, ":", line_number, ": ", applied.error().message));
+      return applied.error().At({.file = std::string(filename), .line = line_number});
     }
   }
   return file;

@@ -19,8 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/literal.h"
-#include "compiler/hlo/status.h"
 #include "runtime/io/literal_compare.h"
 
 namespace kiln::runtime::io {

@@ -6,7 +6,7 @@
 
 #include "compiler/hlo/float_formats.h"
 #include "compiler/hlo/instruction.h"
-#include "runtime/io/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::runtime::io {
 namespace {
@@ -74,11 +74,11 @@ Result<hlo::Literal> RandomValue(const hlo::Shape& shape, std::mt19937_64& rng) 
   }
   if (shape.IsToken()) return hlo::Literal(shape);  // a token carries no data
   if (!shape.IsArray()) {
-    return MakeError(StrCat("cannot make a random value of shape ", shape.ToString()));
+    return UnimplementedError(StrCat("cannot make a random value of shape ", shape.ToString()));
   }
   if (shape.ElementCount() < 0) {
-    return MakeError(StrCat("cannot make a random value of shape ", shape.ToString(),
-                            ": unbounded or overflowing dimensions"));
+    return InvalidArgumentError(
+        StrCat("cannot make a random value of shape ", shape.ToString(), ": unbounded or overflowing dimensions"));
   }
   hlo::Literal lit(shape);
   FillArray(lit, rng);
@@ -93,11 +93,11 @@ Result<hlo::Literal> RandomLiteral(const hlo::Shape& shape, uint64_t seed) {
 }
 
 Result<std::vector<hlo::Literal>> RandomArguments(const hlo::Module& module, uint64_t seed) {
-  if (module.entry() == nullptr) return MakeError("module has no entry computation");
+  if (module.entry() == nullptr) return InvalidArgumentError("module has no entry computation");
   std::vector<hlo::Shape> shapes;
   const auto& parameters = module.entry()->parameters();
   for (size_t i = 0; i < parameters.size(); ++i) {
-    if (parameters[i] == nullptr) return MakeError(StrCat("entry parameter ", i, " is missing"));
+    if (parameters[i] == nullptr) return InvalidArgumentError(StrCat("entry parameter ", i, " is missing"));
     shapes.push_back(parameters[i]->shape());
   }
   return RandomArguments(shapes, seed);
@@ -110,7 +110,7 @@ Result<std::vector<hlo::Literal>> RandomArguments(std::span<const hlo::Shape> pa
     // Parameter i's stream depends only on (seed, i).
     uint64_t parameter_seed = seed ^ (0x9e3779b97f4a7c15ULL * (i + 1));
     auto value = RandomLiteral(parameter_shapes[i], parameter_seed);
-    if (!value) return MakeError(StrCat("parameter ", i, ": ", value.error().message));
+    if (!value) return value.error().WithContext(StrCat("parameter ", i));
     args.push_back(std::move(*value));
   }
   return args;

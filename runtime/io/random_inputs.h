@@ -20,9 +20,9 @@
 #include <span>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::runtime::io {
 

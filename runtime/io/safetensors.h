@@ -35,9 +35,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/primitive_type.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::runtime::io {
 

@@ -7,7 +7,7 @@
 #include "compiler/hlo/shape.h"
 #include "runtime/io/file_bytes.h"
 #include "runtime/io/safetensors.h"
-#include "runtime/io/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::runtime::io {
 namespace {
@@ -47,18 +47,18 @@ Result<json> ParseHeaderJson(std::string_view text) {
   try {
     header = json::parse(text, callback);
   } catch (const json::exception& e) {
-    return MakeError(std::string("header is not valid JSON: ") + e.what());
+    return InvalidArgumentError(std::string("header is not valid JSON: ") + e.what());
   }
-  if (!duplicate.empty()) return MakeError(StrCat("header names \"", duplicate, "\" twice"));
-  if (!header.is_object()) return MakeError("header is not a JSON object");
+  if (!duplicate.empty()) return InvalidArgumentError(StrCat("header names \"", duplicate, "\" twice"));
+  if (!header.is_object()) return InvalidArgumentError("header is not a JSON object");
   return header;
 }
 
 Status CheckMetadata(const json& metadata, std::map<std::string, std::string>& out) {
-  if (!metadata.is_object()) return MakeError("__metadata__ is not an object");
+  if (!metadata.is_object()) return InvalidArgumentError("__metadata__ is not an object");
   for (const auto& [key, value] : metadata.items()) {
     if (!value.is_string()) {
-      return MakeError(StrCat("__metadata__ value of \"", key, "\" is not a string"));
+      return InvalidArgumentError(StrCat("__metadata__ value of \"", key, "\" is not a string"));
     }
     out.emplace(key, value.get<std::string>());
   }
@@ -68,28 +68,27 @@ Status CheckMetadata(const json& metadata, std::map<std::string, std::string>& o
 // Checks one tensor description; errors say what is wrong, the caller adds
 // which tensor.
 Result<TensorEntry> CheckTensorEntry(const std::string& name, const json& info) {
-  if (!info.is_object()) return MakeError("description is not an object");
+  if (!info.is_object()) return InvalidArgumentError("description is not an object");
   for (const auto& [key, value] : info.items()) {
     if (key != "dtype" && key != "shape" && key != "data_offsets") {
-      return MakeError(StrCat("unknown field \"", key, "\""));
+      return InvalidArgumentError(StrCat("unknown field \"", key, "\""));
     }
   }
   TensorEntry entry{.name = name};
   auto dtype = info.find("dtype");
-  if (dtype == info.end() || !dtype->is_string()) return MakeError("dtype missing or not a string");
+  if (dtype == info.end() || !dtype->is_string()) return InvalidArgumentError("dtype missing or not a string");
   auto type = PrimitiveTypeFromSafetensorsDtype(dtype->get<std::string>());
-  if (!type) return MakeError(StrCat("unsupported dtype \"", dtype->get<std::string>(), "\""));
+  if (!type) return InvalidArgumentError(StrCat("unsupported dtype \"", dtype->get<std::string>(), "\""));
   entry.type = *type;
 
   auto shape = info.find("shape");
-  if (shape == info.end() || !shape->is_array()) return MakeError("shape missing or not an array");
+  if (shape == info.end() || !shape->is_array()) return InvalidArgumentError("shape missing or not an array");
   if (shape->size() > static_cast<size_t>(hlo::kMaxRank)) {
-    return MakeError(StrCat("shape has rank ", shape->size(), ", more than ", hlo::kMaxRank));
+    return InvalidArgumentError(StrCat("shape has rank ", shape->size(), ", more than ", hlo::kMaxRank));
   }
   for (const json& dim : *shape) {
     if (!dim.is_number_unsigned() || dim.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
-      return MakeError(
-          StrCat("shape ", shape->dump(), " has an entry that is not a non-negative integer"));
+      return InvalidArgumentError(StrCat("shape ", shape->dump(), " has an entry that is not a non-negative integer"));
     }
     entry.dims.push_back(dim.get<int64_t>());
   }
@@ -97,13 +96,12 @@ Result<TensorEntry> CheckTensorEntry(const std::string& name, const json& info) 
   auto offsets = info.find("data_offsets");
   if (offsets == info.end() || !offsets->is_array() || offsets->size() != 2 ||
       !(*offsets)[0].is_number_unsigned() || !(*offsets)[1].is_number_unsigned()) {
-    return MakeError("data_offsets missing or not [begin, end] with non-negative integers");
+    return InvalidArgumentError("data_offsets missing or not [begin, end] with non-negative integers");
   }
   entry.begin = (*offsets)[0].get<uint64_t>();
   entry.end = (*offsets)[1].get<uint64_t>();
   if (entry.begin > entry.end) {
-    return MakeError(
-        StrCat("data_offsets [", entry.begin, ", ", entry.end, "] end before they begin"));
+    return InvalidArgumentError(StrCat("data_offsets [", entry.begin, ", ", entry.end, "] end before they begin"));
   }
   return entry;
 }
@@ -127,20 +125,19 @@ Status CheckTiling(std::vector<TensorEntry>& entries, uint64_t data_size) {
   const TensorEntry* previous = nullptr;
   for (const TensorEntry& entry : entries) {
     if (entry.begin < covered) {
-      return MakeError(StrCat("tensor \"", entry.name, "\" at [", entry.begin, ", ", entry.end,
-                              ") overlaps tensor \"", previous->name, "\" at [", previous->begin,
-                              ", ", previous->end, ")"));
+      return InvalidArgumentError(StrCat("tensor \"", entry.name, "\" at [", entry.begin, ", ", entry.end,
+                                         ") overlaps tensor \"", previous->name, "\" at [", previous->begin, ", ",
+                                         previous->end, ")"));
     }
     if (entry.begin > covered) {
-      return MakeError(StrCat(entry.begin - covered, " bytes at [", covered, ", ", entry.begin,
-                              ") before tensor \"", entry.name, "\" belong to no tensor"));
+      return InvalidArgumentError(StrCat(entry.begin - covered, " bytes at [", covered, ", ", entry.begin,
+                                         ") before tensor \"", entry.name, "\" belong to no tensor"));
     }
     covered = entry.end;
     previous = &entry;
   }
   if (covered != data_size) {
-    return MakeError(
-        StrCat(data_size - covered, " bytes at the end of the data belong to no tensor"));
+    return InvalidArgumentError(StrCat(data_size - covered, " bytes at the end of the data belong to no tensor"));
   }
   return Ok();
 }
@@ -150,8 +147,8 @@ Result<hlo::Literal> MakeLiteral(const TensorEntry& entry, const uint8_t* data) 
   if (entry.type == hlo::PrimitiveType::kPred) {
     auto bad = std::ranges::find_if(bytes, [](uint8_t b) { return b > 1; });
     if (bad != bytes.end()) {
-      return MakeError(StrCat("safetensors: tensor \"", entry.name, "\": BOOL element ",
-                              bad - bytes.begin(), " has byte value ", *bad, ", not 0 or 1"));
+      return InvalidArgumentError(StrCat("safetensors: tensor \"", entry.name, "\": BOOL element ", bad - bytes.begin(),
+                                         " has byte value ", *bad, ", not 0 or 1"));
     }
   }
   return hlo::Literal::FromData(hlo::Shape(entry.type, entry.dims), std::move(bytes));
@@ -161,22 +158,22 @@ Result<hlo::Literal> MakeLiteral(const TensorEntry& entry, const uint8_t* data) 
 
 Result<SafetensorsFile> ParseSafetensors(std::span<const uint8_t> bytes) {
   if (bytes.size() < 8) {
-    return MakeError(StrCat("safetensors: truncated: ", bytes.size(),
-                            " bytes, need at least 8 for the header length"));
+    return InvalidArgumentError(
+        StrCat("safetensors: truncated: ", bytes.size(), " bytes, need at least 8 for the header length"));
   }
   uint64_t header_size = 0;
   for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | bytes[i];
   if (header_size > kMaxSafetensorsHeaderBytes) {
-    return MakeError(StrCat("safetensors: header length ", header_size, " exceeds the limit of ",
-                            kMaxSafetensorsHeaderBytes, " bytes"));
+    return InvalidArgumentError(StrCat("safetensors: header length ", header_size, " exceeds the limit of ",
+                                       kMaxSafetensorsHeaderBytes, " bytes"));
   }
   if (header_size > bytes.size() - 8) {
-    return MakeError(StrCat("safetensors: truncated: header length ", header_size, " but only ",
-                            bytes.size() - 8, " bytes follow the length field"));
+    return InvalidArgumentError(StrCat("safetensors: truncated: header length ", header_size, " but only ",
+                                       bytes.size() - 8, " bytes follow the length field"));
   }
   std::string_view header_text(reinterpret_cast<const char*>(bytes.data() + 8), header_size);
   auto header = ParseHeaderJson(header_text);
-  if (!header) return MakeError("safetensors: " + header.error().message);
+  if (!header) return header.error().WithContext("safetensors");
 
   SafetensorsFile file;
   std::vector<TensorEntry> entries;
@@ -185,30 +182,29 @@ Result<SafetensorsFile> ParseSafetensors(std::span<const uint8_t> bytes) {
   for (const auto& [name, info] : header->items()) {
     if (name == "__metadata__") {
       Status metadata = CheckMetadata(info, file.metadata);
-      if (!metadata) return MakeError("safetensors: " + metadata.error().message);
+      if (!metadata) return metadata.error().WithContext("safetensors");
       continue;
     }
-    if (name.empty()) return MakeError("safetensors: a tensor has an empty name");
+    if (name.empty()) return InvalidArgumentError("safetensors: a tensor has an empty name");
     auto entry = CheckTensorEntry(name, info);
     if (!entry) {
-      return MakeError(StrCat("safetensors: tensor \"", name, "\": ", entry.error().message));
+      return entry.error().WithContext(StrCat("safetensors: tensor \"", name, "\""));
     }
     if (entry->end > data_size) {
-      return MakeError(StrCat("safetensors: tensor \"", name, "\": data_offsets [", entry->begin,
-                              ", ", entry->end, "] run past the ", data_size, " bytes of data"));
+      return InvalidArgumentError(StrCat("safetensors: tensor \"", name, "\": data_offsets [", entry->begin, ", ",
+                                         entry->end, "] run past the ", data_size, " bytes of data"));
     }
     std::optional<uint64_t> expected = TensorBytes(*entry);
     if (!expected || *expected != entry->end - entry->begin) {
       std::string want = expected ? std::to_string(*expected) + " bytes" : "an overflowing size";
-      return MakeError(StrCat("safetensors: tensor \"", name, "\": data_offsets [", entry->begin,
-                              ", ", entry->end, "] hold ", entry->end - entry->begin, " bytes but ",
-                              info["dtype"].get<std::string>(), " ", info["shape"].dump(),
-                              " needs ", want));
+      return InvalidArgumentError(StrCat("safetensors: tensor \"", name, "\": data_offsets [", entry->begin, ", ",
+                                         entry->end, "] hold ", entry->end - entry->begin, " bytes but ",
+                                         info["dtype"].get<std::string>(), " ", info["shape"].dump(), " needs ", want));
     }
     entries.push_back(std::move(*entry));
   }
   Status tiling = CheckTiling(entries, data_size);
-  if (!tiling) return MakeError("safetensors: " + tiling.error().message);
+  if (!tiling) return tiling.error().WithContext("safetensors");
   for (const TensorEntry& entry : entries) {
     KILN_ASSIGN_OR_RETURN(hlo::Literal value, MakeLiteral(entry, data));
     file.tensors.push_back({entry.name, std::move(value)});
@@ -224,7 +220,7 @@ Result<SafetensorsFile> ParseSafetensors(std::string_view bytes) {
 Result<SafetensorsFile> ReadSafetensorsFile(const std::string& path) {
   KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
   auto file = ParseSafetensors(bytes);
-  if (!file) return MakeError(path + ": " + file.error().message);
+  if (!file) return file.error().WithContext(path);
   return file;
 }
 

@@ -26,6 +26,8 @@ void ExpectRejected(const std::string& bytes, const std::string& substring) {
   ASSERT_FALSE(file) << "accepted; wanted an error containing: " << substring;
   EXPECT_TRUE(file.error().message.starts_with("safetensors: ")) << file.error().message;
   EXPECT_NE(file.error().message.find(substring), std::string::npos) << file.error().message;
+  // Every malformed file is the sender's: the server answers 400 for it.
+  EXPECT_EQ(file.error().code, ErrorCode::kInvalidArgument) << file.error();
 }
 
 Literal Parse(const char* text) {
@@ -99,6 +101,7 @@ TEST(SafetensorsTest, FileRoundTrip) {
   auto missing = ReadSafetensorsFile(path);
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().message.find(path), std::string::npos);
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
 }
 
 TEST(SafetensorsTest, RejectsTruncatedBuffers) {

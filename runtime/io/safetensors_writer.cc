@@ -4,32 +4,32 @@
 
 #include "runtime/io/file_bytes.h"
 #include "runtime/io/safetensors.h"
-#include "runtime/io/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::runtime::io {
 namespace {
 
 Status CheckTensor(const NamedTensor& tensor, std::set<std::string_view>& names) {
-  if (tensor.name.empty()) return MakeError("a tensor has an empty name");
-  if (tensor.name == "__metadata__") return MakeError("\"__metadata__\" is not a tensor name");
+  if (tensor.name.empty()) return InvalidArgumentError("a tensor has an empty name");
+  if (tensor.name == "__metadata__") return InvalidArgumentError("\"__metadata__\" is not a tensor name");
   if (!names.insert(tensor.name).second) {
-    return MakeError(StrCat("tensor \"", tensor.name, "\" given twice"));
+    return InvalidArgumentError(StrCat("tensor \"", tensor.name, "\" given twice"));
   }
   const hlo::Literal& value = tensor.value;
   if (!value.shape().IsArray()) {
-    return MakeError(StrCat("tensor \"", tensor.name, "\" has shape ", value.shape().ToString(),
-                            ", not an array"));
+    return InvalidArgumentError(
+        StrCat("tensor \"", tensor.name, "\" has shape ", value.shape().ToString(), ", not an array"));
   }
-  if (value.elided()) return MakeError(StrCat("tensor \"", tensor.name, "\" has no data"));
+  if (value.elided()) return InvalidArgumentError(StrCat("tensor \"", tensor.name, "\" has no data"));
   if (!SafetensorsDtypeName(value.shape().element_type())) {
-    return MakeError(StrCat("tensor \"", tensor.name, "\": element type ",
-                            hlo::PrimitiveTypeName(value.shape().element_type()),
-                            " has no safetensors dtype"));
+    return InvalidArgumentError(StrCat("tensor \"", tensor.name, "\": element type ",
+                                       hlo::PrimitiveTypeName(value.shape().element_type()),
+                                       " has no safetensors dtype"));
   }
   int64_t bytes = value.shape().ByteSize();
   if (bytes < 0 || static_cast<uint64_t>(bytes) != value.data().size()) {
-    return MakeError(StrCat("tensor \"", tensor.name, "\" holds ", value.data().size(),
-                            " bytes, its shape ", value.shape().ToString(), " needs ", bytes));
+    return InvalidArgumentError(StrCat("tensor \"", tensor.name, "\" holds ", value.data().size(), " bytes, its shape ",
+                                       value.shape().ToString(), " needs ", bytes));
   }
   return Ok();
 }
@@ -43,7 +43,7 @@ Result<std::string> SerializeSafetensors(const SafetensorsFile& file) {
   uint64_t offset = 0;
   for (const NamedTensor& tensor : file.tensors) {
     Status ok = CheckTensor(tensor, names);
-    if (!ok) return MakeError("safetensors: " + ok.error().message);
+    if (!ok) return ok.error().WithContext("safetensors");
     uint64_t end = offset + tensor.value.data().size();
     header[tensor.name] = {
         {"dtype", *SafetensorsDtypeName(tensor.value.shape().element_type())},
@@ -56,9 +56,9 @@ Result<std::string> SerializeSafetensors(const SafetensorsFile& file) {
   try {
     header_text = header.dump();
   } catch (const nlohmann::json::exception& e) {
-    return MakeError(std::string("safetensors: a tensor name or metadata string is not valid "
-                                 "UTF-8: ") +
-                     e.what());
+    return InvalidArgumentError(std::string("safetensors: a tensor name or metadata string is not valid "
+                                            "UTF-8: ") +
+                                e.what());
   }
   header_text.append((8 - header_text.size() % 8) % 8, ' ');
 
@@ -76,7 +76,7 @@ Result<std::string> SerializeSafetensors(const SafetensorsFile& file) {
 
 Status WriteSafetensorsFile(const std::string& path, const SafetensorsFile& file) {
   auto bytes = SerializeSafetensors(file);
-  if (!bytes) return MakeError(path + ": " + bytes.error().message);
+  if (!bytes) return bytes.error().WithContext(path);
   return WriteFileBytes(path, *bytes);
 }
 

@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "runtime/io/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::runtime::io {
 namespace {
@@ -32,8 +32,8 @@ Result<hlo::Literal> Conform(const hlo::Literal& value, const hlo::Shape& shape,
                              const std::string& what) {
   if (shape.IsTuple()) {
     if (!value.shape().IsTuple() || value.tuple_elements().size() != shape.tuple_shapes().size()) {
-      return MakeError(StrCat(what, " must be a tuple of ", shape.tuple_shapes().size(),
-                              " elements, got ", value.shape().ToString()));
+      return InvalidArgumentError(StrCat(what, " must be a tuple of ", shape.tuple_shapes().size(), " elements, got ",
+                                         value.shape().ToString()));
     }
     std::vector<hlo::Literal> elements;
     for (size_t i = 0; i < shape.tuple_shapes().size(); ++i) {
@@ -46,11 +46,10 @@ Result<hlo::Literal> Conform(const hlo::Literal& value, const hlo::Shape& shape,
   }
   if (value.shape().IsTuple() || value.shape().element_type() != shape.element_type() ||
       value.shape().dimensions() != shape.dimensions()) {
-    return MakeError(
-        StrCat(what, " must be ", ShapeText(shape), ", got ",
-               value.shape().IsTuple() ? value.shape().ToString() : ShapeText(value.shape())));
+    return InvalidArgumentError(StrCat(what, " must be ", ShapeText(shape), ", got ",
+                                       value.shape().IsTuple() ? value.shape().ToString() : ShapeText(value.shape())));
   }
-  if (value.elided()) return MakeError(StrCat(what, " has no data ({...})"));
+  if (value.elided()) return InvalidArgumentError(StrCat(what, " has no data ({...})"));
   return hlo::Literal::FromData(shape, value.data());
 }
 
@@ -68,8 +67,8 @@ Result<hlo::Literal> FromTensors(const SafetensorsFile& file, const hlo::Shape& 
   }
   const hlo::Literal* tensor = file.Find(name);
   if (tensor == nullptr) {
-    return MakeError(StrCat("parameter ", parameter, " needs a tensor named \"", name, "\" (",
-                            ShapeText(shape), "); the inputs have none"));
+    return InvalidArgumentError(StrCat("parameter ", parameter, " needs a tensor named \"", name, "\" (",
+                                       ShapeText(shape), "); the inputs have none"));
   }
   used.insert(name);
   return Conform(*tensor, shape, StrCat("parameter ", parameter, " tensor \"", name, "\""));
@@ -98,9 +97,8 @@ Result<std::vector<hlo::Literal>> ArgumentsFromTensors(
   }
   for (const NamedTensor& tensor : file.tensors) {
     if (!used.contains(tensor.name)) {
-      return MakeError(StrCat("input tensor \"", tensor.name,
-                              "\" matches no parameter (the module has ", parameter_shapes.size(),
-                              ")"));
+      return InvalidArgumentError(StrCat("input tensor \"", tensor.name, "\" matches no parameter (the module has ",
+                                         parameter_shapes.size(), ")"));
     }
   }
   return args;
@@ -109,8 +107,8 @@ Result<std::vector<hlo::Literal>> ArgumentsFromTensors(
 Result<std::vector<hlo::Literal>> MatchArguments(std::vector<hlo::Literal> args,
                                                  std::span<const hlo::Shape> parameter_shapes) {
   if (args.size() != parameter_shapes.size()) {
-    return MakeError(StrCat("the module has ", parameter_shapes.size(), " parameters, got ",
-                            args.size(), " arguments"));
+    return InvalidArgumentError(
+        StrCat("the module has ", parameter_shapes.size(), " parameters, got ", args.size(), " arguments"));
   }
   std::vector<hlo::Literal> out;
   for (size_t i = 0; i < args.size(); ++i) {

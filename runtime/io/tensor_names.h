@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/shape.h"
-#include "compiler/hlo/status.h"
 #include "runtime/io/safetensors.h"
 
 namespace kiln::runtime::io {

@@ -77,9 +77,9 @@ void ConvertElement(const hlo::Literal& src, int64_t si, hlo::Literal& dst, int6
 Result<Combiner> Combiner::Create(const hlo::Computation& computation, int64_t arity,
                                   EvalContext& ctx) {
   if (computation.parameter_count() != 2 * arity) {
-    return MakeError("computation %" + computation.name() + " takes " +
-                     std::to_string(computation.parameter_count()) + " parameters, expected " +
-                     std::to_string(2 * arity));
+    return InvalidArgumentError("computation %" + computation.name() + " takes " +
+                                std::to_string(computation.parameter_count()) + " parameters, expected " +
+                                std::to_string(2 * arity));
   }
   Combiner c;
   c.computation_ = &computation;
@@ -88,8 +88,7 @@ Result<Combiner> Combiner::Create(const hlo::Computation& computation, int64_t a
   c.kind_ = arity == 1 ? ClassifyReducer(computation) : ReducerKind::kGeneral;
   for (const hlo::Instruction* param : computation.parameters()) {
     if (param == nullptr || !param->shape().IsArray() || param->shape().rank() != 0) {
-      return MakeError("computation %" + computation.name() +
-                       " must take scalar parameters");
+      return InvalidArgumentError("computation %" + computation.name() + " must take scalar parameters");
     }
     c.scratch_.push_back(ScalarLiteral(param->shape().element_type()));
   }
@@ -114,21 +113,20 @@ Status Combiner::Combine(std::span<hlo::Literal* const> accs, int64_t ai,
   KILN_ASSIGN_OR_RETURN(hlo::Literal result, ctx_->Call(*computation_, scratch_ptrs_));
   if (arity_ == 1 && result.shape().IsArray()) {
     if (result.element_count() != 1) {
-      return MakeError("computation %" + computation_->name() + " returned a non-scalar");
+      return InvalidArgumentError("computation %" + computation_->name() + " returned a non-scalar");
     }
     ConvertElement(result, 0, *accs[0], ai);
     return Ok();
   }
   if (!result.shape().IsTuple() ||
       static_cast<int64_t>(result.tuple_elements().size()) != arity_) {
-    return MakeError("computation %" + computation_->name() + " returned " +
-                     result.shape().ToString() + ", expected " + std::to_string(arity_) +
-                     " scalars");
+    return InvalidArgumentError("computation %" + computation_->name() + " returned " + result.shape().ToString() +
+                                ", expected " + std::to_string(arity_) + " scalars");
   }
   for (int64_t k = 0; k < arity_; ++k) {
     const hlo::Literal& element = result.tuple_elements()[k];
     if (!element.shape().IsArray() || element.element_count() != 1) {
-      return MakeError("computation %" + computation_->name() + " returned a non-scalar");
+      return InvalidArgumentError("computation %" + computation_->name() + " returned a non-scalar");
     }
     ConvertElement(element, 0, *accs[k], ai);
   }

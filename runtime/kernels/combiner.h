@@ -15,9 +15,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/computation.h"
 #include "compiler/hlo/literal.h"
-#include "compiler/hlo/status.h"
 #include "runtime/kernels/eval_context.h"
 
 namespace kiln::runtime {

@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <span>
 
+#include "base/status.h"
 #include "compiler/hlo/computation.h"
 #include "compiler/hlo/literal.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::runtime {
 

@@ -23,7 +23,7 @@ Result<hlo::Literal> EvalGather(const hlo::Instruction& instr, Operands operands
   IndexMapping mapping{dn.index_vector_dim, dn.start_index_map, dn.operand_batching_dims,
                        dn.start_indices_batching_dims};
   if (Status s = CheckIndexMapping(mapping, op_shape, indices.shape()); !s) {
-    return KernelError(instr, s.error().message);
+    return KernelError(instr, s.error());
   }
   if (static_cast<int64_t>(slice_sizes.size()) != op_shape.rank()) {
     return KernelError(instr, "slice_sizes " + DimsToString(slice_sizes) +

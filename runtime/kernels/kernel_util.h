@@ -10,17 +10,23 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/instruction.h"
 #include "compiler/hlo/literal.h"
-#include "compiler/hlo/status.h"
 #include "runtime/kernels/index_util.h"
 
 namespace kiln::runtime {
 
-// "instruction %dot.3 (dot): <message>".
-inline std::unexpected<Error> KernelError(const hlo::Instruction& instr, std::string_view message) {
-  return MakeError("instruction %" + instr.name() + " (" + instr.OpcodeText() +
-                   "): " + std::string(message));
+// "instruction %dot.3 (dot): <message>": the instruction cannot run as
+// written (invalid_argument).
+inline Error KernelError(const hlo::Instruction& instr, std::string_view message) {
+  return InvalidArgumentError("instruction %" + instr.name() + " (" + instr.OpcodeText() +
+                              "): " + std::string(message));
+}
+
+// `inner`, with the instruction it happened in as context; keeps its code.
+inline Error KernelError(const hlo::Instruction& instr, Error inner) {
+  return std::move(inner).WithContext("instruction %" + instr.name() + " (" + instr.OpcodeText() + ")");
 }
 
 // Checks there are `count` operands and each is a non-elided array literal

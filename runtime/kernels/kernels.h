@@ -11,9 +11,9 @@
 
 #include <span>
 
+#include "base/status.h"
 #include "compiler/hlo/instruction.h"
 #include "compiler/hlo/literal.h"
-#include "compiler/hlo/status.h"
 #include "runtime/kernels/eval_context.h"
 
 namespace kiln::runtime {

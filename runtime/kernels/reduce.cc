@@ -92,7 +92,7 @@ Result<hlo::Literal> EvalReduce(const hlo::Instruction& instr, Operands operands
   KILN_ASSIGN_OR_RETURN(const hlo::Computation* to_apply,
                         hlo::GetCalledComputation(instr, "to_apply"));
   Result<Combiner> created = Combiner::Create(*to_apply, n, ctx);
-  if (!created) return KernelError(instr, created.error().message);
+  if (!created) return KernelError(instr, created.error());
   Combiner& combiner = *created;
   KILN_RETURN_IF_ERROR(ctx.Charge(in_shape.ElementCount() * n));
 
@@ -122,7 +122,7 @@ Result<hlo::Literal> EvalReduce(const hlo::Instruction& instr, Operands operands
     int64_t i = 0;
     do {
       Status status = combiner.Combine(acc_ptrs, walk.offset(), operands.first(n), i++);
-      if (!status) return KernelError(instr, status.error().message);
+      if (!status) return KernelError(instr, status.error());
     } while (walk.Next());
   }
   std::vector<hlo::Literal> results;

@@ -45,7 +45,7 @@ Result<hlo::Literal> EvalReduceWindow(const hlo::Instruction& instr, Operands op
   const hlo::Shape& in_shape = operands[0]->shape();
   KILN_ASSIGN_OR_RETURN(hlo::Window window, hlo::GetWindow(instr));
   Result<WindowMap> windows = WindowMap::Create(window, in_shape.dimensions());
-  if (!windows) return KernelError(instr, windows.error().message);
+  if (!windows) return KernelError(instr, windows.error());
   std::vector<hlo::Shape> out_shapes;
   for (int64_t k = 0; k < n; ++k) {
     const bool tuple_ok = instr.shape().IsTuple() &&
@@ -64,7 +64,7 @@ Result<hlo::Literal> EvalReduceWindow(const hlo::Instruction& instr, Operands op
   KILN_ASSIGN_OR_RETURN(const hlo::Computation* to_apply,
                         hlo::GetCalledComputation(instr, "to_apply"));
   Result<Combiner> created = Combiner::Create(*to_apply, n, ctx);
-  if (!created) return KernelError(instr, created.error().message);
+  if (!created) return KernelError(instr, created.error());
   Combiner& combiner = *created;
   const int64_t out_count = Product(windows->out_dims());
   KILN_RETURN_IF_ERROR(ctx.Charge(out_count * Product(windows->window_dims()) * n));
@@ -92,7 +92,7 @@ Result<hlo::Literal> EvalReduceWindow(const hlo::Instruction& instr, Operands op
     windows->ForEachInWindow(index, scratch, [&](int64_t i) {
       if (status) status = combiner.Combine(acc_ptrs, o, operands.first(n), i);
     });
-    if (!status) return KernelError(instr, status.error().message);
+    if (!status) return KernelError(instr, status.error());
     NextIndex(windows->out_dims(), index);
   }
   std::vector<hlo::Literal> results;

@@ -32,7 +32,7 @@ Result<hlo::Literal> EvalScatter(const hlo::Instruction& instr, Operands operand
   IndexMapping mapping{dn.index_vector_dim, dn.scatter_dims_to_operand_dims,
                        dn.input_batching_dims, dn.scatter_indices_batching_dims};
   if (Status s = CheckIndexMapping(mapping, op_shape, indices.shape()); !s) {
-    return KernelError(instr, s.error().message);
+    return KernelError(instr, s.error());
   }
   // Operand dimensions covered by update windows, in order.
   std::vector<int64_t> window_dims;
@@ -64,7 +64,7 @@ Result<hlo::Literal> EvalScatter(const hlo::Instruction& instr, Operands operand
   KILN_ASSIGN_OR_RETURN(const hlo::Computation* to_apply,
                         hlo::GetCalledComputation(instr, "to_apply"));
   Result<Combiner> created = Combiner::Create(*to_apply, n, ctx);
-  if (!created) return KernelError(instr, created.error().message);
+  if (!created) return KernelError(instr, created.error());
   Combiner& combiner = *created;
   KILN_RETURN_IF_ERROR(ctx.Charge(upd_shape.ElementCount() * n));
 
@@ -96,7 +96,7 @@ Result<hlo::Literal> EvalScatter(const hlo::Instruction& instr, Operands operand
         dst += upd_index[dn.update_window_dims[w]] * op_strides[window_dims[w]];
       }
       if (Status s = combiner.Combine(result_ptrs, dst, updates, ui); !s) {
-        return KernelError(instr, s.error().message);
+        return KernelError(instr, s.error());
       }
     } while (NextIndex(upd_shape.dimensions(), upd_index));
   }

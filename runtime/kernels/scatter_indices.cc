@@ -16,31 +16,30 @@ std::vector<int64_t> IndexBatchDims(const hlo::Shape& indices, int64_t index_vec
 Status CheckIndexMapping(const IndexMapping& m, const hlo::Shape& operand,
                          const hlo::Shape& indices) {
   if (m.index_vector_dim < 0 || m.index_vector_dim > indices.rank()) {
-    return MakeError("index_vector_dim=" + std::to_string(m.index_vector_dim) +
-                     " out of range for indices of rank " + std::to_string(indices.rank()));
+    return InvalidArgumentError("index_vector_dim=" + std::to_string(m.index_vector_dim) +
+                                " out of range for indices of rank " + std::to_string(indices.rank()));
   }
   const int64_t vector_size =
       m.index_vector_dim == indices.rank() ? 1 : indices.dimensions(m.index_vector_dim);
   if (static_cast<int64_t>(m.index_to_operand.size()) != vector_size) {
-    return MakeError("index vectors have " + std::to_string(vector_size) +
-                     " entries but the index map " + DimsToString(m.index_to_operand) + " has " +
-                     std::to_string(m.index_to_operand.size()));
+    return InvalidArgumentError("index vectors have " + std::to_string(vector_size) + " entries but the index map " +
+                                DimsToString(m.index_to_operand) + " has " + std::to_string(m.index_to_operand.size()));
   }
   for (int64_t d : m.index_to_operand) {
     if (d < 0 || d >= operand.rank()) {
-      return MakeError("index map " + DimsToString(m.index_to_operand) +
-                       " names a dimension outside operand rank " + std::to_string(operand.rank()));
+      return InvalidArgumentError("index map " + DimsToString(m.index_to_operand) +
+                                  " names a dimension outside operand rank " + std::to_string(operand.rank()));
     }
   }
   if (m.operand_batching.size() != m.indices_batching.size()) {
-    return MakeError("operand and indices batching dims differ in count");
+    return InvalidArgumentError("operand and indices batching dims differ in count");
   }
   for (size_t i = 0; i < m.operand_batching.size(); ++i) {
     const int64_t od = m.operand_batching[i], id = m.indices_batching[i];
     if (od < 0 || od >= operand.rank() || id < 0 || id >= indices.rank() ||
         id == m.index_vector_dim || operand.dimensions(od) != indices.dimensions(id)) {
-      return MakeError("batching dims " + DimsToString(m.operand_batching) + " / " +
-                       DimsToString(m.indices_batching) + " do not match the shapes");
+      return InvalidArgumentError("batching dims " + DimsToString(m.operand_batching) + " / " +
+                                  DimsToString(m.indices_batching) + " do not match the shapes");
     }
   }
   return Ok();

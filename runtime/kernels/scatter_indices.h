@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/literal.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::runtime {
 

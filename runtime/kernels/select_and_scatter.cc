@@ -20,7 +20,7 @@ Result<hlo::Literal> EvalSelectAndScatter(const hlo::Instruction& instr, Operand
   const hlo::Literal& init = *operands[2];
   KILN_ASSIGN_OR_RETURN(hlo::Window window, hlo::GetWindow(instr));
   Result<WindowMap> windows = WindowMap::Create(window, operand.shape().dimensions());
-  if (!windows) return KernelError(instr, windows.error().message);
+  if (!windows) return KernelError(instr, windows.error());
   if (source.shape().dimensions() != windows->out_dims() || init.element_count() != 1 ||
       !instr.shape().IsArray() || instr.shape().dimensions() != operand.shape().dimensions()) {
     return KernelError(instr, "source " + source.shape().ToString() +
@@ -32,9 +32,9 @@ Result<hlo::Literal> EvalSelectAndScatter(const hlo::Instruction& instr, Operand
   KILN_ASSIGN_OR_RETURN(const hlo::Computation* scatter,
                         hlo::GetCalledComputation(instr, "scatter"));
   Result<Combiner> selector = Combiner::Create(*select, 1, ctx);
-  if (!selector) return KernelError(instr, selector.error().message);
+  if (!selector) return KernelError(instr, selector.error());
   Result<Combiner> combiner = Combiner::Create(*scatter, 1, ctx);
-  if (!combiner) return KernelError(instr, combiner.error().message);
+  if (!combiner) return KernelError(instr, combiner.error());
   const int64_t source_count = source.element_count();
   KILN_RETURN_IF_ERROR(ctx.Charge(source_count * Product(windows->window_dims())));
 
@@ -56,7 +56,7 @@ Result<hlo::Literal> EvalSelectAndScatter(const hlo::Instruction& instr, Operand
       ConvertElement(operand, i, selector->scratch(1), 0);
       Result<hlo::Literal> keep = selector->Call(selector->scratch_args());
       if (!keep || !keep->shape().IsArray() || keep->element_count() != 1) {
-        status = MakeError(keep ? "select did not return a scalar" : keep.error().message);
+        status = keep ? InvalidArgumentError("select did not return a scalar") : keep.error();
         return;
       }
       if (!GetElementAs<bool>(*keep, 0)) selected = i;
@@ -64,7 +64,7 @@ Result<hlo::Literal> EvalSelectAndScatter(const hlo::Instruction& instr, Operand
     if (status && selected >= 0) {
       status = combiner->Combine(std::span(&result_ptr, 1), selected, std::span(&source_ptr, 1), s);
     }
-    if (!status) return KernelError(instr, status.error().message);
+    if (!status) return KernelError(instr, status.error());
     NextIndex(windows->out_dims(), index);
   }
   return result;

@@ -92,7 +92,7 @@ class SliceSorter {
       }
       Result<hlo::Literal> r = ctx_.Call(comparator_, scratch_ptrs_);
       if (!r || !r->shape().IsArray() || r->element_count() != 1) {
-        error = r ? Error{"comparator %" + comparator_.name() + " did not return a scalar"}
+        error = r ? InvalidArgumentError("comparator %" + comparator_.name() + " did not return a scalar")
                   : r.error();
         return false;
       }
@@ -184,7 +184,7 @@ Result<hlo::Literal> EvalSort(const hlo::Instruction& instr, Operands operands, 
     for (int64_t in = 0; in < inner; ++in) {
       const int64_t base = o * length * inner + in;
       if (Status s = sorter.Sort(base, inner, length, perm); !s) {
-        return KernelError(instr, s.error().message);
+        return KernelError(instr, s.error());
       }
       for (size_t k = 0; k < operands.size(); ++k) {
         for (int64_t t = 0; t < length; ++t) {

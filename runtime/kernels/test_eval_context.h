@@ -54,7 +54,7 @@ class ScalarTestContext : public EvalContext {
         default: {
           out = hlo::Literal(instr->shape());
           if (!Arithmetic(instr->opcode(), instr->operands(), values, out)) {
-            return MakeError("test context: unsupported op " + instr->OpcodeText());
+            return UnimplementedError("test context: unsupported op " + instr->OpcodeText());
           }
         }
       }
@@ -65,7 +65,7 @@ class ScalarTestContext : public EvalContext {
 
   Status Charge(int64_t elements) override {
     charged += elements;
-    if (charged > budget) return MakeError("step budget exhausted");
+    if (charged > budget) return ResourceExhaustedError("step budget exhausted");
     return Ok();
   }
 
@@ -145,13 +145,13 @@ class ScalarTestContext : public EvalContext {
 // and keeps the module alive for the test.
 inline std::unique_ptr<hlo::Module> ParseOrDie(std::string_view text) {
   auto module = hlo::ParseModule(text);
-  EXPECT_TRUE(module.has_value()) << (module ? "" : module.error().message);
+  EXPECT_TRUE(module.has_value()) << (module ? "" : module.error().ToString());
   return module ? std::move(*module) : nullptr;
 }
 
 inline hlo::Literal LiteralOrDie(std::string_view text) {
   auto lit = hlo::ParseLiteral(text);
-  EXPECT_TRUE(lit.has_value()) << text << ": " << (lit ? "" : lit.error().message);
+  EXPECT_TRUE(lit.has_value()) << text << ": " << (lit ? "" : lit.error().ToString());
   return lit ? std::move(*lit) : hlo::Literal();
 }
 
@@ -162,7 +162,7 @@ inline Result<hlo::Literal> RunRoot(std::string_view hlo_text, std::vector<std::
   if (!module) return std::unexpected(module.error());
   const hlo::Instruction& root = *(*module)->entry()->root();
   KernelFn kernel = FindHeavyKernel(root.opcode());
-  if (kernel == nullptr) return MakeError("no kernel for " + root.OpcodeText());
+  if (kernel == nullptr) return UnimplementedError("no kernel for " + root.OpcodeText());
   std::vector<hlo::Literal> values;
   for (const std::string& text : args) {
     auto lit = hlo::ParseLiteral(text);

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/op_attributes.h"
-#include "compiler/hlo/status.h"
 #include "runtime/kernels/index_util.h"
 
 namespace kiln::runtime {
@@ -24,16 +24,16 @@ class WindowMap {
   static Result<WindowMap> Create(const hlo::Window& window, std::span<const int64_t> dims) {
     const int64_t rank = static_cast<int64_t>(dims.size());
     if (static_cast<int64_t>(window.dimensions.size()) != rank) {
-      return MakeError("window has " + std::to_string(window.dimensions.size()) +
-                       " dimensions for an operand of rank " + std::to_string(rank));
+      return InvalidArgumentError("window has " + std::to_string(window.dimensions.size()) +
+                                  " dimensions for an operand of rank " + std::to_string(rank));
     }
     WindowMap m;
     m.operand_strides_ = RowMajorStrides(dims);
     for (int64_t d = 0; d < rank; ++d) {
       const hlo::WindowDimension& wd = window.dimensions[d];
       if (wd.size < 1 || wd.stride < 1 || wd.base_dilation < 1 || wd.window_dilation < 1) {
-        return MakeError("window dimension " + std::to_string(d) +
-                         " has a non-positive size, stride or dilation");
+        return InvalidArgumentError("window dimension " + std::to_string(d) +
+                                    " has a non-positive size, stride or dilation");
       }
       const int64_t dilated = dims[d] == 0 ? 0 : (dims[d] - 1) * wd.base_dilation + 1;
       const int64_t padded = dilated + wd.padding_low + wd.padding_high;

@@ -43,10 +43,10 @@ Result<std::unique_ptr<DevicePool>> DevicePool::Create(std::string_view spec, Po
 }
 
 Result<std::unique_ptr<DevicePool>> DevicePool::Create(const PoolSpec& spec, PoolOptions options) {
-  if (spec.chip_count() <= 0) return MakeError("a device pool needs at least one chip");
-  if (options.max_queued == 0) return MakeError("a device pool needs a queue of at least one job");
+  if (spec.chip_count() <= 0) return InvalidArgumentError("a device pool needs at least one chip");
+  if (options.max_queued == 0) return InvalidArgumentError("a device pool needs a queue of at least one job");
   if (options.watch_interval <= std::chrono::milliseconds(0)) {
-    return MakeError("a device pool needs a positive watch interval");
+    return InvalidArgumentError("a device pool needs a positive watch interval");
   }
   std::unique_ptr<DevicePool> pool(new DevicePool(spec, options));
   for (const PoolGroup& group : spec.groups) {
@@ -94,16 +94,15 @@ DevicePool::~DevicePool() {
   if (watchdog_.joinable()) watchdog_.join();
 }
 
-std::expected<void, SubmitError> DevicePool::Submit(Job job) {
-  using Kind = SubmitError::Kind;
-  if (!job.run || !job.done) return std::unexpected(SubmitError{Kind::kInvalid, "a pool job needs both run and done"});
+Status DevicePool::Submit(Job job) {
+  if (!job.run || !job.done) return InternalError("a pool job needs both run and done");
   if (!job.chip_kind.empty()) {
     const ChipSpec* kind = FindChip(job.chip_kind);
     bool present = false;
     for (const auto& chip : chips_) present = present || chip->context.chip == kind;
     if (!present) {
-      return std::unexpected(SubmitError{
-          Kind::kNoSuchChip, "no " + job.chip_kind + " chips in this pool (" + spec_.ToString() + ")"});
+      return FailedPreconditionError("no " + job.chip_kind + " chips in this pool (" + spec_.ToString() + ")")
+          .WithReason(std::string(kChipNotInPool));
     }
     job.chip_kind = std::string(kind->name);  // canonical spelling
   }
@@ -111,17 +110,18 @@ std::expected<void, SubmitError> DevicePool::Submit(Job job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_ || shutting_down_) {
-      return std::unexpected(SubmitError{Kind::kShuttingDown, "device pool shutting down"});
+      return UnavailableError("device pool shutting down").WithReason(std::string(kDraining));
     }
     if (options_.host_memory_bytes > 0 && job.host_bytes > options_.host_memory_bytes) {
       ++memory_refused_total_;
-      return std::unexpected(SubmitError{Kind::kTooLarge, "the run needs " + FormatGiB(job.host_bytes) +
-                                                              " of host memory, more than the pool's whole budget of " +
-                                                              FormatGiB(options_.host_memory_bytes)});
+      return ResourceExhaustedError("the run needs " + FormatGiB(job.host_bytes) +
+                                    " of host memory, more than the pool's whole budget of " +
+                                    FormatGiB(options_.host_memory_bytes))
+          .WithReason(std::string(kTooLargeToRun));
     }
     if (queue_.size() >= options_.max_queued) {
-      return std::unexpected(
-          SubmitError{Kind::kSaturated, "pool saturated: " + std::to_string(queue_.size()) + " jobs queued"});
+      return UnavailableError("pool saturated: " + std::to_string(queue_.size()) + " jobs queued")
+          .WithReason(std::string(kPoolSaturated));
     }
     std::string client = job.client;
     std::string kind = job.chip_kind;
@@ -135,9 +135,9 @@ std::expected<void, SubmitError> DevicePool::Submit(Job job) {
 Status DevicePool::RunJob(const Chip& chip, Job& job, double& device_seconds) {
   const ChipSpec& spec = *chip.context.chip;
   if (job.hbm_bytes > static_cast<uint64_t>(spec.hbm_bytes)) {
-    return MakeError("execution needs " + Gigabytes(static_cast<double>(job.hbm_bytes)) +
-                     " of HBM; chip " + std::to_string(chip.context.index) + " (" +
-                     std::string(spec.name) + ") has " + Gigabytes(static_cast<double>(spec.hbm_bytes)));
+    return ResourceExhaustedError("execution needs " + Gigabytes(static_cast<double>(job.hbm_bytes)) +
+                                  " of HBM; chip " + std::to_string(chip.context.index) + " (" +
+                                  std::string(spec.name) + ") has " + Gigabytes(static_cast<double>(spec.hbm_bytes)));
   }
   try {
     Result<double> seconds = job.run(chip.context);
@@ -145,9 +145,9 @@ Status DevicePool::RunJob(const Chip& chip, Job& job, double& device_seconds) {
     device_seconds = *seconds;
     return Ok();
   } catch (const std::exception& e) {
-    return MakeError(std::string("job failed with an exception: ") + e.what());
+    return InternalError(std::string("job failed with an exception: ") + e.what());
   } catch (...) {
-    return MakeError("job failed with an unknown exception");
+    return InternalError("job failed with an unknown exception");
   }
 }
 

@@ -20,7 +20,8 @@
 //
 // Failures: Submit refuses a job when the queue is full, when no chip of the
 // requested kind exists, when its host memory exceeds the whole budget or
-// after Shutdown (SubmitError says which). A job whose declared HBM need
+// after Shutdown (the error's reason says which, kPoolSaturated and the
+// others below). A job whose declared HBM need
 // exceeds the chip's HBM completes with an error without running; a job that
 // returns an error (e.g. a step budget exceeded by a runaway loop) completes
 // with that error. Either way the chip is free for the next job. A job that
@@ -46,7 +47,7 @@
 #include <thread>
 #include <vector>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "runtime/chip/chip_spec.h"
 #include "runtime/eval/interrupt.h"
 #include "runtime/pool/fair_queue.h"
@@ -115,18 +116,12 @@ struct PoolOptions {
   std::chrono::milliseconds watch_interval{20};
 };
 
-// Why Submit refused a job.
-struct SubmitError {
-  enum class Kind : uint8_t {
-    kInvalid,       // no run or no done
-    kNoSuchChip,    // no chip of the requested kind
-    kSaturated,     // the queue is full
-    kTooLarge,      // host_bytes exceeds the whole budget
-    kShuttingDown,  // after Shutdown or during destruction
-  };
-  Kind kind = Kind::kInvalid;
-  std::string message;
-};
+// Why Submit refused a job: the error's reason, with its code. A job
+// without run or done is refused as internal (a caller's bug).
+inline constexpr std::string_view kChipNotInPool = "chip_not_in_pool";  // failed_precondition: no chip of the kind
+inline constexpr std::string_view kPoolSaturated = "pool_saturated";    // unavailable: the queue is full
+inline constexpr std::string_view kTooLargeToRun = "too_large_to_run";  // resource_exhausted: beyond the whole budget
+inline constexpr std::string_view kDraining = "draining";               // unavailable: after Shutdown or in destruction
 
 struct ChipStatus {
   int index = 0;
@@ -170,8 +165,8 @@ class DevicePool {
 
   // Queues `job`; its `done` will be called later. Errors: missing run/done,
   // unknown chip kind, queue full ("pool saturated: 1024 jobs queued"),
-  // host memory beyond the budget, shutting down.
-  std::expected<void, SubmitError> Submit(Job job);
+  // host memory beyond the budget, shutting down (reasons above).
+  Status Submit(Job job);
 
   // Refuses new jobs from now on; every job still queued or running at `by`
   // is ended with kShutdown (running ones through their Interrupt). Does not

@@ -26,7 +26,7 @@ Job Runaway(std::string client, Completions& done, std::string label, std::atomi
   job.run = [interrupt, started](const ChipContext&) -> Result<double> {
     if (started != nullptr) ++*started;
     while (!interrupt->stopped()) std::this_thread::yield();
-    return MakeError("stopped (" + std::string(StopReasonText(interrupt->reason())) + ")");
+    return CancelledError("stopped (" + std::string(StopReasonText(interrupt->reason())) + ")");
   };
   job.done = done.Callback(std::move(label));
   return job;
@@ -70,6 +70,7 @@ TEST(DevicePoolLimitsTest, QueuedJobPastItsDeadlineEndsWithoutRunning) {
   done.WaitFor(1);  // the gate still holds the chip: only the deadline can end it
   EXPECT_EQ(done.order()[0], "late");
   EXPECT_NE(done.errors()[0].find("deadline passed"), std::string::npos) << done.errors()[0];
+  EXPECT_EQ(done.codes()[0], ErrorCode::kDeadlineExceeded);
   EXPECT_EQ(done.stats()[0].end, JobEnd::kDeadline);
   EXPECT_EQ(done.stats()[0].chip, -1);
   gate.release.set_value();
@@ -151,7 +152,8 @@ TEST(DevicePoolLimitsTest, ShutdownStopsRunningAndQueuedJobsAndRefusesNewOnes) {
   (*pool)->Shutdown(PoolClock::now());
   auto refused = (*pool)->Submit(Marker("a", done, "refused", ran));
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().kind, SubmitError::Kind::kShuttingDown);
+  EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(refused.error().reason, kDraining);
   done.WaitFor(2);
   for (const JobStats& stats : done.stats()) EXPECT_EQ(stats.end, JobEnd::kShutdown);
   EXPECT_FALSE(*ran);
@@ -197,7 +199,8 @@ TEST(DevicePoolLimitsTest, HostMemoryBudgetAdmitsRunsThatFitAndQueuesTheRest) {
   // More than the whole budget can never run: refused with the figures.
   auto refused = (*pool)->Submit(WithHostBytes(Marker("d", done, "huge", c_ran), uint64_t{1} << 40));
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().kind, SubmitError::Kind::kTooLarge);
+  EXPECT_EQ(refused.error().code, ErrorCode::kResourceExhausted);
+  EXPECT_EQ(refused.error().reason, kTooLargeToRun);
   EXPECT_NE(refused.error().message.find("1024.00 GiB"), std::string::npos) << refused.error().message;
 
   first.release.set_value();

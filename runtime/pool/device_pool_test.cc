@@ -75,7 +75,7 @@ TEST(DevicePoolTest, JobErrorsAndExceptionsAreDeliveredAndFreeTheChip) {
   Completions done;
   Job runaway = Sleeper("a", 0, 0, done.Callback("runaway"));
   runaway.run = [](const ChipContext&) -> Result<double> {
-    return MakeError("while loop %w exceeded the step budget");
+    return ResourceExhaustedError("while loop %w exceeded the step budget");
   };
   Job throws = Sleeper("a", 0, 0, done.Callback("throws"));
   throws.run = [](const ChipContext&) -> Result<double> { throw std::runtime_error("boom"); };
@@ -113,6 +113,8 @@ TEST(DevicePoolTest, RoutesJobsToTheRequestedChipKind) {
   auto refused = (*pool)->Submit(std::move(tpu7x));
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("no tpu7x chips"), std::string::npos);
+  EXPECT_EQ(refused.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(refused.error().reason, kChipNotInPool);
 }
 
 TEST(DevicePoolTest, BoundedQueueRefusesWhenSaturated) {
@@ -127,6 +129,8 @@ TEST(DevicePoolTest, BoundedQueueRefusesWhenSaturated) {
   auto refused = (*pool)->Submit(Sleeper("a", 0, 0, done.Callback("refused")));
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("pool saturated"), std::string::npos);
+  EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(refused.error().reason, kPoolSaturated);
   gate.release.set_value();
   done.WaitFor(4);
   EXPECT_EQ(done.order().size(), 4u);

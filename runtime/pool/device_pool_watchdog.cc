@@ -17,6 +17,23 @@ std::string SecondsText(double seconds) {
   return buffer;
 }
 
+// The code of a job the pool ended early.
+ErrorCode EndCode(JobEnd end) {
+  switch (end) {
+    case JobEnd::kCancelled:
+      return ErrorCode::kCancelled;
+    case JobEnd::kDeadline:
+      return ErrorCode::kDeadlineExceeded;
+    case JobEnd::kShutdown:
+    case JobEnd::kMemoryBusy:
+      return ErrorCode::kUnavailable;
+    case JobEnd::kCompleted:
+    case JobEnd::kFailed:
+      break;
+  }
+  return ErrorCode::kInternal;
+}
+
 }  // namespace
 
 void DevicePool::Shutdown(Clock::time_point by) {
@@ -106,7 +123,7 @@ void DevicePool::Finish(Ended ended) {
   JobStats stats;
   stats.end = ended.end;
   stats.queued_seconds = Seconds(Clock::now() - ended.pending.submitted);
-  ended.pending.job.done(MakeError(std::move(ended.message)), stats);
+  ended.pending.job.done(Error::Coded(EndCode(ended.end), std::move(ended.message)), stats);
 }
 
 void DevicePool::WatchdogLoop() {

@@ -57,8 +57,8 @@ std::string PoolSpec::ToString() const {
 
 Result<PoolSpec> ParsePoolSpec(std::string_view text) {
   auto bad = [&](const std::string& why) {
-    return MakeError("bad pool spec '" + std::string(text) + "': " + why +
-                     " (expected e.g. v5e:8, v5e:4,v6e:2 or v5e:2x2)");
+    return InvalidArgumentError("bad pool spec '" + std::string(text) + "': " + why +
+                                " (expected e.g. v5e:8, v5e:4,v6e:2 or v5e:2x2)");
   };
   PoolSpec spec;
   std::string_view rest = text;

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "runtime/chip/chip_spec.h"
 
 namespace kiln::runtime::pool {

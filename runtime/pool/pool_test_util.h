@@ -7,6 +7,7 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,7 +23,8 @@ class Completions {
     return [this, label](Status status, const JobStats& stats) {
       std::lock_guard<std::mutex> lock(mu_);
       order_.push_back(label);
-      errors_.push_back(status ? "" : status.error().message);
+      errors_.push_back(status ? "" : status.error().ToString());
+      codes_.push_back(status ? std::nullopt : std::optional<ErrorCode>(status.error().code));
       stats_.push_back(stats);
       cv_.notify_all();
     };
@@ -43,12 +45,18 @@ class Completions {
     std::lock_guard<std::mutex> lock(mu_);
     return stats_;
   }
+  // The code of each failed completion; nullopt for a success.
+  std::vector<std::optional<ErrorCode>> codes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return codes_;
+  }
 
  private:
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::string> order_;
   std::vector<std::string> errors_;
+  std::vector<std::optional<ErrorCode>> codes_;
   std::vector<JobStats> stats_;
 };
 

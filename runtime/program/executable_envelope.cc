@@ -44,24 +44,23 @@ std::vector<uint8_t> WrapInEnvelope(uint32_t format_version, std::span<const uin
 
 Result<EnvelopeContents> OpenEnvelope(std::span<const uint8_t> bytes) {
   if (bytes.size() < kEnvelopeHeaderBytes) {
-    return MakeError("executable truncated: " + std::to_string(bytes.size()) +
-                     " bytes, shorter than the " + std::to_string(kEnvelopeHeaderBytes) +
-                     "-byte header");
+    return DataLossError("executable truncated: " + std::to_string(bytes.size()) + " bytes, shorter than the " +
+                         std::to_string(kEnvelopeHeaderBytes) + "-byte header");
   }
   if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
-    return MakeError("not a kiln executable: bad magic");
+    return InvalidArgumentError("not a kiln executable: bad magic");
   }
-  if (GetU32(bytes.data() + 12) != 0) return MakeError("executable header is corrupt: reserved bytes set");
+  if (GetU32(bytes.data() + 12) != 0) return DataLossError("executable header is corrupt: reserved bytes set");
   uint64_t length = GetU64(bytes.data() + 16);
   uint64_t present = bytes.size() - kEnvelopeHeaderBytes;
   if (length != present) {
-    return MakeError("executable " + std::string(length > present ? "truncated" : "has trailing bytes") +
-                     ": header says " + std::to_string(length) + " payload bytes, " +
-                     std::to_string(present) + " present");
+    return DataLossError("executable " + std::string(length > present ? "truncated" : "has trailing bytes") +
+                         ": header says " + std::to_string(length) + " payload bytes, " + std::to_string(present) +
+                         " present");
   }
   std::span<const uint8_t> payload = bytes.subspan(kEnvelopeHeaderBytes);
   if (XXH3_64bits(payload.data(), payload.size()) != GetU64(bytes.data() + 24)) {
-    return MakeError("executable checksum mismatch: the bytes are corrupt");
+    return DataLossError("executable checksum mismatch: the bytes are corrupt");
   }
   return EnvelopeContents{GetU32(bytes.data() + 8), payload};
 }

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 
 namespace kiln::runtime {
 

@@ -46,11 +46,10 @@ void FlattenLiteral(hlo::Literal literal, std::vector<hlo::Literal>& out) {
 Result<hlo::Literal> AssembleLiteral(const hlo::Shape& shape, std::vector<hlo::Literal>& leaves,
                                      size_t& next) {
   if (!shape.IsTuple()) {
-    if (next >= leaves.size()) return MakeError("result has fewer arrays than its shape");
+    if (next >= leaves.size()) return InternalError("result has fewer arrays than its shape");
     hlo::Literal& leaf = leaves[next++];
     if (!ValueFitsShape(leaf.shape(), shape)) {
-      return MakeError("result array is " + leaf.shape().ToString() + ", expected " +
-                       shape.ToString());
+      return InternalError("result array is " + leaf.shape().ToString() + ", expected " + shape.ToString());
     }
     return std::move(leaf);
   }

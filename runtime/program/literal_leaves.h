@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/shape.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::runtime {
 

@@ -30,31 +30,27 @@ Status CheckKernelSignature(const LoadedProgram& lp, size_t k) {
   const ProgramKernel& kernel = p.kernels[k];
   const hlo::Computation& entry = *lp.kernel_module(k).entry();
   if (entry.parameter_count() != static_cast<int64_t>(kernel.inputs.size())) {
-    return MakeError(KernelLabel(p, k) + ": HLO has " + std::to_string(entry.parameter_count()) +
-                     " parameters but the kernel reads " + std::to_string(kernel.inputs.size()) +
-                     " buffers");
+    return DataLossError(KernelLabel(p, k) + ": HLO has " + std::to_string(entry.parameter_count()) +
+                         " parameters but the kernel reads " + std::to_string(kernel.inputs.size()) + " buffers");
   }
   for (size_t i = 0; i < kernel.inputs.size(); ++i) {
     const hlo::Shape& want = lp.buffer_shape(kernel.inputs[i]);
     const hlo::Shape& got = entry.parameters()[i]->shape();
     if (!got.Compatible(want)) {
-      return MakeError(KernelLabel(p, k) + ": parameter " + std::to_string(i) + " is " +
-                       got.ToString() + " but buffer " + std::to_string(kernel.inputs[i]) +
-                       " is " + want.ToString());
+      return DataLossError(KernelLabel(p, k) + ": parameter " + std::to_string(i) + " is " + got.ToString() +
+                           " but buffer " + std::to_string(kernel.inputs[i]) + " is " + want.ToString());
     }
   }
   std::vector<const hlo::Shape*> results = ResultElements(entry.root()->shape(), kernel.outputs.size());
   if (results.size() != kernel.outputs.size()) {
-    return MakeError(KernelLabel(p, k) + ": HLO returns " + std::to_string(results.size()) +
-                     " values but the kernel writes " + std::to_string(kernel.outputs.size()) +
-                     " buffers");
+    return DataLossError(KernelLabel(p, k) + ": HLO returns " + std::to_string(results.size()) +
+                         " values but the kernel writes " + std::to_string(kernel.outputs.size()) + " buffers");
   }
   for (size_t i = 0; i < results.size(); ++i) {
     const hlo::Shape& want = lp.buffer_shape(kernel.outputs[i]);
     if (!results[i]->Compatible(want)) {
-      return MakeError(KernelLabel(p, k) + ": result " + std::to_string(i) + " is " +
-                       results[i]->ToString() + " but buffer " +
-                       std::to_string(kernel.outputs[i]) + " is " + want.ToString());
+      return DataLossError(KernelLabel(p, k) + ": result " + std::to_string(i) + " is " + results[i]->ToString() +
+                           " but buffer " + std::to_string(kernel.outputs[i]) + " is " + want.ToString());
     }
   }
   return Ok();
@@ -71,14 +67,14 @@ Result<std::unique_ptr<LoadedProgram>> LoadedProgram::Load(Program program) {
     const ProgramBuffer& buf = p.buffers[b];
     auto shape = hlo::ParseShape(buf.shape);
     if (!shape) {
-      return MakeError("buffer " + std::to_string(b) + ": bad shape '" + buf.shape +
-                       "': " + shape.error().message);
+      return DataLossError("buffer " + std::to_string(b) + ": bad shape '" + buf.shape +
+                           "': " + shape.error().ToString());
     }
     lp->buffer_shapes_.push_back(std::move(*shape));
     if (buf.kind == BufferKind::kConstant) {
       auto literal = hlo::ParseLiteral(buf.literal);
       if (!literal) {
-        return MakeError("constant buffer " + std::to_string(b) + ": " + literal.error().message);
+        return DataLossError("constant buffer " + std::to_string(b) + ": " + literal.error().ToString());
       }
       lp->constants_.push_back(std::make_unique<hlo::Literal>(std::move(*literal)));
     } else {
@@ -86,23 +82,27 @@ Result<std::unique_ptr<LoadedProgram>> LoadedProgram::Load(Program program) {
     }
   }
   auto result_shape = hlo::ParseShape(p.result_shape);
-  if (!result_shape) return MakeError("bad result shape: " + result_shape.error().message);
+  if (!result_shape) return DataLossError("bad result shape: " + result_shape.error().ToString());
   lp->result_shape_ = std::move(*result_shape);
   std::vector<const hlo::Shape*> leaves = ShapeLeaves(lp->result_shape_);
   if (leaves.size() != p.results.size()) {
-    return MakeError("result shape has " + std::to_string(leaves.size()) + " arrays but " +
-                     std::to_string(p.results.size()) + " result buffers are listed");
+    return DataLossError("result shape has " + std::to_string(leaves.size()) + " arrays but " +
+                         std::to_string(p.results.size()) + " result buffers are listed");
   }
   for (size_t i = 0; i < leaves.size(); ++i) {
     if (!leaves[i]->Compatible(lp->buffer_shapes_[p.results[i]])) {
-      return MakeError("result array " + std::to_string(i) + " is " + leaves[i]->ToString() +
-                       " but its buffer is " + lp->buffer_shapes_[p.results[i]].ToString());
+      return DataLossError("result array " + std::to_string(i) + " is " + leaves[i]->ToString() +
+                           " but its buffer is " + lp->buffer_shapes_[p.results[i]].ToString());
     }
   }
   for (size_t k = 0; k < p.kernels.size(); ++k) {
     auto module = hlo::ParseModule(p.kernels[k].hlo, p.kernels[k].name);
-    if (!module) return MakeError(KernelLabel(p, k) + ": " + module.error().message);
-    KILN_RETURN_IF_ERROR(hlo::VerifyModule(**module));
+    if (!module) return DataLossError(KernelLabel(p, k) + ": " + module.error().ToString());
+    if (Status verified = hlo::VerifyModule(**module); !verified) {
+      Error corrupt = std::move(verified.error());
+      corrupt.code = ErrorCode::kDataLoss;  // a stored kernel that does not verify
+      return corrupt;
+    }
     lp->modules_.push_back(std::move(*module));
     KILN_RETURN_IF_ERROR(CheckKernelSignature(*lp, k));
   }

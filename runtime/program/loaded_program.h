@@ -12,9 +12,9 @@
 #include <span>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 #include "runtime/eval/evaluator.h"
 #include "runtime/program/program.h"
 

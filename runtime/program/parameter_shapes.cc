@@ -20,7 +20,7 @@ Result<hlo::Shape> BuildShape(const ShapeTree& tree, const std::string& where) {
   std::vector<hlo::Shape> elements;
   for (const auto& [index, element] : tree.elements) {
     if (index != static_cast<int64_t>(elements.size())) {
-      return MakeError(where + " element " + std::to_string(elements.size()) + " holds no array");
+      return UnimplementedError(where + " element " + std::to_string(elements.size()) + " holds no array");
     }
     KILN_ASSIGN_OR_RETURN(hlo::Shape shape, BuildShape(element, where + " element " + std::to_string(index)));
     elements.push_back(std::move(shape));
@@ -33,7 +33,8 @@ Result<hlo::Shape> BuildShape(const ShapeTree& tree, const std::string& where) {
 Result<std::vector<hlo::Shape>> ProgramParameterShapes(const Program& program) {
   std::map<int32_t, ShapeTree> trees;
   for (uint32_t b : program.parameters) {
-    if (b >= program.buffers.size()) return MakeError("executable parameter buffer " + std::to_string(b) + " is out of range");
+    if (b >= program.buffers.size())
+      return DataLossError("executable parameter buffer " + std::to_string(b) + " is out of range");
     const ProgramBuffer& buffer = program.buffers[b];
     KILN_ASSIGN_OR_RETURN(hlo::Shape shape, hlo::ParseShape(buffer.shape));
     ShapeTree* node = &trees[buffer.parameter_number];
@@ -44,7 +45,7 @@ Result<std::vector<hlo::Shape>> ProgramParameterShapes(const Program& program) {
   for (const auto& [number, tree] : trees) {
     std::string where = "executable parameter " + std::to_string(shapes.size());
     if (number != static_cast<int32_t>(shapes.size())) {
-      return MakeError(where + " holds no array (a token or an empty tuple); run the HLO text instead");
+      return UnimplementedError(where + " holds no array (a token or an empty tuple); run the HLO text instead");
     }
     KILN_ASSIGN_OR_RETURN(hlo::Shape shape, BuildShape(tree, where));
     shapes.push_back(std::move(shape));

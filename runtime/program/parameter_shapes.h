@@ -7,8 +7,8 @@
 
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/shape.h"
-#include "compiler/hlo/status.h"
 #include "runtime/program/program.h"
 
 namespace kiln::runtime {

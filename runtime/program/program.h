@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 
 namespace kiln::runtime {
 

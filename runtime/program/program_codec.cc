@@ -107,19 +107,19 @@ std::vector<uint8_t> SerializeProgram(const Program& p) {
 Result<Program> ParseProgram(std::span<const uint8_t> bytes) {
   KILN_ASSIGN_OR_RETURN(EnvelopeContents envelope, OpenEnvelope(bytes));
   if (envelope.format_version != kExecutableFormatVersion) {
-    return MakeError("executable format version " + std::to_string(envelope.format_version) +
-                     ", this kiln reads " + std::to_string(kExecutableFormatVersion));
+    return UnimplementedError("executable format version " + std::to_string(envelope.format_version) +
+                              ", this kiln reads " + std::to_string(kExecutableFormatVersion));
   }
   // The verifier checks the file identifier too, once it knows the payload
   // holds one (ExecutableBufferHasIdentifier alone reads bytes 4..7 of a
   // payload that may be shorter).
   flatbuffers::Verifier verifier(envelope.payload.data(), envelope.payload.size());
   if (!fb::VerifyExecutableBuffer(verifier)) {
-    return MakeError("executable fails FlatBuffers verification: the layout is malformed");
+    return DataLossError("executable fails FlatBuffers verification: the layout is malformed");
   }
   const fb::Executable& e = *fb::GetExecutable(envelope.payload.data());
   if (e.format_version() != envelope.format_version) {
-    return MakeError("executable format version differs between envelope and body");
+    return DataLossError("executable format version differs between envelope and body");
   }
   Program p;
   p.format_version = e.format_version();

@@ -26,23 +26,23 @@ Result<hlo::Literal> ExecuteProgram(const LoadedProgram& lp, std::span<const hlo
                                     std::span<ControlFlowObserver* const> kernel_observers) {
   const Program& p = lp.program();
   if (!kernel_observers.empty() && kernel_observers.size() != p.kernels.size()) {
-    return MakeError(std::to_string(kernel_observers.size()) + " control-flow observers for " +
-                     std::to_string(p.kernels.size()) + " kernels");
+    return InternalError(std::to_string(kernel_observers.size()) + " control-flow observers for " +
+                         std::to_string(p.kernels.size()) + " kernels");
   }
   EvalOptions kernel_options = options;
   std::vector<hlo::Literal> arrays;
   for (const hlo::Literal& arg : args) FlattenLiteral(arg, arrays);
   if (arrays.size() != p.parameters.size()) {
-    return MakeError("arguments hold " + std::to_string(arrays.size()) +
-                     " arrays, the executable's parameters " + std::to_string(p.parameters.size()));
+    return InvalidArgumentError("arguments hold " + std::to_string(arrays.size()) +
+                                " arrays, the executable's parameters " + std::to_string(p.parameters.size()));
   }
   std::vector<hlo::Literal> values(p.buffers.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
     uint32_t b = p.parameters[i];
     const hlo::Shape& want = lp.buffer_shape(b);
     if (!ValueFitsShape(arrays[i].shape(), want)) {
-      return MakeError("argument " + std::to_string(p.buffers[b].parameter_number) + " holds " +
-                       arrays[i].shape().ToString() + " where the parameter has " + want.ToString());
+      return InvalidArgumentError("argument " + std::to_string(p.buffers[b].parameter_number) + " holds " +
+                                  arrays[i].shape().ToString() + " where the parameter has " + want.ToString());
     }
     values[b] = std::move(arrays[i]);
   }
@@ -69,7 +69,7 @@ Result<hlo::Literal> ExecuteProgram(const LoadedProgram& lp, std::span<const hlo
     if (!kernel_observers.empty()) kernel_options.control_flow = kernel_observers[k];
     auto out = EvaluateModule(lp.kernel_module(k), inputs, kernel_options);
     if (!out) {
-      return MakeError("kernel " + std::to_string(k) + " (" + kernel.name + "): " + out.error().message);
+      return out.error().WithContext("kernel " + std::to_string(k) + " (" + kernel.name + ")");
     }
     if (kernel.outputs.size() == 1) {
       values[kernel.outputs[0]] = std::move(*out);

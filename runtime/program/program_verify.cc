@@ -19,44 +19,52 @@ Status VerifyProgram(const Program& p) {
   for (size_t i = 0; i < n; ++i) {
     const ProgramBuffer& buf = p.buffers[i];
     if (static_cast<uint8_t>(buf.kind) > static_cast<uint8_t>(BufferKind::kConstant)) {
-      return MakeError("buffer " + std::to_string(i) + " has an unknown kind");
+      return DataLossError("buffer " + std::to_string(i) + " has an unknown kind");
     }
     if (buf.kind == BufferKind::kConstant) {
-      if (buf.literal.empty()) return MakeError("constant buffer " + std::to_string(i) + " has no value");
+      if (buf.literal.empty()) return DataLossError("constant buffer " + std::to_string(i) + " has no value");
       written[i] = true;
     }
   }
   for (size_t i = 0; i < p.parameters.size(); ++i) {
     uint32_t b = p.parameters[i];
-    if (b >= n) return MakeError("parameter array " + std::to_string(i) + " names buffer " + std::to_string(b) + " of " + std::to_string(n));
+    if (b >= n)
+      return DataLossError("parameter array " + std::to_string(i) + " names buffer " + std::to_string(b) + " of " +
+                           std::to_string(n));
     if (p.buffers[b].kind != BufferKind::kParameter || p.buffers[b].parameter_number < 0) {
-      return MakeError("parameter array " + std::to_string(i) + " maps to buffer " + std::to_string(b) + ", which is not a parameter buffer");
+      return DataLossError("parameter array " + std::to_string(i) + " maps to buffer " + std::to_string(b) +
+                           ", which is not a parameter buffer");
     }
-    if (written[b]) return MakeError("buffer " + std::to_string(b) + " is bound to two parameter arrays");
+    if (written[b]) return DataLossError("buffer " + std::to_string(b) + " is bound to two parameter arrays");
     written[b] = true;
   }
   for (size_t i = 0; i < n; ++i) {
     if (p.buffers[i].kind == BufferKind::kParameter && !written[i]) {
-      return MakeError("parameter buffer " + std::to_string(i) + " is not in the parameter list");
+      return DataLossError("parameter buffer " + std::to_string(i) + " is not in the parameter list");
     }
   }
   for (size_t k = 0; k < p.kernels.size(); ++k) {
     const ProgramKernel& kernel = p.kernels[k];
-    if (kernel.hlo.empty()) return MakeError(KernelLabel(p, k) + " has no HLO");
+    if (kernel.hlo.empty()) return DataLossError(KernelLabel(p, k) + " has no HLO");
     for (uint32_t b : kernel.inputs) {
-      if (b >= n) return MakeError(KernelLabel(p, k) + " reads buffer " + std::to_string(b) + " of " + std::to_string(n));
-      if (!written[b]) return MakeError(KernelLabel(p, k) + " reads buffer " + std::to_string(b) + " before any kernel writes it");
+      if (b >= n)
+        return DataLossError(KernelLabel(p, k) + " reads buffer " + std::to_string(b) + " of " + std::to_string(n));
+      if (!written[b])
+        return DataLossError(KernelLabel(p, k) + " reads buffer " + std::to_string(b) + " before any kernel writes it");
     }
     for (uint32_t b : kernel.outputs) {
-      if (b >= n) return MakeError(KernelLabel(p, k) + " writes buffer " + std::to_string(b) + " of " + std::to_string(n));
-      if (written[b]) return MakeError(KernelLabel(p, k) + " writes buffer " + std::to_string(b) + ", which already holds a value");
+      if (b >= n)
+        return DataLossError(KernelLabel(p, k) + " writes buffer " + std::to_string(b) + " of " + std::to_string(n));
+      if (written[b])
+        return DataLossError(KernelLabel(p, k) + " writes buffer " + std::to_string(b) +
+                             ", which already holds a value");
       written[b] = true;
     }
   }
-  if (p.result_shape.empty()) return MakeError("executable has no result shape");
+  if (p.result_shape.empty()) return DataLossError("executable has no result shape");
   for (uint32_t b : p.results) {
-    if (b >= n) return MakeError("result names buffer " + std::to_string(b) + " of " + std::to_string(n));
-    if (!written[b]) return MakeError("result buffer " + std::to_string(b) + " is never written");
+    if (b >= n) return DataLossError("result names buffer " + std::to_string(b) + " of " + std::to_string(n));
+    if (!written[b]) return DataLossError("result buffer " + std::to_string(b) + " is never written");
   }
   return Ok();
 }

@@ -174,9 +174,9 @@ Result<BlockPlan> PlanBlocks(const IterationSpace& space, const KernelWork& work
                                    std::min(t.bk, space.extents[Space::kK])};
     BlockPlan plan = Evaluate(space, work, std::move(blocks), chip, "forced");
     if (plan.vmem_bytes > vmem_limit) {
-      return MakeError("dot tiles " + std::to_string(t.bm) + "," + std::to_string(t.bn) + "," +
-                       std::to_string(t.bk) + " need " + Mib(plan.vmem_bytes) +
-                       " of VMEM double-buffered, the scoped VMEM is " + Mib(vmem_limit));
+      return InvalidArgumentError("dot tiles " + std::to_string(t.bm) + "," + std::to_string(t.bn) + "," +
+                                  std::to_string(t.bk) + " need " + Mib(plan.vmem_bytes) +
+                                  " of VMEM double-buffered, the scoped VMEM is " + Mib(vmem_limit));
     }
     return plan;
   }

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "runtime/chip/chip_spec.h"
 #include "runtime/program/program.h"
 #include "runtime/timing/grid_model.h"

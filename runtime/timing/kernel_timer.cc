@@ -48,10 +48,8 @@ KernelProfile TimeUntiled(const KernelDescription& kernel, const KernelWork& wor
 
 Result<KernelProfile> TimeKernel(const KernelDescription& kernel, const ChipSpec& chip,
                                  const TimingOptions& options, const ControlFlowCounts* counts) {
-  auto fail = [&](const Error& e) {
-    return MakeError("kernel " + std::string(kernel.name) + ": " + e.message);
-  };
-  if (kernel.module == nullptr) return MakeError("kernel " + std::string(kernel.name) + ": no module");
+  auto fail = [&](Error e) { return std::move(e).WithContext("kernel " + std::string(kernel.name)); };
+  if (kernel.module == nullptr) return InternalError("kernel " + std::string(kernel.name) + ": no module");
   WorkOptions work_options;
   work_options.counts = counts;
   work_options.iteration_budget = options.iteration_budget;

@@ -11,9 +11,9 @@
 #include <span>
 #include <string>
 
+#include "base/status.h"
 #include "compiler/hlo/module.h"
 #include "compiler/hlo/shape.h"
-#include "compiler/hlo/status.h"
 #include "runtime/chip/chip_spec.h"
 #include "runtime/program/program.h"
 #include "runtime/timing/device_profile.h"

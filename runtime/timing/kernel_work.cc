@@ -130,9 +130,9 @@ class WorkWalker {
   Status Walk(const Computation& computation, double times, bool in_loop, bool entry) {
     walked_ += computation.instruction_count();
     if (walked_ > kMaxWalkedInstructions) {
-      return MakeError("computation %" + computation.name() + ": the kernel's calls expand to more than " +
-                       std::to_string(kMaxWalkedInstructions) +
-                       " instructions counting every call site; the timing model walks each one");
+      return ResourceExhaustedError("computation %" + computation.name() + ": the kernel's calls expand to more than " +
+                                    std::to_string(kMaxWalkedInstructions) +
+                                    " instructions counting every call site; the timing model walks each one");
     }
     for (const auto& owned : computation.instructions()) {
       KILN_RETURN_IF_ERROR(Visit(*owned, times, in_loop, entry));
@@ -240,7 +240,7 @@ class WorkWalker {
     if (options_.counts != nullptr) {
       auto it = options_.counts->while_iterations.find(&w);
       if (it == options_.counts->while_iterations.end()) {
-        return MakeError("while loop %" + w.name() + ": the executor reported no trip count");
+        return InternalError("while loop %" + w.name() + ": the executor reported no trip count");
       }
       iterations = static_cast<double>(it->second);
     } else {
@@ -249,9 +249,9 @@ class WorkWalker {
     }
     work_.loop_iterations += iterations;
     if (work_.loop_iterations > options_.iteration_budget) {
-      return MakeError("while loop %" + w.name() + " runs " + std::to_string(static_cast<int64_t>(iterations)) +
-                       " iterations, over the step budget of " +
-                       std::to_string(static_cast<int64_t>(options_.iteration_budget)));
+      return ResourceExhaustedError(
+          "while loop %" + w.name() + " runs " + std::to_string(static_cast<int64_t>(iterations)) +
+          " iterations, over the step budget of " + std::to_string(static_cast<int64_t>(options_.iteration_budget)));
     }
     KILN_ASSIGN_OR_RETURN(const Computation* body, hlo::GetCalledComputation(w, "body"));
     KILN_ASSIGN_OR_RETURN(const Computation* cond, hlo::GetCalledComputation(w, "condition"));
@@ -272,7 +272,7 @@ class WorkWalker {
     if (options_.counts != nullptr) {
       auto it = options_.counts->branch_runs.find(&c);
       if (it == options_.counts->branch_runs.end() || it->second.size() != branches.size()) {
-        return MakeError("conditional %" + c.name() + ": the executor reported no branch counts");
+        return InternalError("conditional %" + c.name() + ": the executor reported no branch counts");
       }
       for (size_t b = 0; b < branches.size(); ++b) {
         KILN_RETURN_IF_ERROR(Walk(*branches[b], static_cast<double>(it->second[b]), true, false));
@@ -282,7 +282,7 @@ class WorkWalker {
     const Instruction* predicate = c.operand(0);
     if (predicate->opcode() != Opcode::kConstant || predicate->literal() == nullptr ||
         predicate->literal()->elided()) {
-      return MakeError("timing-only: conditional %" + c.name() + " branch depends on data");
+      return UnimplementedError("timing-only: conditional %" + c.name() + " branch depends on data");
     }
     // pred selects true/false; s32 selects a branch, out of range the last.
     double value = predicate->literal()->GetAsDouble(0);
@@ -319,7 +319,7 @@ const Contraction* KernelWork::MainContraction() const {
 }
 
 Result<KernelWork> AnalyzeKernelWork(const hlo::Module& module, const WorkOptions& options) {
-  if (module.entry() == nullptr) return MakeError("kernel module " + module.name() + " has no entry");
+  if (module.entry() == nullptr) return InvalidArgumentError("kernel module " + module.name() + " has no entry");
   WorkWalker walker(options);
   KILN_RETURN_IF_ERROR(walker.Walk(*module.entry(), 1, /*in_loop=*/false, /*entry=*/true));
   return walker.Take();

@@ -19,8 +19,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 #include "runtime/timing/mxu_model.h"
 
 namespace kiln::runtime::timing {

@@ -66,11 +66,12 @@ Result<Contraction> DescribeDot(const Instruction& instr) {
     if (!rhs_batch.contains(d) && !rhs_contract.contains(d)) rhs_free.insert(d);
   }
   for (int64_t d : lhs_batch) {
-    if (d >= static_cast<int64_t>(lhs.size())) return MakeError("dot %" + instr.name() + ": bad batch dimension");
+    if (d >= static_cast<int64_t>(lhs.size()))
+      return InvalidArgumentError("dot %" + instr.name() + ": bad batch dimension");
   }
   for (int64_t d : lhs_contract) {
     if (d >= static_cast<int64_t>(lhs.size())) {
-      return MakeError("dot %" + instr.name() + ": bad contracting dimension");
+      return InvalidArgumentError("dot %" + instr.name() + ": bad contracting dimension");
     }
   }
   Contraction c;
@@ -116,11 +117,11 @@ Result<Contraction> DescribeConvolution(const Instruction& instr) {
 
 Result<Contraction> DescribeContraction(const Instruction& instr) {
   if (instr.operand_count() < 2) {
-    return MakeError("%" + instr.name() + ": a contraction needs two operands");
+    return InternalError("%" + instr.name() + ": a contraction needs two operands");
   }
   if (instr.opcode() == hlo::Opcode::kDot) return DescribeDot(instr);
   if (instr.opcode() == hlo::Opcode::kConvolution) return DescribeConvolution(instr);
-  return MakeError("%" + instr.name() + " (" + instr.OpcodeText() + ") is not a dot or convolution");
+  return InternalError("%" + instr.name() + " (" + instr.OpcodeText() + ") is not a dot or convolution");
 }
 
 double MxuPeakFlops(const Contraction& c, const ChipSpec& chip) {

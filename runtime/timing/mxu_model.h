@@ -17,8 +17,8 @@
 
 #include <cstdint>
 
+#include "base/status.h"
 #include "compiler/hlo/instruction.h"
-#include "compiler/hlo/status.h"
 #include "runtime/chip/chip_spec.h"
 
 namespace kiln::runtime::timing {

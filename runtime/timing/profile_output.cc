@@ -96,10 +96,10 @@ nlohmann::json ChromeTraceJson(const DeviceProfile& profile, int chip_index) {
 
 Status WriteChromeTrace(const DeviceProfile& profile, const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return MakeError("cannot write trace " + path + ": " + std::strerror(errno));
+  if (!out) return ErrnoError(errno, "cannot write trace " + path + ": " + std::strerror(errno));
   out << ChromeTraceJson(profile).dump() << '\n';
   out.close();
-  if (!out) return MakeError("cannot write trace " + path + ": write failed");
+  if (!out) return ErrnoError(errno, "cannot write trace " + path + ": write failed");
   return Ok();
 }
 

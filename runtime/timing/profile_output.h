@@ -6,11 +6,10 @@
 // names the path when it cannot). Thread-safe.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "runtime/timing/device_profile.h"
 
 namespace kiln::runtime::timing {

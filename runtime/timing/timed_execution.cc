@@ -34,8 +34,8 @@ Result<TimedExecution> ExecuteTimed(const LoadedProgram& program, const ProgramT
                                     const EvalOptions& options) {
   const size_t kernels = program.program().kernels.size();
   if (timer.kernel_count() != kernels) {
-    return MakeError("the timer has " + std::to_string(timer.kernel_count()) +
-                     " kernels, the program " + std::to_string(kernels));
+    return InternalError("the timer has " + std::to_string(timer.kernel_count()) + " kernels, the program " +
+                         std::to_string(kernels));
   }
   std::vector<ControlFlowRecorder> recorders;
   std::vector<ControlFlowObserver*> observers;

@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <span>
 
+#include "base/status.h"
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/module.h"
-#include "compiler/hlo/status.h"
 #include "runtime/eval/evaluator.h"
 #include "runtime/program/loaded_program.h"
 #include "runtime/timing/device_profile.h"

@@ -8,8 +8,8 @@ namespace kiln::runtime::timing {
 
 Result<DotTiles> ParseDotTiles(std::string_view text) {
   auto bad = [&](std::string_view why) {
-    return MakeError("bad --dot-tiles '" + std::string(text) + "': " + std::string(why) +
-                     " (expected BM,BN,BK, e.g. 512,1024,1024)");
+    return InvalidArgumentError("bad --dot-tiles '" + std::string(text) + "': " + std::string(why) +
+                                " (expected BM,BN,BK, e.g. 512,1024,1024)");
   };
   std::vector<int64_t> values;
   std::string_view rest = text;

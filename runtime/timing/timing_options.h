@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 
 namespace kiln::runtime::timing {
 

@@ -50,8 +50,8 @@ Result<KernelProfile> ProgramTimer::Compute(size_t k, const ControlFlowCounts* c
 
 Result<KernelProfile> ProgramTimer::TimeKernel(size_t k, const ControlFlowCounts* counts) const {
   if (k >= kernels_.size()) {
-    return MakeError("kernel " + std::to_string(k) + " out of range (the program has " +
-                     std::to_string(kernels_.size()) + ")");
+    return OutOfRangeError("kernel " + std::to_string(k) + " out of range (the program has " +
+                           std::to_string(kernels_.size()) + ")");
   }
   if (kernels_[k].fixed) return *kernels_[k].fixed;
   return Compute(k, counts);

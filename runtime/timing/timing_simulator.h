@@ -21,7 +21,7 @@
 #include <optional>
 #include <vector>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "runtime/chip/chip_spec.h"
 #include "runtime/program/loaded_program.h"
 #include "runtime/timing/device_profile.h"

@@ -14,9 +14,8 @@ using hlo::ComparisonDirection;
 using hlo::Instruction;
 using hlo::Opcode;
 
-std::unexpected<Error> DependsOnData(const Instruction& w, const std::string& why) {
-  return MakeError("timing-only: while loop %" + w.name() + " trip count depends on data (" + why +
-                   ")");
+Error DependsOnData(const Instruction& w, const std::string& why) {
+  return UnimplementedError("timing-only: while loop %" + w.name() + " trip count depends on data (" + why + ")");
 }
 
 // `"known_trip_count":{"n":"12"}` in the backend_config.
@@ -115,7 +114,7 @@ std::optional<int64_t> CountedTrips(ComparisonDirection d, int64_t start, int64_
 }  // namespace
 
 Result<int64_t> StaticTripCount(const Instruction& w) {
-  if (w.opcode() != Opcode::kWhile) return MakeError("%" + w.name() + " is not a while loop");
+  if (w.opcode() != Opcode::kWhile) return InternalError("%" + w.name() + " is not a while loop");
   if (std::optional<int64_t> known = KnownTripCount(w)) return *known;
   KILN_ASSIGN_OR_RETURN(const hlo::Computation* cond, hlo::GetCalledComputation(w, "condition"));
   KILN_ASSIGN_OR_RETURN(const hlo::Computation* body, hlo::GetCalledComputation(w, "body"));
@@ -157,9 +156,9 @@ Result<int64_t> StaticTripCount(const Instruction& w) {
   if (!step) return DependsOnData(w, "the loop counter is not stepped by a constant");
   std::optional<int64_t> trips = CountedTrips(direction, *start, *limit, *step);
   if (!trips) {
-    return MakeError("timing-only: while loop %" + w.name() + " never terminates (counter starts at " +
-                     std::to_string(*start) + ", steps by " + std::to_string(*step) + ", limit " +
-                     std::to_string(*limit) + ")");
+    return InvalidArgumentError("timing-only: while loop %" + w.name() + " never terminates (counter starts at " +
+                                std::to_string(*start) + ", steps by " + std::to_string(*step) + ", limit " +
+                                std::to_string(*limit) + ")");
   }
   return *trips;
 }

@@ -12,8 +12,8 @@
 
 #include <cstdint>
 
+#include "base/status.h"
 #include "compiler/hlo/instruction.h"
-#include "compiler/hlo/status.h"
 
 namespace kiln::runtime::timing {
 

@@ -5,7 +5,7 @@
 
 #include <cerrno>
 
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http {
 

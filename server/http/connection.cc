@@ -3,7 +3,7 @@
 
 #include "server/http/request_framing.h"
 #include "server/http/server_loop.h"
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http::internal {
 namespace {
@@ -42,17 +42,17 @@ Connection::Connection(ServerLoop& server, uint64_t id) : server_(server), id_(i
 
 Status Connection::Accept(uv_stream_t* listener) {
   if (int rc = uv_tcp_init(server_.loop(), &tcp_); rc != 0) {
-    return MakeError(StrCat("uv_tcp_init: ", uv_strerror(rc)));
+    return ErrnoError(-rc, StrCat("uv_tcp_init: ", uv_strerror(rc)));
   }
   tcp_.data = this;
   ++open_handles_;
   if (int rc = uv_timer_init(server_.loop(), &timer_); rc != 0) {
-    return MakeError(StrCat("uv_timer_init: ", uv_strerror(rc)));
+    return ErrnoError(-rc, StrCat("uv_timer_init: ", uv_strerror(rc)));
   }
   timer_.data = this;
   ++open_handles_;
   if (int rc = uv_accept(listener, reinterpret_cast<uv_stream_t*>(&tcp_)); rc != 0) {
-    return MakeError(StrCat("uv_accept: ", uv_strerror(rc)));
+    return ErrnoError(-rc, StrCat("uv_accept: ", uv_strerror(rc)));
   }
   uv_tcp_nodelay(&tcp_, 1);
   peer_ = PeerName(tcp_);
@@ -207,8 +207,8 @@ void Connection::HandleEof() {
   }
   if (incoming_.active && !no_more_requests_) {
     // The client half-closed mid-request: say so, as it may still read.
-    FinishWithError(HttpError{400, "incomplete_request",
-                              "the connection was closed before the request was complete"});
+    FinishWithError(InvalidArgumentError("the connection was closed before the request was complete")
+                        .WithReason("incomplete_request"));
     Flush();
   }
   UpdateReading();
@@ -288,9 +288,9 @@ void Connection::HandleTimeout() {
     return;
   }
   if (incoming_.active && !no_more_requests_) {
-    FinishWithError(HttpError{408, "request_timeout",
-                              StrCat("the request was not received within ",
-                                     server_.options().request_timeout.count(), " ms")});
+    FinishWithError(DeadlineExceededError(StrCat("the request was not received within ",
+                                                 server_.options().request_timeout.count(), " ms"))
+                        .WithReason("request_timeout"));
     Flush();
     UpdateReading();
     UpdateTimer();

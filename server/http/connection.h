@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "server/http/json_response.h"
 #include "server/http/request.h"
 #include "server/http/responder.h"
@@ -136,7 +136,7 @@ class Connection {
   static int OnBody(llhttp_t* parser, const char* at, size_t length);
   static int OnMessageComplete(llhttp_t* parser);
   int CountHeaderBytes(size_t length);
-  int Reject(HttpError error);
+  int Reject(Error error);
   int HandleHeadersComplete();
   int HandleMessageComplete();
   void Dispatch(Request request, Slot& slot);
@@ -169,7 +169,7 @@ class Connection {
   void HandleTimeout();
   Slot& AddSlot();
   void Finish(Slot& slot, Response response);    // fills a slot on the loop thread
-  void FinishWithError(const HttpError& error);  // answers and stops reading
+  void FinishWithError(const Error& error);      // answers and stops reading
   void Flush();
   void AfterWrites();
   void StartLingeringClose();
@@ -185,7 +185,7 @@ class Connection {
   int open_handles_ = 0;
 
   Incoming incoming_;
-  std::optional<HttpError> rejection_;  // set by a callback that refused the request
+  std::optional<Error> rejection_;      // set by a callback that refused the request
   std::string paused_input_;            // bytes after a pause, parsed on resume
   const char* input_begin_ = nullptr;   // what llhttp_execute is parsing now
   const char* input_end_ = nullptr;     // and its end

@@ -5,7 +5,7 @@
 #include "server/http/content_coding.h"
 #include "server/http/request_framing.h"
 #include "server/http/server_loop.h"
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 #include "server/http/url.h"
 
 namespace kiln::http::internal {
@@ -67,12 +67,12 @@ int Connection::OnMessageBegin(llhttp_t* parser) {
 int Connection::CountHeaderBytes(size_t length) {
   incoming_.header_bytes += length;
   if (incoming_.header_bytes <= server_.options().max_header_bytes) return 0;
-  return Reject(HttpError{431, "headers_too_large",
-                          StrCat("the request line and header fields exceed ",
-                                 server_.options().max_header_bytes, " bytes")});
+  return Reject(ResourceExhaustedError(
+                    StrCat("the request line and header fields exceed ", server_.options().max_header_bytes, " bytes"))
+                    .WithReason("headers_too_large"));
 }
 
-int Connection::Reject(HttpError error) {
+int Connection::Reject(Error error) {
   rejection_ = std::move(error);
   return -1;
 }
@@ -120,20 +120,20 @@ int Connection::OnHeadersComplete(llhttp_t* parser) { return Of(parser).HandleHe
 int Connection::HandleHeadersComplete() {
   Request& request = incoming_.request;
   request.method = llhttp_method_name(static_cast<llhttp_method_t>(parser_.method));
-  if (std::optional<HttpError> refused = CheckFraming(parser_, request.headers)) {
+  if (std::optional<Error> refused = CheckFraming(parser_, request.headers)) {
     return Reject(std::move(*refused));
   }
   const size_t max_body = server_.options().max_body_bytes;
   bool has_length = (parser_.flags & F_CONTENT_LENGTH) != 0;
   if (has_length && parser_.content_length > max_body) {
-    return Reject(HttpError{413, "payload_too_large",
-                            StrCat("Content-Length ", parser_.content_length, " exceeds the ",
-                                   max_body, "-byte body limit")});
+    return Reject(ResourceExhaustedError(
+                      StrCat("Content-Length ", parser_.content_length, " exceeds the ", max_body, "-byte body limit"))
+                      .WithReason("payload_too_large"));
   }
   if (std::optional<std::string_view> expect = request.headers.Get("Expect")) {
     if (!EqualsIgnoreCase(*expect, "100-continue")) {
       return Reject(
-          HttpError{417, "expectation_failed", StrCat("Expect: ", *expect, " is not supported")});
+          FailedPreconditionError(StrCat("Expect: ", *expect, " is not supported")).WithReason("expectation_failed"));
     }
     // Only when no earlier response is still owed: interim responses must
     // not overtake final ones.
@@ -149,10 +149,9 @@ int Connection::OnChunkHeader(llhttp_t* parser) {
   const size_t max_body = c.server_.options().max_body_bytes;
   const size_t received = c.incoming_.request.body.size();
   if (parser->content_length > max_body - received) {
-    return c.Reject(HttpError{413, "payload_too_large",
-                              StrCat("a chunk of ", parser->content_length, " bytes after ",
-                                     received, " would take the body past the ", max_body,
-                                     "-byte limit")});
+    return c.Reject(ResourceExhaustedError(StrCat("a chunk of ", parser->content_length, " bytes after ", received,
+                                                  " would take the body past the ", max_body, "-byte limit"))
+                        .WithReason("payload_too_large"));
   }
   return 0;
 }
@@ -162,8 +161,8 @@ int Connection::OnBody(llhttp_t* parser, const char* at, size_t length) {
   std::string& body = c.incoming_.request.body;
   size_t max_body = c.server_.options().max_body_bytes;
   if (body.size() + length > max_body) {
-    return c.Reject(HttpError{413, "payload_too_large",
-                              StrCat("the request body exceeds the ", max_body, "-byte limit")});
+    return c.Reject(ResourceExhaustedError(StrCat("the request body exceeds the ", max_body, "-byte limit"))
+                        .WithReason("payload_too_large"));
   }
   body.append(at, length);
   return 0;
@@ -196,7 +195,7 @@ int Connection::HandleMessageComplete() {
 void Connection::Dispatch(Request request, Slot& slot) {
   Result<ParsedTarget> target = ParseTarget(request.target);
   if (!target) {
-    Finish(slot, ErrorResponse(400, "bad_request", target.error().message));
+    Finish(slot, ErrorResponse(InvalidArgumentError(target.error().ToString()).WithReason("bad_request")));
     return;
   }
   request.path = std::move(target->path);
@@ -205,19 +204,18 @@ void Connection::Dispatch(Request request, Slot& slot) {
   RouteMatch match = server_.router().Match(request.method, request.path);
   switch (match.kind) {
     case RouteMatch::Kind::kNotFound:
-      Finish(slot, ErrorResponse(404, "not_found",
-                                 StrCat("no route for ", request.method, " ", request.path)));
+      Finish(slot, ErrorResponse(NotFoundError(StrCat("no route for ", request.method, " ", request.path))));
       return;
     case RouteMatch::Kind::kMethodNotAllowed: {
       Response response = ErrorResponse(
-          405, "method_not_allowed",
-          StrCat(request.method, " is not allowed on ", request.path, "; allowed: ", match.allow));
+          UnimplementedError(StrCat(request.method, " is not allowed on ", request.path, "; allowed: ", match.allow))
+              .WithReason("method_not_allowed"));
       response.headers.Set("Allow", match.allow);
       Finish(slot, std::move(response));
       return;
     }
     case RouteMatch::Kind::kBadPath:
-      Finish(slot, ErrorResponse(400, "bad_request", match.error));
+      Finish(slot, ErrorResponse(InvalidArgumentError(match.error).WithReason("bad_request")));
       return;
     case RouteMatch::Kind::kFound:
       break;
@@ -226,7 +224,7 @@ void Connection::Dispatch(Request request, Slot& slot) {
   const Route* route = match.route;  // the Router outlives the loop and the workers
   slot.route = route->pattern;
   if (route->contract) {
-    if (std::optional<HttpError> refused =
+    if (std::optional<Error> refused =
             CheckRequestContract(*route->contract, request, {route->method, route->pattern})) {
       Finish(slot, ErrorResponse(*refused));
       return;
@@ -266,10 +264,9 @@ void Connection::Dispatch(Request request, Slot& slot) {
     RunHandler(*route, std::move(request), std::move(respond));
   };
   if (!server_.SubmitToWorkers(task)) {
-    Response busy =
-        ErrorResponse(503, "overloaded", "every worker is busy and the queue is full; retry later");
-    busy.headers.Set("Retry-After", std::to_string(server_.options().retry_after_seconds));
-    Finish(slot, std::move(busy));
+    Finish(slot, ErrorResponse(UnavailableError("every worker is busy and the queue is full; retry later")
+                                   .WithReason("overloaded")
+                                   .RetryAfter(server_.options().retry_after_seconds)));
   }
 }
 

@@ -34,7 +34,7 @@ void Connection::Finish(Slot& slot, Response response) {
   slot.ready = true;
 }
 
-void Connection::FinishWithError(const HttpError& error) {
+void Connection::FinishWithError(const Error& error) {
   Slot& slot = AddSlot();
   slot.method = incoming_.request.method.empty()
                     ? std::string_view("-")

@@ -5,34 +5,13 @@
 #include <algorithm>
 #include <memory>
 
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
+#include "base/zstd_context.h"
 
 namespace kiln::http {
-namespace {
 
-struct CCtxDeleter {
-  void operator()(ZSTD_CCtx* ctx) const { ZSTD_freeCCtx(ctx); }
-};
-struct DCtxDeleter {
-  void operator()(ZSTD_DCtx* ctx) const { ZSTD_freeDCtx(ctx); }
-};
-
-ZSTD_CCtx* ThreadCompressionContext() {
-  thread_local std::unique_ptr<ZSTD_CCtx, CCtxDeleter> ctx(ZSTD_createCCtx());
-  return ctx.get();
-}
-
-ZSTD_DCtx* ThreadDecompressionContext() {
-  thread_local std::unique_ptr<ZSTD_DCtx, DCtxDeleter> ctx(ZSTD_createDCtx());
-  ZSTD_DCtx_reset(ctx.get(), ZSTD_reset_session_only);
-  return ctx.get();
-}
-
-}  // namespace
-
-std::expected<std::string, HttpError> ZstdDecompress(std::string_view compressed,
-                                                     size_t max_bytes) {
-  ZSTD_DCtx* ctx = ThreadDecompressionContext();
+Result<std::string> ZstdDecompress(std::string_view compressed, size_t max_bytes) {
+  ZSTD_DCtx* ctx = ThreadZstdDecompressionContext();
   std::string out;
   // Trust the frame's declared size only as a hint, capped by the limit.
   unsigned long long declared = ZSTD_getFrameContentSize(compressed.data(), compressed.size());
@@ -48,28 +27,27 @@ std::expected<std::string, HttpError> ZstdDecompress(std::string_view compressed
     ZSTD_outBuffer buffer{out.data(), out.size(), produced};
     size_t result = ZSTD_decompressStream(ctx, &buffer, &in);
     if (ZSTD_isError(result)) {
-      return std::unexpected(
-          HttpError{400, "bad_content_encoding",
-                    StrCat("zstd request body is corrupt: ", ZSTD_getErrorName(result))});
+      return std::unexpected(InvalidArgumentError(StrCat("zstd request body is corrupt: ", ZSTD_getErrorName(result)))
+                                 .WithReason("bad_content_encoding"));
     }
     produced = buffer.pos;
     if (produced > max_bytes) {
-      return std::unexpected(HttpError{
-          413, "payload_too_large",
-          StrCat("zstd request body decodes to more than the ", max_bytes, "-byte limit")});
+      return std::unexpected(
+          ResourceExhaustedError(StrCat("zstd request body decodes to more than the ", max_bytes, "-byte limit"))
+              .WithReason("payload_too_large"));
     }
     bool input_done = in.pos == in.size;
     if (result == 0 && input_done) break;  // every frame complete
     if (input_done && buffer.pos < buffer.size) {
-      return std::unexpected(HttpError{400, "bad_content_encoding",
-                                       "zstd request body ends inside a frame (truncated)"});
+      return std::unexpected(
+          InvalidArgumentError("zstd request body ends inside a frame (truncated)").WithReason("bad_content_encoding"));
     }
   }
   out.resize(produced);
   return out;
 }
 
-std::expected<void, HttpError> DecodeRequestBody(Request& request, size_t max_body_bytes) {
+Status DecodeRequestBody(Request& request, size_t max_body_bytes) {
   // Repeated fields make one list ("zstd" twice is "zstd, zstd"), which is
   // refused whole rather than decoded once.
   std::string codings;
@@ -80,8 +58,8 @@ std::expected<void, HttpError> DecodeRequestBody(Request& request, size_t max_bo
   if (coding.empty() || EqualsIgnoreCase(coding, "identity")) return {};
   if (!EqualsIgnoreCase(coding, "zstd")) {
     return std::unexpected(
-        HttpError{415, "unsupported_content_encoding",
-                  StrCat("Content-Encoding \"", coding, "\" is not supported; use zstd or none")});
+        UnimplementedError(StrCat("Content-Encoding \"", coding, "\" is not supported; use zstd or none"))
+            .WithReason("unsupported_content_encoding"));
   }
   auto decoded = ZstdDecompress(request.body, max_body_bytes);
   if (!decoded) return std::unexpected(decoded.error());
@@ -91,8 +69,7 @@ std::expected<void, HttpError> DecodeRequestBody(Request& request, size_t max_bo
 }
 
 std::string ZstdCompress(std::string_view data, int level) {
-  ZSTD_CCtx* ctx = ThreadCompressionContext();
-  ZSTD_CCtx_reset(ctx, ZSTD_reset_session_only);
+  ZSTD_CCtx* ctx = ThreadZstdCompressionContext();
   ZSTD_CCtx_setParameter(ctx, ZSTD_c_compressionLevel, level);
   std::string out(ZSTD_compressBound(data.size()), '\0');
   size_t written = ZSTD_compress2(ctx, out.data(), out.size(), data.data(), data.size());

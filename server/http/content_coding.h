@@ -20,10 +20,10 @@ namespace kiln::http {
 // "identity" or "zstd") and drops the field. Fails with 415 for other
 // codings (repeated fields count as one list: two "zstd" fields are 415), 413 when the decoded body passes `max_body_bytes`, 400 for a
 // corrupt or truncated zstd frame.
-std::expected<void, HttpError> DecodeRequestBody(Request& request, size_t max_body_bytes);
+Status DecodeRequestBody(Request& request, size_t max_body_bytes);
 
 // zstd-decompresses `compressed`, failing once the output passes `max_bytes`.
-std::expected<std::string, HttpError> ZstdDecompress(std::string_view compressed, size_t max_bytes);
+Result<std::string> ZstdDecompress(std::string_view compressed, size_t max_bytes);
 
 // zstd-compresses `data` at `level` (1 = fastest).
 std::string ZstdCompress(std::string_view data, int level);

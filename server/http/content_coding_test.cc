@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "server/http/error_status.h"
+
 namespace kiln::http {
 namespace {
 
@@ -25,7 +27,7 @@ TEST(ContentCodingTest, DecompressionStopsAtTheLimit) {
   std::string compressed = ZstdCompress(Repetitive(1 << 20), 3);
   auto decoded = ZstdDecompress(compressed, 1000);
   ASSERT_FALSE(decoded);
-  EXPECT_EQ(decoded.error().status, 413);
+  EXPECT_EQ(HttpStatusOf(decoded.error()), 413);
 }
 
 TEST(ContentCodingTest, CorruptAndTruncatedFramesAre400) {
@@ -33,11 +35,11 @@ TEST(ContentCodingTest, CorruptAndTruncatedFramesAre400) {
   auto truncated =
       ZstdDecompress(std::string_view(compressed).substr(0, compressed.size() / 2), 1 << 20);
   ASSERT_FALSE(truncated);
-  EXPECT_EQ(truncated.error().status, 400);
+  EXPECT_EQ(HttpStatusOf(truncated.error()), 400);
   EXPECT_NE(truncated.error().message.find("truncated"), std::string::npos);
   auto garbage = ZstdDecompress("definitely not zstd", 1 << 20);
   ASSERT_FALSE(garbage);
-  EXPECT_EQ(garbage.error().status, 400);
+  EXPECT_EQ(HttpStatusOf(garbage.error()), 400);
   EXPECT_FALSE(ZstdDecompress("", 1 << 20));
 }
 
@@ -58,7 +60,7 @@ TEST(ContentCodingTest, DecodeRequestBodyByContentEncoding) {
   gzip.headers.Add("Content-Encoding", "gzip");
   auto refused = DecodeRequestBody(gzip, 100);
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().status, 415);
+  EXPECT_EQ(HttpStatusOf(refused.error()), 415);
 
   // Two fields are one list: zstd applied twice, not once.
   Request twice;
@@ -67,7 +69,7 @@ TEST(ContentCodingTest, DecodeRequestBodyByContentEncoding) {
   twice.headers.Add("Content-Encoding", "zstd");
   auto stacked = DecodeRequestBody(twice, 100);
   ASSERT_FALSE(stacked);
-  EXPECT_EQ(stacked.error().status, 415);
+  EXPECT_EQ(HttpStatusOf(stacked.error()), 415);
   EXPECT_NE(stacked.error().message.find("\"zstd, zstd\""), std::string::npos) << stacked.error().message;
 }
 

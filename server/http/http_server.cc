@@ -69,7 +69,7 @@ Status HttpServer::CheckAddressFree(const std::string& host, uint16_t port) {
 }
 
 Status HttpServer::Start() {
-  if (started_) return MakeError("HttpServer::Start: the server was already started");
+  if (started_) return FailedPreconditionError("HttpServer::Start: the server was already started");
   started_ = true;
   KILN_ASSIGN_OR_RETURN(uint16_t port, Listen());
   port_.store(port);
@@ -96,7 +96,7 @@ void HttpServer::Stop() {
 }
 
 Status HttpServer::Run() {
-  if (started_) return MakeError("HttpServer::Run: the server was already started");
+  if (started_) return FailedPreconditionError("HttpServer::Run: the server was already started");
   started_ = true;
   KILN_ASSIGN_OR_RETURN(uint16_t port, Listen());
   KILN_RETURN_IF_ERROR(

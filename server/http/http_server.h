@@ -53,7 +53,7 @@
 #include <thread>
 #include <vector>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "server/http/access_log.h"
 #include "server/http/metrics.h"
 #include "server/http/router.h"

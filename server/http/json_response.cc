@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/http/error_status.h"
+
 namespace kiln::http {
 
 Response JsonResponse(int status, const nlohmann::json& value) {
@@ -12,10 +14,29 @@ Response JsonResponse(int status, const nlohmann::json& value) {
                         "application/json");
 }
 
-Response ErrorResponse(int status, std::string_view code, std::string_view message) {
-  nlohmann::json body = {{"error", {{"code", code}, {"message", message}}}};
-  Response response = JsonResponse(status, body);
+std::string ErrorMessage(const Error& error) {
+  const SourceLocation& where = error.where;
+  if (where.line <= 0) return error.ToString();
+  std::string text = std::to_string(where.line);
+  if (where.column > 0) text += ":" + std::to_string(where.column);
+  text += ": ";
+  if (!error.context.empty()) text += error.context + ": ";
+  if (!where.subject.empty()) text += where.subject + ": ";
+  return text + error.message;
+}
+
+Response ErrorResponse(const Error& error) {
+  nlohmann::json detail = {{"code", error.Reason()}, {"message", ErrorMessage(error)}};
+  if (error.where.line > 0) detail["line"] = error.where.line;
+  if (error.where.line > 0 && error.where.column > 0) detail["column"] = error.where.column;
+  const ErrorDetails& details = error.details;
+  if (details.parameter) detail["parameter"] = *details.parameter;
+  if (details.expected) detail["expected"] = *details.expected;
+  if (details.got) detail["got"] = *details.got;
+  Response response = JsonResponse(HttpStatusOf(error), {{"error", std::move(detail)}});
   response.compressible = false;
+  if (details.retry_after_seconds > 0) response.headers.Set("Retry-After", std::to_string(details.retry_after_seconds));
+  if (!details.challenge.empty()) response.headers.Set("WWW-Authenticate", details.challenge);
   return response;
 }
 

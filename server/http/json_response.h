@@ -1,13 +1,13 @@
 // JSON responses, including the API's error shape
-// {"error": {"code": "...", "message": "..."}}.
+// {"error": {"code": "...", "message": "...", ...details}}.
 //
 // Pure functions; thread-safe.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
 #include <string>
-#include <string_view>
 
+#include "base/status.h"
 #include "server/http/response.h"
 
 namespace kiln::http {
@@ -15,23 +15,16 @@ namespace kiln::http {
 // `value` serialized with Content-Type application/json.
 Response JsonResponse(int status, const nlohmann::json& value);
 
-// The error body for `status`. `code` is a stable machine-readable name
-// ("not_found", "payload_too_large"); `message` says what, where and why.
-Response ErrorResponse(int status, std::string_view code, std::string_view message);
+// The answer for `error` (never compressed): the status of its codes
+// (error_status.h); "code" is its reason (or its code's name), "message"
+// ErrorMessage(error); an error placed at a line of the request's HLO text
+// adds "line" and "column", an input mismatch "parameter", "expected" and
+// "got"; Retry-After and WWW-Authenticate come from its details.
+Response ErrorResponse(const Error& error);
 
-}  // namespace kiln::http
-
-namespace kiln::http {
-
-// A request the transport or a handler refuses, before it becomes a Response.
-struct HttpError {
-  int status = 400;
-  std::string code;
-  std::string message;
-};
-
-inline Response ErrorResponse(const HttpError& error) {
-  return ErrorResponse(error.status, error.code, error.message);
-}
+// The API's message for `error`: Error::ToString(), except that an error
+// placed at a line starts with "LINE:COLUMN: " (or "LINE: "), the position
+// in the request's text, with no file name.
+std::string ErrorMessage(const Error& error);
 
 }  // namespace kiln::http

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "server/http/port_holder.h"
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http::internal {
 namespace {
@@ -37,7 +37,7 @@ Error InUse(const sockaddr& address) {
   if (std::optional<std::string> holder = DescribePortHolder(PortOf(address))) {
     message += StrCat(": ", *holder, " listens on port ", PortOf(address));
   }
-  return Error{std::move(message)};
+  return UnavailableError(std::move(message));
 }
 
 }  // namespace
@@ -48,8 +48,8 @@ Result<sockaddr_storage> ResolveListenAddress(const std::string& host, uint16_t 
                ? uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6*>(&address))
                : uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in*>(&address));
   if (rc != 0) {
-    return MakeError(StrCat("listen address \"", host,
-                            "\" is not a numeric IPv4 or IPv6 address: ", uv_strerror(rc)));
+    return InvalidArgumentError(
+        StrCat("listen address \"", host, "\" is not a numeric IPv4 or IPv6 address: ", uv_strerror(rc)));
   }
   return address;
 }
@@ -59,7 +59,7 @@ Result<uv_os_sock_t> BindListenSocket(const sockaddr& address, ListenRole role) 
   auto fail = [&where](const char* step, int fd) -> Result<uv_os_sock_t> {
     const int error = errno;
     if (fd >= 0) ::close(fd);
-    return MakeError(StrCat(step, " ", where, ": ", std::strerror(error)));
+    return ErrnoError(error, StrCat(step, " ", where, ": ", std::strerror(error)));
   };
   const int fd = ::socket(address.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return fail("socket for", fd);

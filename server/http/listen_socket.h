@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <string>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 
 namespace kiln::http::internal {
 

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <utility>
 
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http::internal {
 
@@ -25,7 +25,7 @@ Status Listener::Open(uv_loop_t* loop, uv_os_sock_t socket, int backlog,
   on_error_ = std::move(on_error);
   uv_timer_init(loop_, &resume_timer_);
   resume_timer_.data = this;
-  if (int rc = Listen(); rc != 0) return MakeError(StrCat("listen: ", uv_strerror(rc)));
+  if (int rc = Listen(); rc != 0) return ErrnoError(-rc, StrCat("listen: ", uv_strerror(rc)));
   return Ok();
 }
 

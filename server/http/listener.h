@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 
 namespace kiln::http::internal {
 

@@ -4,7 +4,7 @@
 #include <cassert>
 #include <cmath>
 
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http {
 namespace {

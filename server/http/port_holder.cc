@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http::internal {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http {
 namespace {
@@ -48,8 +48,7 @@ std::optional<std::string_view> ClosestName(std::string_view name,
   return best;
 }
 
-std::optional<HttpError> CheckQuery(const RequestContract& contract, const Request& request,
-                                    RouteName route) {
+std::optional<Error> CheckQuery(const RequestContract& contract, const Request& request, RouteName route) {
   for (size_t i = 0; i < request.query.size(); ++i) {
     const std::string& name = request.query[i].first;
     const bool known =
@@ -62,37 +61,36 @@ std::optional<HttpError> CheckQuery(const RequestContract& contract, const Reque
       }
       message += contract.query.empty() ? std::string("; it takes no query parameters")
                                         : StrCat("; accepted: ", Join(contract.query));
-      return HttpError{400, "invalid_query", std::move(message)};
+      return InvalidArgumentError(std::move(message)).WithReason("invalid_query");
     }
     size_t repeats = 1;
     for (size_t j = i + 1; j < request.query.size(); ++j) repeats += request.query[j].first == name;
     if (repeats > 1) {
-      return HttpError{400, "invalid_query",
-                       StrCat("query parameter '", name, "' is given ", repeats, " times for ",
-                              route.method, " ", route.pattern, "; give it once")};
+      return InvalidArgumentError(StrCat("query parameter '", name, "' is given ", repeats, " times for ", route.method,
+                                         " ", route.pattern, "; give it once"))
+          .WithReason("invalid_query");
     }
   }
   return std::nullopt;
 }
 
-std::optional<HttpError> CheckBodyType(const RequestContract& contract, const Request& request,
-                                       RouteName route) {
+std::optional<Error> CheckBodyType(const RequestContract& contract, const Request& request, RouteName route) {
   if (contract.body_types.empty()) return std::nullopt;
   std::optional<std::string_view> content_type = request.headers.Get("Content-Type");
   if (!content_type) {
     if (request.body.empty() || contract.untyped_body) return std::nullopt;
-    return HttpError{415, "unsupported_media_type",
-                     StrCat("the body has no Content-Type; ", route.method, " ", route.pattern,
-                            " accepts ", Join(contract.body_types))};
+    return InvalidArgumentError(StrCat("the body has no Content-Type; ", route.method, " ", route.pattern, " accepts ",
+                                       Join(contract.body_types)))
+        .WithReason("unsupported_media_type");
   }
   std::string media_type = MediaTypeOf(*content_type);
   if (std::find(contract.body_types.begin(), contract.body_types.end(), media_type) !=
       contract.body_types.end()) {
     return std::nullopt;
   }
-  return HttpError{415, "unsupported_media_type",
-                   StrCat("Content-Type '", *content_type, "' is not accepted by ", route.method,
-                          " ", route.pattern, "; send one of ", Join(contract.body_types))};
+  return InvalidArgumentError(StrCat("Content-Type '", *content_type, "' is not accepted by ", route.method, " ",
+                                     route.pattern, "; send one of ", Join(contract.body_types)))
+      .WithReason("unsupported_media_type");
 }
 
 }  // namespace
@@ -106,9 +104,8 @@ std::string MediaTypeOf(std::string_view content_type) {
   return lower;
 }
 
-std::optional<HttpError> CheckRequestContract(const RequestContract& contract,
-                                              const Request& request, RouteName route) {
-  if (std::optional<HttpError> refused = CheckQuery(contract, request, route)) return refused;
+std::optional<Error> CheckRequestContract(const RequestContract& contract, const Request& request, RouteName route) {
+  if (std::optional<Error> refused = CheckQuery(contract, request, route)) return refused;
   return CheckBodyType(contract, request, route);
 }
 

@@ -40,8 +40,7 @@ struct RouteName {
 };
 
 // The refusal of `request` under `contract`, or nullopt.
-std::optional<HttpError> CheckRequestContract(const RequestContract& contract,
-                                              const Request& request, RouteName route);
+std::optional<Error> CheckRequestContract(const RequestContract& contract, const Request& request, RouteName route);
 
 // The media type of a Content-Type value: before any ';', trimmed, lowercase.
 std::string MediaTypeOf(std::string_view content_type);

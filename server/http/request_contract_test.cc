@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "server/http/error_status.h"
+
 namespace kiln::http {
 namespace {
 
@@ -34,11 +36,10 @@ TEST(RequestContractTest, KnownParametersPass) {
 }
 
 TEST(RequestContractTest, AMisspeltParameterIsNamedWithTheClosestOne) {
-  std::optional<HttpError> error =
-      CheckRequestContract(CompileLike(), WithQuery({{"chp", "v6e"}}), kRoute);
+  std::optional<Error> error = CheckRequestContract(CompileLike(), WithQuery({{"chp", "v6e"}}), kRoute);
   ASSERT_TRUE(error);
-  EXPECT_EQ(error->status, 400);
-  EXPECT_EQ(error->code, "invalid_query");
+  EXPECT_EQ(HttpStatusOf(*error), 400);
+  EXPECT_EQ(error->Reason(), "invalid_query");
   EXPECT_EQ(error->message,
             "unknown query parameter 'chp' for POST /v1/compile (did you mean 'chip'?); "
             "accepted: chip, plan, scoped_vmem_bytes, return");
@@ -52,8 +53,7 @@ TEST(RequestContractTest, AMisspeltParameterIsNamedWithTheClosestOne) {
 }
 
 TEST(RequestContractTest, AnUnrelatedNameGetsNoSuggestion) {
-  std::optional<HttpError> error =
-      CheckRequestContract(CompileLike(), WithQuery({{"x", "1"}}), kRoute);
+  std::optional<Error> error = CheckRequestContract(CompileLike(), WithQuery({{"x", "1"}}), kRoute);
   ASSERT_TRUE(error);
   EXPECT_EQ(error->message.find("did you mean"), std::string::npos) << error->message;
   error = CheckRequestContract(RequestContract{}, WithQuery({{"limit", "5"}}),
@@ -64,10 +64,10 @@ TEST(RequestContractTest, AnUnrelatedNameGetsNoSuggestion) {
 }
 
 TEST(RequestContractTest, ARepeatedParameterIsRefused) {
-  std::optional<HttpError> error = CheckRequestContract(
-      CompileLike(), WithQuery({{"chip", "v5e"}, {"plan", "none"}, {"chip", "v6e"}}), kRoute);
+  std::optional<Error> error =
+      CheckRequestContract(CompileLike(), WithQuery({{"chip", "v5e"}, {"plan", "none"}, {"chip", "v6e"}}), kRoute);
   ASSERT_TRUE(error);
-  EXPECT_EQ(error->code, "invalid_query");
+  EXPECT_EQ(error->Reason(), "invalid_query");
   EXPECT_EQ(error->message,
             "query parameter 'chip' is given 2 times for POST /v1/compile; give it once");
 }
@@ -77,10 +77,10 @@ TEST(RequestContractTest, BodyTypesAreCheckedWithoutParametersOrCase) {
   EXPECT_EQ(CheckRequestContract(contract, WithBody("text/plain; charset=utf-8"), kRoute),
             std::nullopt);
   EXPECT_EQ(CheckRequestContract(contract, WithBody(" Application/JSON "), kRoute), std::nullopt);
-  std::optional<HttpError> error = CheckRequestContract(contract, WithBody("image/png"), kRoute);
+  std::optional<Error> error = CheckRequestContract(contract, WithBody("image/png"), kRoute);
   ASSERT_TRUE(error);
-  EXPECT_EQ(error->status, 415);
-  EXPECT_EQ(error->code, "unsupported_media_type");
+  EXPECT_EQ(HttpStatusOf(*error), 415);
+  EXPECT_EQ(error->Reason(), "unsupported_media_type");
   EXPECT_EQ(error->message,
             "Content-Type 'image/png' is not accepted by POST /v1/compile; send one of "
             "text/plain, application/json");
@@ -90,9 +90,9 @@ TEST(RequestContractTest, AnUntypedBodyNeedsTheRoutesConsent) {
   RequestContract contract = CompileLike();
   EXPECT_EQ(CheckRequestContract(contract, WithBody(std::nullopt), kRoute), std::nullopt);
   contract.untyped_body = false;
-  std::optional<HttpError> error = CheckRequestContract(contract, WithBody(std::nullopt), kRoute);
+  std::optional<Error> error = CheckRequestContract(contract, WithBody(std::nullopt), kRoute);
   ASSERT_TRUE(error);
-  EXPECT_EQ(error->status, 415);
+  EXPECT_EQ(HttpStatusOf(*error), 415);
   EXPECT_EQ(error->message,
             "the body has no Content-Type; POST /v1/compile accepts text/plain, application/json");
   // No body, nothing to type: the route says what it thinks of an empty one.

@@ -23,20 +23,20 @@ namespace kiln::http::internal {
 
 // The refusal of a request whose header section `parser` just finished
 // (400, or 501 for an unsupported transfer coding), or nullopt.
-std::optional<HttpError> CheckFraming(const llhttp_t& parser, const HeaderMap& headers);
+std::optional<Error> CheckFraming(const llhttp_t& parser, const HeaderMap& headers);
 
 // The 400 for a header value continued on the next line (obs-fold,
 // RFC 9112 §5.2). `field` names the header whose value was continued.
-HttpError ObsFoldError(std::string_view field);
+Error ObsFoldError(std::string_view field);
 
 // The 400 for a request line without an HTTP version (HTTP/0.9), which
 // llhttp would otherwise take as a request whose header section follows.
-HttpError NoVersionError();
+Error NoVersionError();
 
 // The 400 for a header field whose name is empty (": value").
-HttpError EmptyFieldNameError();
+Error EmptyFieldNameError();
 
 // The 400 for a parse error llhttp reported.
-HttpError MalformedRequestError(llhttp_errno_t error, const char* reason);
+Error MalformedRequestError(llhttp_errno_t error, const char* reason);
 
 }  // namespace kiln::http::internal

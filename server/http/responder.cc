@@ -14,7 +14,7 @@ Responder::Responder(Responder&& other) noexcept
 
 Responder& Responder::operator=(Responder&& other) noexcept {
   if (this != &other) {
-    if (channel_) (*this)(ErrorResponse(500, "internal", "handler dropped its request"));
+    if (channel_) (*this)(ErrorResponse(InternalError("handler dropped its request")));
     channel_ = std::move(other.channel_);
     ticket_ = other.ticket_;
   }
@@ -22,7 +22,7 @@ Responder& Responder::operator=(Responder&& other) noexcept {
 }
 
 Responder::~Responder() {
-  if (channel_) (*this)(ErrorResponse(500, "internal", "handler finished without a response"));
+  if (channel_) (*this)(ErrorResponse(InternalError("handler finished without a response")));
 }
 
 void Responder::operator()(Response response) {

@@ -1,6 +1,6 @@
 #include "server/http/response_channel.h"
 
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http::internal {
 
@@ -8,7 +8,7 @@ Status ResponseChannel::Open(uv_loop_t* loop, DeliverFn deliver) {
   deliver_ = std::move(deliver);
   async_.data = this;
   if (int rc = uv_async_init(loop, &async_, &ResponseChannel::OnAsync); rc != 0) {
-    return MakeError(StrCat("uv_async_init: ", uv_strerror(rc)));
+    return ErrnoError(-rc, StrCat("uv_async_init: ", uv_strerror(rc)));
   }
   SetLoopThread();
   std::lock_guard lock(mu_);

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "server/http/content_coding.h"
 #include "server/http/response.h"
 

@@ -39,8 +39,8 @@ TEST(ResponseHeadTest, ZstdWireBodyAndNoBodyStatuses) {
   EXPECT_TRUE(no_content.starts_with("HTTP/1.1 204 No Content\r\n"));
   EXPECT_EQ(no_content.find("Content-Length"), std::string::npos);
 
-  std::string http10 = SerializeHead(ErrorResponse(404, "not_found", "x"), {},
-                                     HeadOptions{.keep_alive = true, .http10 = true});
+  std::string http10 =
+      SerializeHead(ErrorResponse(NotFoundError("x")), {}, HeadOptions{.keep_alive = true, .http10 = true});
   EXPECT_NE(http10.find("Connection: keep-alive\r\n"), std::string::npos);
   EXPECT_NE(http10.find("Content-Length: 0\r\n"), std::string::npos);
 }

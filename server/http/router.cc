@@ -1,7 +1,7 @@
 #include "server/http/router.h"
 
 #include "server/http/header_map.h"
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 #include "server/http/url.h"
 
 namespace kiln::http {
@@ -45,7 +45,7 @@ void AppendAllowed(std::string& allow, std::string_view method) {
 
 Status Router::Add(std::string method, std::string pattern, Handler handler, Execution execution) {
   if (pattern.empty() || pattern.front() != '/') {
-    return MakeError(StrCat("route pattern \"", pattern, "\" must start with '/'"));
+    return InvalidArgumentError(StrCat("route pattern \"", pattern, "\" must start with '/'"));
   }
   Route route{.method = std::move(method),
               .pattern = pattern,
@@ -55,13 +55,13 @@ Status Router::Add(std::string method, std::string pattern, Handler handler, Exe
   for (std::string_view segment : SplitPath(pattern)) {
     bool braces = segment.find_first_of("{}") != std::string_view::npos;
     if ((segment.empty() && pattern != "/") || (braces && !IsCapture(segment))) {
-      return MakeError(StrCat("route pattern \"", pattern, "\": bad segment \"", segment, "\""));
+      return InvalidArgumentError(StrCat("route pattern \"", pattern, "\": bad segment \"", segment, "\""));
     }
     route.segments.emplace_back(segment);
   }
   for (const Route& existing : routes_) {
     if (existing.method == route.method && existing.pattern == route.pattern) {
-      return MakeError(StrCat("route ", route.method, " ", pattern, " is registered twice"));
+      return AlreadyExistsError(StrCat("route ", route.method, " ", pattern, " is registered twice"));
     }
   }
   routes_.push_back(std::move(route));
@@ -82,7 +82,7 @@ Status Router::Declare(std::string_view method, std::string_view pattern,
       return Ok();
     }
   }
-  return MakeError(StrCat("route ", method, " ", pattern, " is not registered"));
+  return NotFoundError(StrCat("route ", method, " ", pattern, " is not registered"));
 }
 
 RouteMatch Router::Match(std::string_view method, std::string_view path) const {
@@ -114,7 +114,7 @@ RouteMatch Router::Match(std::string_view method, std::string_view path) const {
     Result<std::string> value = PercentDecode(segments[i], /*plus_as_space=*/false);
     if (!value) {
       match.kind = RouteMatch::Kind::kBadPath;
-      match.error = value.error().message;
+      match.error = value.error().ToString();
       return match;
     }
     match.path_params.emplace_back(expected.substr(1, expected.size() - 2), std::move(*value));

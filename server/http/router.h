@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "server/http/handler.h"
 #include "server/http/request.h"
 #include "server/http/request_contract.h"

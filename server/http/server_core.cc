@@ -62,21 +62,19 @@ ServerCore::~ServerCore() { StopWorkers(); }
 
 Status ServerCore::Validate(const HttpServerOptions& options) {
   if (options.max_pipelined_requests == 0 || options.max_write_queue_bytes == 0) {
-    return MakeError(
-        "HttpServerOptions: max_pipelined_requests and max_write_queue_bytes must be > 0");
+    return InvalidArgumentError("HttpServerOptions: max_pipelined_requests and max_write_queue_bytes must be > 0");
   }
   if (options.request_timeout.count() <= 0 || options.idle_timeout.count() <= 0 ||
       options.shutdown_grace.count() < 0) {
-    return MakeError("HttpServerOptions: timeouts must be positive");
+    return InvalidArgumentError("HttpServerOptions: timeouts must be positive");
   }
   if (options.max_header_bytes == 0 || options.worker_threads <= 0 ||
       options.worker_queue_capacity == 0) {
-    return MakeError(
+    return InvalidArgumentError(
         "HttpServerOptions: max_header_bytes, worker_threads and worker_queue_capacity must be > "
         "0");
   }
-  if (options.loops < 0)
-    return MakeError("HttpServerOptions: loops must be >= 0 (0: one per core)");
+  if (options.loops < 0) return InvalidArgumentError("HttpServerOptions: loops must be >= 0 (0: one per core)");
   return Ok();
 }
 

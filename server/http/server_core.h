@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "server/http/http_server.h"
 #include "server/http/metrics.h"
 #include "server/http/router.h"

@@ -7,7 +7,7 @@
 
 #include "server/http/connection.h"
 #include "server/http/listen_socket.h"
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http::internal {
 namespace {
@@ -51,7 +51,7 @@ Result<uint16_t> ServerLoop::Listen(uint16_t port, ListenRole role) {
   std::signal(SIGPIPE, SIG_IGN);
   KILN_ASSIGN_OR_RETURN(sockaddr_storage address, ResolveListenAddress(options.host, port));
   if (int rc = uv_loop_init(&loop_); rc != 0) {
-    return MakeError(StrCat("uv_loop_init: ", uv_strerror(rc)));
+    return ErrnoError(-rc, StrCat("uv_loop_init: ", uv_strerror(rc)));
   }
   loop_initialized_ = true;
 
@@ -73,7 +73,7 @@ Result<uint16_t> ServerLoop::Listen(uint16_t port, ListenRole role) {
       &loop_, socket, options.backlog, [this](uv_stream_t* server) { Accept(server); },
       [this](int status) { HandleAcceptError(status); });
   if (!listening) {
-    return MakeError(StrCat(options.host, ":", port, ": ", listening.error().message));
+    return listening.error().WithContext(StrCat(options.host, ":", port));
   }
   return listener_.port();
 }
@@ -85,7 +85,7 @@ Status ServerLoop::WatchSignals(std::function<void(bool second)> on_signal) {
     handle->data = this;
     signals_started_ = true;
     if (int rc = uv_signal_start(handle, &ServerLoop::OnSignal, signum); rc != 0) {
-      return MakeError(StrCat("uv_signal_start(", signum, "): ", uv_strerror(rc)));
+      return ErrnoError(-rc, StrCat("uv_signal_start(", signum, "): ", uv_strerror(rc)));
     }
   }
   return Ok();

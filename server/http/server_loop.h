@@ -26,7 +26,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "server/http/access_log.h"
 #include "server/http/http_server.h"
 #include "server/http/listen_socket.h"

@@ -15,7 +15,7 @@
 #include "server/http/json_response.h"
 #include "server/http/response_head.h"
 #include "server/http/server_loop.h"
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http::internal {
 namespace {
@@ -87,10 +87,10 @@ void ServerLoop::Refuse(uv_stream_t* server) {
   // listener.
   if (uv_accept(server, reinterpret_cast<uv_stream_t*>(tcp)) == 0) {
     Response response =
-        ErrorResponse(503, "overloaded",
-                      StrCat("the server holds its maximum of ", core_.options().max_connections,
-                             " connections and none is idle; retry later"));
-    response.headers.Set("Retry-After", std::to_string(core_.options().retry_after_seconds));
+        ErrorResponse(UnavailableError(StrCat("the server holds its maximum of ", core_.options().max_connections,
+                                              " connections and none is idle; retry later"))
+                          .WithReason("overloaded")
+                          .RetryAfter(core_.options().retry_after_seconds));
     std::string bytes = SerializeHead(response, WireBody{response.body, false},
                                       HeadOptions{.keep_alive = false, .date = Date()}) +
                         std::string(*response.body);

@@ -1,6 +1,6 @@
 #include "server/http/url.h"
 
-#include "server/http/str_cat.h"
+#include "base/str_cat.h"
 
 namespace kiln::http {
 namespace {
@@ -51,7 +51,7 @@ Result<std::string> PercentDecode(std::string_view text, bool plus_as_space) {
       int hi = i + 2 < text.size() ? HexValue(text[i + 1]) : -1;
       int lo = hi >= 0 ? HexValue(text[i + 2]) : -1;
       if (lo < 0) {
-        return MakeError(StrCat("bad percent-escape at offset ", i, " of \"", text, "\""));
+        return InvalidArgumentError(StrCat("bad percent-escape at offset ", i, " of \"", text, "\""));
       }
       out.push_back(static_cast<char>(hi * 16 + lo));
       i += 2;
@@ -62,7 +62,7 @@ Result<std::string> PercentDecode(std::string_view text, bool plus_as_space) {
 
 Result<ParsedTarget> ParseTarget(std::string_view target) {
   if (target.empty() || target.front() != '/') {
-    return MakeError(StrCat("request target \"", target, "\" is not an absolute path"));
+    return InvalidArgumentError(StrCat("request target \"", target, "\" is not an absolute path"));
   }
   ParsedTarget parsed;
   size_t question = target.find('?');

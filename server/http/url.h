@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "server/http/request.h"
 
 namespace kiln::http {

@@ -14,7 +14,7 @@
 namespace kiln::http::testing {
 namespace {
 
-std::string Errno(std::string_view what) { return std::string(what) + ": " + std::strerror(errno); }
+Error Errno(std::string_view what) { return ErrnoError(errno, std::string(what) + ": " + std::strerror(errno)); }
 
 timeval ToTimeval(std::chrono::milliseconds timeout) {
   return timeval{.tv_sec = static_cast<time_t>(timeout.count() / 1000),
@@ -25,7 +25,7 @@ timeval ToTimeval(std::chrono::milliseconds timeout) {
 
 Result<RawHttpClient> RawHttpClient::Connect(uint16_t port, std::chrono::milliseconds timeout) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return MakeError(Errno("socket"));
+  if (fd < 0) return Errno("socket");
   RawHttpClient client(fd);
   timeval tv = ToTimeval(timeout);
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -37,7 +37,7 @@ Result<RawHttpClient> RawHttpClient::Connect(uint16_t port, std::chrono::millise
   address.sin_port = htons(port);
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    return MakeError(Errno("connect"));
+    return Errno("connect");
   }
   return client;
 }
@@ -62,7 +62,7 @@ Status RawHttpClient::Send(std::string_view bytes) {
   while (!bytes.empty()) {
     ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return MakeError(Errno("send"));
+    if (n <= 0) return Errno("send");
     bytes.remove_prefix(static_cast<size_t>(n));
   }
   return Ok();
@@ -84,11 +84,10 @@ Status RawHttpClient::Fill() {
       buffer_.append(chunk, static_cast<size_t>(n));
       return Ok();
     }
-    if (n == 0) return MakeError("connection closed by the server");
+    if (n == 0) return UnavailableError("connection closed by the server");
     if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK)
-      return MakeError("timed out waiting for the server");
-    return MakeError(Errno("recv"));
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return DeadlineExceededError("timed out waiting for the server");
+    return Errno("recv");
   }
 }
 
@@ -100,7 +99,7 @@ Result<RawResponse> RawHttpClient::ReadResponse(bool head_request) {
   size_t line_end = head.find("\r\n");
   std::string_view status_line = head.substr(0, line_end);
   if (status_line.size() < 12 || !status_line.starts_with("HTTP/1.")) {
-    return MakeError("bad status line: " + std::string(status_line));
+    return InvalidArgumentError("bad status line: " + std::string(status_line));
   }
   std::from_chars(status_line.data() + 9, status_line.data() + 12, response.status);
   while (line_end != std::string_view::npos) {
@@ -108,7 +107,7 @@ Result<RawResponse> RawHttpClient::ReadResponse(bool head_request) {
     line_end = head.find("\r\n");
     std::string_view line = head.substr(0, line_end);
     size_t colon = line.find(':');
-    if (colon == std::string_view::npos) return MakeError("bad header line: " + std::string(line));
+    if (colon == std::string_view::npos) return InvalidArgumentError("bad header line: " + std::string(line));
     std::string_view value = line.substr(colon + 1);
     while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
     response.headers.Add(std::string(line.substr(0, colon)), std::string(value));
@@ -129,7 +128,7 @@ bool RawHttpClient::WaitForClose() {
   while (true) {
     Status status = Fill();
     if (status) continue;
-    return status.error().message.find("timed out") == std::string::npos;
+    return status.error().code != ErrorCode::kDeadlineExceeded;
   }
 }
 

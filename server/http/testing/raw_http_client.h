@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "compiler/hlo/status.h"
+#include "base/status.h"
 #include "server/http/header_map.h"
 
 namespace kiln::http::testing {

@@ -82,7 +82,7 @@ inline Router CountingEchoRouter(std::atomic<int>& calls) {
 // A raw client connected to `port`; a failure to connect fails the test.
 inline RawHttpClient ConnectOrFail(uint16_t port) {
   Result<RawHttpClient> client = RawHttpClient::Connect(port);
-  EXPECT_TRUE(client) << client.error().message;
+  EXPECT_TRUE(client) << client.error().ToString();
   return std::move(*client);
 }
 
@@ -90,7 +90,7 @@ inline RawHttpClient ConnectOrFail(uint16_t port) {
 inline std::unique_ptr<HttpServer> StartServer(HttpServerOptions options, Router router) {
   auto server = std::make_unique<HttpServer>(std::move(options), std::move(router));
   Status started = server->Start();
-  EXPECT_TRUE(started) << (started ? "" : started.error().message);
+  EXPECT_TRUE(started) << (started ? "" : started.error().ToString());
   if (!started || server->port() == 0) return nullptr;
   return server;
 }

@@ -1,16 +1,18 @@
-// StrCat: concatenates strings and numbers (GCC 12 has no <format>).
+// StrCat: concatenates strings and numbers (GCC 12 has no <format>), and
+// the number formats messages use.
 //
-// Numbers are printed with std::to_chars: integers in decimal, floating
-// point in the shortest form that round-trips. Pure; thread-safe.
+// Integers print in decimal; floating-point values in the shortest form
+// that reads back to the same value (std::to_chars). Pure; thread-safe.
 #pragma once
 
 #include <charconv>
 #include <concepts>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <type_traits>
 
-namespace kiln::http {
+namespace kiln {
 namespace str_cat_internal {
 
 inline void Append(std::string& out, std::string_view text) { out.append(text); }
@@ -42,4 +44,12 @@ inline std::string FixedDecimal(double value, int decimals) {
   return std::string(digits, end);
 }
 
-}  // namespace kiln::http
+// `value` with up to `digits` significant digits, as printf's "%g" writes
+// it ("0.333333", "1e+20").
+inline std::string SignificantDigits(double value, int digits = 6) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.*g", digits, value);
+  return text;
+}
+
+}  // namespace kiln

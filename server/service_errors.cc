@@ -1,0 +1,18 @@
+#include "server/service_errors.h"
+
+#include <string>
+
+#include "cache/storage_problem.h"
+
+namespace kiln::server {
+
+Error InternalFailure(std::string_view what, const Error& error) {
+  return InternalError(std::string(what) + ": " + error.ToString());
+}
+
+Error StorageFailure(std::string_view what, const Error& error) {
+  if (cache::StorageProblemOf(error) == cache::StorageProblem::kNone) return InternalFailure(what, error);
+  return Error(error).WithContext(what);
+}
+
+}  // namespace kiln::server
