@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/edit_distance.h"
 #include "compiler/hlo/name_table.h"
 
 namespace kiln::hlo {
@@ -27,22 +28,6 @@ const TypeInfo* Find(PrimitiveType t) {
   size_t i = static_cast<size_t>(t);
   if (i == 0 || i > kTypes.size()) return nullptr;
   return &kTypes[i - 1];
-}
-
-// Levenshtein distance between two short words.
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 }  // namespace

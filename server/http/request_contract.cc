@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/edit_distance.h"
 #include "base/str_cat.h"
 
 namespace kiln::http {
@@ -16,22 +17,6 @@ std::string Join(const std::vector<std::string>& names) {
   return out;
 }
 
-// Edit distance (insertions, deletions, substitutions), ignoring case.
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t substitute = diagonal + (Lower(a[i - 1]) == Lower(b[j - 1]) ? 0 : 1);
-      diagonal = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
-    }
-  }
-  return row[b.size()];
-}
-
 // The accepted name `name` is most likely a misspelling of, if any is close:
 // at most two edits, and fewer than half of the name's length.
 std::optional<std::string_view> ClosestName(std::string_view name,
@@ -39,7 +24,7 @@ std::optional<std::string_view> ClosestName(std::string_view name,
   std::optional<std::string_view> best;
   size_t best_distance = 3;
   for (const std::string& candidate : accepted) {
-    size_t distance = EditDistance(name, candidate);
+    size_t distance = EditDistance(name, candidate, LetterCase::kIgnored);
     if (distance < best_distance && 2 * distance < std::max(name.size(), candidate.size())) {
       best = candidate;
       best_distance = distance;
