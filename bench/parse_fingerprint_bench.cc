@@ -14,7 +14,10 @@
 // and prints MB/s (10^6 bytes of HLO text per second of the thread's CPU
 // time, so that other work on a shared machine does not count) per module, the
 // aggregate (total bytes over total best times) and how many times slower
-// parse+fp is than the raw hash. It reports whether the target is met but
+// parse+fp is than the raw hash. A scaling section then parses one value
+// with 20,000 and with 80,000 users (hostile input arrives over HTTP) and
+// prints the time ratio: about 4 when parsing is linear in the number of
+// users, about 16 when it is quadratic. It reports whether the target is met but
 // never fails on timing: exit status 1 only when the corpus cannot be read
 // or a module does not parse.
 #include <algorithm>
@@ -151,6 +154,23 @@ bool Measure(const Input& in, int repetitions, Timings& t) {
   return true;
 }
 
+// Best-of-`repetitions` seconds to parse a module where one parameter has
+// `users` users.
+double ParseSecondsForUsers(int users, int repetitions) {
+  std::string text = "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n";
+  for (int i = 0; i < users; ++i) text += "  n" + std::to_string(i) + " = f32[] negate(p)\n";
+  text += "  ROOT r = f32[] negate(p)\n}\n";
+  double best = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < repetitions; ++r) {
+    auto a = Clock::now();
+    kiln::Result<std::unique_ptr<kiln::hlo::Module>> m = kiln::hlo::ParseModule(text, "users.hlo");
+    auto b = Clock::now();
+    if (!m) return -1;
+    best = std::min(best, Seconds(a, b));
+  }
+  return best;
+}
+
 void PrintRow(const char* label, size_t bytes, const Timings& t) {
   std::printf("%-52s %8.2f %10.0f %9.1f %9.1f %9.1f %7.1fx\n", label,
               static_cast<double>(bytes) / 1e6, MBps(bytes, t.raw_hash), MBps(bytes, t.parse),
@@ -205,5 +225,15 @@ int main(int argc, char** argv) {
   std::printf("result: %.1f MB/s aggregate parse+fingerprint, %s (parse+fp is %.1fx the raw "
               "XXH3-128 time)\n",
               achieved, achieved >= kTargetMBps ? "MET" : "NOT MET", total.parse_fp / total.raw_hash);
+
+  const double few = ParseSecondsForUsers(20000, repetitions);
+  const double many = ParseSecondsForUsers(80000, repetitions);
+  if (few < 0 || many < 0) {
+    std::fprintf(stderr, "the many-users module does not parse\n");
+    return 1;
+  }
+  std::printf("\nscaling: one value with 20k users parses in %.1f ms, with 80k in %.1f ms: %.1fx "
+              "(4x is linear, 16x quadratic)\n",
+              few * 1e3, many * 1e3, many / few);
   return 0;
 }
