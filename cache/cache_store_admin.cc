@@ -121,7 +121,12 @@ Result<VerifyReport> CacheStore::VerifyAll() {
 }
 
 Result<bool> CacheStore::Evict(const EntryId& id) {
-  if (pins_->IsPinned(id)) return FailedPreconditionError("cache: entry " + id.ToString() + " is in use (pinned)");
+  if (pins_->IsPinned(id)) {
+    return FailedPreconditionError("cache: entry " + id.ToString() +
+                                   " is in use by a request that is running or sending it; retry when it ends")
+        .WithReason(std::string(kEntryInUse))
+        .RetryAfter(1);
+  }
   if (read_only_) return ReadOnlyError();
   std::lock_guard lock(writer_mutex_);
   (void)FlushHitStatsLocked();  // advisory figures

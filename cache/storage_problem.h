@@ -26,6 +26,9 @@ enum class StorageProblem {
 inline constexpr std::string_view kStorageFull = "insufficient_storage";
 inline constexpr std::string_view kStoreReadOnly = "read_only_store";
 inline constexpr std::string_view kStoreBusy = "store_busy";
+// Not a storage problem: an entry a running request holds (pinned) cannot be
+// deleted until it ends (failed_precondition with this reason, Retry-After).
+inline constexpr std::string_view kEntryInUse = "entry_in_use";
 
 // "none", "full", "read-only", "busy".
 inline std::string_view StorageProblemName(StorageProblem problem) {

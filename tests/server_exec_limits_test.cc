@@ -149,6 +149,24 @@ TEST(ServerExecLimitsTest, RunawayLoopsDoNotStarveANormalExecute) {
   for (int status : statuses) EXPECT_EQ(status, 504);
 }
 
+// A run works on the program it loaded: deleting its entry meanwhile
+// succeeds (the store keeps no pin for a run), the run goes on to its own
+// end, and the entry is gone after.
+TEST(ServerExecLimitsTest, DeletingAnEntryWhileItRunsDeletesItAndTheRunGoesOn) {
+  KilnServeProcess serve({"--pool", "v5e:1", "--execute-timeout", "60s"});
+  ASSERT_TRUE(serve.ok());
+  const std::string spin = Compile(serve, kSpinModule);
+  http::testing::RawResponse ran;
+  std::thread client([&] { ran = serve.Call("POST", Execute(spin) + "?timeout=2s", kSpinInputs, kJson); });
+  WaitForPool(serve, 1);
+  auto deleted = serve.Call("DELETE", "/v1/executables/" + spin);
+  EXPECT_EQ(deleted.status, 204) << deleted.body;
+  EXPECT_EQ(serve.Call("GET", "/v1/executables/" + spin).status, 404);
+  client.join();
+  EXPECT_EQ(ran.status, 504) << ran.body;
+  EXPECT_EQ(ErrorCode(ran), "deadline_exceeded");
+}
+
 TEST(ServerExecLimitsTest, SigtermDuringARunawayExecuteExitsWithinTheGracePeriod) {
   KilnServeProcess serve({"--pool", "v5e:1", "--execute-timeout", "60s", "--shutdown-grace", "2s"});
   ASSERT_TRUE(serve.ok());
