@@ -189,6 +189,14 @@ Status ApplyEnvironment(ServeOptions& options, const std::function<bool(std::str
     if (!connections) return wrap("KILN_MAX_CONNECTIONS", connections.error());
     options.max_connections = *connections;
   }
+  if (const char* v = read("KILN_POOL_QUEUE"); v && !flag_given("--pool-queue")) {
+    auto queue = ParseUnsigned(v, kMaxPoolQueue, "queue length");
+    if (!queue || *queue == 0) {
+      return InvalidArgumentError(std::string("environment variable KILN_POOL_QUEUE: expected 1 to ") +
+                                  std::to_string(kMaxPoolQueue) + ", got '" + v + "'");
+    }
+    options.pool_queue_capacity = *queue;
+  }
   if (const char* v = read("KILN_MAX_BODY"); v && !flag_given("--max-body")) {
     auto bytes = ParseByteSize(v);
     if (!bytes) return wrap("KILN_MAX_BODY", bytes.error());

@@ -36,7 +36,7 @@ struct ServeOptions {
   std::string auth_file;         // empty: authentication off
   int http_threads = 4;
   int request_timeout_ms = 30'000;
-  size_t pool_queue_capacity = 64;  // runs waiting per server; beyond: 503
+  size_t pool_queue_capacity = 64;  // runs waiting per server (1..kMaxPoolQueue); beyond: 503
   int loops = 0;                    // HTTP loop threads; 0: one per core
   bool access_log = true;           // one stderr line per request
   uint64_t max_connections = 0;     // client connections; 0: DefaultMaxConnections
@@ -59,6 +59,9 @@ Result<uint64_t> ParseByteSize(std::string_view text);
 
 // The largest --max-connections (KILN_MAX_CONNECTIONS) accepted.
 inline constexpr uint64_t kMaxConnectionsLimit = uint64_t{1} << 24;
+// The most runs --pool-queue lets wait for a chip: each waiting run holds
+// its request and inputs in memory.
+inline constexpr size_t kMaxPoolQueue = 100000;
 
 // The connection cap for a process allowed `open_files_limit` descriptors
 // (RLIMIT_NOFILE's soft limit; 0 or more than 2^20 counts as 2^20) serving

@@ -131,6 +131,26 @@ TEST(ServeOptionsTest, LoopsAndAccessLogFromTheEnvironment) {
   EXPECT_NE(bad.error().message.find("KILN_LOOPS"), std::string::npos);
 }
 
+TEST(ServeOptionsTest, PoolQueueFromTheEnvironment) {
+  std::map<std::string, std::string> env = {{"KILN_POOL_QUEUE", "500"}};
+  auto getenv = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  ServeOptions options;
+  ASSERT_TRUE(ApplyEnvironment(options, [](std::string_view) { return false; }, getenv));
+  EXPECT_EQ(options.pool_queue_capacity, 500u);
+  options.pool_queue_capacity = 3;
+  ASSERT_TRUE(ApplyEnvironment(options, [](std::string_view flag) { return flag == "--pool-queue"; }, getenv));
+  EXPECT_EQ(options.pool_queue_capacity, 3u) << "the flag wins";
+  for (const char* bad_value : {"0", "many", "-1", "99999999"}) {
+    env["KILN_POOL_QUEUE"] = bad_value;
+    Status bad = ApplyEnvironment(options, [](std::string_view) { return false; }, getenv);
+    ASSERT_FALSE(bad) << bad_value;
+    EXPECT_NE(bad.error().message.find("KILN_POOL_QUEUE"), std::string::npos) << bad.error().message;
+  }
+}
+
 TEST(ServeOptionsTest, MaxConnectionsFromTheEnvironment) {
   std::map<std::string, std::string> env = {{"KILN_MAX_CONNECTIONS", "5000"}};
   auto getenv = [&](const char* name) -> const char* {

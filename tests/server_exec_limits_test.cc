@@ -77,7 +77,7 @@ void WaitForPool(const Server& server, int busy, int queued = 0) {
 }
 
 TEST(ServerExecLimitsTest, RunawayLoopEndsWithTheDeadlineStatus) {
-  KilnServeProcess serve({"--pool", "v5e:1", "--execute-timeout", "1500ms"});
+  KilnServeProcess serve({"--pool", "v5e:1", "--execute-timeout", "1500ms", "--pool-queue", "5"});
   ASSERT_TRUE(serve.ok());
   const std::string key = Compile(serve, kSpinModule);
 
@@ -107,6 +107,7 @@ TEST(ServerExecLimitsTest, RunawayLoopEndsWithTheDeadlineStatus) {
   json pool = Body(serve.Call("GET", "/v1/pool"));
   EXPECT_EQ(pool["stopped"]["deadline_total"], 3);
   EXPECT_EQ(pool["execute_timeout_ms"], 1500);
+  EXPECT_EQ(pool["kinds"][0]["queue_capacity"], 5) << pool.dump();
   auto metrics = serve.Call("GET", "/metrics");
   EXPECT_NE(metrics.body.find("kiln_execute_ended_total{reason=\"deadline\"} 3\n"), std::string::npos);
 }

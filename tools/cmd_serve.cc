@@ -10,7 +10,7 @@
 // (runs still going near its end are stopped and answer 503) and closes the
 // database. Each flag can also come from the environment (KILN_LISTEN,
 // KILN_DB, KILN_POOL, KILN_COMPILE_THREADS, KILN_MAX_BODY, KILN_MAX_BYTES,
-// KILN_AUTH_FILE, KILN_LOOPS, KILN_ACCESS_LOG, KILN_MAX_CONNECTIONS,
+// KILN_AUTH_FILE, KILN_LOOPS, KILN_ACCESS_LOG, KILN_MAX_CONNECTIONS, KILN_POOL_QUEUE,
 // KILN_EXECUTE_TIMEOUT, KILN_HOST_MEMORY, KILN_SHUTDOWN_GRACE); flags win.
 // `--listen 127.0.0.1:0` takes an ephemeral port; the start line names the
 // port bound.
@@ -44,6 +44,7 @@ struct ServeArgs {
   int loops = 0;
   std::string access_log = "on";
   uint64_t max_connections = 0;
+  size_t pool_queue = 64;
   std::string execute_timeout = "60s";
   std::string host_memory = "50%";
   std::string shutdown_grace = "10s";
@@ -68,6 +69,7 @@ Result<server::ServeOptions> ResolveOptions(const ServeArgs& args, const CLI::Ap
   options.loops = args.loops;
   options.access_log = args.access_log == "on";
   options.max_connections = args.max_connections;
+  options.pool_queue_capacity = args.pool_queue;
   auto execute_timeout = server::ParseDuration(args.execute_timeout);
   if (!execute_timeout) return execute_timeout.error().WithContext("--execute-timeout");
   options.execute_timeout = *execute_timeout;
@@ -216,6 +218,11 @@ void RegisterServe(CLI::App& app, int* exit_code) {
                   "and with none idle the newcomer gets 503. 0 = what the open-files limit leaves "
                   "[KILN_MAX_CONNECTIONS]")
       ->check(CLI::Range(uint64_t{0}, server::kMaxConnectionsLimit))
+      ->capture_default_str();
+  cmd->add_option("--pool-queue", args->pool_queue,
+                  "Runs that may wait for a chip; beyond, an execute gets 503 pool_saturated with Retry-After "
+                  "[KILN_POOL_QUEUE]")
+      ->check(CLI::Range(size_t{1}, server::kMaxPoolQueue))
       ->capture_default_str();
   cmd->add_flag("--print-routes", args->print_routes, "Print the route table ('METHOD /path [query=..] [body=..]' lines) and exit");
   cmd->add_option("--execute-timeout", args->execute_timeout,
