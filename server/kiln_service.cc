@@ -90,7 +90,7 @@ void KilnService::ScheduleHitStatsFlush() {
   X("GET", "/v1/stats", Role::kRead, &KilnService::Stats, nullptr)                                              \
   X("GET", "/v1/entries", Role::kRead, &KilnService::Entries, nullptr)                                          \
   X("GET", "/v1/pool", Role::kRead, &KilnService::Pool, nullptr)                                                \
-  X("GET", "/metrics", Role::kRead, &KilnService::Metrics, nullptr)
+  X("GET", "/metrics", Role::kAdmin, &KilnService::Metrics, nullptr)
 
 Status KilnService::RegisterRoutes(http::Router& router) {
 #define KILN_ADD_ROUTE(method, pattern, role, fn, fast)                                          \

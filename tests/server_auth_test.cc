@@ -48,6 +48,10 @@ TEST(ServerAuthTest, TokensAndRoles) {
   EXPECT_EQ(unknown.status, 401);
   EXPECT_NE(unknown.headers.Get("WWW-Authenticate").value_or("").find("invalid_token"), std::string_view::npos);
   EXPECT_EQ(env.Call("GET", "/metrics").status, 401);
+  // Metrics count every tenant's requests and entries: an operator's, not a tenant reader's.
+  EXPECT_EQ(env.Call("GET", "/metrics", "", Bearer("reader-token")).status, 403);
+  EXPECT_EQ(env.Call("GET", "/metrics", "", Bearer("bob-token")).status, 403);
+  EXPECT_EQ(env.Call("GET", "/metrics", "", Bearer("alice-token")).status, 200);
 
   auto read_only = env.Call("POST", "/v1/compile", testing::kAddModule, WithText("reader-token"));
   EXPECT_EQ(read_only.status, 403);
