@@ -44,20 +44,4 @@ size_t EntryIdHash::operator()(const EntryId& id) const {
   return static_cast<size_t>(h);
 }
 
-std::string_view PlanKindName(PlanKind kind) {
-  switch (kind) {
-    case PlanKind::kHeuristic: return "heuristic";
-    case PlanKind::kTuned: return "tuned";
-    case PlanKind::kGiven: return "given";
-  }
-  return "heuristic";
-}
-
-Result<PlanKind> ParsePlanKind(std::string_view name) {
-  if (name == "heuristic") return PlanKind::kHeuristic;
-  if (name == "tuned") return PlanKind::kTuned;
-  if (name == "given") return PlanKind::kGiven;
-  return InvalidArgumentError("unknown plan kind \"" + std::string(name) + "\" (expected heuristic, tuned or given)");
-}
-
 }  // namespace kiln::cache

@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "base/version.h"
 #include "compiler/hlo/fingerprint.h"
+#include "runtime/format/plan_kind.h"
 
 namespace kiln::cache {
 
@@ -36,10 +37,11 @@ struct EntryIdHash {
   size_t operator()(const EntryId& id) const;
 };
 
-// How the executable's fusion/tiling plan was chosen.
-enum class PlanKind { kHeuristic, kTuned, kGiven };
-std::string_view PlanKindName(PlanKind kind);  // "heuristic", "tuned", "given"
-Result<PlanKind> ParsePlanKind(std::string_view name);
+// How the executable's fusion/tiling plan was chosen: the compiler's and
+// the executable's kinds (runtime/format/plan_kind.h), stored by name.
+using runtime::ParsePlanKind;
+using runtime::PlanKind;
+using runtime::PlanKindName;
 
 // One named sub-hash of a key ("parameter 2", "entry body"), see
 // components.h.

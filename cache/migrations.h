@@ -5,8 +5,9 @@
 // migrations k+1..target applied, each in its own transaction together with
 // the user_version bump, so a crash leaves it at some whole version. A
 // database from a newer kiln (version above every known migration) is
-// refused rather than touched. A fresh database is switched to incremental
-// auto-vacuum before its first table exists.
+// refused rather than touched. Migrations run with foreign keys off (so one
+// may rebuild a table), checked before each commit. A fresh database is
+// switched to incremental auto-vacuum before its first table exists.
 //
 // Thread-compatible: runs on the caller's connection.
 #pragma once

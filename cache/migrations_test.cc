@@ -21,6 +21,28 @@ std::unique_ptr<Connection> OpenRaw(const std::string& path) {
   return db ? std::move(*db) : nullptr;
 }
 
+// Inserts an entry row and its executable as schema version 1 has them
+// (valid in every later schema): compiled in 42 s, 0.5 s per run, created at
+// 1000 ms, last hit at 2000 ms, 3 hits.
+void InsertEntryRow(Connection& db, const EntryId& id, const std::string& executable, const std::string& options,
+                    const std::string& plan_kind) {
+  auto frame = ZstdCompress(executable, 3, nullptr);
+  ASSERT_TRUE(frame);
+  auto insert = db.Prepare(
+      "INSERT INTO entries (id, tenant, key, chip, format_version, options, plan_kind, raw_bytes, stored_bytes, "
+      "checksum, compile_seconds, device_seconds, created_ms, last_hit_ms, hit_count) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 42.0, 0.5, 1000, 2000, 3)");
+  ASSERT_TRUE(insert);
+  insert->Bind(1, EntryRowId(id)).BindText(2, id.tenant).BindText(3, id.key.Hex()).BindText(4, id.chip);
+  insert->Bind(5, int64_t{id.format_version}).BindText(6, options).BindText(7, plan_kind);
+  insert->Bind(8, static_cast<int64_t>(executable.size())).Bind(9, static_cast<int64_t>(frame->size()));
+  insert->Bind(10, static_cast<int64_t>(ExecutableChecksum(executable)));
+  ASSERT_TRUE(insert->Run());
+  auto bytes = db.Prepare("INSERT INTO executables (entry_id, frame) VALUES (?1, ?2)");
+  ASSERT_TRUE(bytes);
+  ASSERT_TRUE(bytes->Bind(1, EntryRowId(id)).BindBlob(2, *frame).Run());
+}
+
 TEST(MigrationsTest, EmbeddedMigrationsAreNumberedWithoutGaps) {
   auto migrations = EmbeddedMigrations();
   ASSERT_GE(migrations.size(), 3u);
@@ -58,21 +80,7 @@ TEST(MigrationsTest, EveryEarlierVersionMigratesWithDataPreserved) {
       ASSERT_TRUE(Migrate(*db, EmbeddedMigrations(), k));
       ASSERT_EQ(*SchemaVersion(*db), k);
       if (k >= 1) {
-        auto frame = ZstdCompress(executable, 3, nullptr);
-        ASSERT_TRUE(frame);
-        auto insert = db->Prepare(
-            "INSERT INTO entries (id, tenant, key, chip, format_version, options, plan_kind, "
-            "raw_bytes, stored_bytes, checksum, compile_seconds, device_seconds, created_ms, last_hit_ms, "
-            "hit_count) VALUES (?5, ?1, ?2, ?3, ?4, 'o', 'tuned', ?6, ?7, ?8, 42.0, 0.5, 1000, 2000, 3)");
-        ASSERT_TRUE(insert);
-        insert->BindText(1, id.tenant).BindText(2, id.key.Hex()).BindText(3, id.chip);
-        insert->Bind(4, int64_t{id.format_version}).Bind(5, EntryRowId(id));
-        insert->Bind(6, static_cast<int64_t>(executable.size())).Bind(7, static_cast<int64_t>(frame->size()));
-        insert->Bind(8, static_cast<int64_t>(ExecutableChecksum(executable)));
-        ASSERT_TRUE(insert->Run());
-        auto bytes = db->Prepare("INSERT INTO executables (entry_id, frame) VALUES (?1, ?2)");
-        ASSERT_TRUE(bytes);
-        ASSERT_TRUE(bytes->Bind(1, EntryRowId(id)).BindBlob(2, *frame).Run());
+        InsertEntryRow(*db, id, executable, "o", "tuned");
         ASSERT_TRUE(db->Execute(
             "INSERT INTO key_components VALUES (" + std::to_string(EntryRowId(id)) +
             ", 'entry body', '0000000000000000000000000000abcd');"
@@ -112,6 +120,77 @@ TEST(MigrationsTest, EveryEarlierVersionMigratesWithDataPreserved) {
     ASSERT_TRUE(best && best->has_value());
     EXPECT_EQ((*best)->plan, "tile=128");
   }
+}
+
+// Before 0005 a plan-none executable was stored as 'heuristic'. A store made
+// by the old schema, whose entries' options say which plan compiled them,
+// migrates: those rows become 'none', everything else keeps its kind, and
+// every entry keeps its bytes, components and totals (the table rebuild must
+// not cascade-delete what references it).
+TEST(MigrationsTest, PlanNoneEntriesStoredAsHeuristicBecomeNone) {
+  struct OldRow {
+    const char* options;
+    const char* plan_kind;
+    PlanKind migrated;
+  };
+  const OldRow rows[] = {
+      {R"({"options":{"plan":"none","scoped_vmem_bytes":0},"kernels":[]})", "heuristic", PlanKind::kNone},
+      {R"({"options":{"plan":"heuristic","scoped_vmem_bytes":0},"kernels":[]})", "heuristic", PlanKind::kHeuristic},
+      {R"({"plan":"none","scoped_vmem_bytes":0})", "heuristic", PlanKind::kNone},  // bare options
+      {R"({"options":{"plan":"given"}})", "given", PlanKind::kGiven},
+      {R"({"options":{"plan":"none"}})", "tuned", PlanKind::kTuned},  // only heuristic rows were mislabelled
+      {"opt_level=2", "heuristic", PlanKind::kHeuristic},             // not JSON: nothing tells
+      {R"({"options":{}})", "heuristic", PlanKind::kHeuristic},
+  };
+  TempDir dir;
+  const std::string path = dir.File("c.db");
+  {
+    auto db = OpenRaw(path);
+    ASSERT_TRUE(Migrate(*db, EmbeddedMigrations(), 4));
+    for (size_t i = 0; i < std::size(rows); ++i) {
+      const EntryId id = TestId(200 + i);
+      InsertEntryRow(*db, id, TestExecutable(i, 1000), rows[i].options, rows[i].plan_kind);
+      ASSERT_TRUE(db->Execute("INSERT INTO key_components VALUES (" + std::to_string(EntryRowId(id)) +
+                              ", 'entry body', '0000000000000000000000000000abcd')"));
+    }
+    // The old schema refuses the new name.
+    EXPECT_FALSE(db->Execute("UPDATE entries SET plan_kind = 'none'"));
+  }
+  CacheStoreOptions options;
+  options.path = path;
+  auto store = CacheStore::Open(options);
+  ASSERT_TRUE(store) << store.error().message;
+  for (size_t i = 0; i < std::size(rows); ++i) {
+    SCOPED_TRACE(rows[i].options);
+    const EntryId id = TestId(200 + i);
+    auto hit = (*store)->Get(id);
+    ASSERT_TRUE(hit) << hit.error().message;
+    ASSERT_TRUE(hit->has_value());
+    EXPECT_EQ((*hit)->entry->executable, TestExecutable(i, 1000));
+    EXPECT_EQ((*hit)->entry->metadata.plan_kind, rows[i].migrated);
+    EXPECT_EQ((*hit)->entry->metadata.options, rows[i].options);
+    auto components = (*store)->Components(id);
+    ASSERT_TRUE(components);
+    EXPECT_EQ(components->size(), 1u);
+  }
+  auto stats = (*store)->Stats();
+  ASSERT_TRUE(stats) << stats.error().message;
+  EXPECT_EQ(stats->entries, static_cast<int64_t>(std::size(rows)));
+
+  // The rebuilt table's triggers keep the totals, and a none plan is stored
+  // as none.
+  const std::string executable = TestExecutable(99, 500);
+  PutRequest put = testing::TestPut(TestId(299), executable);
+  put.plan_kind = PlanKind::kNone;
+  ASSERT_TRUE((*store)->Put(put));
+  auto metadata = (*store)->GetMetadata(TestId(299));
+  ASSERT_TRUE(metadata && metadata->has_value());
+  EXPECT_EQ((*metadata)->plan_kind, PlanKind::kNone);
+  stats = (*store)->Stats();
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->entries, static_cast<int64_t>(std::size(rows)) + 1);
+  ASSERT_TRUE((*store)->Evict(TestId(200)));
+  EXPECT_EQ(*OpenRaw(path)->QueryInt("SELECT count(*) FROM executables"), static_cast<int64_t>(std::size(rows)));
 }
 
 TEST(MigrationsTest, RefusesNewerDatabaseAndGoingBack) {

@@ -15,8 +15,8 @@
 #include <span>
 #include <vector>
 
-#include "runtime/program/executable_envelope.h"
-#include "runtime/program/program.h"
+#include "runtime/format/executable_envelope.h"
+#include "runtime/format/program.h"
 #include "server/program_cache.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

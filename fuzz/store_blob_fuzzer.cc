@@ -18,7 +18,7 @@
 #include "cache/checksum.h"
 #include "cache/zstd_codec.h"
 #include "fuzz/fuzz_dictionary.h"
-#include "runtime/program/program.h"
+#include "runtime/format/program.h"
 
 namespace {
 

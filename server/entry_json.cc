@@ -38,9 +38,7 @@ std::string Rfc3339(int64_t unix_ms) {
   return text;
 }
 
-std::string EntryPlanName(const cache::EntryMetadata& metadata, const EntryNotes& notes) {
-  if (metadata.plan_kind == cache::PlanKind::kTuned) return "tuned";
-  if (notes.options.contains("plan") && notes.options["plan"].is_string()) return notes.options["plan"].get<std::string>();
+std::string EntryPlanName(const cache::EntryMetadata& metadata) {
   return std::string(cache::PlanKindName(metadata.plan_kind));
 }
 
@@ -50,7 +48,7 @@ json EntryToJson(const cache::EntryMetadata& metadata) {
   return json{
       {"key", metadata.id.key.Hex()},
       {"chip", metadata.id.chip},
-      {"plan", EntryPlanName(metadata, notes)},
+      {"plan", EntryPlanName(metadata)},
       {"options", notes.options},
       {"format_version", metadata.id.format_version},
       {"raw_bytes", metadata.raw_bytes},

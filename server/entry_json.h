@@ -34,8 +34,9 @@ EntryNotes ParseEntryNotes(std::string_view text);
 // "2025-06-01T12:00:00.000Z" for Unix milliseconds.
 std::string Rfc3339(int64_t unix_ms);
 
-// "tuned" for tuned entries, else the plan of the entry's options.
-std::string EntryPlanName(const cache::EntryMetadata& metadata, const EntryNotes& notes);
+// The plan the entry was compiled with ("none", "heuristic", "given",
+// "tuned"), as the store records it.
+std::string EntryPlanName(const cache::EntryMetadata& metadata);
 
 // The Entry schema.
 nlohmann::json EntryToJson(const cache::EntryMetadata& metadata);

@@ -24,7 +24,7 @@ EntryView ViewOfMetadata(const cache::EntryMetadata& metadata) {
   const EntryNotes notes = ParseEntryNotes(metadata.options);
   return EntryView{
       .id = metadata.id,
-      .plan = EntryPlanName(metadata, notes),
+      .plan = EntryPlanName(metadata),
       .options_json = notes.options.dump(),
       .entry_compile_ms = metadata.compile_seconds * 1000,
       .kernels = notes.kernels,

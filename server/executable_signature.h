@@ -1,12 +1,12 @@
 // Shapes as the API shows them. (An executable's parameter shapes:
-// runtime/program/parameter_shapes.h.) Pure; thread-safe.
+// runtime/format/parameter_shapes.h.) Pure; thread-safe.
 #pragma once
 
 #include <vector>
 
 #include "base/status.h"
 #include "compiler/hlo/shape.h"
-#include "runtime/program/program.h"
+#include "runtime/format/program.h"
 
 namespace kiln::server {
 

@@ -1,6 +1,6 @@
 #include "server/program_cache.h"
 
-#include "runtime/program/parameter_shapes.h"
+#include "runtime/format/parameter_shapes.h"
 #include "server/executable_signature.h"
 #include "server/execute_limits.h"
 

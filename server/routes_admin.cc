@@ -166,7 +166,7 @@ void KilnService::Entries(Call call) {
   if (!entries) return call.respond(http::ErrorResponse(InternalFailure("cache listing", entries.error())));
   std::vector<const cache::EntryMetadata*> chosen;
   for (const cache::EntryMetadata& entry : *entries) {
-    if (!plan.empty() && EntryPlanName(entry, ParseEntryNotes(entry.options)) != plan) continue;
+    if (!plan.empty() && EntryPlanName(entry) != plan) continue;
     std::pair<int64_t, int64_t> position{SortValue(entry, sort), entry.row_id};
     if (after && !(position < *after)) continue;
     chosen.push_back(&entry);

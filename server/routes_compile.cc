@@ -219,7 +219,7 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, const fusi
   cache::PutRequest put{
       .id = id,
       .options = notes_text,
-      .plan_kind = options.plan == fusion::PlanKind::kGiven ? cache::PlanKind::kGiven : cache::PlanKind::kHeuristic,
+      .plan_kind = options.plan,
       .executable = *executable,
       .compile_seconds = compiled->compile_ms / 1000,
       .device_seconds = compiled->estimated_us * 1e-6,

@@ -112,7 +112,7 @@ void KilnService::GetExecutable(Call call) {
         http::Response response = http::JsonResponse(200, EntryToJson(**metadata));
         response.headers.Set("ETag", "\"" + id->key.Hex() + "\"");
         response.headers.Set("X-Kiln-Chip", id->chip);
-        response.headers.Set("X-Kiln-Plan", EntryPlanName(**metadata, ParseEntryNotes((*metadata)->options)));
+        response.headers.Set("X-Kiln-Plan", EntryPlanName(**metadata));
         return call.respond(std::move(response));
       }
       return call.respond(ExecutableResponse(*MakeIndexedEntry(ViewOfMetadata(**metadata), (*metadata)->raw_bytes),

@@ -103,7 +103,7 @@ void KilnService::Explain(Call call) {
   answer["nearest"] = {
       {"key", nearest.nearest.id.key.Hex()},
       {"chip", nearest.nearest.id.chip},
-      {"plan", EntryPlanName(nearest.nearest, notes)},
+      {"plan", EntryPlanName(nearest.nearest)},
       {"created", Rfc3339(nearest.nearest.created_ms)},
       {"matching_components", nearest.shared_components},
       {"total_components", components.size()},

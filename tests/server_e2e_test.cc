@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "cache/sqlite_connection.h"
 #include "runtime/io/safetensors.h"
 #include "tests/server_test_env.h"
 
@@ -166,6 +167,29 @@ TEST(ServerE2eTest, ExplainNamesTheDifferingParameter) {
   EXPECT_EQ(hit["key"], cached);
   EXPECT_TRUE(hit["differences"].empty());
   EXPECT_EQ(ServerEnv::Json(env.Call("GET", "/v1/stats"))["compiles"]["requests"], 1) << "explain never compiles";
+}
+
+// A plan-none compile is stored as plan none (it used to be stored as
+// heuristic, with only its options saying none), and listed as such.
+TEST(ServerE2eTest, PlanNoneEntriesAreStoredAndListedAsNone) {
+  ServerEnv env;
+  ASSERT_TRUE(env.ok());
+  json none = ServerEnv::Json(env.Call("POST", "/v1/compile?plan=none&return=summary", testing::kAddModule, kText));
+  ASSERT_TRUE(none.contains("key")) << none.dump();
+  EXPECT_EQ(env.Call("POST", "/v1/compile?return=summary", testing::kAddModule, kText).status, 200);
+
+  json listed = ServerEnv::Json(env.Call("GET", "/v1/entries?plan=none"));
+  ASSERT_EQ(listed["entries"].size(), 1u) << listed.dump();
+  EXPECT_EQ(listed["entries"][0]["key"], none["key"]);
+  EXPECT_EQ(listed["entries"][0]["plan"], "none");
+  json heuristic = ServerEnv::Json(env.Call("GET", "/v1/entries?plan=heuristic"));
+  ASSERT_EQ(heuristic["entries"].size(), 1u) << heuristic.dump();
+  EXPECT_NE(heuristic["entries"][0]["key"], none["key"]);
+
+  auto db = cache::Connection::Open((env.dir() / "kiln.db").string(), {.read_only = true});
+  ASSERT_TRUE(db) << db.error().ToString();
+  EXPECT_EQ(*(*db)->QueryInt("SELECT count(*) FROM entries WHERE plan_kind = 'none'"), 1);
+  EXPECT_EQ(*(*db)->QueryInt("SELECT count(*) FROM entries WHERE plan_kind = 'heuristic'"), 1);
 }
 
 TEST(ServerE2eTest, StatsEntriesPoolAndMetrics) {

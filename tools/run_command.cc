@@ -10,7 +10,7 @@
 #include "runtime/eval/evaluator.h"
 #include "runtime/io/tensor_names.h"
 #include "runtime/program/loaded_program.h"
-#include "runtime/program/parameter_shapes.h"
+#include "runtime/format/parameter_shapes.h"
 #include "runtime/timing/profile_output.h"
 #include "runtime/timing/timed_execution.h"
 #include "runtime/timing/timing_simulator.h"

@@ -13,7 +13,7 @@
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/module.h"
 #include "compiler/hlo/shape.h"
-#include "runtime/program/program.h"
+#include "runtime/format/program.h"
 #include "tools/run_command.h"
 
 namespace kiln::tools {

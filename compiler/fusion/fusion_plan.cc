@@ -4,18 +4,6 @@
 
 namespace kiln::fusion {
 
-std::string_view PlanKindName(PlanKind kind) {
-  switch (kind) {
-    case PlanKind::kNone:
-      return "none";
-    case PlanKind::kHeuristic:
-      return "heuristic";
-    case PlanKind::kGiven:
-      return "given";
-  }
-  return "?";
-}
-
 std::string_view KernelKindName(KernelKind kind) {
   switch (kind) {
     case KernelKind::kSingle:

@@ -42,15 +42,15 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/format/plan_kind.h"
+
 namespace kiln::fusion {
 
-// Which plan the planner makes.
-enum class PlanKind : uint8_t {
-  kNone,       // every kernel-forming instruction is its own kernel
-  kHeuristic,  // XLA-like fusion heuristic (default)
-  kGiven,      // keep the `fusion` instructions XLA already made
-};
-std::string_view PlanKindName(PlanKind kind);  // "none", "heuristic", "given"
+// Which plan the planner makes: the kinds shared with the executable and
+// the cache (runtime/format/plan_kind.h). The planner makes none, heuristic
+// and given plans; a tuned plan comes from the autotuner.
+using runtime::PlanKind;
+using runtime::PlanKindName;
 
 enum class KernelKind : uint8_t {
   kSingle,       // one instruction

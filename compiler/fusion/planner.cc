@@ -38,6 +38,8 @@ Result<FusionPlan> PlanComputation(const hlo::Computation& computation, PlanKind
     case PlanKind::kHeuristic:
       plan.edges = HeuristicEdges(computation, options);
       break;
+    case PlanKind::kTuned:
+      return InvalidArgumentError("plan tuned: a tuned plan comes from the autotuner, the planner cannot make one");
   }
   Status formed = FormKernels(computation, options.tiling, plan);
   if (!formed && kind == PlanKind::kHeuristic) {

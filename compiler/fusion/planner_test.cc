@@ -286,6 +286,17 @@ ENTRY e {
   EXPECT_EQ(Edge("cb", "a")->reason, "plan none: every instruction is its own kernel");
 }
 
+// Tuned plans come from the autotuner's measurements; asked for one, the
+// planner refuses rather than guessing.
+TEST_F(PlannerTest, TunedPlanIsRefused) {
+  auto module = ParseVerified("HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n  ROOT n = f32[8] negate(x)\n}\n");
+  ASSERT_NE(module, nullptr);
+  auto plan = PlanComputation(*module->entry(), PlanKind::kTuned, options_);
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(plan.error().message.find("plan tuned"), std::string::npos) << plan.error().message;
+}
+
 TEST_F(PlannerTest, GivenPlanKeepsXlaFusions) {
   const FusionPlan& plan = Plan(R"(
 HloModule m

@@ -16,7 +16,7 @@
 #include "compiler/fusion/compile.h"
 #include "compiler/hlo/fingerprint.h"
 #include "compiler/hlo/module.h"
-#include "runtime/program/program.h"
+#include "runtime/format/program.h"
 
 namespace kiln::lowering {
 

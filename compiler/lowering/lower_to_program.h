@@ -23,7 +23,7 @@
 #include "base/status.h"
 #include "compiler/fusion/fusion_plan.h"
 #include "compiler/hlo/module.h"
-#include "runtime/program/program.h"
+#include "runtime/format/program.h"
 
 namespace kiln::lowering {
 

@@ -16,7 +16,7 @@
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/module.h"
 #include "runtime/eval/evaluator.h"
-#include "runtime/program/program.h"
+#include "runtime/format/program.h"
 
 namespace kiln::runtime {
 

@@ -18,7 +18,7 @@
 
 #include "base/status.h"
 #include "runtime/chip/chip_spec.h"
-#include "runtime/program/program.h"
+#include "runtime/format/program.h"
 #include "runtime/timing/grid_model.h"
 #include "runtime/timing/kernel_space.h"
 #include "runtime/timing/kernel_work.h"

@@ -15,7 +15,7 @@
 #include "compiler/hlo/module.h"
 #include "compiler/hlo/shape.h"
 #include "runtime/chip/chip_spec.h"
-#include "runtime/program/program.h"
+#include "runtime/format/program.h"
 #include "runtime/timing/device_profile.h"
 #include "runtime/timing/kernel_work.h"
 #include "runtime/timing/timing_options.h"

@@ -10,7 +10,7 @@
 
 #include "compiler/hlo/parser.h"
 #include "runtime/program/loaded_program.h"
-#include "runtime/program/program.h"
+#include "runtime/format/program.h"
 
 namespace kiln::runtime::timing::testing {
 

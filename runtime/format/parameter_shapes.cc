@@ -1,4 +1,4 @@
-#include "runtime/program/parameter_shapes.h"
+#include "runtime/format/parameter_shapes.h"
 
 #include <map>
 #include <optional>

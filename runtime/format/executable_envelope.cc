@@ -1,4 +1,4 @@
-#include "runtime/program/executable_envelope.h"
+#include "runtime/format/executable_envelope.h"
 
 #include <xxhash.h>
 

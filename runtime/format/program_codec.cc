@@ -5,8 +5,8 @@
 #include <cstring>
 #include <string>
 
-#include "runtime/program/executable_envelope.h"
-#include "runtime/program/program.h"
+#include "runtime/format/executable_envelope.h"
+#include "runtime/format/program.h"
 #include "schema/executable_generated.h"
 
 namespace kiln::runtime {

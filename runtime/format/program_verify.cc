@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/program/program.h"
+#include "runtime/format/program.h"
 
 namespace kiln::runtime {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "base/status.h"
 #include "compiler/hlo/shape.h"
-#include "runtime/program/program.h"
+#include "runtime/format/program.h"
 
 namespace kiln::runtime {
 
