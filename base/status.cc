@@ -52,53 +52,95 @@ std::string SourceLocation::PositionText() const {
   return text;
 }
 
+Error::Error(const Error& other)
+    : code(other.code), message(other.message), extra_(other.extra_ ? std::make_unique<Extra>(*other.extra_) : nullptr) {}
+
+Error& Error::operator=(const Error& other) {
+  if (this == &other) return *this;
+  code = other.code;
+  message = other.message;
+  extra_ = other.extra_ ? std::make_unique<Extra>(*other.extra_) : nullptr;
+  return *this;
+}
+
+Error::~Error() = default;
+
+Error::Extra& Error::MutableExtra() {
+  if (!extra_) extra_ = std::make_unique<Extra>();
+  return *extra_;
+}
+
+const SourceLocation& Error::where() const {
+  static const SourceLocation kNowhere;
+  return extra_ ? extra_->where : kNowhere;
+}
+
+const std::string& Error::reason() const {
+  static const std::string kNone;
+  return extra_ ? extra_->reason : kNone;
+}
+
+const ErrorDetails& Error::details() const {
+  static const ErrorDetails kNoDetails;
+  return extra_ ? extra_->details : kNoDetails;
+}
+
+const std::string& Error::context() const {
+  static const std::string kNone;
+  return extra_ ? extra_->context : kNone;
+}
+
 std::string Error::ToString() const {
-  std::string text = context.empty() ? std::string() : context + ": ";
-  if (!where.subject.empty()) {
-    text += where.subject;
-    if (where.line > 0) text += " (" + where.PositionText() + ")";
+  const SourceLocation& place = where();
+  std::string text = context().empty() ? std::string() : context() + ": ";
+  if (!place.subject.empty()) {
+    text += place.subject;
+    if (place.line > 0) text += " (" + place.PositionText() + ")";
     text += ": ";
-  } else if (where.line > 0) {
-    text += where.PositionText() + ": ";
-  } else if (!where.file.empty()) {
-    text += where.file + ": ";
+  } else if (place.line > 0) {
+    text += place.PositionText() + ": ";
+  } else if (!place.file.empty()) {
+    text += place.file + ": ";
   }
   return text + message;
 }
 
-std::string_view Error::Reason() const { return reason.empty() ? ErrorCodeName(code) : std::string_view(reason); }
+std::string_view Error::ReasonOrCodeName() const {
+  return reason().empty() ? ErrorCodeName(code) : std::string_view(reason());
+}
 
 Error& Error::At(SourceLocation place) & {
-  where = std::move(place);
+  MutableExtra().where = std::move(place);
   return *this;
 }
 Error&& Error::At(SourceLocation place) && { return std::move(At(std::move(place))); }
 
 Error& Error::WithReason(std::string machine_code) & {
-  reason = std::move(machine_code);
+  MutableExtra().reason = std::move(machine_code);
   return *this;
 }
 Error&& Error::WithReason(std::string machine_code) && { return std::move(WithReason(std::move(machine_code))); }
 
 Error& Error::RetryAfter(int seconds) & {
-  details.retry_after_seconds = seconds;
+  MutableExtra().details.retry_after_seconds = seconds;
   return *this;
 }
 Error&& Error::RetryAfter(int seconds) && { return std::move(RetryAfter(seconds)); }
 
 Error& Error::WithChallenge(std::string value) & {
-  details.challenge = std::move(value);
+  MutableExtra().details.challenge = std::move(value);
   return *this;
 }
 Error&& Error::WithChallenge(std::string value) && { return std::move(WithChallenge(std::move(value))); }
 
 Error& Error::ForParameter(std::string name) & {
-  details.parameter = std::move(name);
+  MutableExtra().details.parameter = std::move(name);
   return *this;
 }
 Error&& Error::ForParameter(std::string name) && { return std::move(ForParameter(std::move(name))); }
 
 Error& Error::ExpectedGot(std::string expected, std::string got) & {
+  ErrorDetails& details = MutableExtra().details;
   details.expected = std::move(expected);
   details.got = std::move(got);
   return *this;
@@ -108,7 +150,7 @@ Error&& Error::ExpectedGot(std::string expected, std::string got) && {
 }
 
 Error& Error::WithContext(std::string_view what) & {
-  std::string& text = where.empty() ? message : context;
+  std::string& text = where().empty() ? message : MutableExtra().context;
   text = text.empty() ? std::string(what) : std::string(what) + ": " + text;
   return *this;
 }

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <expected>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,26 +78,39 @@ struct ErrorDetails {
   std::string challenge = {};   // how to authenticate (an HTTP WWW-Authenticate value)
 };
 
-struct Error {
+// An Error is small (a code, the message and one pointer) so that a
+// Result<T> costs little stack in deep recursion: the place, reason,
+// details and context live behind the pointer, allocated only when set.
+class Error {
+ public:
   ErrorCode code = ErrorCode::kInternal;
   // What went wrong and why, for a person. For an error with a place
-  // (`where`), the text that follows the place; see ToString().
+  // (where()), the text that follows the place; see ToString().
   std::string message = {};
-  SourceLocation where = {};
+
+  Error() = default;
+  Error(const Error& other);
+  Error& operator=(const Error& other);
+  Error(Error&&) noexcept = default;
+  Error& operator=(Error&&) noexcept = default;
+  ~Error();
+
+  // Where in the input; empty when not placed.
+  const SourceLocation& where() const;
   // A stable snake_case machine code more specific than the code's name
-  // ("hlo_parse_error", "pool_saturated"); empty: the code's name.
-  std::string reason = {};
-  ErrorDetails details = {};
+  // ("hlo_parse_error", "pool_saturated"); empty when none was set.
+  const std::string& reason() const;
+  const ErrorDetails& details() const;
   // What callers were doing when an error with a place passed them
   // ("model.hlo: verification failed"), rendered before the place. An error
   // without a place takes its context into `message` instead.
-  std::string context = {};
+  const std::string& context() const;
 
   // The text for people: "[context: ]place: message", where the place is
   // "file:line:column" or "subject (line N)" (see SourceLocation).
   std::string ToString() const;
-  // `reason`, or the code's name when there is none.
-  std::string_view Reason() const;
+  // reason(), or the code's name when there is none.
+  std::string_view ReasonOrCodeName() const;
 
   // Builder-style setters; each returns the error itself.
   Error& At(SourceLocation place) &;
@@ -134,6 +148,17 @@ struct Error {
   operator std::expected<T, Error>() && {  // NOLINT: implicit by design
     return std::unexpected<Error>(std::move(*this));
   }
+
+ private:
+  struct Extra {
+    SourceLocation where;
+    std::string reason;
+    ErrorDetails details;
+    std::string context;
+  };
+  Extra& MutableExtra();
+
+  std::unique_ptr<Extra> extra_;  // null: nothing beyond code and message
 };
 
 // Prints ToString() (for test failure messages and logs).

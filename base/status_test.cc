@@ -38,7 +38,7 @@ TEST(StatusTest, EachCodeHasItsConstructorAndAStableName) {
   };
   for (const auto& [error, name] : cases) {
     EXPECT_EQ(ErrorCodeName(error.code), name);
-    EXPECT_EQ(error.Reason(), name) << "no reason: the code's name";
+    EXPECT_EQ(error.ReasonOrCodeName(), name) << "no reason: the code's name";
     EXPECT_EQ(error.message, "m");
   }
 }
@@ -48,7 +48,7 @@ TEST(StatusTest, AnErrorIsReturnedAsAnyResultAndPropagatesWithItsCode) {
   Result<int> odd = Quarter(6);
   ASSERT_FALSE(odd);
   EXPECT_EQ(odd.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(odd.error().Reason(), "odd");
+  EXPECT_EQ(odd.error().ReasonOrCodeName(), "odd");
   EXPECT_EQ(odd.error().message, "3 is odd");
   Result<int> negative = Quarter(-4);
   ASSERT_FALSE(negative);
@@ -60,8 +60,8 @@ TEST(StatusTest, AnErrorIsReturnedAsAnyResultAndPropagatesWithItsCode) {
 TEST(StatusTest, AParseErrorRendersFileLineAndColumnBeforeTheMessage) {
   Error error = InvalidArgumentError("expected ']'").At({.file = "m.hlo", .line = 3, .column = 13});
   EXPECT_EQ(error.message, "expected ']'");
-  EXPECT_EQ(error.where.line, 3);
-  EXPECT_EQ(error.where.column, 13);
+  EXPECT_EQ(error.where().line, 3);
+  EXPECT_EQ(error.where().column, 13);
   EXPECT_EQ(error.ToString(), "m.hlo:3:13: expected ']'");
   EXPECT_EQ(InvalidArgumentError("x").At({.line = 2, .column = 5}).ToString(), "2:5: x");
   EXPECT_EQ(InvalidArgumentError("x").At({.file = "m.hlo", .line = 2}).ToString(), "m.hlo:2: x");
@@ -80,28 +80,55 @@ TEST(StatusTest, ContextIsPrefixedAndKeepsCodePlaceReasonAndDetails) {
   EXPECT_EQ(plain.message, "verify: entry 7: checksum mismatch");
   EXPECT_EQ(plain.ToString(), "verify: entry 7: checksum mismatch");
   EXPECT_EQ(plain.code, ErrorCode::kDataLoss);
-  EXPECT_EQ(plain.reason, "corrupt");
-  EXPECT_EQ(plain.details.retry_after_seconds, 3);
+  EXPECT_EQ(plain.reason(), "corrupt");
+  EXPECT_EQ(plain.details().retry_after_seconds, 3);
 
   Error placed = InvalidArgumentError("result shape differs")
                      .At({.line = 18, .subject = "instruction %r in computation %c"})
                      .WithContext("verification failed")
                      .WithContext("m.hlo");
   EXPECT_EQ(placed.message, "result shape differs") << "the text after the place stays apart";
-  EXPECT_EQ(placed.where.line, 18);
+  EXPECT_EQ(placed.where().line, 18);
   EXPECT_EQ(placed.ToString(),
             "m.hlo: verification failed: instruction %r in computation %c (line 18): result shape differs");
 }
 
 TEST(StatusTest, DetailsAreTyped) {
   Error error = InvalidArgumentError("input '1' is f32[3]").ForParameter("1").ExpectedGot("f32[2]", "f32[3]");
-  EXPECT_EQ(error.details.parameter, "1");
-  EXPECT_EQ(error.details.expected, "f32[2]");
-  EXPECT_EQ(error.details.got, "f32[3]");
+  EXPECT_EQ(error.details().parameter, "1");
+  EXPECT_EQ(error.details().expected, "f32[2]");
+  EXPECT_EQ(error.details().got, "f32[3]");
   Error unknown = UnauthenticatedError("who?").WithChallenge("Bearer realm=\"kiln\"");
-  EXPECT_EQ(unknown.details.challenge, "Bearer realm=\"kiln\"");
-  EXPECT_FALSE(InternalError("x").details.parameter.has_value());
+  EXPECT_EQ(unknown.details().challenge, "Bearer realm=\"kiln\"");
+  EXPECT_FALSE(InternalError("x").details().parameter.has_value());
 }
+
+TEST(StatusTest, CopiesCarryEverythingAndAreIndependent) {
+  Error original = UnavailableError("queue full").WithReason("pool_saturated").RetryAfter(2).At({.file = "m.hlo", .line = 4});
+  Error copy = original;
+  EXPECT_EQ(copy.ToString(), original.ToString());
+  EXPECT_EQ(copy.reason(), "pool_saturated");
+  EXPECT_EQ(copy.details().retry_after_seconds, 2);
+  copy.WithReason("other").RetryAfter(9);
+  EXPECT_EQ(original.reason(), "pool_saturated");
+  EXPECT_EQ(original.details().retry_after_seconds, 2);
+  Error assigned = InternalError("x");
+  assigned = original;
+  EXPECT_EQ(assigned.where().line, 4);
+  Error moved = std::move(assigned);
+  EXPECT_EQ(moved.ToString(), "m.hlo:4: queue full");
+  // A plain error has empty parts, not a crash.
+  const Error plain = NotFoundError("gone");
+  EXPECT_TRUE(plain.where().empty());
+  EXPECT_TRUE(plain.reason().empty());
+  EXPECT_EQ(plain.ReasonOrCodeName(), "not_found");
+}
+
+// Every Result<T> carries an Error inline; a large one costs stack in each
+// frame of a deep recursion (the evaluator's nested calls), so it stays a
+// code, a message and a pointer.
+static_assert(sizeof(Error) <= sizeof(std::string) + 2 * sizeof(void*));
+static_assert(sizeof(Status) <= sizeof(Error) + sizeof(void*));
 
 TEST(StatusTest, AFailedSystemCallIsCodedAfterItsErrno) {
   EXPECT_EQ(ErrnoError(ENOENT, "m").code, ErrorCode::kNotFound);

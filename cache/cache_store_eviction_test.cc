@@ -85,8 +85,8 @@ TEST_F(CacheStoreEvictionTest, PinnedEntriesAreNotEvicted) {
   ASSERT_FALSE(evict);
   EXPECT_NE(evict.error().message.find("in use"), std::string::npos) << evict.error().message;
   EXPECT_EQ(evict.error().code, ErrorCode::kFailedPrecondition);
-  EXPECT_EQ(evict.error().reason, kEntryInUse);
-  EXPECT_EQ(evict.error().details.retry_after_seconds, 1);
+  EXPECT_EQ(evict.error().reason(), kEntryInUse);
+  EXPECT_EQ(evict.error().details().retry_after_seconds, 1);
 
   (*hit)->pin.Release();
   ASSERT_TRUE(store->Put(TestPut(TestId(10), RandomBytes(10, kEntryBytes), 100)));

@@ -47,9 +47,9 @@ inline std::string_view StorageProblemName(StorageProblem problem) {
 
 // The problem a store write failed with (kNone for any other error).
 inline StorageProblem StorageProblemOf(const Error& error) {
-  if (error.code == ErrorCode::kResourceExhausted && error.reason == kStorageFull) return StorageProblem::kFull;
-  if (error.code == ErrorCode::kUnavailable && error.reason == kStoreReadOnly) return StorageProblem::kReadOnly;
-  if (error.code == ErrorCode::kUnavailable && error.reason == kStoreBusy) return StorageProblem::kBusy;
+  if (error.code == ErrorCode::kResourceExhausted && error.reason() == kStorageFull) return StorageProblem::kFull;
+  if (error.code == ErrorCode::kUnavailable && error.reason() == kStoreReadOnly) return StorageProblem::kReadOnly;
+  if (error.code == ErrorCode::kUnavailable && error.reason() == kStoreBusy) return StorageProblem::kBusy;
   return StorageProblem::kNone;
 }
 

@@ -142,20 +142,20 @@ Error EndedRunError(runtime::pool::JobEnd end, const EndedRun& run) {
 Error RefusedRunError(const Error& error, const std::string& key, const std::string& kind,
                       const std::string& pool_spec) {
   namespace pool = runtime::pool;
-  if (error.reason == pool::kPoolSaturated) {
+  if (error.reason() == pool::kPoolSaturated) {
     return UnavailableError("the " + kind + " run queue is full (" + error.message + " on pool " + pool_spec +
                             "); retry later")
         .WithReason("pool_saturated")
         .RetryAfter(1);
   }
-  if (error.reason == pool::kTooLargeToRun) {
+  if (error.reason() == pool::kTooLargeToRun) {
     return ResourceExhaustedError("running " + key + " can never fit the server's host memory: " + error.message)
         .WithReason("too_large_to_run");
   }
-  if (error.reason == pool::kDraining) {
+  if (error.reason() == pool::kDraining) {
     return UnavailableError("the server is shutting down: " + error.message).WithReason("draining").RetryAfter(1);
   }
-  if (error.reason == pool::kChipNotInPool) {
+  if (error.reason() == pool::kChipNotInPool) {
     return FailedPreconditionError("the executable targets " + kind + "; the pool has " + pool_spec)
         .WithReason("chip_not_in_pool");
   }

@@ -43,7 +43,7 @@ TEST(ExecuteLimitsTest, DeadlineAnswerSaysHowLongAndWhere) {
                .error = DeadlineExceededError("kernel 0 (loop): stopped (deadline exceeded) in while loop %w")};
   Error error = EndedRunError(JobEnd::kDeadline, run);
   EXPECT_EQ(http::HttpStatusOf(error), 504);
-  EXPECT_EQ(error.Reason(), "deadline_exceeded");
+  EXPECT_EQ(error.ReasonOrCodeName(), "deadline_exceeded");
   EXPECT_EQ(error.message,
             "execution of k exceeded its 1.5 s deadline: it waited 0.25 s in the queue, then ran 1.25 s on "
             "v5e:1; stopped in kernel 0 (loop) in while loop %w");
@@ -60,25 +60,25 @@ TEST(ExecuteLimitsTest, OtherEndsMapToTheirStatuses) {
   EXPECT_EQ(http::HttpStatusOf(EndedRunError(JobEnd::kCancelled, run)), 499);
   Error draining = EndedRunError(JobEnd::kShutdown, run);
   EXPECT_EQ(http::HttpStatusOf(draining), 503);
-  EXPECT_EQ(draining.Reason(), "draining");
-  EXPECT_EQ(draining.details.retry_after_seconds, 1);
+  EXPECT_EQ(draining.ReasonOrCodeName(), "draining");
+  EXPECT_EQ(draining.details().retry_after_seconds, 1);
   Error busy = EndedRunError(JobEnd::kMemoryBusy, run);
   EXPECT_EQ(http::HttpStatusOf(busy), 503);
-  EXPECT_EQ(busy.Reason(), "host_memory_busy");
-  EXPECT_GT(busy.details.retry_after_seconds, 0);
+  EXPECT_EQ(busy.ReasonOrCodeName(), "host_memory_busy");
+  EXPECT_GT(busy.details().retry_after_seconds, 0);
   EXPECT_EQ(EndedRunError(JobEnd::kFailed, run).message, "running k: why");
   // A failed run keeps its own code and answers 422 whatever failed inside.
   const EndedRun runaway{.key = "k", .error = ResourceExhaustedError("step budget of 10 exhausted")};
   Error failed = EndedRunError(JobEnd::kFailed, runaway);
   EXPECT_EQ(failed.code, ErrorCode::kResourceExhausted);
-  EXPECT_EQ(failed.Reason(), "execution_failed");
+  EXPECT_EQ(failed.ReasonOrCodeName(), "execution_failed");
   EXPECT_EQ(http::HttpStatusOf(failed), 422);
 
   namespace pool = runtime::pool;
   Error too_large = ResourceExhaustedError("needs 8 GiB").WithReason(std::string(pool::kTooLargeToRun));
   EXPECT_EQ(http::HttpStatusOf(RefusedRunError(too_large, "k", "v5e", "v5e:1")), 413);
   Error saturated = UnavailableError("full").WithReason(std::string(pool::kPoolSaturated));
-  EXPECT_EQ(RefusedRunError(saturated, "k", "v5e", "v5e:1").Reason(), "pool_saturated");
+  EXPECT_EQ(RefusedRunError(saturated, "k", "v5e", "v5e:1").ReasonOrCodeName(), "pool_saturated");
   Error no_chip = FailedPreconditionError("none").WithReason(std::string(pool::kChipNotInPool));
   EXPECT_EQ(http::HttpStatusOf(RefusedRunError(no_chip, "k", "v6e", "v5e:1")), 409);
 }

@@ -39,14 +39,14 @@ TEST(JsonTensorsTest, MismatchesAre422AndMalformedValues400) {
   auto wrong_shape = LiteralFromJson({{"shape", {3}}, {"dtype", "s8"}, {"data", {1, 2, 3}}}, shape, "2");
   ASSERT_FALSE(wrong_shape);
   EXPECT_EQ(http::HttpStatusOf(wrong_shape.error()), 422);
-  EXPECT_EQ(wrong_shape.error().details.parameter, "2");
-  EXPECT_EQ(wrong_shape.error().details.got, "s8[3]");
+  EXPECT_EQ(wrong_shape.error().details().parameter, "2");
+  EXPECT_EQ(wrong_shape.error().details().got, "s8[3]");
   auto out_of_range = LiteralFromJson({{"shape", {2}}, {"dtype", "s8"}, {"data", {1, 300}}}, shape, "0");
   ASSERT_FALSE(out_of_range);
   EXPECT_EQ(http::HttpStatusOf(out_of_range.error()), 422);
   auto not_numbers = LiteralFromJson({{"shape", {2}}, {"dtype", "s8"}, {"data", {1, "x"}}}, shape, "0");
   ASSERT_FALSE(not_numbers);
-  EXPECT_EQ(not_numbers.error().Reason(), "invalid_inputs");
+  EXPECT_EQ(not_numbers.error().ReasonOrCodeName(), "invalid_inputs");
   auto extra = LiteralFromJson({{"shape", {2}}, {"dtype", "s8"}, {"data", {1, 2}}, {"name", "x"}}, shape, "0");
   ASSERT_FALSE(extra);
   EXPECT_EQ(http::HttpStatusOf(extra.error()), 400);

@@ -292,12 +292,12 @@ http::Response KilnService::CompileResponse(const EntryView& entry, CacheOutcome
           {"total_ms", MsSince(timings.start)}}},
     };
     if (not_stored != nullptr)
-      body["not_stored"] = {{"code", not_stored->Reason()}, {"message", http::ErrorMessage(*not_stored)}};
+      body["not_stored"] = {{"code", not_stored->ReasonOrCodeName()}, {"message", http::ErrorMessage(*not_stored)}};
     response = http::JsonResponse(200, body);
   }
   response.headers.Set("X-Kiln-Key", key);
   response.headers.Set("X-Kiln-Stored", not_stored == nullptr ? "true" : "false");
-  if (not_stored != nullptr) response.headers.Set("X-Kiln-Store-Error", std::string(not_stored->Reason()));
+  if (not_stored != nullptr) response.headers.Set("X-Kiln-Store-Error", std::string(not_stored->ReasonOrCodeName()));
   response.headers.Set("X-Kiln-Cache", std::string(CacheOutcomeName(outcome)));
   response.headers.Set("X-Kiln-Compile-Ms", Decimal(compile_ms));
   response.headers.Set("X-Kiln-Kernels", std::to_string(entry.kernels));

@@ -236,7 +236,7 @@ void KilnService::Execute(Call call) {
       --queued_by_kind_[state->kind];
     }
     metrics_.ExecuteFailed();
-    if (submitted.error().reason == runtime::pool::kTooLargeToRun) metrics_.ExecuteEnded("too_large");
+    if (submitted.error().reason() == runtime::pool::kTooLargeToRun) metrics_.ExecuteEnded("too_large");
     return state->respond(
         http::ErrorResponse(RefusedRunError(submitted.error(), state->key, state->kind, pool_->spec().ToString())));
   }

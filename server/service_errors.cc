@@ -11,7 +11,7 @@ Error InternalFailure(std::string_view what, const Error& error) {
 }
 
 Error StorageFailure(std::string_view what, const Error& error) {
-  const bool in_use = error.code == ErrorCode::kFailedPrecondition && error.reason == cache::kEntryInUse;
+  const bool in_use = error.code == ErrorCode::kFailedPrecondition && error.reason() == cache::kEntryInUse;
   if (!in_use && cache::StorageProblemOf(error) == cache::StorageProblem::kNone) return InternalFailure(what, error);
   return Error(error).WithContext(what);
 }

@@ -13,14 +13,14 @@ namespace {
 TEST(StorageFailureTest, AStorageProblemKeepsItsCodeReasonAndStatus) {
   Error full = StorageFailure(
       "delete", ResourceExhaustedError("the disk is full").WithReason(std::string(cache::kStorageFull)));
-  EXPECT_EQ(full.Reason(), cache::kStorageFull);
+  EXPECT_EQ(full.ReasonOrCodeName(), cache::kStorageFull);
   EXPECT_EQ(http::HttpStatusOf(full), 507);
   EXPECT_NE(full.ToString().find("delete"), std::string::npos) << full.ToString();
 
   Error busy = StorageFailure(
       "delete", UnavailableError("locked").WithReason(std::string(cache::kStoreBusy)).RetryAfter(1));
   EXPECT_EQ(http::HttpStatusOf(busy), 503);
-  EXPECT_EQ(busy.details.retry_after_seconds, 1);
+  EXPECT_EQ(busy.details().retry_after_seconds, 1);
 }
 
 TEST(StorageFailureTest, AnEntryInUseIsAConflictToRetryNotABug) {
@@ -28,9 +28,9 @@ TEST(StorageFailureTest, AnEntryInUseIsAConflictToRetryNotABug) {
                                               .WithReason(std::string(cache::kEntryInUse))
                                               .RetryAfter(1));
   EXPECT_EQ(in_use.code, ErrorCode::kFailedPrecondition);
-  EXPECT_EQ(in_use.Reason(), cache::kEntryInUse);
+  EXPECT_EQ(in_use.ReasonOrCodeName(), cache::kEntryInUse);
   EXPECT_EQ(http::HttpStatusOf(in_use), 409);
-  EXPECT_EQ(in_use.details.retry_after_seconds, 1);
+  EXPECT_EQ(in_use.details().retry_after_seconds, 1);
 }
 
 TEST(StorageFailureTest, AnyOtherFailureIsInternal) {

@@ -151,16 +151,16 @@ testing::AssertionResult IsPositionedError(const Error& error, std::string_view 
   };
   if (error.code != ErrorCode::kInvalidArgument) return bad("code " + std::string(ErrorCodeName(error.code)));
   if (error.message.empty()) return bad("empty error message");
-  if (error.where.file != file) return bad("placed in \"" + error.where.file + "\", not \"" + std::string(file) + "\"");
+  if (error.where().file != file) return bad("placed in \"" + error.where().file + "\", not \"" + std::string(file) + "\"");
   const int64_t lines = 1 + std::count(input.begin(), input.end(), '\n');
-  if (error.where.line < 1 || error.where.line > lines) {
+  if (error.where().line < 1 || error.where().line > lines) {
     return bad("line out of range (input has " + std::to_string(lines) + ")");
   }
-  if (error.where.column < 1 || error.where.column > static_cast<int64_t>(input.size()) + 1) {
+  if (error.where().column < 1 || error.where().column > static_cast<int64_t>(input.size()) + 1) {
     return bad("column out of range");
   }
   const std::string position =
-      std::string(file) + ":" + std::to_string(error.where.line) + ":" + std::to_string(error.where.column) + ": ";
+      std::string(file) + ":" + std::to_string(error.where().line) + ":" + std::to_string(error.where().column) + ": ";
   if (!text.starts_with(position)) return bad("the text does not start with \"" + position + "\"");
   return testing::AssertionSuccess();
 }

@@ -378,9 +378,9 @@ TEST(ModuleParseTest, ErrorsAreInvalidArgumentsPlacedAtFileLineAndColumn) {
   Result<std::unique_ptr<Module>> m = ParseModule("HloModule m\nENTRY e {\n  p = f32[2 parameter(0)\n}", "test.hlo");
   ASSERT_FALSE(m);
   EXPECT_EQ(m.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(m.error().where.file, "test.hlo");
-  EXPECT_EQ(m.error().where.line, 3);
-  EXPECT_EQ(m.error().where.column, 13);
+  EXPECT_EQ(m.error().where().file, "test.hlo");
+  EXPECT_EQ(m.error().where().line, 3);
+  EXPECT_EQ(m.error().where().column, 13);
   EXPECT_TRUE(m.error().message.starts_with("expected ',' or ']'")) << "the place is apart: " << m.error().message;
   EXPECT_TRUE(m.error().ToString().starts_with("test.hlo:3:13: expected ',' or ']'")) << m.error();
 }

@@ -200,8 +200,8 @@ ENTRY main {
   ASSERT_FALSE(s);
   EXPECT_TRUE(Contains(s.error().ToString(), "instruction %n in computation %main (line 5): "));
   EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(s.error().where.line, 5);
-  EXPECT_EQ(s.error().where.subject, "instruction %n in computation %main");
+  EXPECT_EQ(s.error().where().line, 5);
+  EXPECT_EQ(s.error().where().subject, "instruction %n in computation %main");
   EXPECT_FALSE(Contains(s.error().message, "line 5")) << "the place is apart: " << s.error().message;
 }
 

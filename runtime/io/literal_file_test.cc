@@ -76,8 +76,8 @@ TEST(LiteralFileTest, ErrorsNameFileLineAndReason) {
     auto file = ParseLiteralFile(c.text, "f.txt");
     ASSERT_FALSE(file) << c.text;
     EXPECT_EQ(file.error().code, ErrorCode::kInvalidArgument);
-    EXPECT_EQ(file.error().where.file, "f.txt");
-    EXPECT_EQ(file.error().where.line, c.line);
+    EXPECT_EQ(file.error().where().file, "f.txt");
+    EXPECT_EQ(file.error().where().line, c.line);
     std::string prefix = "f.txt:" + std::to_string(c.line) + ": ";
     EXPECT_TRUE(file.error().ToString().starts_with(prefix)) << file.error();
     EXPECT_NE(file.error().message.find(c.message), std::string::npos) << file.error();

@@ -153,7 +153,7 @@ TEST(DevicePoolLimitsTest, ShutdownStopsRunningAndQueuedJobsAndRefusesNewOnes) {
   auto refused = (*pool)->Submit(Marker("a", done, "refused", ran));
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
-  EXPECT_EQ(refused.error().reason, kDraining);
+  EXPECT_EQ(refused.error().reason(), kDraining);
   done.WaitFor(2);
   for (const JobStats& stats : done.stats()) EXPECT_EQ(stats.end, JobEnd::kShutdown);
   EXPECT_FALSE(*ran);
@@ -200,7 +200,7 @@ TEST(DevicePoolLimitsTest, HostMemoryBudgetAdmitsRunsThatFitAndQueuesTheRest) {
   auto refused = (*pool)->Submit(WithHostBytes(Marker("d", done, "huge", c_ran), uint64_t{1} << 40));
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, ErrorCode::kResourceExhausted);
-  EXPECT_EQ(refused.error().reason, kTooLargeToRun);
+  EXPECT_EQ(refused.error().reason(), kTooLargeToRun);
   EXPECT_NE(refused.error().message.find("1024.00 GiB"), std::string::npos) << refused.error().message;
 
   first.release.set_value();

@@ -114,7 +114,7 @@ TEST(DevicePoolTest, RoutesJobsToTheRequestedChipKind) {
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("no tpu7x chips"), std::string::npos);
   EXPECT_EQ(refused.error().code, ErrorCode::kFailedPrecondition);
-  EXPECT_EQ(refused.error().reason, kChipNotInPool);
+  EXPECT_EQ(refused.error().reason(), kChipNotInPool);
 }
 
 TEST(DevicePoolTest, BoundedQueueRefusesWhenSaturated) {
@@ -130,7 +130,7 @@ TEST(DevicePoolTest, BoundedQueueRefusesWhenSaturated) {
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("pool saturated"), std::string::npos);
   EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
-  EXPECT_EQ(refused.error().reason, kPoolSaturated);
+  EXPECT_EQ(refused.error().reason(), kPoolSaturated);
   gate.release.set_value();
   done.WaitFor(4);
   EXPECT_EQ(done.order().size(), 4u);

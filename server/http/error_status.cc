@@ -56,7 +56,7 @@ int CodeStatus(ErrorCode code) {
 
 int HttpStatusOf(const Error& error) {
   for (const ReasonStatus& row : kReasonStatuses) {
-    if (row.reason == error.reason) return row.status;
+    if (row.reason == error.reason()) return row.status;
   }
   return CodeStatus(error.code);
 }

@@ -15,21 +15,21 @@ Response JsonResponse(int status, const nlohmann::json& value) {
 }
 
 std::string ErrorMessage(const Error& error) {
-  const SourceLocation& where = error.where;
+  const SourceLocation& where = error.where();
   if (where.line <= 0) return error.ToString();
   std::string text = std::to_string(where.line);
   if (where.column > 0) text += ":" + std::to_string(where.column);
   text += ": ";
-  if (!error.context.empty()) text += error.context + ": ";
+  if (!error.context().empty()) text += error.context() + ": ";
   if (!where.subject.empty()) text += where.subject + ": ";
   return text + error.message;
 }
 
 Response ErrorResponse(const Error& error) {
-  nlohmann::json detail = {{"code", error.Reason()}, {"message", ErrorMessage(error)}};
-  if (error.where.line > 0) detail["line"] = error.where.line;
-  if (error.where.line > 0 && error.where.column > 0) detail["column"] = error.where.column;
-  const ErrorDetails& details = error.details;
+  nlohmann::json detail = {{"code", error.ReasonOrCodeName()}, {"message", ErrorMessage(error)}};
+  if (error.where().line > 0) detail["line"] = error.where().line;
+  if (error.where().line > 0 && error.where().column > 0) detail["column"] = error.where().column;
+  const ErrorDetails& details = error.details();
   if (details.parameter) detail["parameter"] = *details.parameter;
   if (details.expected) detail["expected"] = *details.expected;
   if (details.got) detail["got"] = *details.got;

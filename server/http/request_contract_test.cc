@@ -39,7 +39,7 @@ TEST(RequestContractTest, AMisspeltParameterIsNamedWithTheClosestOne) {
   std::optional<Error> error = CheckRequestContract(CompileLike(), WithQuery({{"chp", "v6e"}}), kRoute);
   ASSERT_TRUE(error);
   EXPECT_EQ(HttpStatusOf(*error), 400);
-  EXPECT_EQ(error->Reason(), "invalid_query");
+  EXPECT_EQ(error->ReasonOrCodeName(), "invalid_query");
   EXPECT_EQ(error->message,
             "unknown query parameter 'chp' for POST /v1/compile (did you mean 'chip'?); "
             "accepted: chip, plan, scoped_vmem_bytes, return");
@@ -67,7 +67,7 @@ TEST(RequestContractTest, ARepeatedParameterIsRefused) {
   std::optional<Error> error =
       CheckRequestContract(CompileLike(), WithQuery({{"chip", "v5e"}, {"plan", "none"}, {"chip", "v6e"}}), kRoute);
   ASSERT_TRUE(error);
-  EXPECT_EQ(error->Reason(), "invalid_query");
+  EXPECT_EQ(error->ReasonOrCodeName(), "invalid_query");
   EXPECT_EQ(error->message,
             "query parameter 'chip' is given 2 times for POST /v1/compile; give it once");
 }
@@ -80,7 +80,7 @@ TEST(RequestContractTest, BodyTypesAreCheckedWithoutParametersOrCase) {
   std::optional<Error> error = CheckRequestContract(contract, WithBody("image/png"), kRoute);
   ASSERT_TRUE(error);
   EXPECT_EQ(HttpStatusOf(*error), 415);
-  EXPECT_EQ(error->Reason(), "unsupported_media_type");
+  EXPECT_EQ(error->ReasonOrCodeName(), "unsupported_media_type");
   EXPECT_EQ(error->message,
             "Content-Type 'image/png' is not accepted by POST /v1/compile; send one of "
             "text/plain, application/json");
