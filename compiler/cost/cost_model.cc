@@ -1,4 +1,4 @@
-#include "compiler/fusion/cost_model.h"
+#include "compiler/cost/cost_model.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,8 +10,18 @@
 #include "compiler/fusion/op_class.h"
 #include "compiler/hlo/op_attributes.h"
 
-namespace kiln::fusion {
+namespace kiln::cost {
 namespace {
+
+using fusion::ClassOf;
+using fusion::GemmDims;
+using fusion::GemmOf;
+using fusion::IsExpensive;
+using fusion::IsFreeInstruction;
+using fusion::Kernel;
+using fusion::OpClass;
+using fusion::ShapeBytes;
+using fusion::TileChoice;
 
 using hlo::Instruction;
 using hlo::Opcode;
@@ -196,7 +206,7 @@ double WorkEstimator::ComputationSeconds(const hlo::Computation& computation, in
 
 }  // namespace
 
-KernelCost EstimateKernel(const hlo::Computation& computation, const Kernel& kernel,
+KernelCost EstimateKernel(const hlo::Computation& computation, const fusion::Kernel& kernel,
                           const runtime::ChipSpec& chip) {
   const auto& instrs = computation.instructions();
   Work work;
@@ -232,7 +242,7 @@ KernelCost EstimateKernel(const hlo::Computation& computation, const Kernel& ker
   return cost;
 }
 
-PlanCost EstimatePlan(const hlo::Computation& computation, const FusionPlan& plan,
+PlanCost EstimatePlan(const hlo::Computation& computation, const fusion::FusionPlan& plan,
                       const runtime::ChipSpec& chip) {
   PlanCost cost;
   cost.kernels.reserve(plan.kernels.size());
@@ -243,4 +253,4 @@ PlanCost EstimatePlan(const hlo::Computation& computation, const FusionPlan& pla
   return cost;
 }
 
-}  // namespace kiln::fusion
+}  // namespace kiln::cost
