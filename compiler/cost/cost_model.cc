@@ -9,6 +9,7 @@
 
 #include "compiler/fusion/op_class.h"
 #include "compiler/hlo/op_attributes.h"
+#include "runtime/chip/op_kinds.h"
 
 namespace kiln::cost {
 namespace {
@@ -44,9 +45,7 @@ double MxuRate(const Instruction& op, const runtime::ChipSpec& chip) {
     if (precision) {
       for (hlo::Precision q : *precision) p = std::max(p, q);
     }
-    if (p == hlo::Precision::kHighest) return chip.bf16_flops / 6;
-    if (p == hlo::Precision::kHigh) return chip.bf16_flops / 3;
-    return chip.bf16_flops;
+    return chip.bf16_flops / runtime::MxuPasses(p);
   }
   if (hlo::BitWidth(type) >= 64) return chip.vector_flops / 4;
   return chip.bf16_flops;
