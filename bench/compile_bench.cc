@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/fusion/compile.h"
+#include "compiler/driver/plan_module.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
 
@@ -45,7 +45,7 @@ struct Sample {
   double instructions = 0;
   double compile_ms = std::numeric_limits<double>::infinity();
   double parse_ms = std::numeric_limits<double>::infinity();
-  kiln::fusion::StageTimes stages;
+  kiln::driver::StageTimes stages;
 };
 
 // CPU time of this thread in ms: the machine is shared, so wall time
@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   }
   std::sort(files.begin(), files.end());
 
-  kiln::fusion::CompileOptions options;
+  kiln::driver::CompileOptions options;
   options.plan = kiln::fusion::PlanKind::kHeuristic;
   options.chip = "v5p";
   options.verify_passes = false;
@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
       }
       sample.instructions = static_cast<double>((*module)->instruction_count());
       double t2 = ThreadCpuMs();
-      auto compiled = kiln::fusion::PlanModule(**module, options);
+      auto compiled = kiln::driver::PlanModule(**module, options);
       double t3 = ThreadCpuMs();
       if (!compiled) {
         ++failed;

@@ -31,7 +31,7 @@
 
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
-#include "compiler/lowering/compile_module.h"
+#include "compiler/driver/compile_module.h"
 #include "server/http/http_server.h"
 #include "server/http/testing/raw_http_client.h"
 #include "server/kiln_service.h"
@@ -94,7 +94,7 @@ std::vector<Module> ReadCorpus(const fs::path& corpus, size_t limit) {
 Run CompileSerially(std::vector<Module>& modules) {
   Run run;
   std::vector<Module> compiled;
-  kiln::fusion::CompileOptions options;
+  kiln::driver::CompileOptions options;
   options.chip = "v5e";
   const Clock::time_point start = Clock::now();
   for (Module& module : modules) {
@@ -104,7 +104,7 @@ Run CompileSerially(std::vector<Module>& modules) {
       ++run.failed;
       continue;
     }
-    if (!kiln::lowering::CompileModule(**parsed, options)) {
+    if (!kiln::driver::CompileModule(**parsed, options)) {
       ++run.failed;
       continue;
     }

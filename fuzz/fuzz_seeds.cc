@@ -19,7 +19,7 @@
 #include "cache/zstd_codec.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
-#include "compiler/lowering/compile_module.h"
+#include "compiler/driver/compile_module.h"
 #include "fuzz/fuzz_dictionary.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/io/safetensors.h"
@@ -91,7 +91,7 @@ std::optional<Compiled> CompileFile(const fs::path& path) {
   if (!module || !hlo::VerifyModule(**module)) return std::nullopt;
   std::vector<hlo::Shape> parameters;
   for (const hlo::Instruction* p : (*module)->entry()->parameters()) parameters.push_back(p->shape());
-  auto compiled = lowering::CompileModule(**module, fusion::CompileOptions{});
+  auto compiled = driver::CompileModule(**module, driver::CompileOptions{});
   if (!compiled) return std::nullopt;
   return Compiled{path.stem().string(), std::move(compiled->executable), std::move(parameters)};
 }
@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
 
   auto add = hlo::ParseModule(kAddModule);
   if (!add) return 1;
-  auto compiled = lowering::CompileModule(**add, fusion::CompileOptions{});
+  auto compiled = driver::CompileModule(**add, driver::CompileOptions{});
   if (!compiled) {
     std::fprintf(stderr, "kiln_fuzz_seeds: %s\n", compiled.error().message.c_str());
     return 1;

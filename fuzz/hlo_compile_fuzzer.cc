@@ -17,7 +17,7 @@
 
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
-#include "compiler/lowering/compile_module.h"
+#include "compiler/driver/compile_module.h"
 #include "fuzz/fuzz_check.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/timing/timed_execution.h"
@@ -39,11 +39,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto module = hlo::ParseModule(text, "fuzz.hlo");
   if (!module || !hlo::VerifyModule(**module)) return 0;
 
-  fusion::CompileOptions options;
+  driver::CompileOptions options;
   options.plan = kPlans[size % 3];
   options.chip = kChips[(size / 3) % 5];
   options.verify_passes = true;
-  auto compiled = lowering::CompileModule(**module, options);
+  auto compiled = driver::CompileModule(**module, options);
   if (!compiled) return 0;
 
   auto ready = server::LoadReadyProgram(compiled->executable);

@@ -6,7 +6,7 @@
 #define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack
 #include <xxhash.h>
 
-#include "compiler/lowering/compile_module.h"
+#include "compiler/driver/compile_module.h"
 #include "runtime/chip/chip_spec.h"
 #include "server/http/header_map.h"
 
@@ -25,7 +25,7 @@ bool IsJsonContentType(const http::Request& request) {
   return http::EqualsIgnoreCase(media, "application/json");
 }
 
-Result<void> SetChip(fusion::CompileOptions& options, std::string_view chip) {
+Result<void> SetChip(driver::CompileOptions& options, std::string_view chip) {
   const runtime::ChipSpec* spec = runtime::FindChip(chip);
   if (spec == nullptr) {
     return InvalidArgumentError("unknown chip '" + std::string(chip) + "' (known: " + std::string(kChips) + ")")
@@ -35,8 +35,8 @@ Result<void> SetChip(fusion::CompileOptions& options, std::string_view chip) {
   return {};
 }
 
-Result<void> SetPlan(fusion::CompileOptions& options, std::string_view plan) {
-  Result<fusion::PlanKind> kind = fusion::ParsePlanKind(plan);
+Result<void> SetPlan(driver::CompileOptions& options, std::string_view plan) {
+  Result<fusion::PlanKind> kind = driver::ParsePlanKind(plan);
   if (!kind) {
     return InvalidArgumentError("options: plan '" + std::string(plan) + "' is not one of none, heuristic, given")
         .WithReason("invalid_options");
@@ -45,7 +45,7 @@ Result<void> SetPlan(fusion::CompileOptions& options, std::string_view plan) {
   return {};
 }
 
-Result<void> SetScopedVmemText(fusion::CompileOptions& options, std::string_view text) {
+Result<void> SetScopedVmemText(driver::CompileOptions& options, std::string_view text) {
   int64_t value = -1;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || value < 0) {
@@ -57,7 +57,7 @@ Result<void> SetScopedVmemText(fusion::CompileOptions& options, std::string_view
   return {};
 }
 
-Result<void> ApplyJsonOptions(fusion::CompileOptions& options, const json& object) {
+Result<void> ApplyJsonOptions(driver::CompileOptions& options, const json& object) {
   if (!object.is_object()) return InvalidArgumentError("options must be an object").WithReason("invalid_options");
   for (const auto& [field, value] : object.items()) {
     if (field == "plan") {
@@ -105,7 +105,7 @@ Result<void> ParseJsonBody(const std::string& body, CompileRequest& out) {
   return {};
 }
 
-hlo::Hash128 HashRequest(std::string_view body, const fusion::CompileOptions& options, std::string_view tenant) {
+hlo::Hash128 HashRequest(std::string_view body, const driver::CompileOptions& options, std::string_view tenant) {
   XXH3_state_t state;
   XXH3_128bits_reset(&state);
   auto add = [&state](std::string_view part) {
@@ -115,7 +115,7 @@ hlo::Hash128 HashRequest(std::string_view body, const fusion::CompileOptions& op
   };
   add(body);
   add(options.chip);
-  add(lowering::CanonicalOptionsText(options));
+  add(driver::CanonicalOptionsText(options));
   add(tenant);
   XXH128_hash_t hash = XXH3_128bits_digest(&state);
   return hlo::Hash128{hash.high64, hash.low64};
@@ -123,7 +123,7 @@ hlo::Hash128 HashRequest(std::string_view body, const fusion::CompileOptions& op
 
 }  // namespace
 
-std::string OptionsJsonText(const fusion::CompileOptions& options) { return lowering::OptionsJson(options); }
+std::string OptionsJsonText(const driver::CompileOptions& options) { return driver::OptionsJson(options); }
 
 Result<CompileRequest> ParseCompileRequestKey(const http::Request& request, std::string_view tenant) {
   CompileRequest out;

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "compiler/fusion/compile.h"
+#include "compiler/driver/plan_module.h"
 #include "compiler/hlo/fingerprint.h"
 #include "server/http/request.h"
 
@@ -22,7 +22,7 @@ namespace kiln::server {
 
 struct CompileRequest {
   std::string hlo;  // the HLO text
-  fusion::CompileOptions options;  // chip, plan, scoped VMEM
+  driver::CompileOptions options;  // chip, plan, scoped VMEM
   bool return_executable = false;  // ?return=executable
   hlo::Hash128 request_hash;
 };
@@ -39,6 +39,6 @@ Result<CompileRequest> ParseCompileRequestKey(const http::Request& request, std:
 bool HasJsonBody(const http::Request& request);
 
 // The options as the API shows them: {"plan": ..., "scoped_vmem_bytes": ...}.
-std::string OptionsJsonText(const fusion::CompileOptions& options);
+std::string OptionsJsonText(const driver::CompileOptions& options);
 
 }  // namespace kiln::server

@@ -32,7 +32,7 @@
 #include "base/status.h"
 #include "base/version.h"
 #include "cache/cache_store.h"
-#include "compiler/fusion/compile.h"
+#include "compiler/driver/plan_module.h"
 #include "compiler/hlo/module.h"
 #include "runtime/pool/device_pool.h"
 #include "server/auth.h"
@@ -133,8 +133,8 @@ class KilnService {
   http::Response CompileResponse(const EntryView& entry, CacheOutcome outcome, bool fast_path, bool return_executable,
                                  double compile_ms, const CompileTimings& timings, const Error* not_stored = nullptr);
   void StartCompile(const std::string& flight_key, std::shared_ptr<hlo::Module> module,
-                    fusion::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash);
-  Flight CompileAndStore(hlo::Module& module, const fusion::CompileOptions& options, const cache::EntryId& id,
+                    driver::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash);
+  Flight CompileAndStore(hlo::Module& module, const driver::CompileOptions& options, const cache::EntryId& id,
                          const hlo::Hash128& request_hash);
   Result<std::optional<EntryView>> LookUp(const cache::EntryId& id);
   // routes_explain.cc

@@ -6,7 +6,7 @@
 #include "cache/components.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
-#include "compiler/lowering/compile_module.h"
+#include "compiler/driver/compile_module.h"
 #include "server/compile_request.h"
 #include "server/entry_json.h"
 #include "server/http/json_response.h"
@@ -134,7 +134,7 @@ void KilnService::Compile(Call call) {
 
   auto fingerprint_start = Clock::now();
   Result<hlo::Fingerprint> fingerprint =
-      hlo::FingerprintModule(**module, lowering::FingerprintOptionsFor(request.options));
+      hlo::FingerprintModule(**module, driver::FingerprintOptionsFor(request.options));
   if (!fingerprint) return fail(fingerprint.error().WithReason("hlo_verify_error"));
   id.key = fingerprint->key;
   timings.fingerprint_ms = MsSince(fingerprint_start);
@@ -180,7 +180,7 @@ void KilnService::Compile(Call call) {
 }
 
 void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hlo::Module> module,
-                               fusion::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash) {
+                               driver::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash) {
   http::WorkerPool::Task task = [this, flight_key, module, options, id, request_hash] {
     flights_.Finish(flight_key, CompileAndStore(*module, options, id, request_hash));
   };
@@ -194,7 +194,7 @@ void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hl
   flights_.Finish(flight_key, refused);
 }
 
-KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, const fusion::CompileOptions& options,
+KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, const driver::CompileOptions& options,
                                                  const cache::EntryId& id, const hlo::Hash128& request_hash) {
   auto outcome = std::make_shared<FlightOutcome>();
   // Another flight may have stored the key between this request's lookup
@@ -204,14 +204,14 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, const fusi
     outcome->entry = std::move(**existing);
     return outcome;
   }
-  Result<lowering::CompileOutput> compiled = lowering::CompileModule(module, options);
+  Result<driver::CompileOutput> compiled = driver::CompileModule(module, options);
   if (!compiled) {
     outcome->error = InvalidArgumentError(compiled.error().ToString()).WithReason("compile_failed");
     return outcome;
   }
   metrics_.Compiled(compiled->compile_ms);
   EntryNotes notes;
-  notes.options = nlohmann::json::parse(lowering::OptionsJson(options));
+  notes.options = nlohmann::json::parse(driver::OptionsJson(options));
   notes.kernels = compiled->kernels;
   notes.parameters = compiled->fingerprint.parameter_shape_text;
   auto executable = std::make_shared<const std::string>(compiled->executable.begin(), compiled->executable.end());

@@ -5,7 +5,7 @@
 #include "cache/components.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
-#include "compiler/lowering/compile_module.h"
+#include "compiler/driver/compile_module.h"
 #include "server/compile_request.h"
 #include "server/entry_json.h"
 #include "server/http/json_response.h"
@@ -64,11 +64,11 @@ void KilnService::Explain(Call call) {
     return call.respond(http::ErrorResponse(verified.error().WithReason("hlo_verify_error")));
   }
   Result<hlo::Fingerprint> fingerprint =
-      hlo::FingerprintModule(**module, lowering::FingerprintOptionsFor(request.options));
+      hlo::FingerprintModule(**module, driver::FingerprintOptionsFor(request.options));
   if (!fingerprint) return call.respond(http::ErrorResponse(fingerprint.error().WithReason("hlo_verify_error")));
 
   const std::vector<cache::KeyComponent> components = cache::KeyComponentsOf(*fingerprint);
-  const json options = json::parse(lowering::OptionsJson(request.options));
+  const json options = json::parse(driver::OptionsJson(request.options));
   const std::string& chip = request.options.chip;
   json component_list = json::array();
   for (const cache::KeyComponent& component : components) {

@@ -20,7 +20,7 @@
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/test_corpus.h"
 #include "compiler/hlo/verifier.h"
-#include "compiler/lowering/compile_module.h"
+#include "compiler/driver/compile_module.h"
 #include "runtime/eval/evaluator.h"
 #include "runtime/io/eval_budget.h"
 #include "runtime/io/literal_compare.h"
@@ -76,10 +76,10 @@ void CheckPlan(const std::string& name, const std::string& text, fusion::PlanKin
   const auto& args = ref.args;
   const auto& direct = ref.result;
 
-  fusion::CompileOptions options;
+  driver::CompileOptions options;
   options.plan = plan;
   options.verify_passes = true;
-  auto compiled = lowering::CompileModule(**module, options);
+  auto compiled = driver::CompileModule(**module, options);
   if (!compiled && compiled.error().message.find("of HBM at peak") != std::string::npos) {
     // Refusing a program that cannot fit the chip is the specified outcome.
     tally.does_not_fit.push_back(label + ": " + compiled.error().message);

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "compiler/lowering/compile_module.h"
+#include "compiler/driver/compile_module.h"
 #include "tools/commands.h"
 #include "tools/load_module.h"
 
@@ -33,12 +33,12 @@ Status WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
 
 Status RunCompile(const CompileArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto module, LoadVerifiedModule(args.file));
-  KILN_ASSIGN_OR_RETURN(fusion::PlanKind plan, fusion::ParsePlanKind(args.plan));
-  fusion::CompileOptions options;
+  KILN_ASSIGN_OR_RETURN(fusion::PlanKind plan, driver::ParsePlanKind(args.plan));
+  driver::CompileOptions options;
   options.plan = plan;
   options.chip = args.chip;
   options.scoped_vmem_bytes = args.scoped_vmem_bytes;
-  auto out = lowering::CompileModule(*module, options);
+  auto out = driver::CompileModule(*module, options);
   if (!out) return out.error().WithContext(args.file);
   if (!args.out.empty()) KILN_RETURN_IF_ERROR(WriteBytes(args.out, out->executable));
   if (args.json) {

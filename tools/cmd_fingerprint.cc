@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "compiler/hlo/fingerprint.h"
-#include "compiler/lowering/compile_module.h"
+#include "compiler/driver/compile_module.h"
 #include "tools/commands.h"
 #include "tools/load_module.h"
 
@@ -24,10 +24,10 @@ void RegisterFingerprint(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"none", "heuristic", "given"}));
   cmd->add_option("files", args->files, "HLO text files")->required();
   cmd->callback([args, exit_code] {
-    fusion::CompileOptions compile_options;
+    driver::CompileOptions compile_options;
     compile_options.chip = args->chip;
-    compile_options.plan = *fusion::ParsePlanKind(args->plan);  // checked by CLI11
-    const hlo::FingerprintOptions options = lowering::FingerprintOptionsFor(compile_options);
+    compile_options.plan = *driver::ParsePlanKind(args->plan);  // checked by CLI11
+    const hlo::FingerprintOptions options = driver::FingerprintOptionsFor(compile_options);
     for (const std::string& path : args->files) {
       auto module = LoadVerifiedModule(path);
       if (!module) {

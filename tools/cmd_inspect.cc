@@ -8,7 +8,7 @@
 
 #include "cache/cache_store.h"
 #include "cache/components.h"
-#include "compiler/lowering/compile_module.h"
+#include "compiler/driver/compile_module.h"
 #include "tools/commands.h"
 #include "tools/load_module.h"
 
@@ -138,11 +138,11 @@ Status Stats(const InspectArgs& args) {
 // the components that differ.
 Status Explain(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto module, LoadVerifiedModule(args.file));
-  fusion::CompileOptions options;
+  driver::CompileOptions options;
   options.chip = args.chip;
-  KILN_ASSIGN_OR_RETURN(options.plan, fusion::ParsePlanKind(args.plan));
+  KILN_ASSIGN_OR_RETURN(options.plan, driver::ParsePlanKind(args.plan));
   KILN_ASSIGN_OR_RETURN(hlo::Fingerprint fp,
-                        hlo::FingerprintModule(*module, lowering::FingerprintOptionsFor(options)));
+                        hlo::FingerprintModule(*module, driver::FingerprintOptionsFor(options)));
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
   cache::EntryId id{args.tenant, fp.key, args.chip, kCompilerFormatVersion};
   KILN_ASSIGN_OR_RETURN(auto meta, store->GetMetadata(id));

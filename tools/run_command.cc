@@ -5,7 +5,7 @@
 #include <span>
 #include <string_view>
 
-#include "compiler/lowering/compile_module.h"
+#include "compiler/driver/compile_module.h"
 #include "runtime/chip/chip_spec.h"
 #include "runtime/eval/evaluator.h"
 #include "runtime/io/tensor_names.h"
@@ -154,9 +154,9 @@ Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const u
 // HLO text: compile with the chosen plan, load the serialized executable
 // back (the verified path a cache hit takes) and run it.
 Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) {
-  fusion::CompileOptions compile;
+  driver::CompileOptions compile;
   if (!options.plan.empty()) {
-    KILN_ASSIGN_OR_RETURN(compile.plan, fusion::ParsePlanKind(options.plan));
+    KILN_ASSIGN_OR_RETURN(compile.plan, driver::ParsePlanKind(options.plan));
   }
   if (!options.chip.empty()) compile.chip = options.chip;
   compile.scoped_vmem_bytes = options.scoped_vmem_bytes;
@@ -171,7 +171,7 @@ Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) 
     KILN_RETURN_IF_ERROR(CheckModuleMemory(module, options));
     KILN_ASSIGN_OR_RETURN(args, LoadArguments(ModuleParameterShapes(module), options));
   }
-  auto compiled = lowering::CompileModule(module, compile);
+  auto compiled = driver::CompileModule(module, compile);
   if (!compiled) {
     return Error::Coded(compiled.error().code,
                         options.module_path + ": " + compiled.error().ToString() +

@@ -88,13 +88,6 @@ std::vector<int64_t> Candidates(int64_t dim, int64_t smallest, int64_t largest) 
   return out;
 }
 
-int64_t SublaneTile(PrimitiveType type) {
-  int bits = hlo::BitWidth(type);
-  if (bits >= 32) return 8;
-  if (bits == 16) return 16;
-  return 32;
-}
-
 std::string FormatBytes(int64_t bytes) {
   if (bytes < 1024) return std::to_string(bytes) + " B";
   return FormatByteCount(static_cast<double>(bytes));

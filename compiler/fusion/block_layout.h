@@ -10,24 +10,21 @@
 #include <vector>
 
 #include "compiler/hlo/shape.h"
+#include "runtime/chip/memory_tiles.h"
 
 namespace kiln::fusion {
 
-inline constexpr int64_t kLanes = 128;
-
-// Sublane rows of one layout tile for an element type: 8 for 32-bit types,
-// 16 for 16-bit, 32 for 8-bit and narrower.
-int64_t SublaneTile(hlo::PrimitiveType type);
+// The chip's layout tiles (runtime/chip/memory_tiles.h).
+using runtime::CeilDiv;
+using runtime::kLanes;
+using runtime::RoundUp;
+using runtime::SublaneTile;
 
 // "18.5 MiB", "512.0 KiB", "96 B", "4.0 EiB".
 std::string FormatBytes(int64_t bytes);
 // The same for a count beyond int64 ("3.5 ZiB"), e.g. a shape's true size.
 std::string FormatByteCount(double bytes);
 
-inline int64_t RoundUp(int64_t value, int64_t multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
-inline int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 
 // Saturate at INT64_MAX instead of overflowing (absurd shapes); operands
 // are non-negative.

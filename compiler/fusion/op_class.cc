@@ -6,6 +6,7 @@
 
 #include "compiler/hlo/op_attributes.h"
 #include "compiler/hlo/opcode.h"
+#include "runtime/chip/op_kinds.h"
 
 namespace kiln::fusion {
 
@@ -67,35 +68,7 @@ bool IsExpensive(const hlo::Instruction& instr) {
     default:
       return false;
   }
-  switch (instr.opcode()) {
-    case Opcode::kDivide:
-    case Opcode::kRemainder:
-    case Opcode::kPower:
-    case Opcode::kExp:
-    case Opcode::kExpm1:
-    case Opcode::kLog:
-    case Opcode::kLog1p:
-    case Opcode::kLogistic:
-    case Opcode::kTanh:
-    case Opcode::kSqrt:
-    case Opcode::kRsqrt:
-    case Opcode::kCbrt:
-    case Opcode::kSin:
-    case Opcode::kCos:
-    case Opcode::kTan:
-    case Opcode::kAtan2:
-    case Opcode::kErf:
-    case Opcode::kAcos:
-    case Opcode::kAsin:
-    case Opcode::kAcosh:
-    case Opcode::kAsinh:
-    case Opcode::kAtanh:
-    case Opcode::kCosh:
-    case Opcode::kSinh:
-      return true;
-    default:
-      return false;
-  }
+  return runtime::VectorOpKindOf(instr.opcode()) != runtime::VectorOpKind::kSimple;
 }
 
 int64_t OperandReuse(const hlo::Instruction& consumer, int64_t operand_index) {

@@ -47,7 +47,7 @@ class TileBuilder {
  private:
   // Largest sublane tile among the arrays: blocks must align for all.
   int64_t Sublane() const {
-    int64_t sub = 8;
+    int64_t sub = runtime::kVectorSublanes;
     for (const auto* list : {&problem_.inputs, &problem_.outputs}) {
       for (const Instruction* instr : *list) {
         if (const Shape* s = ArrayShapeOf(instr->shape())) {

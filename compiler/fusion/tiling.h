@@ -25,6 +25,7 @@
 #include "compiler/fusion/block_layout.h"
 #include "compiler/fusion/fusion_plan.h"
 #include "compiler/hlo/computation.h"
+#include "runtime/chip/op_kinds.h"
 
 namespace kiln::fusion {
 
@@ -35,7 +36,7 @@ struct TilingOptions {
 
 // What a kernel computes, as far as tiling is concerned.
 struct TilingProblem {
-  enum class Space : uint8_t { kUntiled, kLoop, kReduce, kContraction };
+  using Space = runtime::SpaceKind;  // runtime/chip/op_kinds.h
   Space space = Space::kUntiled;
   // kLoop, kReduce: the iteration shape; kContraction: the dot/conv output.
   const hlo::Instruction* anchor = nullptr;

@@ -397,18 +397,22 @@ Result<Fingerprint> FingerprintModule(const Module& module, const FingerprintOpt
     out.parameter_shape_text.push_back(shape.ToString(/*print_default_layout=*/false));
   }
   out.module_config = fp.ModuleConfigHash();
-  out.options = HashString('O', options.compile_options);
-  out.target = HashString('T', options.chip);
+  return FingerprintWithOptions(std::move(out), options);
+}
+
+Fingerprint FingerprintWithOptions(Fingerprint fingerprint, const FingerprintOptions& options) {
+  fingerprint.options = HashString('O', options.compile_options);
+  fingerprint.target = HashString('T', options.chip);
 
   HashWriter w;
   w.Tag('K');
-  w.U64(out.format_version);
-  w.Hash(out.entry_body);
-  w.Hash(out.module_config);
-  w.Hash(out.options);
-  w.Hash(out.target);
-  out.key = w.Finish();
-  return out;
+  w.U64(fingerprint.format_version);
+  w.Hash(fingerprint.entry_body);
+  w.Hash(fingerprint.module_config);
+  w.Hash(fingerprint.options);
+  w.Hash(fingerprint.target);
+  fingerprint.key = w.Finish();
+  return fingerprint;
 }
 
 }  // namespace kiln::hlo

@@ -62,4 +62,9 @@ struct Fingerprint {
 // a computation without a root).
 Result<Fingerprint> FingerprintModule(const Module& module, const FingerprintOptions& options);
 
+// The fingerprint of the same module under other options: the options and
+// target hashes and the key are recomputed from `options`, the module's
+// hashes are kept (so a module changed since is not re-read).
+Fingerprint FingerprintWithOptions(Fingerprint fingerprint, const FingerprintOptions& options);
+
 }  // namespace kiln::hlo

@@ -22,11 +22,12 @@
 
 #include "compiler/hlo/module.h"
 #include "compiler/hlo/shape.h"
+#include "runtime/chip/op_kinds.h"
 #include "runtime/timing/kernel_work.h"
 
 namespace kiln::runtime::timing {
 
-enum class SpaceKind : uint8_t { kUntiled, kLoop, kReduce, kContraction };
+using runtime::SpaceKind;  // runtime/chip/op_kinds.h
 
 // An array as the pipeline moves it: `dims` major to minor, each following
 // space dimension `space_dim[a]` or taken whole (-1).

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compiler/hlo/op_attributes.h"
+#include "runtime/chip/op_kinds.h"
 #include "runtime/timing/tpu_tiles.h"
 #include "runtime/timing/trip_count.h"
 
@@ -19,36 +20,12 @@ using hlo::Opcode;
 // arithmetic, more for ops the unit runs as short sequences (division,
 // square roots) or as polynomial/EUP sequences (transcendentals).
 double ElementwiseCost(Opcode op) {
-  switch (op) {
-    case Opcode::kDivide:
-    case Opcode::kRemainder:
-    case Opcode::kSqrt:
-    case Opcode::kRsqrt:
-    case Opcode::kCbrt:
-      return 4;
-    case Opcode::kExp:
-    case Opcode::kExpm1:
-    case Opcode::kLog:
-    case Opcode::kLog1p:
-    case Opcode::kLogistic:
-    case Opcode::kTanh:
-    case Opcode::kSin:
-    case Opcode::kCos:
-    case Opcode::kTan:
-    case Opcode::kAtan2:
-    case Opcode::kErf:
-    case Opcode::kPower:
-    case Opcode::kAsin:
-    case Opcode::kAcos:
-    case Opcode::kAsinh:
-    case Opcode::kAcosh:
-    case Opcode::kAtanh:
-    case Opcode::kSinh:
-    case Opcode::kCosh:
-      return 8;
-    default:
-      return 1;
+  switch (VectorOpKindOf(op)) {
+    case VectorOpKind::kMultiStep: return 4;
+    case VectorOpKind::kTranscendental: return 8;
+    case VectorOpKind::kSimple: break;
   }
+  return 1;
 }
 
 // Ops that only rename or alias data (no vector work, no traffic of their own).

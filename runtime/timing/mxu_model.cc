@@ -5,6 +5,7 @@
 #include <set>
 
 #include "compiler/hlo/op_attributes.h"
+#include "runtime/chip/op_kinds.h"
 #include "runtime/timing/tpu_tiles.h"
 
 namespace kiln::runtime::timing {
@@ -24,11 +25,7 @@ int64_t ClampToInt(double v) { return static_cast<int64_t>(std::clamp(v, 1.0, 9.
 // bf16 passes for operands of `type` at `precision`.
 int PassesFor(PrimitiveType type, hlo::Precision precision) {
   if (hlo::BitWidth(type) < 32 || !hlo::IsFloatingPoint(type)) return 1;
-  switch (precision) {
-    case hlo::Precision::kHigh: return 3;
-    case hlo::Precision::kHighest: return 6;
-    default: return 1;
-  }
+  return MxuPasses(precision);
 }
 
 bool IsNarrowInteger(PrimitiveType t) { return hlo::IsInteger(t) && hlo::BitWidth(t) <= 8; }

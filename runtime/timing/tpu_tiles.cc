@@ -5,13 +5,6 @@
 
 namespace kiln::runtime::timing {
 
-int64_t SublaneTile(hlo::PrimitiveType type) {
-  int bits = hlo::BitWidth(type);
-  if (bits >= 32) return 8;
-  if (bits == 16) return 16;
-  return 32;
-}
-
 double DeviceElementBytes(hlo::PrimitiveType type) {
   return std::max(hlo::BitWidth(type), 1) / 8.0;
 }

@@ -1,10 +1,6 @@
-// TPU memory tiling arithmetic used by the timing model.
-//
-// Arrays live in HBM and VMEM as (sublane, 128) tiles of their two minor
-// dimensions: (8,128) for 32-bit element types, (16,128) for 16-bit and
-// (32,128) for 8-bit and narrower. Every transfer moves whole tiles, so a
-// block's traffic is its padded size. The vector unit computes on (8,128)
-// tiles of 32-bit lanes whatever the storage type.
+// TPU memory tiling arithmetic used by the timing model, on the chip's
+// tiles (runtime/chip/memory_tiles.h). Every transfer moves whole tiles,
+// so a block's traffic is its padded size.
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -14,19 +10,9 @@
 
 #include "compiler/hlo/primitive_type.h"
 #include "compiler/hlo/shape.h"
+#include "runtime/chip/memory_tiles.h"
 
 namespace kiln::runtime::timing {
-
-inline constexpr int64_t kLanes = 128;
-inline constexpr int64_t kVectorSublanes = 8;
-
-inline int64_t RoundUp(int64_t value, int64_t multiple) {
-  return multiple <= 0 ? value : (value + multiple - 1) / multiple * multiple;
-}
-inline int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
-
-// Rows of one memory tile for `type`: 8, 16 or 32.
-int64_t SublaneTile(hlo::PrimitiveType type);
 
 // Bytes one element occupies on the device (sub-byte types are packed).
 double DeviceElementBytes(hlo::PrimitiveType type);

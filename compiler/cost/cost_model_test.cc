@@ -1,4 +1,4 @@
-#include "compiler/fusion/cost_model.h"
+#include "compiler/cost/cost_model.h"
 
 #include <gtest/gtest.h>
 
@@ -7,9 +7,12 @@
 #include "compiler/fusion/planner.h"
 #include "compiler/passes/pass_test_util.h"
 
-namespace kiln::fusion {
+namespace kiln::cost {
 namespace {
 
+using fusion::PlanComputation;
+using fusion::PlanKind;
+using fusion::PlannerOptions;
 using passes::testing::ParseVerified;
 
 const runtime::ChipSpec& V5e() { return *runtime::FindChip("v5e"); }
@@ -124,4 +127,4 @@ ENTRY e {
 }
 
 }  // namespace
-}  // namespace kiln::fusion
+}  // namespace kiln::cost

@@ -24,7 +24,7 @@
 #include "compiler/fusion/fusion_plan.h"
 #include "compiler/hlo/computation.h"
 
-namespace kiln::fusion {
+namespace kiln::buffers {
 
 struct Buffer {
   enum class Kind : uint8_t { kParameter, kConstant, kTemporary, kOutput };
@@ -53,10 +53,10 @@ struct BufferAssignment {
 // Fails when the peak exceeds `hbm_bytes`: "program needs 17.2 GiB of HBM
 // at peak (parameters 4.0 GiB, constants 0 B, temporaries 13.2 GiB); chip
 // v5e has 14.9 GiB".
-Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, const FusionPlan& plan,
+Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, const fusion::FusionPlan& plan,
                                        int64_t hbm_bytes, std::string_view chip_name);
 
 // The size class a buffer of `bytes` is placed in.
 int64_t SizeClass(int64_t bytes);
 
-}  // namespace kiln::fusion
+}  // namespace kiln::buffers

@@ -1,4 +1,4 @@
-#include "compiler/fusion/buffer_assignment.h"
+#include "compiler/buffers/buffer_assignment.h"
 
 #include <gtest/gtest.h>
 
@@ -7,9 +7,12 @@
 #include "compiler/fusion/planner.h"
 #include "compiler/passes/pass_test_util.h"
 
-namespace kiln::fusion {
+namespace kiln::buffers {
 namespace {
 
+using fusion::PlanComputation;
+using fusion::PlanKind;
+using fusion::PlannerOptions;
 using passes::testing::ParseVerified;
 
 // A chain of `length` elementwise ops over f32[1024,1024] (4 MiB each).
@@ -110,4 +113,4 @@ TEST(BufferAssignmentTest, SizeClassesWasteAtMostAQuarter) {
 }
 
 }  // namespace
-}  // namespace kiln::fusion
+}  // namespace kiln::buffers

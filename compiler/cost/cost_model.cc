@@ -1,4 +1,4 @@
-#include "compiler/fusion/cost_model.h"
+#include "compiler/cost/cost_model.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,9 +9,20 @@
 
 #include "compiler/fusion/op_class.h"
 #include "compiler/hlo/op_attributes.h"
+#include "runtime/chip/op_kinds.h"
 
-namespace kiln::fusion {
+namespace kiln::cost {
 namespace {
+
+using fusion::ClassOf;
+using fusion::GemmDims;
+using fusion::GemmOf;
+using fusion::IsExpensive;
+using fusion::IsFreeInstruction;
+using fusion::Kernel;
+using fusion::OpClass;
+using fusion::ShapeBytes;
+using fusion::TileChoice;
 
 using hlo::Instruction;
 using hlo::Opcode;
@@ -34,9 +45,7 @@ double MxuRate(const Instruction& op, const runtime::ChipSpec& chip) {
     if (precision) {
       for (hlo::Precision q : *precision) p = std::max(p, q);
     }
-    if (p == hlo::Precision::kHighest) return chip.bf16_flops / 6;
-    if (p == hlo::Precision::kHigh) return chip.bf16_flops / 3;
-    return chip.bf16_flops;
+    return chip.bf16_flops / runtime::MxuPasses(p);
   }
   if (hlo::BitWidth(type) >= 64) return chip.vector_flops / 4;
   return chip.bf16_flops;
@@ -196,7 +205,7 @@ double WorkEstimator::ComputationSeconds(const hlo::Computation& computation, in
 
 }  // namespace
 
-KernelCost EstimateKernel(const hlo::Computation& computation, const Kernel& kernel,
+KernelCost EstimateKernel(const hlo::Computation& computation, const fusion::Kernel& kernel,
                           const runtime::ChipSpec& chip) {
   const auto& instrs = computation.instructions();
   Work work;
@@ -232,7 +241,7 @@ KernelCost EstimateKernel(const hlo::Computation& computation, const Kernel& ker
   return cost;
 }
 
-PlanCost EstimatePlan(const hlo::Computation& computation, const FusionPlan& plan,
+PlanCost EstimatePlan(const hlo::Computation& computation, const fusion::FusionPlan& plan,
                       const runtime::ChipSpec& chip) {
   PlanCost cost;
   cost.kernels.reserve(plan.kernels.size());
@@ -243,4 +252,4 @@ PlanCost EstimatePlan(const hlo::Computation& computation, const FusionPlan& pla
   return cost;
 }
 
-}  // namespace kiln::fusion
+}  // namespace kiln::cost

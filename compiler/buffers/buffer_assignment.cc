@@ -1,4 +1,4 @@
-#include "compiler/fusion/buffer_assignment.h"
+#include "compiler/buffers/buffer_assignment.h"
 
 #include <algorithm>
 #include <limits>
@@ -10,8 +10,14 @@
 #include "compiler/fusion/op_class.h"
 #include "compiler/hlo/op_attributes.h"
 
-namespace kiln::fusion {
+namespace kiln::buffers {
 
+using fusion::CollectSourceIds;
+using fusion::FormatByteCount;
+using fusion::FormatBytes;
+using fusion::Kernel;
+using fusion::SatAdd;
+using fusion::ShapeBytes;
 using hlo::Instruction;
 
 int64_t SizeClass(int64_t bytes) {
@@ -70,7 +76,7 @@ Error HugeProgramError(const hlo::Computation& computation, const BufferAssignme
 
 }  // namespace
 
-Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, const FusionPlan& plan,
+Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, const fusion::FusionPlan& plan,
                                        int64_t hbm_bytes, std::string_view chip_name) {
   const auto& instrs = computation.instructions();
   const int64_t n = computation.instruction_count();
@@ -181,4 +187,4 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
   return out;
 }
 
-}  // namespace kiln::fusion
+}  // namespace kiln::buffers

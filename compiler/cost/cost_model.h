@@ -25,7 +25,7 @@
 #include "compiler/hlo/computation.h"
 #include "runtime/chip/chip_spec.h"
 
-namespace kiln::fusion {
+namespace kiln::cost {
 
 struct KernelCost {
   double vector_flops = 0;
@@ -40,10 +40,10 @@ struct PlanCost {
   double estimated_us() const { return seconds * 1e6; }
 };
 
-KernelCost EstimateKernel(const hlo::Computation& computation, const Kernel& kernel,
+KernelCost EstimateKernel(const hlo::Computation& computation, const fusion::Kernel& kernel,
                           const runtime::ChipSpec& chip);
 
-PlanCost EstimatePlan(const hlo::Computation& computation, const FusionPlan& plan,
+PlanCost EstimatePlan(const hlo::Computation& computation, const fusion::FusionPlan& plan,
                       const runtime::ChipSpec& chip);
 
-}  // namespace kiln::fusion
+}  // namespace kiln::cost

@@ -14,11 +14,11 @@
 #include "compiler/hlo/call_nesting.h"
 #include "compiler/hlo/deep_modules_test_util.h"
 #include "compiler/hlo/parser.h"
-#include "compiler/lowering/compile_module.h"
+#include "compiler/driver/compile_module.h"
 #include "runtime/eval/evaluator.h"
 #include "runtime/program/loaded_program.h"
 
-namespace kiln::lowering {
+namespace kiln::driver {
 namespace {
 
 using hlo::testing::kCheckedStackBytes;
@@ -51,7 +51,7 @@ void ExpectCompiles(const std::string& text, fusion::PlanKind plan, bool run) {
     expected = runtime::EvaluateModule(**module, args);
     ASSERT_TRUE(expected) << expected.error().message;
   }
-  fusion::CompileOptions options;
+  CompileOptions options;
   options.plan = plan;
   Result<CompileOutput> compiled = CompileModule(**module, options);
   ASSERT_TRUE(compiled) << compiled.error().message;
@@ -101,4 +101,4 @@ TEST(DeepCompileTest, MillionLongChainFusesAndRuns) {
 }
 
 }  // namespace
-}  // namespace kiln::lowering
+}  // namespace kiln::driver

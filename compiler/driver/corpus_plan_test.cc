@@ -7,15 +7,18 @@
 #include <iostream>
 #include <string>
 
-#include "compiler/fusion/compile.h"
+#include "compiler/driver/plan_module.h"
 #include "compiler/fusion/kernel_formation.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/test_corpus.h"
 #include "compiler/hlo/verifier.h"
 
-namespace kiln::fusion {
+namespace kiln::driver {
 namespace {
 
+using fusion::PlanKind;
+using fusion::PlanKindName;
+using fusion::TilingOptions;
 using hlo::testing::CorpusModules;
 using hlo::testing::CorpusRoot;
 using hlo::testing::ReadTextFile;
@@ -92,4 +95,4 @@ TEST(CorpusPlanTest, EveryValidModulePlansUnderEveryPlanKind) {
 }
 
 }  // namespace
-}  // namespace kiln::fusion
+}  // namespace kiln::driver

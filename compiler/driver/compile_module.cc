@@ -1,0 +1,56 @@
+#include "compiler/driver/compile_module.h"
+
+#include <algorithm>
+
+#include "compiler/driver/stopwatch.h"
+#include "compiler/lowering/lower_to_program.h"
+
+namespace kiln::driver {
+
+Result<CompileOutput> LowerWithPlan(const PreparedModule& prepared, const CompileOptions& options) {
+  Stopwatch watch;
+  if (!prepared.source_fingerprint) {
+    return FailedPreconditionError("the module was prepared without its fingerprint: use PrepareModule");
+  }
+  const CompileOptions normalized = NormalizedOptions(options);
+  CompileOutput out;
+  out.fingerprint = hlo::FingerprintWithOptions(*prepared.source_fingerprint, FingerprintOptionsFor(normalized));
+  KILN_ASSIGN_OR_RETURN(CompiledPlan compiled, PlanPrepared(prepared, normalized));
+
+  const hlo::Module& module = *prepared.module;
+  lowering::LoweringInput in;
+  in.module = &module;
+  in.plan = &compiled.plan;
+  for (const cost::KernelCost& cost : compiled.cost.kernels) {
+    in.estimates.push_back({cost.mxu_flops + cost.vector_flops, cost.hbm_bytes, cost.seconds});
+  }
+  const int64_t n = module.entry()->instruction_count();
+  in.value_offsets.assign(n, 0);
+  for (int64_t i = 0; i < n && i < static_cast<int64_t>(compiled.buffers.buffer_of.size()); ++i) {
+    int64_t b = compiled.buffers.buffer_of[i];
+    if (b >= 0) in.value_offsets[i] = compiled.buffers.buffers[b].offset;
+  }
+  in.key = out.fingerprint.key.Hex();
+  in.chip = normalized.chip;
+  in.options_json = OptionsJson(normalized);
+  in.peak_hbm_bytes = static_cast<uint64_t>(std::max<int64_t>(compiled.buffers.peak_bytes, 0));
+  KILN_ASSIGN_OR_RETURN(out.program, lowering::LowerToProgram(in));
+
+  for (const fusion::Kernel& k : compiled.plan.kernels) {
+    if (k.instructions.size() > 1) out.fused_instructions += static_cast<int64_t>(k.instructions.size());
+  }
+  out.kernels = static_cast<int64_t>(out.program.kernels.size());
+  out.peak_hbm_bytes = out.program.peak_hbm_bytes;
+  out.estimated_us = compiled.estimated_us;
+  out.compile_ms = prepared.prepare_ms + watch.LapMs();
+  out.program.compile_ms = out.compile_ms;
+  out.executable = runtime::SerializeProgram(out.program);
+  return out;
+}
+
+Result<CompileOutput> CompileModule(hlo::Module& module, const CompileOptions& options) {
+  KILN_ASSIGN_OR_RETURN(PreparedModule prepared, PrepareModule(module, options));
+  return LowerWithPlan(prepared, options);
+}
+
+}  // namespace kiln::driver

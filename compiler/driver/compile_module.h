@@ -1,0 +1,48 @@
+// Compiling an HLO module to an executable, in two calls or in one.
+//
+// LowerWithPlan: a prepared module (prepared_module.h) planned, tiled,
+// buffer-assigned and costed under `options` (plan_module.h), lowered to a
+// Program and serialized. It reads the prepared module only, so it may be
+// called many times, from several threads, on one prepared module; the key
+// is the fingerprint of the module as written with these options.
+//
+// CompileModule: the whole compiler in one call, PrepareModule then
+// LowerWithPlan with the same options. The module is modified in place by
+// the passes; the key equals what `kiln fingerprint` prints for the same
+// text, chip and options. Errors name the stage that failed. Thread-safe
+// for distinct modules.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/status.h"
+#include "compiler/driver/compile_options.h"
+#include "compiler/driver/plan_module.h"
+#include "compiler/driver/prepared_module.h"
+#include "compiler/hlo/fingerprint.h"
+#include "compiler/hlo/module.h"
+#include "runtime/format/program.h"
+
+namespace kiln::driver {
+
+struct CompileOutput {
+  hlo::Fingerprint fingerprint;
+  runtime::Program program;
+  std::vector<uint8_t> executable;  // SerializeProgram(program)
+  int64_t kernels = 0;
+  int64_t fused_instructions = 0;  // instructions inside multi-instruction kernels
+  uint64_t peak_hbm_bytes = 0;
+  double estimated_us = 0;
+  // Wall time from the fingerprint through serialization: preparing plus
+  // this lowering.
+  double compile_ms = 0;
+};
+
+// Fails with kFailedPrecondition when `prepared` came from PreparePasses or
+// its passes do not suit options.plan (CheckPlanFits).
+Result<CompileOutput> LowerWithPlan(const PreparedModule& prepared, const CompileOptions& options);
+
+Result<CompileOutput> CompileModule(hlo::Module& module, const CompileOptions& options);
+
+}  // namespace kiln::driver

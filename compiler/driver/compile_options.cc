@@ -1,0 +1,49 @@
+#include "compiler/driver/compile_options.h"
+
+#include <cctype>
+
+namespace kiln::driver {
+namespace {
+
+std::string Lowercase(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+Result<fusion::PlanKind> ParsePlanKind(std::string_view name) {
+  using fusion::PlanKind;
+  for (PlanKind kind : {PlanKind::kNone, PlanKind::kHeuristic, PlanKind::kGiven}) {
+    if (fusion::PlanKindName(kind) == name) return kind;
+  }
+  return InvalidArgumentError("unknown plan '" + std::string(name) + "': expected none, heuristic or given");
+}
+
+std::string CanonicalOptionsText(const CompileOptions& options) {
+  std::string text = "plan=" + std::string(fusion::PlanKindName(options.plan));
+  if (options.scoped_vmem_bytes != 0) {
+    text += ";scoped_vmem_bytes=" + std::to_string(options.scoped_vmem_bytes);
+  }
+  return text;
+}
+
+std::string OptionsJson(const CompileOptions& options) {
+  return "{\"plan\":\"" + std::string(fusion::PlanKindName(options.plan)) +
+         "\",\"scoped_vmem_bytes\":" + std::to_string(options.scoped_vmem_bytes) + "}";
+}
+
+hlo::FingerprintOptions FingerprintOptionsFor(const CompileOptions& options) {
+  hlo::FingerprintOptions fp;
+  fp.chip = Lowercase(options.chip);
+  fp.compile_options = CanonicalOptionsText(options);
+  return fp;
+}
+
+CompileOptions NormalizedOptions(const CompileOptions& options) {
+  CompileOptions normalized = options;
+  normalized.chip = Lowercase(options.chip);
+  return normalized;
+}
+
+}  // namespace kiln::driver

@@ -1,0 +1,50 @@
+#include "compiler/driver/plan_module.h"
+
+#include "compiler/driver/stopwatch.h"
+#include "compiler/fusion/planner.h"
+#include "compiler/fusion/sharding.h"
+
+namespace kiln::driver {
+
+Result<CompiledPlan> PlanPrepared(const PreparedModule& prepared, const CompileOptions& options) {
+  KILN_RETURN_IF_ERROR(CheckPlanFits(prepared, options));
+  CompiledPlan out;
+  out.chip = runtime::FindChip(options.chip);
+  out.changed_passes = prepared.changed_passes;
+  out.times.passes_ms = prepared.passes_ms;
+  Stopwatch watch;
+
+  fusion::PlannerOptions planner;
+  planner.tiling.scoped_vmem_bytes =
+      options.scoped_vmem_bytes > 0 ? options.scoped_vmem_bytes : out.chip->scoped_vmem_bytes;
+  planner.tiling.mxu_size = out.chip->mxu_size;
+  const hlo::Computation& entry = *prepared.module->entry();
+  Result<fusion::FusionPlan> plan = fusion::PlanComputation(entry, options.plan, planner);
+  if (!plan) return plan.error().WithContext("planning");
+  out.plan = std::move(*plan);
+  out.times.planning_ms = watch.LapMs();
+
+  // A module with global shapes and sharding annotations runs over that
+  // many chips: its buffers must fit their combined HBM.
+  int64_t devices = fusion::ShardedDeviceCount(entry);
+  out.devices = devices;
+  std::string target = std::string(out.chip->name);
+  if (devices > 1) target = std::to_string(devices) + " x " + target + " (sharding annotations)";
+  Result<buffers::BufferAssignment> assigned =
+      buffers::AssignBuffers(entry, out.plan, out.chip->hbm_bytes * devices, target);
+  if (!assigned) return assigned.error().WithContext("buffer assignment");
+  out.buffers = std::move(*assigned);
+  out.times.buffers_ms = watch.LapMs();
+
+  out.cost = cost::EstimatePlan(entry, out.plan, *out.chip);
+  out.estimated_us = out.cost.estimated_us();
+  out.times.cost_ms = watch.LapMs();
+  return out;
+}
+
+Result<CompiledPlan> PlanModule(hlo::Module& module, const CompileOptions& options) {
+  KILN_ASSIGN_OR_RETURN(PreparedModule prepared, PreparePasses(module, options));
+  return PlanPrepared(prepared, options);
+}
+
+}  // namespace kiln::driver

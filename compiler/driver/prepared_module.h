@@ -1,0 +1,55 @@
+// PrepareModule: the first half of a compile. Fingerprints the module as
+// written and runs the pass pipeline on it once (in place); the result can
+// then be planned and lowered any number of times, with different plans,
+// chips or tilings (compile_module.h: LowerWithPlan), without re-running the
+// passes: what an autotuner needs.
+//
+// A PreparedModule borrows the module: keep it alive and do not modify it
+// while the PreparedModule (or any plan made from it) is used. Nothing
+// changes a PreparedModule after PrepareModule returns, so one may be read
+// by several threads at once. Errors name the stage: "pass cse: ...",
+// "after pass dce: <verifier error>", "unknown chip 'v9'". The module must
+// already have passed the verifier.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "compiler/driver/compile_options.h"
+#include "compiler/hlo/fingerprint.h"
+#include "compiler/hlo/module.h"
+
+namespace kiln::driver {
+
+struct PreparedModule {
+  const hlo::Module* module = nullptr;  // borrowed; after the passes
+  // The module as written, before the passes; LowerWithPlan rekeys it with
+  // each lowering's options. Empty after PreparePasses.
+  std::optional<hlo::Fingerprint> source_fingerprint;
+  bool passes_ran = false;
+  // The passes inlined XLA's fusion instructions: every plan but `given`
+  // starts from the unfused graph, `given` from XLA's fusions.
+  bool fusions_inlined = false;
+  std::vector<std::string> changed_passes;
+  double passes_ms = 0;
+  double prepare_ms = 0;  // fingerprint and passes, wall time
+};
+
+// Fingerprints `module`, then runs the passes `options` ask for (run_passes,
+// verify_passes; options.plan says whether fusions are inlined). Fails on
+// an unknown chip or a negative scoped VMEM before doing any work.
+Result<PreparedModule> PrepareModule(hlo::Module& module, const CompileOptions& options);
+
+// The pass pipeline alone, without the fingerprint: for planning without
+// lowering (PlanModule). LowerWithPlan refuses the result.
+Result<PreparedModule> PreparePasses(hlo::Module& module, const CompileOptions& options);
+
+// OK when a module prepared as `prepared` may be planned with `options`:
+// the chip is known, the scoped VMEM is not negative, and the plan starts
+// from the graph the passes left (`given` needs XLA's fusions kept, every
+// other plan needs them inlined).
+Status CheckPlanFits(const PreparedModule& prepared, const CompileOptions& options);
+
+}  // namespace kiln::driver
