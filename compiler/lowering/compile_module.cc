@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 #include <cctype>
 
 #include "compiler/lowering/lower_to_program.h"
@@ -73,6 +74,7 @@ Result<CompileOutput> CompileModule(hlo::Module& module, const fusion::CompileOp
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   out.program.compile_ms = out.compile_ms;
   out.executable = runtime::SerializeProgram(out.program);
+  out.fusion_edges = std::move(compiled.plan.edges);
   return out;
 }
 

@@ -38,6 +38,9 @@ struct CompileOutput {
   uint64_t peak_hbm_bytes = 0;
   double estimated_us = 0;
   double compile_ms = 0;  // passes through serialization, wall time
+  // The plan's fusion decisions; indices into module.entry() as the passes
+  // left it (fusion::NameDecisions names them).
+  std::vector<fusion::FusionEdge> fusion_edges;
 };
 
 Result<CompileOutput> CompileModule(hlo::Module& module, const fusion::CompileOptions& options);
