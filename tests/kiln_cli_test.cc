@@ -1,5 +1,6 @@
-// End-to-end tests of `kiln parse` and `kiln fingerprint`: output format,
-// exit codes and error messages, as a user sees them.
+// End-to-end tests of `kiln parse`, `kiln fingerprint` and the fusion
+// report of `kiln compile`: output format, exit codes and error messages, as
+// a user sees them.
 #include <sys/wait.h>
 
 #include <array>
@@ -7,9 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -141,6 +144,89 @@ TEST_F(KilnCliTest, MissingFileIsAnError) {
   RunResult r = RunKiln("fingerprint " + (dir_ / "nope.hlo").string());
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("nope.hlo"), std::string::npos) << r.err;
+}
+
+// n -> d cannot fuse (a dot takes no fused producers), d -> a would
+// recompute the dot (it has two consumers), a -> e is a loop fusion.
+constexpr const char* kFusionMix = R"(HloModule mix
+ENTRY e {
+  x = f32[128,128] parameter(0)
+  w = f32[128,128] parameter(1)
+  n = f32[128,128] negate(x)
+  d = f32[128,128] dot(n, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  a = f32[128,128] add(d, x)
+  s = f32[128,128] subtract(d, x)
+  e = f32[128,128] exponential(a)
+  ROOT t = (f32[128,128], f32[128,128]) tuple(e, s)
+})";
+
+TEST_F(KilnCliTest, CompileJsonListsFusionDecisions) {
+  RunResult r = RunKiln("compile " + Write("mix.hlo", kFusionMix) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("fusion_decisions")) << r.out;
+  const nlohmann::json& decisions = j["fusion_decisions"];
+  ASSERT_TRUE(decisions.is_array());
+  auto find = [&](const std::string& producer, const std::string& consumer) {
+    for (const nlohmann::json& d : decisions) {
+      if (d["producer"] == producer && d["consumer"] == consumer && !d.contains("sibling")) {
+        return d;
+      }
+    }
+    ADD_FAILURE() << "no decision " << producer << " -> " << consumer << " in " << decisions;
+    return nlohmann::json::object();
+  };
+  for (const nlohmann::json& d : decisions) {
+    for (const char* field : {"producer", "consumer", "fused", "kind", "reason", "rule"}) {
+      EXPECT_TRUE(d.contains(field)) << field << " missing in " << d;
+    }
+    EXPECT_TRUE(d["kind"] == "legality" || d["kind"] == "profitability") << d;
+    EXPECT_FALSE(d["reason"].get<std::string>().empty()) << d;
+  }
+  nlohmann::json fused = find("a", "e");
+  EXPECT_EQ(fused["fused"], true);
+  EXPECT_EQ(fused["kind"], "profitability");
+  EXPECT_EQ(fused["rule"], "loop");
+  nlohmann::json illegal = find("n", "d");
+  EXPECT_EQ(illegal["fused"], false);
+  EXPECT_EQ(illegal["kind"], "legality");
+  nlohmann::json unprofitable = find("d", "a");
+  EXPECT_EQ(unprofitable["fused"], false);
+  EXPECT_EQ(unprofitable["kind"], "profitability");
+  EXPECT_EQ(unprofitable["reason"],
+            "producer %d is expensive and has 2 consumers: fusing would recompute it");
+}
+
+TEST_F(KilnCliTest, CompileExplainFusionPrintsAnAlignedTable) {
+  RunResult r = RunKiln("compile " + Write("mix.hlo", kFusionMix) + " --explain-fusion");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("key "), std::string::npos) << r.out;  // the summary comes first
+  size_t header = r.out.find("PRODUCER");
+  ASSERT_NE(header, std::string::npos) << r.out;
+  std::string table = r.out.substr(header);
+  std::istringstream lines(table);
+  std::string line;
+  std::getline(lines, line);
+  const size_t reason_column = line.find("REASON");
+  ASSERT_NE(reason_column, std::string::npos) << line;
+  const std::regex row(R"(^(\S+) +(\S+( \+ \S+)?) +(yes|no) +(legality|profitability) +(\S.*)$)");
+  int rows = 0;
+  bool saw_illegal = false, saw_fused = false, saw_unprofitable = false;
+  while (std::getline(lines, line)) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(line, m, row)) << line;
+    EXPECT_EQ(static_cast<size_t>(m.position(6)), reason_column) << "misaligned: " << line;
+    ++rows;
+    if (m[1] == "n" && m[2] == "d") saw_illegal = m[4] == "no" && m[5] == "legality";
+    if (m[1] == "a" && m[2] == "e") saw_fused = m[4] == "yes";
+    if (m[1] == "d" && m[2] == "a") saw_unprofitable = m[4] == "no" && m[5] == "profitability";
+  }
+  EXPECT_GE(rows, 3) << table;
+  EXPECT_TRUE(saw_illegal) << table;
+  EXPECT_TRUE(saw_fused) << table;
+  EXPECT_TRUE(saw_unprofitable) << table;
+  EXPECT_NE(r.out.find("fusion decisions (" + std::to_string(rows) + ")"), std::string::npos)
+      << r.out;
 }
 
 TEST_F(KilnCliTest, HelpListsCommands) {

@@ -1,14 +1,17 @@
 // kiln compile FILE [--chip C] [--plan none|heuristic|given] [--scoped-vmem B]
-//                   [--out F] [--json]
+//                   [--out F] [--json] [--explain-fusion]
 // Compiles one HLO text file to an executable; prints a summary (or one JSON
-// object) and writes the executable bytes with --out.
+// object, with the fusion decisions) and writes the executable bytes with
+// --out. --explain-fusion adds a table of the fusion decisions to the summary.
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "compiler/driver/compile_module.h"
+#include "compiler/fusion/fusion_decisions.h"
 #include "tools/commands.h"
+#include "tools/fusion_report.h"
 #include "tools/load_module.h"
 
 namespace kiln::tools {
@@ -21,6 +24,7 @@ struct CompileArgs {
   int64_t scoped_vmem_bytes = 0;
   std::string out;
   bool json = false;
+  bool explain_fusion = false;
 };
 
 Status WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
@@ -41,6 +45,9 @@ Status RunCompile(const CompileArgs& args) {
   auto out = driver::CompileModule(*module, options);
   if (!out) return out.error().WithContext(args.file);
   if (!args.out.empty()) KILN_RETURN_IF_ERROR(WriteBytes(args.out, out->executable));
+  // The passes left the module as the plan indexes it.
+  std::vector<fusion::FusionDecision> decisions =
+      fusion::NameDecisions(*module->entry(), out->fusion_edges);
   if (args.json) {
     nlohmann::json j = {
         {"key", out->fingerprint.key.Hex()},
@@ -52,6 +59,7 @@ Status RunCompile(const CompileArgs& args) {
         {"estimated_us", out->estimated_us},
         {"compile_ms", out->compile_ms},
         {"executable_bytes", out->executable.size()},
+        {"fusion_decisions", FusionDecisionsJson(decisions)},
     };
     std::printf("%s\n", j.dump().c_str());
     return Ok();
@@ -66,6 +74,10 @@ Status RunCompile(const CompileArgs& args) {
   std::printf("compile        %.3f ms\n", out->compile_ms);
   std::printf("executable     %zu bytes%s%s\n", out->executable.size(),
               args.out.empty() ? "" : " -> ", args.out.c_str());
+  if (args.explain_fusion) {
+    std::printf("\nfusion decisions (%zu)\n%s", decisions.size(),
+                FusionDecisionTable(decisions).c_str());
+  }
   return Ok();
 }
 
@@ -82,7 +94,9 @@ void RegisterCompile(CLI::App& app, int* exit_code) {
   cmd->add_option("--scoped-vmem", args->scoped_vmem_bytes,
                   "Scoped VMEM per kernel in bytes (default: the chip's, 16 or 32 MiB)");
   cmd->add_option("--out", args->out, "Write the executable here");
-  cmd->add_flag("--json", args->json, "Print one JSON object");
+  cmd->add_flag("--json", args->json, "Print one JSON object (with fusion_decisions)");
+  cmd->add_flag("--explain-fusion", args->explain_fusion,
+                "Also print every fusion decision: fused or not, legality or profitability, why");
   cmd->callback([args, exit_code] {
     if (Status s = RunCompile(*args); !s) {
       std::fprintf(stderr, "kiln compile: %s\n", s.error().ToString().c_str());

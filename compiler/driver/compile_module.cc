@@ -1,6 +1,7 @@
 #include "compiler/driver/compile_module.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "compiler/driver/stopwatch.h"
 #include "compiler/lowering/lower_to_program.h"
@@ -45,6 +46,7 @@ Result<CompileOutput> LowerWithPlan(const PreparedModule& prepared, const Compil
   out.compile_ms = prepared.prepare_ms + watch.LapMs();
   out.program.compile_ms = out.compile_ms;
   out.executable = runtime::SerializeProgram(out.program);
+  out.fusion_edges = std::move(compiled.plan.edges);
   return out;
 }
 

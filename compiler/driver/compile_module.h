@@ -37,6 +37,9 @@ struct CompileOutput {
   // Wall time from the fingerprint through serialization: preparing plus
   // this lowering.
   double compile_ms = 0;
+  // The plan's fusion decisions; indices into the prepared module's entry
+  // computation (fusion::NameDecisions names them).
+  std::vector<fusion::FusionEdge> fusion_edges;
 };
 
 // Fails with kFailedPrecondition when `prepared` came from PreparePasses or

@@ -23,9 +23,8 @@ using hlo::testing::CorpusModules;
 using hlo::testing::CorpusRoot;
 using hlo::testing::ReadTextFile;
 
-constexpr size_t kMinCorpusModules = 700;
-// compiler/hlo's verifier_corpus_test lists the modules that are invalid HLO.
-constexpr int kKnownInvalidModules = 10;
+using hlo::testing::kKnownInvalidModules;
+using hlo::testing::kMinCorpusModules;
 
 // Modules that plan but cannot fit the HBM of any chip, by path under
 // <corpus>/hlo: buffer assignment must reject them with its reason.

@@ -38,6 +38,16 @@ std::string_view FusionRuleName(FusionRule rule) {
   return "?";
 }
 
+std::string_view DecisionKindName(DecisionKind kind) {
+  switch (kind) {
+    case DecisionKind::kProfitability:
+      return "profitability";
+    case DecisionKind::kLegality:
+      return "legality";
+  }
+  return "?";
+}
+
 int64_t TileChoice::grid_steps() const {
   int64_t steps = 1;
   for (int64_t g : grid) steps *= std::max<int64_t>(g, 1);

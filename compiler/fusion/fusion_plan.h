@@ -72,6 +72,24 @@ enum class FusionRule : uint8_t {
 };
 std::string_view FusionRuleName(FusionRule rule);
 
+// What kind of decision an edge holds, for the autotuner and for users.
+//  - kLegality: a refusal because fusing would be wrong or impossible: an op
+//    that takes or gives no fused operands (opaque ops, dot operands, a
+//    reduction inside a kernel), more than one MXU operation or a reduction
+//    next to a dot in one kernel, siblings that cannot share one loop, a
+//    merge that would (or might) close a cycle, or a kernel that would not
+//    fit scoped VMEM even with the smallest blocks. Never flip these.
+//  - kProfitability: a choice. A refusal the heuristic made to avoid
+//    recomputation or oversized kernels (its limits in PlannerOptions), an
+//    edge the `none` or `given` plan leaves unfused although fusing would be
+//    legal, and every fused edge (un-fusing is always legal). The autotuner
+//    may flip only these.
+enum class DecisionKind : uint8_t {
+  kProfitability,
+  kLegality,
+};
+std::string_view DecisionKindName(DecisionKind kind);  // "profitability", "legality"
+
 struct FusionEdge {
   // Producer->consumer edge: `producer` is an operand of `consumer`;
   // `sibling` is -1. Sibling edge: `consumer` and `sibling` are the roots of
@@ -85,6 +103,7 @@ struct FusionEdge {
   // Why: "loop fusion of elementwise chain", or the refusal, e.g. "producer
   // %dot.3 is expensive and has 2 consumers: fusing would recompute it".
   std::string reason;
+  DecisionKind kind = DecisionKind::kProfitability;
 
   bool is_sibling() const { return sibling >= 0; }
   bool operator==(const FusionEdge&) const = default;

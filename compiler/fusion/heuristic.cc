@@ -37,32 +37,37 @@ void HeuristicPlanner::VisitProducer(const Instruction* producer) {
 }
 
 FusionEdge HeuristicPlanner::Refuse(const Instruction& p, const Instruction& c, FusionRule rule,
-                                    std::string reason) {
-  return {p.index_in_parent(), c.index_in_parent(), -1, rule, false, std::move(reason)};
+                                    DecisionKind kind, std::string reason) {
+  return {p.index_in_parent(), c.index_in_parent(), -1, rule, false, std::move(reason), kind};
 }
 
-FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) {
+std::optional<std::string> OpClassRefusal(const Instruction& p, const Instruction& c) {
   OpClass pc = ClassOf(p);
   OpClass cc = ClassOf(c);
   if (pc == OpClass::kOpaque) {
-    return Refuse(p, c, FusionRule::kNone,
-                  "producer " + Describe(p) + " is not fusible: it runs as its own kernel");
+    return "producer " + Describe(p) + " is not fusible: it runs as its own kernel";
   }
   if (cc == OpClass::kOpaque) {
-    return Refuse(p, c, FusionRule::kNone,
-                  "consumer " + Describe(c) + " is not fusible: it runs as its own kernel");
+    return "consumer " + Describe(c) + " is not fusible: it runs as its own kernel";
   }
   if (pc == OpClass::kReduce) {
-    return Refuse(p, c, FusionRule::kNone,
-                  "producer " + Describe(p) +
-                      " is a reduction: it is only fused as the root of an input fusion");
+    return "producer " + Describe(p) +
+           " is a reduction: it is only fused as the root of an input fusion";
   }
   if (cc == OpClass::kContraction) {
-    return Refuse(p, c, FusionRule::kNone,
-                  "consumer " + Describe(c) +
-                      " streams its operands from HBM into the MXU: producers are not fused "
-                      "into a dot or convolution");
+    return "consumer " + Describe(c) +
+           " streams its operands from HBM into the MXU: producers are not fused "
+           "into a dot or convolution";
   }
+  return std::nullopt;
+}
+
+FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) {
+  if (std::optional<std::string> why = OpClassRefusal(p, c)) {
+    return Refuse(p, c, FusionRule::kNone, DecisionKind::kLegality, std::move(*why));
+  }
+  OpClass pc = ClassOf(p);
+  OpClass cc = ClassOf(c);
   const std::vector<int32_t>& consumer_groups = groups_of_[c.index_in_parent()];
   FusionRule rule = FusionRule::kLoop;
   const Instruction* reduce = nullptr;
@@ -77,31 +82,31 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
   int64_t users = static_cast<int64_t>(p.users().size());
   if (pc == OpClass::kContraction) {
     if (cc != OpClass::kElementwise) {
-      return Refuse(p, c, rule,
+      return Refuse(p, c, rule, DecisionKind::kLegality,
                     "only elementwise epilogues (bias, activation, scaling) are fused into " +
                         Describe(p) + "; " + Describe(c) + " is not elementwise");
     }
     for (int32_t g : consumer_groups) {
       if (groups_[g].reduce != nullptr) {
-        return Refuse(p, c, rule,
+        return Refuse(p, c, rule, DecisionKind::kLegality,
                       "the kernel of " + Describe(c) + " already has reduction " +
                           Describe(*groups_[g].reduce) +
                           ": a dot or convolution only takes elementwise epilogues");
       }
       if (groups_[g].contraction != nullptr) {
-        return Refuse(p, c, rule,
+        return Refuse(p, c, rule, DecisionKind::kLegality,
                       "the kernel of " + Describe(c) + " already contains " +
                           Describe(*groups_[g].contraction) + ": one MXU operation per kernel");
       }
     }
   }
   if (IsExpensive(p) && users > 1) {
-    return Refuse(p, c, rule,
+    return Refuse(p, c, rule, DecisionKind::kProfitability,
                   "producer %" + p.name() + " is expensive and has " + std::to_string(users) +
                       " consumers: fusing would recompute it");
   }
   if (IsExpensive(p) && consumer_groups.size() > 1) {
-    return Refuse(p, c, rule,
+    return Refuse(p, c, rule, DecisionKind::kProfitability,
                   "consumer %" + c.name() + " is computed in " +
                       std::to_string(consumer_groups.size()) + " kernels: fusing expensive %" +
                       p.name() + " would recompute it in each");
@@ -112,7 +117,7 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
   int64_t bytes = ShapeBytes(p.shape());
   if (reuse > 1 && (IsExpensive(p) || ClassOf(p) == OpClass::kBroadcast ||
                     bytes > options_.reread_limit_bytes)) {
-    return Refuse(p, c, rule,
+    return Refuse(p, c, rule, DecisionKind::kProfitability,
                   "consumer " + Describe(c) + " reads each element of %" + p.name() + " " +
                       std::to_string(reuse) + " times: fusing would recompute %" + p.name() + " (" +
                       FormatBytes(bytes) + ") on every read");
@@ -120,20 +125,20 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
   int64_t copies =
       static_cast<int64_t>(groups_of_[p.index_in_parent()].size() + consumer_groups.size());
   if (copies > options_.max_duplication) {
-    return Refuse(p, c, rule,
+    return Refuse(p, c, rule, DecisionKind::kProfitability,
                   "fusing %" + p.name() + " into " + Describe(c) + " would compute it in " +
                       std::to_string(copies) + " kernels (limit " +
                       std::to_string(options_.max_duplication) + ")");
   }
   if (users > options_.max_duplication && pc != OpClass::kBroadcast) {
-    return Refuse(p, c, rule,
+    return Refuse(p, c, rule, DecisionKind::kProfitability,
                   "producer %" + p.name() + " has " + std::to_string(users) +
                       " consumers: copying it into each kernel would bloat them (limit " +
                       std::to_string(options_.max_duplication) + ")");
   }
   for (int32_t g : consumer_groups) {
-    if (std::optional<std::string> why = CheckFit(groups_[g], p)) {
-      return Refuse(p, c, rule, *why);
+    if (std::optional<Refusal> why = CheckFit(groups_[g], p)) {
+      return Refuse(p, c, rule, why->kind, std::move(why->reason));
     }
   }
   std::string reason;
@@ -148,7 +153,8 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
       reason = "loop fusion: " + Describe(p) + " into " + Describe(c);
       break;
   }
-  return {p.index_in_parent(), c.index_in_parent(), -1, rule, true, std::move(reason)};
+  return {p.index_in_parent(), c.index_in_parent(), -1, rule, true, std::move(reason),
+          DecisionKind::kProfitability};
 }
 
 // Inputs of `group` once `p`, one of its inputs, is computed inside it.
@@ -188,25 +194,28 @@ TilingProblem HeuristicPlanner::ProblemOf(const Group& group,
 }
 
 // Why `p` cannot join `group`, or nullopt when it can.
-std::optional<std::string> HeuristicPlanner::CheckFit(const Group& group,
-                                                      const Instruction& p) const {
+std::optional<Refusal> HeuristicPlanner::CheckFit(const Group& group, const Instruction& p) const {
   if (group.member_count + 1 > options_.max_kernel_instructions) {
-    return "the kernel of %" + group.root->name() + " already has " +
-           std::to_string(group.member_count) + " instructions (limit " +
-           std::to_string(options_.max_kernel_instructions) + ")";
+    return Refusal{DecisionKind::kProfitability,
+                   "the kernel of %" + group.root->name() + " already has " +
+                       std::to_string(group.member_count) + " instructions (limit " +
+                       std::to_string(options_.max_kernel_instructions) + ")"};
   }
   TilingProblem problem = ProblemOf(group, ClassOf(p) == OpClass::kContraction ? &p : nullptr);
   problem.inputs = InputsWith(group, p);
   if (static_cast<int64_t>(problem.inputs.size()) > options_.max_kernel_inputs) {
-    return "fusing %" + p.name() + " would make the kernel of %" + group.root->name() + " read " +
-           std::to_string(problem.inputs.size()) + " arrays (limit " +
-           std::to_string(options_.max_kernel_inputs) + ")";
+    return Refusal{DecisionKind::kProfitability,
+                   "fusing %" + p.name() + " would make the kernel of %" + group.root->name() +
+                       " read " + std::to_string(problem.inputs.size()) + " arrays (limit " +
+                       std::to_string(options_.max_kernel_inputs) + ")"};
   }
   int64_t vmem = MinimalVmemBytes(problem, options_.tiling);
   if (vmem > options_.tiling.scoped_vmem_bytes) {
-    return "fusing %" + p.name() + " into the kernel of %" + group.root->name() + " would need " +
-           FormatBytes(vmem) + " of VMEM, scoped VMEM is " +
-           FormatBytes(options_.tiling.scoped_vmem_bytes);
+    // Tiling would fail: no block shape fits.
+    return Refusal{DecisionKind::kLegality,
+                   "fusing %" + p.name() + " into the kernel of %" + group.root->name() +
+                       " would need " + FormatBytes(vmem) + " of VMEM, scoped VMEM is " +
+                       FormatBytes(options_.tiling.scoped_vmem_bytes)};
   }
   return std::nullopt;
 }

@@ -22,6 +22,18 @@ namespace kiln::fusion::internal {
 
 using hlo::Instruction;
 
+// Why an edge is not fused, and whether that may be flipped (fusion_plan.h).
+struct Refusal {
+  DecisionKind kind = DecisionKind::kProfitability;
+  std::string reason;
+};
+
+// The refusal op classes alone force on p -> c (an opaque producer or
+// consumer, a reduction producer, a dot or convolution consumer), or nullopt.
+// Always kLegality. Used by the heuristic and to classify the edges the
+// `none` and `given` plans refuse.
+std::optional<std::string> OpClassRefusal(const Instruction& p, const Instruction& c);
+
 // A kernel under construction.
 struct Group {
   const Instruction* root = nullptr;
@@ -49,7 +61,7 @@ class HeuristicPlanner {
   // Decides every edge from `producer` to its users and starts its own
   // group when it stays materialized.
   void VisitProducer(const Instruction* producer);
-  FusionEdge Refuse(const Instruction& p, const Instruction& c, FusionRule rule,
+  FusionEdge Refuse(const Instruction& p, const Instruction& c, FusionRule rule, DecisionKind kind,
                     std::string reason);
   // The decision for p -> c, given the groups c is already in.
   FusionEdge Decide(const Instruction& p, const Instruction& c);
@@ -57,7 +69,7 @@ class HeuristicPlanner {
   static std::vector<const Instruction*> InputsWith(const Group& group, const Instruction& p);
   TilingProblem ProblemOf(const Group& group, const Instruction* extra_contraction) const;
   // Why `p` cannot join `group`, or nullopt when it can.
-  std::optional<std::string> CheckFit(const Group& group, const Instruction& p) const;
+  std::optional<Refusal> CheckFit(const Group& group, const Instruction& p) const;
   // Adds `p` to every group `c` is in.
   void Commit(const Instruction& p, const Instruction& c);
   void StartGroup(const Instruction& p);
@@ -74,7 +86,7 @@ class HeuristicPlanner {
   // merges the pairs that pass CheckSiblings.
   void MergeSiblings();
   // Why representatives `a` and `b` cannot merge, or nullopt.
-  std::optional<std::string> CheckSiblings(int32_t a, int32_t b);
+  std::optional<Refusal> CheckSiblings(int32_t a, int32_t b);
   static Group Merged(const Group& a, const Group& b);
   void Merge(int32_t a, int32_t b);
 

@@ -1,15 +1,18 @@
 #include "compiler/fusion/planner.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "compiler/fusion/heuristic_planner.h"
 #include "compiler/fusion/kernel_formation.h"
 #include "compiler/fusion/op_class.h"
 
 namespace kiln::fusion {
 
 // Every producer->consumer edge between kernel-forming instructions,
-// refused with `reason`.
+// refused with `reason`: a choice of the plan (kProfitability) unless the
+// op classes forbid the fusion anyway (kLegality, with their reason added).
 std::vector<FusionEdge> RefusedEdges(const hlo::Computation& computation,
                                      const std::string& reason) {
   std::vector<FusionEdge> edges;
@@ -17,8 +20,13 @@ std::vector<FusionEdge> RefusedEdges(const hlo::Computation& computation,
     if (IsFreeInstruction(*instr)) continue;
     for (const hlo::Instruction* user : instr->users()) {
       if (IsFreeInstruction(*user)) continue;
-      edges.push_back({instr->index_in_parent(), user->index_in_parent(), -1, FusionRule::kNone,
-                       false, reason});
+      FusionEdge edge{instr->index_in_parent(), user->index_in_parent(), -1, FusionRule::kNone,
+                      false, reason};
+      if (std::optional<std::string> why = internal::OpClassRefusal(*instr, *user)) {
+        edge.kind = DecisionKind::kLegality;
+        edge.reason += "; " + *why;
+      }
+      edges.push_back(std::move(edge));
     }
   }
   return edges;
@@ -48,6 +56,7 @@ Result<FusionPlan> PlanComputation(const hlo::Computation& computation, PlanKind
     for (FusionEdge& edge : plan.edges) {
       if (edge.is_sibling() && edge.fused) {
         edge.fused = false;
+        edge.kind = DecisionKind::kLegality;
         edge.reason = "multi-output fusion undone: " + formed.error().ToString();
       }
     }

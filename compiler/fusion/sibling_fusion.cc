@@ -99,9 +99,10 @@ void HeuristicPlanner::MergeSiblings() {
                       FusionRule::kMultiOutput,
                       false,
                       ""};
-      std::optional<std::string> why = CheckSiblings(a, b);
+      std::optional<Refusal> why = CheckSiblings(a, b);
       if (why) {
-        edge.reason = *why;
+        edge.kind = why->kind;
+        edge.reason = std::move(why->reason);
       } else {
         edge.fused = true;
         edge.reason = "multi-output fusion: %" + groups_[a].root->name() + " and %" +
@@ -113,40 +114,45 @@ void HeuristicPlanner::MergeSiblings() {
   }
 }
 
-std::optional<std::string> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b) {
+std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b) {
   const Group& ga = groups_[a];
   const Group& gb = groups_[b];
   const hlo::Shape* ka = SiblingKey(ga);
   const hlo::Shape* kb = SiblingKey(gb);
   std::string pair = "siblings %" + ga.root->name() + " and %" + gb.root->name();
-  if (ka == nullptr || kb == nullptr) return pair + " cannot share a kernel";
+  auto illegal = [](std::string why) { return Refusal{DecisionKind::kLegality, std::move(why)}; };
+  auto unprofitable = [](std::string why) {
+    return Refusal{DecisionKind::kProfitability, std::move(why)};
+  };
+  if (ka == nullptr || kb == nullptr) return illegal(pair + " cannot share a kernel");
   if (!ka->SameDimensions(*kb)) {
-    return pair + " iterate over different shapes (" + ka->ToString() + " vs " + kb->ToString() +
-           ")";
+    return illegal(pair + " iterate over different shapes (" + ka->ToString() + " vs " +
+                   kb->ToString() + ")");
   }
   if (ga.reduce != nullptr && gb.reduce != nullptr && !(ga.reduce->shape() == gb.reduce->shape())) {
-    return pair + " reduce to different shapes";
+    return illegal(pair + " reduce to different shapes");
   }
   if (ga.member_count + gb.member_count > options_.max_kernel_instructions) {
-    return pair + " together have more than " + std::to_string(options_.max_kernel_instructions) +
-           " instructions";
+    return unprofitable(pair + " together have more than " +
+                        std::to_string(options_.max_kernel_instructions) + " instructions");
   }
   bool gave_up = false;
   if (DependsOn(a, b, gave_up) || DependsOn(b, a, gave_up)) {
-    return gave_up ? pair + ": could not prove them independent within 256 kernels"
-                   : pair + " depend on each other: merging them would create a cycle";
+    // Not proven independent counts as a cycle: merging might close one.
+    return illegal(gave_up ? pair + ": could not prove them independent within 256 kernels"
+                           : pair + " depend on each other: merging them would create a cycle");
   }
   Group merged = Merged(ga, gb);
   if (static_cast<int64_t>(merged.inputs.size()) > options_.max_kernel_inputs) {
-    return pair + " together read " + std::to_string(merged.inputs.size()) + " arrays (limit " +
-           std::to_string(options_.max_kernel_inputs) + ")";
+    return unprofitable(pair + " together read " + std::to_string(merged.inputs.size()) +
+                        " arrays (limit " + std::to_string(options_.max_kernel_inputs) + ")");
   }
   TilingProblem problem = ProblemOf(merged, nullptr);
   problem.inputs = merged.inputs;
   int64_t vmem = MinimalVmemBytes(problem, options_.tiling);
   if (vmem > options_.tiling.scoped_vmem_bytes) {
-    return "fusing " + pair + " would need " + FormatBytes(vmem) + " of VMEM, scoped VMEM is " +
-           FormatBytes(options_.tiling.scoped_vmem_bytes);
+    return illegal("fusing " + pair + " would need " + FormatBytes(vmem) +
+                   " of VMEM, scoped VMEM is " + FormatBytes(options_.tiling.scoped_vmem_bytes));
   }
   return std::nullopt;
 }

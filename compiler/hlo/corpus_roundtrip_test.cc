@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // A missing or partial corpus must fail, not pass vacuously.
-constexpr size_t kMinCorpusModules = 700;
+using testing::kMinCorpusModules;
 
 // Corpus modules with instructions written without a shape, which the
 // parser rejects with "cannot infer the shape" until shape inference is

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -10,6 +11,20 @@
 #include <vector>
 
 namespace kiln::hlo::testing {
+
+// What the tests know about the corpus, in one place. The corpus
+// (<root>/MANIFEST.tsv) lists 704 modules; the floors leave a little room so
+// that a missing or partial corpus fails loudly, not vacuously.
+//
+// .hlo files under <root>/hlo.
+inline constexpr size_t kMinCorpusModules = 700;
+// Modules that parse but are not valid HLO: the allow-list in
+// compiler/hlo/verifier_corpus_test.cc, which checks it has this many.
+inline constexpr int kKnownInvalidModules = 10;
+// Modules that parse and verify (so fingerprint, plan and compile).
+inline constexpr size_t kMinValidCorpusModules = kMinCorpusModules - kKnownInvalidModules;
+// *.expected.txt sidecars with arguments and results (tests/corpus_eval_test.cc).
+inline constexpr int kExpectationFiles = 62;
 
 inline std::filesystem::path CorpusRoot() { return std::filesystem::path(KILN_CORPUS_DIR); }
 

@@ -25,8 +25,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A missing or partial corpus must fail, not pass vacuously.
-constexpr size_t kMinCorpusModules = 700;
+using testing::kKnownInvalidModules;
+using testing::kMinCorpusModules;
 
 // Corpus modules that are not valid HLO, by path under <corpus>/hlo, with a
 // substring of the error they must fail with.
@@ -116,6 +116,8 @@ TEST(VerifierCorpusTest, EveryValidModuleVerifies) {
       ++rejected_as_expected;
     }
   }
+  EXPECT_EQ(InvalidModules().size(), static_cast<size_t>(kKnownInvalidModules));
+  EXPECT_EQ(rejected_as_expected, kKnownInvalidModules);
   for (const auto& [name, reason] : InvalidModules()) {
     EXPECT_TRUE(seen.contains(name)) << "invalid-module list names a missing file: " << name;
   }

@@ -200,8 +200,18 @@ TEST(SafetensorsTest, WriterRejectsWhatItCannotEncode) {
   EXPECT_NE(bad_utf8.error().message.find("UTF-8"), std::string::npos);
 }
 
-// Every prefix and every single-byte corruption of a valid file either
-// parses or fails cleanly (no crash, no huge allocation).
+// The file's u64 header length.
+uint64_t HeaderLength(const std::string& bytes) {
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<uint8_t>(bytes[i]);
+  return n;
+}
+
+// Every prefix and every single-byte corruption of a valid file is either
+// refused with a coded error or parses to tensors that are consistent with
+// the buffer: each tensor's bytes match its shape and dtype, and together
+// they tile the data area exactly (so a flipped offset, length or shape
+// that slipped past a check would show here).
 TEST(SafetensorsTest, CorruptedBuffersNeverCrash) {
   SafetensorsFile file;
   file.tensors.push_back({"w", Parse("f32[2,2] {{1, 2}, {3, 4}}")});
@@ -210,13 +220,47 @@ TEST(SafetensorsTest, CorruptedBuffersNeverCrash) {
   for (size_t n = 0; n < bytes.size(); ++n) {
     EXPECT_FALSE(ParseSafetensors(bytes.substr(0, n))) << "prefix of " << n << " bytes parsed";
   }
+  int accepted = 0, refused = 0;
   for (size_t i = 0; i < bytes.size(); ++i) {
     for (int flip : {0x01, 0x20, 0x80}) {
       std::string corrupt = bytes;
       corrupt[i] = static_cast<char>(corrupt[i] ^ flip);
-      (void)ParseSafetensors(corrupt);
+      std::string where = "byte " + std::to_string(i) + " ^ " + std::to_string(flip);
+      auto parsed = ParseSafetensors(corrupt);
+      if (!parsed) {
+        EXPECT_EQ(parsed.error().code, ErrorCode::kInvalidArgument) << where << ": " << parsed.error();
+        EXPECT_TRUE(parsed.error().message.starts_with("safetensors: ")) << where << ": " << parsed.error();
+        ++refused;
+        continue;
+      }
+      ++accepted;
+      const uint64_t header = HeaderLength(corrupt);
+      ASSERT_LE(header, corrupt.size() - 8) << where;
+      uint64_t data_bytes = 0;
+      for (const NamedTensor& t : parsed->tensors) {
+        EXPECT_FALSE(t.name.empty()) << where;
+        ASSERT_TRUE(t.value.shape().IsArray()) << where;
+        EXPECT_EQ(t.value.data().size(), static_cast<size_t>(t.value.shape().ByteSize())) << where;
+        EXPECT_EQ(t.value.element_count(), t.value.shape().ElementCount()) << where;
+        data_bytes += t.value.data().size();
+      }
+      EXPECT_EQ(data_bytes, corrupt.size() - 8 - header) << where << ": tensors do not tile the data";
+      // Whatever was accepted writes back and reads back the same.
+      auto again = SerializeSafetensors(*parsed);
+      ASSERT_TRUE(again) << where << ": " << again.error();
+      auto reparsed = ParseSafetensors(*again);
+      ASSERT_TRUE(reparsed) << where << ": " << reparsed.error();
+      ASSERT_EQ(reparsed->tensors.size(), parsed->tensors.size()) << where;
+      for (size_t k = 0; k < parsed->tensors.size(); ++k) {
+        EXPECT_EQ(reparsed->tensors[k].name, parsed->tensors[k].name) << where;
+        EXPECT_EQ(reparsed->tensors[k].value, parsed->tensors[k].value) << where;
+      }
     }
   }
+  // Flips in the tensor bytes (and the header's padding) are accepted; flips
+  // in the length, names, dtypes, shapes and offsets are refused.
+  EXPECT_GT(accepted, 0);
+  EXPECT_GT(refused, 0);
 }
 
 }  // namespace
