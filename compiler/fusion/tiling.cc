@@ -44,6 +44,17 @@ class TileBuilder {
     return ChooseLoop();
   }
 
+  // Every fitting candidate, largest first (Choose's answer first).
+  Result<std::vector<TileChoice>> All() {
+    std::vector<TileChoice> all;
+    all_ = &all;
+    Result<TileChoice> first = Choose();
+    all_ = nullptr;
+    if (!first) return first.error();
+    if (all.empty()) all.push_back(*std::move(first));  // untiled
+    return all;
+  }
+
  private:
   // Largest sublane tile among the arrays: blocks must align for all.
   int64_t Sublane() const {
@@ -196,10 +207,15 @@ class TileBuilder {
       }
       if (vmem <= options_.scoped_vmem_bytes) {
         TileChoice tile = Evaluate(space, block, accumulator);
-        if (tile.vmem_bytes <= options_.scoped_vmem_bytes) return tile;
+        if (tile.vmem_bytes <= options_.scoped_vmem_bytes) {
+          if (all_ == nullptr) return tile;
+          all_->push_back(std::move(tile));
+          continue;
+        }
       }
       smallest = vmem;
     }
+    if (all_ != nullptr && !all_->empty()) return all_->front();
     return TooBig(smallest);
   }
 
@@ -258,9 +274,14 @@ class TileBuilder {
         tile.vmem_bytes = SatAdd(tile.vmem_bytes - 2 * replaced, SatMul(added, 2));
       }
       tile.grid = {g.batch, CeilDiv(g.m, o.bm), CeilDiv(g.n, o.bn), CeilDiv(g.k, o.bk)};
-      if (smallest_only_ || tile.vmem_bytes <= options_.scoped_vmem_bytes) return tile;
+      if (smallest_only_ || tile.vmem_bytes <= options_.scoped_vmem_bytes) {
+        if (all_ == nullptr || smallest_only_) return tile;
+        all_->push_back(std::move(tile));
+        continue;
+      }
       smallest = std::move(tile);
     }
+    if (all_ != nullptr && !all_->empty()) return all_->front();
     return TooBig(smallest.vmem_bytes);
   }
 
@@ -273,6 +294,7 @@ class TileBuilder {
   const TilingProblem& problem_;
   const TilingOptions& options_;
   bool smallest_only_ = false;
+  std::vector<TileChoice>* all_ = nullptr;  // All(): collects every fitting tile
   std::vector<bool> reduced_;  // kReduce: which space dimensions are reduced
 };
 
@@ -328,6 +350,11 @@ TilingProblem MakeTilingProblem(const hlo::Computation& computation, const Kerne
 
 Result<TileChoice> ChooseTile(const TilingProblem& problem, const TilingOptions& options) {
   return TileBuilder(problem, options).Choose();
+}
+
+Result<std::vector<TileChoice>> TileCandidates(const TilingProblem& problem,
+                                               const TilingOptions& options) {
+  return TileBuilder(problem, options).All();
 }
 
 int64_t MinimalVmemBytes(const TilingProblem& problem, const TilingOptions& options) {

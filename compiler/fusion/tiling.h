@@ -53,6 +53,13 @@ TilingProblem MakeTilingProblem(const hlo::Computation& computation, const Kerne
 // scoped VMEM is 16.0 MiB". Untiled problems get an untiled choice.
 Result<TileChoice> ChooseTile(const TilingProblem& problem, const TilingOptions& options);
 
+// Every legal tile of the problem: each candidate block ChooseTile
+// considers that fits the scoped VMEM, largest first, so front() is
+// ChooseTile's answer (for the autotuner's tile search). An untiled problem
+// has one untiled candidate; the error is ChooseTile's when none fits.
+Result<std::vector<TileChoice>> TileCandidates(const TilingProblem& problem,
+                                               const TilingOptions& options);
+
 // VMEM the kernel needs with its smallest candidate blocks (what the
 // planner checks before fusing); 0 for untiled problems.
 int64_t MinimalVmemBytes(const TilingProblem& problem, const TilingOptions& options);

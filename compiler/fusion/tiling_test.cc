@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "compiler/fusion/planner.h"
 #include "compiler/passes/pass_test_util.h"
 
@@ -124,6 +126,68 @@ ENTRY e {
     EXPECT_EQ(tile.accumulator_bytes, bm * bn * 4);
     EXPECT_LE(tile.vmem_bytes, tiling.scoped_vmem_bytes);
   }
+}
+
+// Every candidate is legal (ValidateTile), they are distinct, the first is
+// ChooseTile's answer, and a smaller scoped VMEM keeps only a subset.
+TEST(TilingTest, TileCandidatesAreAllLegalAndStartWithTheChosenTile) {
+  auto dot = ParseVerified(R"(
+HloModule m
+ENTRY e {
+  x = bf16[2048,4096] parameter(0)
+  w = bf16[4096,2048] parameter(1)
+  ROOT d = bf16[2048,2048] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  auto loop = ParseVerified(WithType(kElementwise, "f32"));
+  ASSERT_NE(dot, nullptr);
+  ASSERT_NE(loop, nullptr);
+  for (const hlo::Module* module : {dot.get(), loop.get()}) {
+    TilingOptions tiling;
+    auto kernel = OnlyKernel(*module, tiling);
+    ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+    TilingProblem problem = MakeTilingProblem(*module->entry(), *kernel);
+    auto candidates = TileCandidates(problem, tiling);
+    ASSERT_TRUE(candidates.has_value()) << candidates.error().message;
+    ASSERT_GT(candidates->size(), 3u);
+    auto chosen = ChooseTile(problem, tiling);
+    ASSERT_TRUE(chosen.has_value());
+    EXPECT_EQ(candidates->front(), *chosen);
+    EXPECT_EQ(candidates->front(), kernel->tile);
+    for (size_t i = 0; i < candidates->size(); ++i) {
+      const TileChoice& tile = (*candidates)[i];
+      EXPECT_TRUE(tile.tiled);
+      Status valid = ValidateTile(problem, tile, tiling);
+      EXPECT_TRUE(valid.has_value()) << i << ": " << valid.error().message;
+      for (size_t j = 0; j < i; ++j) EXPECT_NE(tile, (*candidates)[j]) << i << " repeats " << j;
+    }
+    TilingOptions small = tiling;
+    small.scoped_vmem_bytes = 1 << 20;
+    auto fewer = TileCandidates(problem, small);
+    ASSERT_TRUE(fewer.has_value());
+    EXPECT_LT(fewer->size(), candidates->size());
+    for (const TileChoice& tile : *fewer) {
+      EXPECT_LE(tile.vmem_bytes, small.scoped_vmem_bytes);
+      EXPECT_NE(std::find(candidates->begin(), candidates->end(), tile), candidates->end());
+    }
+  }
+}
+
+TEST(TilingTest, TileCandidatesFailLikeChooseTileWhenNothingFits) {
+  auto module = ParseVerified(WithType(kElementwise, "f32"));
+  ASSERT_NE(module, nullptr);
+  auto kernel = OnlyKernel(*module, TilingOptions{});
+  ASSERT_TRUE(kernel.has_value());
+  TilingOptions tiny;
+  tiny.scoped_vmem_bytes = 16 << 10;
+  TilingProblem problem = MakeTilingProblem(*module->entry(), *kernel);
+  auto candidates = TileCandidates(problem, tiny);
+  ASSERT_FALSE(candidates.has_value());
+  EXPECT_EQ(candidates.error().message, ChooseTile(problem, tiny).error().message);
+  // An untiled problem has exactly one, untiled, candidate.
+  auto untiled = TileCandidates(TilingProblem{}, tiny);
+  ASSERT_TRUE(untiled.has_value());
+  ASSERT_EQ(untiled->size(), 1u);
+  EXPECT_FALSE(untiled->front().tiled);
 }
 
 }  // namespace

@@ -18,6 +18,12 @@ std::string Mib(double bytes) {
   return buffer;
 }
 
+std::string JoinExtents(const std::vector<int64_t>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
 // Grid position of each space dimension: parallel dimensions first, the
 // sequential (reduction) ones innermost.
 std::vector<int> GridOrder(const IterationSpace& space) {
@@ -182,6 +188,11 @@ Result<BlockPlan> PlanBlocks(const IterationSpace& space, const KernelWork& work
   }
   if (std::optional<std::vector<int64_t>> blocks = BlocksFromTiling(space, tiling)) {
     return Evaluate(space, work, *std::move(blocks), chip, "executable");
+  }
+  if (options.strict_tiling && !tiling.grid.empty()) {
+    return FailedPreconditionError("strict tiling: the executable's grid " + JoinExtents(tiling.grid) +
+                                   " does not fit the kernel's iteration space " + JoinExtents(space.extents) +
+                                   "; the carried tile would not be the tile timed");
   }
   return SearchBlocks(space, work, chip, vmem_limit);
 }

@@ -2,7 +2,7 @@
 //
 // The blocks come, in order of precedence, from TimingOptions::dot_tiles
 // (contraction kernels only), from the executable's own tiling when it fits
-// the kernel's iteration space, or from a search of aligned candidates
+// the kernel's iteration space (under strict_tiling: it must fit), or from a search of aligned candidates
 // (powers of two times the MXU size, sublane tile or 128 lanes, and the
 // whole dimension) that fit the scoped VMEM double-buffered; the search
 // keeps the fastest. For 8192^3 bf16 on v5e it lands on 1024-class blocks;
@@ -38,8 +38,10 @@ struct BlockPlan {
 GridProblem MakeGridProblem(const IterationSpace& space, const KernelWork& work,
                             const std::vector<int64_t>& blocks, const ChipSpec& chip);
 
-// Errors only for forced dot tiles that exceed the scoped VMEM (the message
-// gives both sizes). `space` must not be kUntiled.
+// Errors for forced dot tiles that exceed the scoped VMEM (the message
+// gives both sizes) and, under TimingOptions::strict_tiling, for an
+// executable tiling whose grid does not fit `space` (kFailedPrecondition,
+// both shapes in the message). `space` must not be kUntiled.
 Result<BlockPlan> PlanBlocks(const IterationSpace& space, const KernelWork& work,
                              const ProgramTiling& tiling, const ChipSpec& chip,
                              const TimingOptions& options);

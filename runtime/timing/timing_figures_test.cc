@@ -93,6 +93,42 @@ TEST(TimingFiguresTest, ExecutableTilingIsHonoured) {
   EXPECT_NE(given.kernels[0].tiling.find("executable"), std::string::npos) << given.kernels[0].tiling;
 }
 
+// Strict tiling times the carried tile or refuses: a grid that does not fit
+// the kernel's space is an error naming the kernel, while the default mode
+// still times it with searched blocks, exactly as before.
+TEST(TimingFiguresTest, StrictTilingRejectsACarriedTileThatDoesNotFit) {
+  ProgramTiling mismatched;
+  mismatched.grid = {1, 64, 64};  // three grid dimensions for a four-dimensional GEMM space
+  auto program = DotProgram(kSquare, kSquare, kSquare, "", mismatched);
+  ASSERT_TRUE(program) << program.error().message;
+  TimingOptions strict;
+  strict.strict_tiling = true;
+  auto refused = SimulateProgram(**program, Chip("v5e"), strict);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(refused.error().ToString().find("kernel dot"), std::string::npos) << refused.error().ToString();
+  EXPECT_NE(refused.error().ToString().find("[1,64,64]"), std::string::npos) << refused.error().ToString();
+
+  DeviceProfile lenient = Simulate(**program, "v5e");
+  auto unforced = DotProgram(kSquare, kSquare, kSquare);
+  ASSERT_TRUE(unforced);
+  EXPECT_DOUBLE_EQ(lenient.seconds, Simulate(**unforced, "v5e").seconds);
+  EXPECT_NE(lenient.kernels[0].tiling.find("default"), std::string::npos) << lenient.kernels[0].tiling;
+
+  // A tile that fits is timed the same with or without strictness, and a
+  // kernel carrying no tiling is still timed with searched blocks.
+  ProgramTiling fitting;
+  fitting.grid = {1, 64, 64, 64};
+  auto exact = DotProgram(kSquare, kSquare, kSquare, "", fitting);
+  ASSERT_TRUE(exact);
+  auto strict_exact = SimulateProgram(**exact, Chip("v5e"), strict);
+  ASSERT_TRUE(strict_exact) << strict_exact.error().message;
+  EXPECT_DOUBLE_EQ(strict_exact->seconds, Simulate(**exact, "v5e").seconds);
+  auto strict_untiled = SimulateProgram(**unforced, Chip("v5e"), strict);
+  ASSERT_TRUE(strict_untiled) << strict_untiled.error().message;
+  EXPECT_DOUBLE_EQ(strict_untiled->seconds, lenient.seconds);
+}
+
 // relu(x * a + b), f32[8192,8192], scalar a and b.
 constexpr const char* kBig = "f32[8192,8192]";
 

@@ -27,6 +27,13 @@ struct TimingOptions {
   // Scoped VMEM a kernel's double-buffered blocks may use; 0 means the
   // chip's default (ChipSpec::scoped_vmem_bytes).
   int64_t scoped_vmem_bytes = 0;
+  // Time exactly the tiling each kernel carries: a kernel whose executable
+  // tiling (a non-empty grid) does not fit its iteration space is an error
+  // naming the kernel, instead of being timed with searched blocks. For the
+  // autotuner's candidates, whose tile must be the tile timed. Off by
+  // default: heuristic executables are timed as they always were. Kernels
+  // that carry no tiling are still timed with searched blocks.
+  bool strict_tiling = false;
   // While-loop iterations per kernel beyond which timing gives up with a
   // "step budget" error (runaway loops).
   double iteration_budget = static_cast<double>(int64_t{1} << 34);
