@@ -30,6 +30,14 @@ ENTRY e {
   ROOT a = $T[4096,4096] add(x, y)
 })";
 
+constexpr char kDot[] = R"(
+HloModule m
+ENTRY e {
+  x = bf16[2048,4096] parameter(0)
+  w = bf16[4096,2048] parameter(1)
+  ROOT d = bf16[2048,2048] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+
 std::string WithType(std::string text, std::string_view type) {
   for (size_t at = text.find("$T"); at != std::string::npos; at = text.find("$T")) {
     text.replace(at, 2, type);
@@ -102,13 +110,7 @@ TEST(TilingTest, NothingFitsGivesAnErrorNamingTheNeed) {
 }
 
 TEST(TilingTest, DotBlocksAreMultiplesOfTheMxu) {
-  auto module = ParseVerified(R"(
-HloModule m
-ENTRY e {
-  x = bf16[2048,4096] parameter(0)
-  w = bf16[4096,2048] parameter(1)
-  ROOT d = bf16[2048,2048] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-})");
+  auto module = ParseVerified(kDot);
   ASSERT_NE(module, nullptr);
   for (int64_t mxu : {128, 256}) {
     TilingOptions tiling;
@@ -131,13 +133,7 @@ ENTRY e {
 // Every candidate is legal (ValidateTile), they are distinct, the first is
 // ChooseTile's answer, and a smaller scoped VMEM keeps only a subset.
 TEST(TilingTest, TileCandidatesAreAllLegalAndStartWithTheChosenTile) {
-  auto dot = ParseVerified(R"(
-HloModule m
-ENTRY e {
-  x = bf16[2048,4096] parameter(0)
-  w = bf16[4096,2048] parameter(1)
-  ROOT d = bf16[2048,2048] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-})");
+  auto dot = ParseVerified(kDot);
   auto loop = ParseVerified(WithType(kElementwise, "f32"));
   ASSERT_NE(dot, nullptr);
   ASSERT_NE(loop, nullptr);
