@@ -8,15 +8,29 @@
 
 namespace kiln::driver {
 
+namespace {
+
+Status CheckFingerprinted(const PreparedModule& prepared) {
+  if (prepared.source_fingerprint) return Ok();
+  return FailedPreconditionError("the module was prepared without its fingerprint: use PrepareModule");
+}
+
+}  // namespace
+
 Result<CompileOutput> LowerWithPlan(const PreparedModule& prepared, const CompileOptions& options) {
+  KILN_RETURN_IF_ERROR(CheckFingerprinted(prepared));
+  const CompileOptions normalized = NormalizedOptions(options);
+  KILN_ASSIGN_OR_RETURN(CompiledPlan compiled, PlanPrepared(prepared, normalized));
+  return LowerPlanned(prepared, normalized, std::move(compiled));
+}
+
+Result<CompileOutput> LowerPlanned(const PreparedModule& prepared, const CompileOptions& options,
+                                   CompiledPlan compiled) {
   Stopwatch watch;
-  if (!prepared.source_fingerprint) {
-    return FailedPreconditionError("the module was prepared without its fingerprint: use PrepareModule");
-  }
+  KILN_RETURN_IF_ERROR(CheckFingerprinted(prepared));
   const CompileOptions normalized = NormalizedOptions(options);
   CompileOutput out;
   out.fingerprint = hlo::FingerprintWithOptions(*prepared.source_fingerprint, FingerprintOptionsFor(normalized));
-  KILN_ASSIGN_OR_RETURN(CompiledPlan compiled, PlanPrepared(prepared, normalized));
 
   const hlo::Module& module = *prepared.module;
   lowering::LoweringInput in;
@@ -43,7 +57,8 @@ Result<CompileOutput> LowerWithPlan(const PreparedModule& prepared, const Compil
   out.kernels = static_cast<int64_t>(out.program.kernels.size());
   out.peak_hbm_bytes = out.program.peak_hbm_bytes;
   out.estimated_us = compiled.estimated_us;
-  out.compile_ms = prepared.prepare_ms + watch.LapMs();
+  const StageTimes& t = compiled.times;
+  out.compile_ms = prepared.prepare_ms + t.planning_ms + t.buffers_ms + t.cost_ms + watch.LapMs();
   out.program.compile_ms = out.compile_ms;
   out.executable = runtime::SerializeProgram(out.program);
   out.fusion_edges = std::move(compiled.plan.edges);

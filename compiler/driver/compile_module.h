@@ -46,6 +46,14 @@ struct CompileOutput {
 // its passes do not suit options.plan (CheckPlanFits).
 Result<CompileOutput> LowerWithPlan(const PreparedModule& prepared, const CompileOptions& options);
 
+// The lowering half of LowerWithPlan: `compiled` (a plan of `prepared`
+// with its buffers and cost, from PlanPrepared or CompletePlan) lowered and
+// serialized under the key of `prepared` compiled with `options`. The
+// program's plan is compiled.plan.kind, so a tuned plan keeps the key of
+// the compile it replaces.
+Result<CompileOutput> LowerPlanned(const PreparedModule& prepared, const CompileOptions& options,
+                                   CompiledPlan compiled);
+
 Result<CompileOutput> CompileModule(hlo::Module& module, const CompileOptions& options);
 
 }  // namespace kiln::driver

@@ -6,26 +6,26 @@
 
 namespace kiln::driver {
 
-Result<CompiledPlan> PlanPrepared(const PreparedModule& prepared, const CompileOptions& options) {
+fusion::TilingOptions TilingOptionsFor(const CompileOptions& options, const runtime::ChipSpec& chip) {
+  fusion::TilingOptions tiling;
+  tiling.scoped_vmem_bytes = options.scoped_vmem_bytes > 0 ? options.scoped_vmem_bytes : chip.scoped_vmem_bytes;
+  tiling.mxu_size = chip.mxu_size;
+  return tiling;
+}
+
+Result<CompiledPlan> CompletePlan(const PreparedModule& prepared, const CompileOptions& options,
+                                  fusion::FusionPlan plan) {
   KILN_RETURN_IF_ERROR(CheckPlanFits(prepared, options));
   CompiledPlan out;
   out.chip = runtime::FindChip(options.chip);
   out.changed_passes = prepared.changed_passes;
   out.times.passes_ms = prepared.passes_ms;
+  out.plan = std::move(plan);
   Stopwatch watch;
-
-  fusion::PlannerOptions planner;
-  planner.tiling.scoped_vmem_bytes =
-      options.scoped_vmem_bytes > 0 ? options.scoped_vmem_bytes : out.chip->scoped_vmem_bytes;
-  planner.tiling.mxu_size = out.chip->mxu_size;
-  const hlo::Computation& entry = *prepared.module->entry();
-  Result<fusion::FusionPlan> plan = fusion::PlanComputation(entry, options.plan, planner);
-  if (!plan) return plan.error().WithContext("planning");
-  out.plan = std::move(*plan);
-  out.times.planning_ms = watch.LapMs();
 
   // A module with global shapes and sharding annotations runs over that
   // many chips: its buffers must fit their combined HBM.
+  const hlo::Computation& entry = *prepared.module->entry();
   int64_t devices = fusion::ShardedDeviceCount(entry);
   out.devices = devices;
   std::string target = std::string(out.chip->name);
@@ -39,6 +39,19 @@ Result<CompiledPlan> PlanPrepared(const PreparedModule& prepared, const CompileO
   out.cost = cost::EstimatePlan(entry, out.plan, *out.chip);
   out.estimated_us = out.cost.estimated_us();
   out.times.cost_ms = watch.LapMs();
+  return out;
+}
+
+Result<CompiledPlan> PlanPrepared(const PreparedModule& prepared, const CompileOptions& options) {
+  KILN_RETURN_IF_ERROR(CheckPlanFits(prepared, options));
+  Stopwatch watch;
+  fusion::PlannerOptions planner;
+  planner.tiling = TilingOptionsFor(options, *runtime::FindChip(options.chip));
+  Result<fusion::FusionPlan> plan = fusion::PlanComputation(*prepared.module->entry(), options.plan, planner);
+  if (!plan) return plan.error().WithContext("planning");
+  double planning_ms = watch.LapMs();
+  KILN_ASSIGN_OR_RETURN(CompiledPlan out, CompletePlan(prepared, options, *std::move(plan)));
+  out.times.planning_ms = planning_ms;
   return out;
 }
 

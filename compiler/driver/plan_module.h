@@ -22,6 +22,7 @@
 #include "compiler/driver/compile_options.h"
 #include "compiler/driver/prepared_module.h"
 #include "compiler/fusion/fusion_plan.h"
+#include "compiler/fusion/tiling.h"
 #include "compiler/hlo/module.h"
 #include "runtime/chip/chip_spec.h"
 
@@ -46,6 +47,16 @@ struct CompiledPlan {
   std::vector<std::string> changed_passes;
   StageTimes times;
 };
+
+// The tiling limits a plan for options.chip is made under: its scoped
+// VMEM (options.scoped_vmem_bytes, or the chip's) and MXU size.
+fusion::TilingOptions TilingOptionsFor(const CompileOptions& options, const runtime::ChipSpec& chip);
+
+// Buffers and cost for `plan`, a plan of prepared.module's entry with its
+// kernels formed and tiled (any kind, e.g. an autotuner's): what
+// PlanPrepared does after planning. times.planning_ms is left to the caller.
+Result<CompiledPlan> CompletePlan(const PreparedModule& prepared, const CompileOptions& options,
+                                  fusion::FusionPlan plan);
 
 // Plans `prepared` with options.plan on options.chip (CheckPlanFits says
 // when it may not).
