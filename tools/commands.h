@@ -10,6 +10,7 @@ void RegisterParse(CLI::App& app, int* exit_code);
 void RegisterFingerprint(CLI::App& app, int* exit_code);
 void RegisterRun(CLI::App& app, int* exit_code);
 void RegisterCompile(CLI::App& app, int* exit_code);
+void RegisterTune(CLI::App& app, int* exit_code);
 void RegisterServe(CLI::App& app, int* exit_code);
 void RegisterInspect(CLI::App& app, int* exit_code);
 

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   kiln::tools::RegisterFingerprint(app, &exit_code);
   kiln::tools::RegisterRun(app, &exit_code);
   kiln::tools::RegisterCompile(app, &exit_code);
+  kiln::tools::RegisterTune(app, &exit_code);
   kiln::tools::RegisterServe(app, &exit_code);
   kiln::tools::RegisterInspect(app, &exit_code);
   CLI11_PARSE(app, argc, argv);

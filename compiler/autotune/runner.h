@@ -1,0 +1,65 @@
+// Runner: how the autotuner measures a candidate executable and checks its
+// outputs, without knowing what runs it (tools/ implements it over the
+// timing simulator and the evaluator; the server over its device pool).
+//
+// A runner is used by one tuning loop at a time (not thread-safe unless an
+// implementation says so). Errors are values: a failed measurement rejects
+// the candidate, it never stops the tuning.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace kiln::autotune {
+
+struct KernelTime {
+  std::string name;  // the executable kernel's name (its first root)
+  std::string kind;    // loop, output, ...
+  std::string tiling;  // the blocks timed, for reports
+  double us = 0;
+  // Set when this kernel could not be timed, e.g. under strict tiling its
+  // carried tile does not fit its iteration space; `us` is then 0.
+  std::optional<std::string> error;
+};
+
+struct Measurement {
+  double device_us = 0;  // sum of the kernels; meaningless if any failed
+  std::vector<KernelTime> kernels;  // execution order
+  bool ok() const {
+    for (const KernelTime& k : kernels) {
+      if (k.error) return false;
+    }
+    return true;
+  }
+};
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+
+  // Device microseconds of `executable` (serialized kiln executable), per
+  // kernel. `strict_tiling`: each kernel is timed with exactly the tile it
+  // carries, or gets an error (candidates); false times it as any
+  // executable is timed (the heuristic baseline). An error result means
+  // the executable could not be timed at all.
+  virtual Result<Measurement> Measure(std::span<const uint8_t> executable, bool strict_tiling) = 0;
+
+  // Runs `executable` on random inputs made from `seed` and keeps its
+  // outputs as the reference. An error says why outputs cannot be
+  // compared for this module (too large to evaluate, an op the evaluator
+  // lacks): then only candidates that compute exactly what the reference
+  // does may be accepted.
+  virtual Status SetReference(std::span<const uint8_t> executable, uint64_t seed) = 0;
+
+  // Ok when `executable` gives the reference's outputs on the same inputs
+  // within the corpus tests' tolerance; kFailedPrecondition naming the
+  // first difference when not; other errors when it could not run.
+  virtual Status CompareToReference(std::span<const uint8_t> executable) = 0;
+};
+
+}  // namespace kiln::autotune

@@ -1,0 +1,314 @@
+#include "compiler/autotune/tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <unordered_map>
+#include <utility>
+
+#include "compiler/autotune/rank_correlation.h"
+#include "compiler/autotune/same_computation.h"
+#include "compiler/autotune/search_strategy.h"
+#include "compiler/autotune/tile_record.h"
+#include "compiler/autotune/tuning_state.h"
+
+namespace kiln::autotune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using internal::Formed;
+using internal::PairKey;
+using internal::Point;
+using internal::TuningState;
+
+double MsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Workload keys of lowered kernels, each computed once.
+class WorkloadKeys {
+ public:
+  explicit WorkloadKeys(std::string chip) : chip_(std::move(chip)) {}
+  const std::string* Of(const std::string& hlo) {
+    auto [it, inserted] = keys_.try_emplace(hlo);
+    if (inserted) {
+      Result<std::string> key = KernelWorkloadKey(hlo, chip_);
+      if (key) it->second = *key;
+    }
+    return it->second.empty() ? nullptr : &it->second;
+  }
+
+ private:
+  std::string chip_;
+  std::unordered_map<std::string, std::string> keys_;
+};
+
+// Start tiles from stored records: a heuristic kernel whose subgraph was
+// tuned before starts on its best recorded tile.
+Point TransferredStart(TuningState& state, const driver::CompileOutput& heuristic, RecordStore& records,
+                       WorkloadKeys& keys, TuneResult& result) {
+  Point start;
+  std::unordered_map<std::string, const runtime::ProgramKernel*> lowered;
+  for (const runtime::ProgramKernel& k : heuristic.program.kernels) lowered[k.name] = &k;
+  Result<Formed> formed = state.Form(start);
+  if (!formed) return start;
+  for (const fusion::Kernel& kernel : formed->kernels) {
+    const KernelChoices& choices = state.space().Choices(kernel);
+    if (choices.tiles.size() < 2) continue;
+    auto it = lowered.find(choices.root);
+    if (it == lowered.end()) continue;
+    const std::string* key = keys.Of(it->second->hlo);
+    if (key == nullptr) continue;
+    Result<std::optional<TuningTrial>> best = records.Best(*key, result.chip);
+    if (!best || !*best) continue;
+    for (size_t t = 0; t < choices.tiles.size(); ++t) {
+      if (TileText(choices.tiles[t]) == (*best)->plan) {
+        if (t != 0) start.tiles[kernel.instructions] = static_cast<int>(t);
+        ++result.transfer_hits;
+        break;
+      }
+    }
+  }
+  return start;
+}
+
+// Every kernel/tile pair measured (or refused) under its workload key.
+void StoreRecords(TuningState& state, RecordStore& records, WorkloadKeys& keys, TuneResult& result) {
+  for (const auto& [pair, hlo] : state.kernel_hlo()) {
+    const KernelChoices* choices = state.space().Find(pair.first);
+    const std::string* key = keys.Of(hlo);
+    if (choices == nullptr || key == nullptr) continue;
+    TuningTrial trial;
+    trial.workload_key = *key;
+    trial.chip = result.chip;
+    trial.plan = TileText(choices->tiles[pair.second]);
+    trial.measured_us = state.MeasuredUs(pair);
+    if (auto bad = state.invalid().find(pair); bad != state.invalid().end()) trial.error = bad->second;
+    if (!trial.measured_us && !trial.error) continue;
+    (void)records.Add(trial);  // records help later tunings; losing one loses no result
+  }
+}
+
+// Rows of the report: the tuned program's kernels, then the heuristic's
+// that tuning fused away.
+std::vector<KernelComparison> CompareKernels(const Measurement& heuristic, const Measurement* tuned) {
+  std::vector<KernelComparison> rows;
+  std::unordered_map<std::string, const KernelTime*> base;
+  for (const KernelTime& k : heuristic.kernels) base[k.name] = &k;
+  std::unordered_map<std::string, bool> seen;
+  for (const KernelTime& k : tuned != nullptr ? tuned->kernels : heuristic.kernels) {
+    KernelComparison row;
+    row.name = k.name;
+    row.kind = k.kind;
+    row.tuned_us = k.us;
+    row.tuned_tiling = k.tiling;
+    if (auto it = base.find(k.name); it != base.end()) {
+      row.heuristic_us = it->second->us;
+      row.heuristic_tiling = it->second->tiling;
+      seen[k.name] = true;
+    }
+    rows.push_back(std::move(row));
+  }
+  for (const KernelTime& k : heuristic.kernels) {
+    if (seen.contains(k.name)) continue;
+    rows.push_back({k.name, k.kind, k.us, std::nullopt, k.tiling, ""});
+  }
+  return rows;
+}
+
+std::vector<std::string> DescribeFlips(const SearchSpace& space, const std::vector<int64_t>& flips) {
+  std::vector<std::string> out;
+  const auto& instrs = space.entry().instructions();
+  for (int64_t e : flips) {
+    const fusion::FusionEdge& edge = space.base().edges[e];
+    std::string text = edge.is_sibling() ? "%" + instrs[edge.consumer]->name() + " + %" + instrs[edge.sibling]->name() +
+                                               " (siblings reading %" + instrs[edge.producer]->name() + ")"
+                                         : "%" + instrs[edge.producer]->name() + " -> %" + instrs[edge.consumer]->name();
+    out.push_back(text + (edge.fused ? " unfused" : " fused"));
+  }
+  return out;
+}
+
+// The heuristic's own kernels on their best measured tiles: what tiling
+// alone gains (kernels never timed strictly keep their baseline time).
+double TilesOnlyUs(TuningState& state, const Measurement& heuristic) {
+  Result<Formed> formed = state.Form(Point{});
+  if (!formed) return 0;
+  std::unordered_map<std::string, double> base;
+  double total = 0;
+  for (const KernelTime& k : heuristic.kernels) {
+    base[k.name] = k.us;
+    total += k.us;
+  }
+  for (const fusion::Kernel& kernel : formed->kernels) {
+    const KernelChoices& choices = state.space().Choices(kernel);
+    auto it = base.find(choices.root);
+    if (it == base.end()) continue;
+    double best = it->second;
+    for (size_t t = 0; t < choices.tiles.size(); ++t) {
+      if (std::optional<double> us = state.MeasuredUs({kernel.instructions, static_cast<int>(t)})) {
+        best = std::min(best, *us);
+      }
+    }
+    total -= it->second - best;
+  }
+  return total;
+}
+
+struct Checked {
+  driver::CompileOutput out;
+  Measurement measurement;
+};
+
+// Lowers, times (strictly) and checks one final candidate; the error says
+// why it may not replace the heuristic.
+Result<Checked> CheckCandidate(TuningState& state, const Point& point, Runner& runner, bool reference,
+                               const std::vector<uint8_t>& heuristic_exe, double heuristic_us,
+                               TuneResult& result) {
+  KILN_ASSIGN_OR_RETURN(Formed formed, state.Form(point));
+  KILN_ASSIGN_OR_RETURN(driver::CompileOutput out, state.Lower(point, formed));
+  ++result.trials;
+  auto start = Clock::now();
+  Result<Measurement> m = runner.Measure(out.executable, /*strict_tiling=*/true);
+  result.ms.timing += MsSince(start);
+  if (!m) return m.error().WithContext("timing the tuned program");
+  if (!m->ok()) return FailedPreconditionError("the tuned program does not time strictly");
+  if (!(m->device_us < heuristic_us)) {
+    return FailedPreconditionError("the tuned program measured " + std::to_string(m->device_us) +
+                                   " us, not faster than the heuristic's " + std::to_string(heuristic_us) + " us");
+  }
+  start = Clock::now();
+  Status same = reference ? runner.CompareToReference(out.executable) : SameComputation(heuristic_exe, out.executable);
+  result.ms.verify += MsSince(start);
+  if (!same) return same.error().WithContext("output check");
+  return Checked{std::move(out), *std::move(m)};
+}
+
+}  // namespace
+
+Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& options, Runner& runner,
+                        RecordStore* records, const TuneOptions& tune) {
+  KILN_RETURN_IF_ERROR(CheckBudget(tune));
+  if (options.plan != fusion::PlanKind::kHeuristic) {
+    return InvalidArgumentError("tuning starts from the heuristic plan; plan " +
+                                std::string(fusion::PlanKindName(options.plan)) + " cannot be tuned");
+  }
+  const auto start = Clock::now();
+  const driver::CompileOptions normalized = driver::NormalizedOptions(options);
+  TuneResult result;
+  result.chip = normalized.chip;
+  KILN_ASSIGN_OR_RETURN(driver::PreparedModule prepared, driver::PrepareModule(module, normalized));
+  KILN_ASSIGN_OR_RETURN(driver::CompiledPlan heuristic, driver::PlanPrepared(prepared, normalized));
+  KILN_ASSIGN_OR_RETURN(driver::CompileOutput heuristic_out, driver::LowerPlanned(prepared, normalized, heuristic));
+  result.fingerprint = heuristic_out.fingerprint;
+  result.key = heuristic_out.fingerprint.key.Hex();
+  result.heuristic_executable = heuristic_out.executable;
+  Result<Measurement> baseline = runner.Measure(heuristic_out.executable, /*strict_tiling=*/false);
+  if (!baseline) return baseline.error().WithContext("timing the heuristic executable");
+  for (const KernelTime& k : baseline->kernels) {
+    if (k.error) return FailedPreconditionError("timing the heuristic executable: kernel " + k.name + ": " + *k.error);
+  }
+  result.heuristic_us = baseline->device_us;
+  result.tuned_us = baseline->device_us;
+  result.ms.prepare = MsSince(start);
+
+  SearchSpace space(prepared, normalized, heuristic);
+  auto verify_start = Clock::now();
+  Status reference = runner.SetReference(heuristic_out.executable, tune.input_seed);
+  result.ms.verify += MsSince(verify_start);
+  result.fusion_searched = reference.has_value() && !space.flippable().empty();
+  if (!reference) {
+    result.fusion_note = "outputs cannot be compared here (" + reference.error().ToString() +
+                         "): only tiles, which leave the computation as it is, were searched";
+  } else if (space.flippable().empty()) {
+    result.fusion_note = "no fusion decision is a profitability choice";
+  }
+
+  TuningState state(space, prepared, normalized, runner, result);
+  WorkloadKeys keys(result.chip);
+  Point begin;
+  if (records != nullptr) {
+    auto records_start = Clock::now();
+    begin = TransferredStart(state, heuristic_out, *records, keys, result);
+    result.ms.records += MsSince(records_start);
+  }
+  internal::SearchStrategy strategy(state, tune, result.fusion_searched, start, /*reserve=*/2, result);
+  strategy.Run(begin);
+
+  // The best plan must time faster than the heuristic and compute what it
+  // computes; when a plan with flips fails, its tiles alone may still pass.
+  const Measurement* tuned_measurement = nullptr;
+  Checked accepted;
+  if (!strategy.best() || !(strategy.best_us() < result.heuristic_us)) {
+    result.decision = "no plan faster than the heuristic was found; the heuristic stays";
+  } else {
+    std::vector<Point> finals = {*strategy.best()};
+    if (!strategy.best()->flips.empty()) {
+      Result<Formed> plain = state.Form(Point{});
+      if (plain) {
+        state.ChooseBestTiles(*plain);
+        finals.push_back(TuningState::Normalized({}, *plain));
+      }
+    }
+    for (const Point& point : finals) {
+      Result<Checked> checked = CheckCandidate(state, point, runner, reference.has_value(),
+                                               result.heuristic_executable, result.heuristic_us, result);
+      if (!checked) {
+        result.decision += (result.decision.empty() ? "" : "; ") + std::string("rejected: ") + checked.error().ToString();
+        continue;
+      }
+      accepted = *std::move(checked);
+      tuned_measurement = &accepted.measurement;
+      result.accepted = true;
+      result.tuned_us = accepted.measurement.device_us;
+      result.tuned_executable = accepted.out.executable;
+      Result<Formed> formed = state.Form(point);
+      if (formed) result.edits = state.Edits(point, *formed);
+      result.edge_flips = DescribeFlips(space, point.flips);
+      result.tile_changes = static_cast<int64_t>(result.edits.tiles.size());
+      std::string how = reference ? "outputs equal the heuristic's on random inputs"
+                                  : "computes exactly what the heuristic does (tiles only)";
+      result.decision = (result.decision.empty() ? "" : result.decision + "; ") + "accepted: faster and " + how;
+      break;
+    }
+  }
+  if (result.accepted) {
+    double gain = result.heuristic_us - result.tuned_us;
+    double tiles = result.edits.flipped_edges.empty() ? gain : result.heuristic_us - TilesOnlyUs(state, *baseline);
+    result.tiling_gain_us = std::clamp(tiles, 0.0, gain);
+    result.fusion_gain_us = gain - result.tiling_gain_us;
+  }
+  result.kernels = CompareKernels(*baseline, tuned_measurement);
+  result.spearman_analytic = SpearmanCorrelation(state.analytic_series(), state.measured_series());
+  result.spearman_calibrated = SpearmanCorrelation(state.calibrated_series(), state.measured_series());
+  result.ranked_kernels = static_cast<int64_t>(state.measured_series().size());
+  if (records != nullptr) {
+    auto records_start = Clock::now();
+    StoreRecords(state, *records, keys, result);
+    result.ms.records += MsSince(records_start);
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+Status CheckBudget(const TuneOptions& options) {
+  if (options.max_trials < 0) return InvalidArgumentError("the trial budget must be positive, got " + std::to_string(options.max_trials));
+  if (!(options.max_seconds >= 0) || !std::isfinite(options.max_seconds)) {
+    return InvalidArgumentError("the time budget must be a positive number of seconds");
+  }
+  if (options.max_trials == 0 && options.max_seconds == 0) {
+    return InvalidArgumentError("a tuning budget is needed: a number of trials or of seconds, above zero");
+  }
+  if (options.max_trials > kMaxTrials) {
+    return InvalidArgumentError("a budget of " + std::to_string(options.max_trials) + " trials is absurd (at most " +
+                                std::to_string(kMaxTrials) + ")");
+  }
+  if (options.max_seconds > kMaxSeconds) {
+    return InvalidArgumentError("a budget of " + std::to_string(static_cast<int64_t>(options.max_seconds)) +
+                                " s is absurd (at most a week, " + std::to_string(static_cast<int64_t>(kMaxSeconds)) +
+                                " s)");
+  }
+  return Ok();
+}
+
+}  // namespace kiln::autotune

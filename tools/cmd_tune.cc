@@ -1,0 +1,159 @@
+// kiln tune FILE [--chip C] [--budget 30s | --trials N] [--seed S] [--db DB] [--json]
+// Autotunes one HLO text file (compiler/autotune/tuner.h) on a simulated
+// chip: prints the tuned plan's kernels next to the heuristic's and one
+// summary line (or one JSON object). With --db, the tuned executable
+// replaces the heuristic one under its key (plan tuned) and every trial is
+// kept as a tuning record, from which later tunings of modules sharing a
+// kernel start ("transfer").
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cache/cache_store.h"
+#include "cache/components.h"
+#include "compiler/autotune/tuner.h"
+#include "compiler/driver/compile_options.h"
+#include "runtime/chip/chip_spec.h"
+#include "server/auth.h"
+#include "server/entry_json.h"
+#include "server/serve_options.h"
+#include "tools/commands.h"
+#include "tools/load_module.h"
+#include "tools/tune_records.h"
+#include "tools/tune_report.h"
+#include "tools/tune_runner.h"
+
+namespace kiln::tools {
+namespace {
+
+struct TuneArgs {
+  std::string file;
+  std::string chip = kDefaultChip;
+  std::string budget;
+  int64_t trials = 0;
+  bool trials_given = false;
+  uint64_t seed = 1;
+  std::string db;
+  bool json = false;
+};
+
+constexpr const char* kDefaultBudget = "30s";
+
+Result<autotune::TuneOptions> TuneOptionsFrom(const TuneArgs& args) {
+  autotune::TuneOptions options;
+  options.seed = args.seed;
+  if (args.trials_given) {
+    if (args.trials <= 0) {
+      return InvalidArgumentError("--trials must be at least 1, got " + std::to_string(args.trials));
+    }
+    options.max_trials = args.trials;
+  } else {
+    Result<std::chrono::milliseconds> budget = server::ParseDuration(args.budget.empty() ? kDefaultBudget : args.budget);
+    if (!budget) return budget.error().WithContext("--budget");
+    options.max_seconds = static_cast<double>(budget->count()) / 1000;
+  }
+  KILN_RETURN_IF_ERROR(autotune::CheckBudget(options));
+  return options;
+}
+
+// The tuned executable under the heuristic compile's key, in place of any
+// entry there. Deleting then storing is not one transaction: a reader in
+// between misses and recompiles the heuristic plan.
+Status StoreTuned(cache::CacheStore& store, const autotune::TuneResult& result,
+                  const driver::CompileOptions& options) {
+  cache::EntryId id{std::string(server::kDefaultTenant), result.fingerprint.key, result.chip,
+                    kCompilerFormatVersion};
+  KILN_RETURN_IF_ERROR(store.Evict(id));
+  server::EntryNotes notes;
+  notes.options = nlohmann::json::parse(driver::OptionsJson(options));
+  notes.kernels = 0;
+  for (const autotune::KernelComparison& k : result.kernels) notes.kernels += k.tuned_us.has_value();
+  notes.parameters = result.fingerprint.parameter_shape_text;
+  const std::string executable(result.tuned_executable.begin(), result.tuned_executable.end());
+  cache::PutRequest put{
+      .id = id,
+      .options = server::SerializeEntryNotes(notes),
+      .plan_kind = runtime::PlanKind::kTuned,
+      .executable = executable,
+      .compile_seconds = result.seconds,
+      .device_seconds = result.tuned_us * 1e-6,
+      .components = cache::KeyComponentsOf(result.fingerprint),
+  };
+  return store.Put(put);
+}
+
+Status RunTune(const TuneArgs& args) {
+  KILN_ASSIGN_OR_RETURN(autotune::TuneOptions tune, TuneOptionsFrom(args));
+  const runtime::ChipSpec* chip = runtime::FindChip(args.chip);
+  if (chip == nullptr) return InvalidArgumentError("unknown chip '" + args.chip + "' (known: v4, v5e, v5p, v6e, tpu7x)");
+  KILN_ASSIGN_OR_RETURN(auto module, LoadVerifiedModule(args.file));
+  driver::CompileOptions options;
+  options.chip = args.chip;
+
+  std::unique_ptr<cache::CacheStore> store;
+  std::unique_ptr<StoreRecords> records;
+  if (!args.db.empty()) {
+    cache::CacheStoreOptions store_options;
+    store_options.path = args.db;
+    store_options.dictionary_training_puts = 0;
+    Result<std::unique_ptr<cache::CacheStore>> opened = cache::CacheStore::Open(std::move(store_options));
+    if (!opened) return opened.error().WithContext("--db " + args.db);
+    store = *std::move(opened);
+    records = std::make_unique<StoreRecords>(*store);
+  }
+
+  SimulatedRunner runner(*chip);
+  Result<autotune::TuneResult> result = autotune::Tune(*module, options, runner, records.get(), tune);
+  if (!result) return result.error().WithContext(args.file);
+
+  StoreOutcome outcome;
+  outcome.requested = store != nullptr;
+  if (store) {
+    outcome.records = records->added();
+    if (!result->accepted) {
+      outcome.note = "nothing stored: the heuristic stays (" + std::to_string(outcome.records) + " tuning records kept)";
+    } else if (Status stored = StoreTuned(*store, *result, driver::NormalizedOptions(options)); !stored) {
+      outcome.note = "the tuned executable was not stored: " + stored.error().ToString();
+    } else {
+      outcome.stored = true;
+      outcome.note = "stored as plan tuned under key " + result->key + " (" + std::to_string(outcome.records) +
+                     " tuning records kept)";
+    }
+  }
+  if (args.json) {
+    std::printf("%s\n", TuneJson(*result, outcome).dump().c_str());
+  } else {
+    std::printf("%s", TuneTable(*result, outcome).c_str());
+  }
+  if (outcome.requested && result->accepted && !outcome.stored) {
+    return Error::Coded(ErrorCode::kUnavailable, outcome.note);
+  }
+  return Ok();
+}
+
+}  // namespace
+
+void RegisterTune(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand("tune", "Autotune the fusion and tiling of an HLO text file on a simulated chip");
+  auto args = std::make_shared<TuneArgs>();
+  cmd->add_option("file", args->file, "HLO text file")->required();
+  cmd->add_option("--chip", args->chip, "Target chip (v4, v5e, v5p, v6e, tpu7x)")
+      ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+  auto* budget = cmd->add_option("--budget", args->budget,
+                                 "Time to spend, e.g. 30s, 500ms, 2m (default 30s; at most 24h)");
+  auto* trials = cmd->add_option("--trials", args->trials,
+                                 "Programs to measure instead of a time budget (reproducible with --seed)");
+  budget->excludes(trials);
+  cmd->add_option("--seed", args->seed, "Seed of the search (default 1)");
+  cmd->add_option("--db", args->db, "Store the tuned executable and the tuning records in this SQLite file");
+  cmd->add_flag("--json", args->json, "Print one JSON object");
+  cmd->callback([args, trials, exit_code] {
+    args->trials_given = trials->count() > 0;
+    if (Status s = RunTune(*args); !s) {
+      std::fprintf(stderr, "kiln tune: %s\n", s.error().ToString().c_str());
+      *exit_code = 1;
+    }
+  });
+}
+
+}  // namespace kiln::tools

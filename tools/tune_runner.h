@@ -1,0 +1,43 @@
+// SimulatedRunner: the autotuner's Runner (compiler/autotune/runner.h) on
+// this machine: times executables with the timing simulator, without
+// values (kernel by kernel, so a kernel that fails strict tiling fails
+// alone), and checks outputs with the evaluator on seeded random inputs,
+// compared as the corpus tests compare (runtime/io/literal_compare.h,
+// default tolerances).
+//
+// Programs whose values exceed `memory_budget` bytes at peak, or whose
+// evaluation exceeds `step_budget` units, cannot be compared: SetReference
+// says so and the tuner then searches tiles only. Not thread-safe; one per
+// tuning.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "compiler/autotune/runner.h"
+#include "compiler/hlo/literal.h"
+#include "runtime/chip/chip_spec.h"
+
+namespace kiln::tools {
+
+class SimulatedRunner final : public autotune::Runner {
+ public:
+  SimulatedRunner(const runtime::ChipSpec& chip, int64_t memory_budget = int64_t{2} << 30,
+                  int64_t step_budget = int64_t{1} << 28)
+      : chip_(chip), memory_budget_(memory_budget), step_budget_(step_budget) {}
+
+  Result<autotune::Measurement> Measure(std::span<const uint8_t> executable, bool strict_tiling) override;
+  Status SetReference(std::span<const uint8_t> executable, uint64_t seed) override;
+  Status CompareToReference(std::span<const uint8_t> executable) override;
+
+ private:
+  Result<hlo::Literal> Evaluate(std::span<const uint8_t> executable) const;
+
+  const runtime::ChipSpec& chip_;
+  int64_t memory_budget_;
+  int64_t step_budget_;
+  uint64_t seed_ = 0;
+  std::optional<hlo::Literal> reference_;
+};
+
+}  // namespace kiln::tools
