@@ -45,7 +45,7 @@ Result<autotune::Measurement> SimulatedRunner::Measure(std::span<const uint8_t> 
   return m;
 }
 
-Result<hlo::Literal> SimulatedRunner::Evaluate(std::span<const uint8_t> executable) const {
+Result<StubbedRun> SimulatedRunner::Evaluate(std::span<const uint8_t> executable) const {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::LoadedProgram> loaded, runtime::LoadedProgram::FromBytes(executable));
   const runtime::Program& program = loaded->program();
   if (program.peak_hbm_bytes > static_cast<uint64_t>(memory_budget_)) {
@@ -57,22 +57,22 @@ Result<hlo::Literal> SimulatedRunner::Evaluate(std::span<const uint8_t> executab
   KILN_ASSIGN_OR_RETURN(std::vector<hlo::Literal> args, runtime::io::RandomArguments(shapes, seed_));
   runtime::EvalOptions options;
   options.step_budget = step_budget_;
-  return runtime::ExecuteProgram(*loaded, args, options);
+  return ExecuteWithStubs(*loaded, args, options, seed_);
 }
 
 Status SimulatedRunner::SetReference(std::span<const uint8_t> executable, uint64_t seed) {
   seed_ = seed;
   reference_.reset();
-  KILN_ASSIGN_OR_RETURN(hlo::Literal result, Evaluate(executable));
+  KILN_ASSIGN_OR_RETURN(StubbedRun result, Evaluate(executable));
   reference_ = std::move(result);
   return Ok();
 }
 
 Status SimulatedRunner::CompareToReference(std::span<const uint8_t> executable) {
   if (!reference_) return FailedPreconditionError("no reference outputs to compare with");
-  Result<hlo::Literal> result = Evaluate(executable);
+  Result<StubbedRun> result = Evaluate(executable);
   if (!result) return result.error().WithContext("running the candidate");
-  Status same = runtime::io::CompareLiterals(*reference_, *result);
+  Status same = CompareStubbedRuns(*reference_, *result);
   if (!same) return FailedPreconditionError("outputs differ from the heuristic's: " + same.error().ToString());
   return Ok();
 }

@@ -5,7 +5,9 @@
 // compared as the corpus tests compare (runtime/io/literal_compare.h,
 // default tolerances).
 //
-// Programs whose values exceed `memory_budget` bytes at peak, or whose
+// Kernels the evaluator lacks (vendor custom calls) are stubbed the same
+// way in the reference and the candidates (stubbed_execution.h), and their
+// inputs must match too. Programs whose values exceed `memory_budget` bytes at peak, or whose
 // evaluation exceeds `step_budget` units, cannot be compared: SetReference
 // says so and the tuner then searches tiles only. Not thread-safe; one per
 // tuning.
@@ -16,6 +18,7 @@
 
 #include "compiler/autotune/runner.h"
 #include "compiler/hlo/literal.h"
+#include "tools/stubbed_execution.h"
 #include "runtime/chip/chip_spec.h"
 
 namespace kiln::tools {
@@ -23,7 +26,7 @@ namespace kiln::tools {
 class SimulatedRunner final : public autotune::Runner {
  public:
   SimulatedRunner(const runtime::ChipSpec& chip, int64_t memory_budget = int64_t{2} << 30,
-                  int64_t step_budget = int64_t{1} << 28)
+                  int64_t step_budget = int64_t{1} << 32)
       : chip_(chip), memory_budget_(memory_budget), step_budget_(step_budget) {}
 
   Result<autotune::Measurement> Measure(std::span<const uint8_t> executable, bool strict_tiling) override;
@@ -31,13 +34,13 @@ class SimulatedRunner final : public autotune::Runner {
   Status CompareToReference(std::span<const uint8_t> executable) override;
 
  private:
-  Result<hlo::Literal> Evaluate(std::span<const uint8_t> executable) const;
+  Result<StubbedRun> Evaluate(std::span<const uint8_t> executable) const;
 
   const runtime::ChipSpec& chip_;
   int64_t memory_budget_;
   int64_t step_budget_;
   uint64_t seed_ = 0;
-  std::optional<hlo::Literal> reference_;
+  std::optional<StubbedRun> reference_;
 };
 
 }  // namespace kiln::tools

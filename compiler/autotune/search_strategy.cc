@@ -85,14 +85,17 @@ void SearchStrategy::Run(const Point& start) {
   }
   int idle = 0;
   for (int64_t round = 0; BudgetLeft() && idle < kMaxIdleRounds; ++round) {
+    // Promising tiles and fusion moves take turns; when the model sees
+    // nothing promising, the budget goes to tiles not yet measured.
     bool tiles_first = !search_fusion_ || round % 2 == 0;
-    bool measured = tiles_first ? TileSweep() : FusionMove();
-    if (!measured && BudgetLeft()) measured = tiles_first ? (search_fusion_ && FusionMove()) : TileSweep();
+    bool measured = tiles_first ? TileSweep(false) : FusionMove();
+    if (!measured && BudgetLeft()) measured = tiles_first ? (search_fusion_ && FusionMove()) : TileSweep(false);
+    if (!measured && BudgetLeft()) measured = TileSweep(true);
     idle = measured ? 0 : idle + 1;
   }
 }
 
-bool SearchStrategy::TileSweep() {
+bool SearchStrategy::TileSweep(bool explore) {
   Result<Formed> formed = state_.Form(current_);
   if (!formed) return false;
   state_.ChooseBestTiles(*formed);
@@ -115,7 +118,7 @@ bool SearchStrategy::TileSweep() {
       }
     }
     if (next < 0) continue;
-    if (measured >= kExploreTiles && !(next_us < best * kPromise)) continue;
+    if (!explore && measured >= kExploreTiles && !(next_us < best * kPromise)) continue;
     sweep.tile[k] = next;
     any = true;
   }

@@ -48,8 +48,8 @@ class SearchStrategy {
   bool BudgetLeft() const;
   double Progress() const;  // 0 .. 1 of the budget spent
   // One tile sweep of the current plan; false when no kernel has a tile
-  // worth measuring.
-  bool TileSweep();
+  // worth measuring (`explore`: any tile not yet measured is worth it).
+  bool TileSweep(bool explore);
   // One fusion move; false when no proposal was measured.
   bool FusionMove();
   // Flip sets near current_'s, sampled by kernel weight.

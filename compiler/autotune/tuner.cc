@@ -215,9 +215,25 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
   SearchSpace space(prepared, normalized, heuristic);
   auto verify_start = Clock::now();
   Status reference = runner.SetReference(heuristic_out.executable, tune.input_seed);
-  result.ms.verify += MsSince(verify_start);
-  result.fusion_searched = reference.has_value() && !space.flippable().empty();
-  if (!reference) {
+  const double reference_ms = MsSince(verify_start);
+  result.ms.verify += reference_ms;
+  // The final output check runs the program once more: under a time budget
+  // the search leaves room for it, and does not search fusion (which needs
+  // the check) when the check alone would take a third of the budget.
+  TuneOptions search = tune;
+  bool check_fits = true;
+  if (tune.max_seconds > 0) {
+    check_fits = reference_ms / 1000 < tune.max_seconds / 3;
+  }
+  result.fusion_searched = reference.has_value() && check_fits && !space.flippable().empty();
+  if (result.fusion_searched && tune.max_seconds > 0) {
+    search.max_seconds = std::max(tune.max_seconds - 1.5 * reference_ms / 1000, tune.max_seconds / 10);
+  }
+  if (reference && !check_fits) {
+    result.fusion_note = "evaluating the outputs takes " + std::to_string(static_cast<int64_t>(reference_ms)) +
+                         " ms, over a third of the budget: only tiles, which leave the computation as it is, were "
+                         "searched";
+  } else if (!reference) {
     result.fusion_note = "outputs cannot be compared here (" + reference.error().ToString() +
                          "): only tiles, which leave the computation as it is, were searched";
   } else if (space.flippable().empty()) {
@@ -232,7 +248,7 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
     begin = TransferredStart(state, heuristic_out, *records, keys, result);
     result.ms.records += MsSince(records_start);
   }
-  internal::SearchStrategy strategy(state, tune, result.fusion_searched, start, /*reserve=*/2, result);
+  internal::SearchStrategy strategy(state, search, result.fusion_searched, start, /*reserve=*/2, result);
   strategy.Run(begin);
 
   // The best plan must time faster than the heuristic and compute what it
@@ -251,7 +267,7 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
       }
     }
     for (const Point& point : finals) {
-      Result<Checked> checked = CheckCandidate(state, point, runner, reference.has_value(),
+      Result<Checked> checked = CheckCandidate(state, point, runner, result.fusion_searched,
                                                result.heuristic_executable, result.heuristic_us, result);
       if (!checked) {
         result.decision += (result.decision.empty() ? "" : "; ") + std::string("rejected: ") + checked.error().ToString();
@@ -266,7 +282,7 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
       if (formed) result.edits = state.Edits(point, *formed);
       result.edge_flips = DescribeFlips(space, point.flips);
       result.tile_changes = static_cast<int64_t>(result.edits.tiles.size());
-      std::string how = reference ? "outputs equal the heuristic's on random inputs"
+      std::string how = result.fusion_searched ? "outputs equal the heuristic's on random inputs"
                                   : "computes exactly what the heuristic does (tiles only)";
       result.decision = (result.decision.empty() ? "" : result.decision + "; ") + "accepted: faster and " + how;
       break;
