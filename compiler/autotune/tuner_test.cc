@@ -1,0 +1,251 @@
+#include "compiler/autotune/tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "compiler/autotune/rank_correlation.h"
+#include "compiler/driver/plan_module.h"
+#include "compiler/passes/pass_test_util.h"
+#include "runtime/format/program.h"
+
+namespace kiln::autotune {
+namespace {
+
+using passes::testing::ParseVerified;
+
+// Two loop chains, a dot with an epilogue and a reduction: fused edges to
+// un-fuse, refusals to fuse, and tiles to choose.
+constexpr std::string_view kModule = R"(HloModule tune
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[512,1024] parameter(0)
+  w = f32[1024,512] parameter(1)
+  bias = f32[512] parameter(2)
+  s = f32[512,1024] sine(x)
+  m = f32[512,1024] multiply(s, x)
+  d = f32[512,512] dot(m, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[512,512] broadcast(bias), dimensions={1}
+  o = f32[512,512] add(d, bb)
+  t = f32[512,512] tanh(o)
+  z = f32[] constant(0)
+  r = f32[512] reduce(t, z), dimensions={1}, to_apply=add
+  n = f32[512,512] negate(t)
+  ROOT out = (f32[512], f32[512,512]) tuple(r, n)
+})";
+
+// Times a kernel from what the executable says about it alone (its cost
+// estimate, its grid, its HLO), so a run is a pure function of the bytes;
+// `tweak` may change the answer for strict (candidate) measurements.
+class FakeRunner final : public Runner {
+ public:
+  std::function<double(double us)> candidate_factor = [](double us) { return us; };
+  Status reference_status = Ok();
+  Status compare_status = Ok();
+  int compares = 0;
+  int measures = 0;
+
+  Result<Measurement> Measure(std::span<const uint8_t> executable, bool strict_tiling) override {
+    ++measures;
+    KILN_ASSIGN_OR_RETURN(runtime::Program program, runtime::ParseProgram(executable));
+    Measurement m;
+    for (const runtime::ProgramKernel& k : program.kernels) {
+      double steps = 1;
+      for (int64_t g : k.tiling.grid) steps *= static_cast<double>(g);
+      // Fewer, larger blocks are not always better: a fixed cost per step
+      // and a penalty for very large blocks.
+      double us = k.estimated_seconds * 1e6 + 0.35 * steps + (steps <= 2 ? 3.0 : 0.0) +
+                  static_cast<double>(k.hlo.size() % 7) * 0.1;
+      if (strict_tiling) us = candidate_factor(us);
+      m.kernels.push_back({k.name, k.kind, std::to_string(static_cast<int64_t>(steps)), us, std::nullopt});
+      m.device_us += us;
+    }
+    return m;
+  }
+  Status SetReference(std::span<const uint8_t>, uint64_t) override { return reference_status; }
+  Status CompareToReference(std::span<const uint8_t>) override {
+    ++compares;
+    return compare_status;
+  }
+};
+
+Result<TuneResult> TuneWith(FakeRunner& runner, const TuneOptions& options, RecordStore* records = nullptr) {
+  auto module = ParseVerified(kModule);
+  if (module == nullptr) return InternalError("parse");
+  return Tune(*module, driver::CompileOptions{}, runner, records, options);
+}
+
+TuneOptions Trials(int64_t n, uint64_t seed = 3) {
+  TuneOptions options;
+  options.max_trials = n;
+  options.seed = seed;
+  return options;
+}
+
+TEST(TunerTest, SameSeedAndTrialsGiveTheSameResult) {
+  FakeRunner a, b;
+  auto first = TuneWith(a, Trials(40));
+  auto second = TuneWith(b, Trials(40));
+  ASSERT_TRUE(first) << first.error().ToString();
+  ASSERT_TRUE(second) << second.error().ToString();
+  EXPECT_TRUE(first->accepted) << first->decision;
+  EXPECT_EQ(first->trials, second->trials);
+  EXPECT_LE(first->trials, 40);
+  EXPECT_EQ(first->tuned_us, second->tuned_us);
+  EXPECT_EQ(first->edits, second->edits);
+  EXPECT_EQ(first->edge_flips, second->edge_flips);
+  EXPECT_EQ(first->tuned_executable.empty(), second->tuned_executable.empty());
+  EXPECT_EQ(first->model_skipped, second->model_skipped);
+  EXPECT_LT(first->tuned_us, first->heuristic_us);
+  EXPECT_NEAR(first->tiling_gain_us + first->fusion_gain_us, first->heuristic_us - first->tuned_us, 1e-9);
+  ASSERT_TRUE(first->spearman_analytic.has_value());
+  EXPECT_GT(first->ranked_kernels, 3);
+}
+
+TEST(TunerTest, FlipsOnlyProfitabilityDecisions) {
+  auto module = ParseVerified(kModule);
+  ASSERT_NE(module, nullptr);
+  driver::CompileOptions options;
+  auto prepared = driver::PrepareModule(*module, options);
+  ASSERT_TRUE(prepared);
+  auto heuristic = driver::PlanPrepared(*prepared, options);
+  ASSERT_TRUE(heuristic);
+  bool any_legality = false;
+  for (const fusion::FusionEdge& e : heuristic->plan.edges) any_legality |= e.kind == fusion::DecisionKind::kLegality;
+  ASSERT_TRUE(any_legality);
+  size_t flips = 0;
+  for (uint64_t seed : {1, 2, 3, 4}) {
+    FakeRunner runner;
+    auto result = TuneWith(runner, Trials(60, seed));
+    ASSERT_TRUE(result) << result.error().ToString();
+    flips += result->edits.flipped_edges.size();
+    for (int64_t e : result->edits.flipped_edges) {
+      ASSERT_LT(e, static_cast<int64_t>(heuristic->plan.edges.size()));
+      EXPECT_EQ(heuristic->plan.edges[e].kind, fusion::DecisionKind::kProfitability) << "seed " << seed << " edge " << e;
+    }
+  }
+  EXPECT_GT(flips, 0u);  // the search did flip decisions
+}
+
+TEST(TunerTest, ASlowerPlanIsNeverReturned) {
+  FakeRunner runner;
+  runner.candidate_factor = [](double us) { return us * 1.5 + 1; };
+  auto result = TuneWith(runner, Trials(30));
+  ASSERT_TRUE(result) << result.error().ToString();
+  EXPECT_FALSE(result->accepted);
+  EXPECT_TRUE(result->tuned_executable.empty());
+  EXPECT_EQ(result->tuned_us, result->heuristic_us);
+  EXPECT_NE(result->decision.find("heuristic stays"), std::string::npos) << result->decision;
+  EXPECT_FALSE(result->heuristic_executable.empty());
+}
+
+TEST(TunerTest, APlanWhoseOutputsDifferIsNeverReturned) {
+  FakeRunner runner;
+  runner.compare_status = FailedPreconditionError("outputs differ from the heuristic's: at {0} index [3]");
+  auto result = TuneWith(runner, Trials(40));
+  ASSERT_TRUE(result) << result.error().ToString();
+  ASSERT_TRUE(result->fusion_searched);
+  // The runner's comparison refuses everything: only a plan that computes
+  // exactly what the heuristic does could pass, and it is checked as such
+  // only when fusion was not searched, so nothing is accepted here.
+  EXPECT_GT(runner.compares, 0);
+  EXPECT_FALSE(result->accepted);
+  EXPECT_TRUE(result->tuned_executable.empty());
+  EXPECT_NE(result->decision.find("outputs differ"), std::string::npos) << result->decision;
+}
+
+TEST(TunerTest, WithoutComparableOutputsOnlyTilesAreSearched) {
+  FakeRunner runner;
+  runner.reference_status = ResourceExhaustedError("too large to evaluate");
+  auto result = TuneWith(runner, Trials(30));
+  ASSERT_TRUE(result) << result.error().ToString();
+  EXPECT_FALSE(result->fusion_searched);
+  EXPECT_NE(result->fusion_note.find("too large to evaluate"), std::string::npos);
+  EXPECT_TRUE(result->edits.flipped_edges.empty());
+  EXPECT_EQ(runner.compares, 0);
+  ASSERT_TRUE(result->accepted) << result->decision;
+  EXPECT_GT(result->tile_changes, 0);
+  EXPECT_EQ(result->fusion_gain_us, 0);
+  auto program = runtime::ParseProgram(result->tuned_executable);
+  ASSERT_TRUE(program);
+  EXPECT_EQ(program->plan, "tuned");
+  EXPECT_EQ(program->key, result->key);
+}
+
+// Records of a first tuning let a second one start from the best tiles.
+class MapRecords final : public RecordStore {
+ public:
+  Status Add(const TuningTrial& trial) override {
+    trials.push_back(trial);
+    return Ok();
+  }
+  Result<std::optional<TuningTrial>> Best(const std::string& key, const std::string& chip) override {
+    std::optional<TuningTrial> best;
+    for (const TuningTrial& t : trials) {
+      if (t.workload_key != key || t.chip != chip || !t.measured_us) continue;
+      if (!best || *t.measured_us < *best->measured_us) best = t;
+    }
+    return best;
+  }
+  std::vector<TuningTrial> trials;
+};
+
+TEST(TunerTest, RecordsTransferTheBestTilesToTheNextTuning) {
+  MapRecords records;
+  FakeRunner first_runner;
+  auto first = TuneWith(first_runner, Trials(40), &records);
+  ASSERT_TRUE(first) << first.error().ToString();
+  EXPECT_EQ(first->transfer_hits, 0);
+  ASSERT_FALSE(records.trials.empty());
+  FakeRunner second_runner;
+  auto second = TuneWith(second_runner, Trials(3), &records);
+  ASSERT_TRUE(second) << second.error().ToString();
+  EXPECT_GT(second->transfer_hits, 0);
+  // One trial from the transferred start, and the final check.
+  EXPECT_LE(second->trials, 3);
+  EXPECT_TRUE(second->accepted) << second->decision;
+}
+
+TEST(TunerTest, BadBudgetsAreRefused) {
+  TuneOptions none;
+  EXPECT_FALSE(CheckBudget(none));
+  TuneOptions negative;
+  negative.max_trials = -1;
+  EXPECT_FALSE(CheckBudget(negative));
+  TuneOptions absurd;
+  absurd.max_trials = kMaxTrials + 1;
+  EXPECT_NE(CheckBudget(absurd).error().message.find("absurd"), std::string::npos);
+  TuneOptions forever;
+  forever.max_seconds = 1e12;
+  EXPECT_FALSE(CheckBudget(forever));
+  TuneOptions nan;
+  nan.max_seconds = std::nan("");
+  EXPECT_FALSE(CheckBudget(nan));
+  EXPECT_TRUE(CheckBudget(Trials(5)));
+  FakeRunner runner;
+  EXPECT_FALSE(TuneWith(runner, none));
+}
+
+TEST(RankCorrelationTest, SpearmanOfOrderedReversedAndTiedSeries) {
+  std::vector<double> a = {1, 2, 3, 4, 5};
+  std::vector<double> up = {10, 20, 30, 40, 500};
+  std::vector<double> down = {5, 4, 3, 2, 1};
+  EXPECT_DOUBLE_EQ(*SpearmanCorrelation(a, up), 1.0);
+  EXPECT_DOUBLE_EQ(*SpearmanCorrelation(a, down), -1.0);
+  std::vector<double> tied = {1, 1, 2, 2, 3};
+  double r = *SpearmanCorrelation(a, tied);
+  EXPECT_GT(r, 0.9);
+  EXPECT_LT(r, 1.0);
+  EXPECT_FALSE(SpearmanCorrelation(a, std::vector<double>{1, 1, 1, 1, 1}));
+  EXPECT_FALSE(SpearmanCorrelation(std::vector<double>{1, 2}, std::vector<double>{1, 2}));
+}
+
+}  // namespace
+}  // namespace kiln::autotune
