@@ -1,5 +1,5 @@
-// End-to-end tests of `kiln parse`, `kiln fingerprint` and the fusion
-// report of `kiln compile`: output format, exit codes and error messages, as
+// End-to-end tests of `kiln parse`, `kiln fingerprint`, the fusion
+// report of `kiln compile` and `kiln tune`: output format, exit codes and error messages, as
 // a user sees them.
 #include <sys/wait.h>
 
@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -227,6 +228,93 @@ TEST_F(KilnCliTest, CompileExplainFusionPrintsAnAlignedTable) {
   EXPECT_TRUE(saw_unprofitable) << table;
   EXPECT_NE(r.out.find("fusion decisions (" + std::to_string(rows) + ")"), std::string::npos)
       << r.out;
+}
+
+// A dot with a bias and activation epilogue after an elementwise chain:
+// decisions to flip and tiles to choose.
+constexpr const char* kTunable = R"(HloModule tunable
+ENTRY e {
+  x = f32[512,1024] parameter(0)
+  w = f32[1024,512] parameter(1)
+  bias = f32[512] parameter(2)
+  s = f32[512,1024] sine(x)
+  m = f32[512,1024] multiply(s, x)
+  d = f32[512,512] dot(m, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[512,512] broadcast(bias), dimensions={1}
+  o = f32[512,512] add(d, bb)
+  ROOT r = f32[512,512] logistic(o)
+})";
+
+TEST_F(KilnCliTest, TuneRefusesBadBudgetsChipsAndFiles) {
+  const std::string path = Write("tunable.hlo", kTunable);
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"--trials 0", "--trials must be at least 1"},
+      {"--trials -3", "--trials must be at least 1"},
+      {"--trials 99999999", "absurd"},
+      {"--budget 0s", "duration '0s'"},
+      {"--budget -5s", "duration '-5s'"},
+      {"--budget 30x", "duration '30x'"},
+      {"--budget 1000h", "duration '1000h'"},
+      {"--budget 10s --trials 5", "excludes"},
+      {"--chip v9", "v9"},
+      {"--trials abc", "abc"},
+  };
+  for (const Case& c : cases) {
+    RunResult r = RunKiln("tune " + path + " " + c.args);
+    EXPECT_NE(r.exit_code, 0) << c.args;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << c.args << ": " << r.out;
+  }
+  RunResult missing = RunKiln("tune " + (dir_ / "missing.hlo").string() + " --trials 3");
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("missing.hlo"), std::string::npos) << missing.err;
+}
+
+TEST_F(KilnCliTest, TuneJsonIsReproducibleAndStoresTheTunedEntry) {
+  const std::string path = Write("tunable.hlo", kTunable);
+  const std::string db = (dir_ / "tune.db").string();
+  RunResult first = RunKiln("tune " + path + " --trials 20 --seed 5 --json --db " + db);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  RunResult second = RunKiln("tune " + path + " --trials 20 --seed 5 --json");
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  auto a = nlohmann::json::parse(first.out);
+  auto b = nlohmann::json::parse(second.out);
+  for (const char* field : {"heuristic_us", "tuned_us", "trials", "seconds", "transfer_hits", "key", "edge_flips",
+                            "tile_changes", "spearman_analytic", "stage_ms", "kernels"}) {
+    EXPECT_TRUE(a.contains(field)) << field;
+  }
+  EXPECT_EQ(a["key"], RunKiln("fingerprint " + path).out.substr(0, 32));
+  EXPECT_LE(a["trials"].get<int>(), 20);
+  EXPECT_LE(a["tuned_us"].get<double>(), a["heuristic_us"].get<double>());
+  // The same seed and trials give the same plan and times.
+  EXPECT_EQ(a["tuned_us"], b["tuned_us"]);
+  EXPECT_EQ(a["edge_flips"], b["edge_flips"]);
+  EXPECT_EQ(a["trials"], b["trials"]);
+  if (a["accepted"].get<bool>()) {
+    EXPECT_TRUE(a["stored"].get<bool>()) << a["store_note"];
+    RunResult listed = RunKiln("inspect list --db " + db);
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    EXPECT_NE(listed.out.find(a["key"].get<std::string>()), std::string::npos) << listed.out;
+    EXPECT_NE(listed.out.find("tuned"), std::string::npos) << listed.out;
+  }
+  EXPECT_GT(a["records_stored"].get<int>(), 0);
+  // A second tuning against the same records starts from their best tiles.
+  RunResult again = RunKiln("tune " + path + " --trials 3 --json --db " + db);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_GT(nlohmann::json::parse(again.out)["transfer_hits"].get<int>(), 0) << again.out;
+}
+
+TEST_F(KilnCliTest, TuneTablePrintsKernelsAndOneSummaryLine) {
+  RunResult r = RunKiln("tune " + Write("tunable.hlo", kTunable) + " --trials 10");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("kernel ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("heuristic us"), std::string::npos);
+  const std::regex summary(R"((tuned|kept heuristic) [0-9.]+x: heuristic [0-9.]+ us, tuned [0-9.]+ us; \d+ trials)");
+  EXPECT_TRUE(std::regex_search(r.out, summary)) << r.out;
 }
 
 TEST_F(KilnCliTest, HelpListsCommands) {
