@@ -128,6 +128,7 @@ int main(int argc, char** argv) {
     }
     auto module = Load(path);
     tools::SimulatedRunner runner(chip);
+    runner.set_evaluation_limit(budget / 3);  // as kiln tune does
     autotune::TuneOptions options;
     options.seed = seed;
     options.max_seconds = budget;

@@ -103,6 +103,9 @@ Status RunTune(const TuneArgs& args) {
   }
 
   SimulatedRunner runner(*chip);
+  // An output check longer than a third of a time budget leaves too little
+  // to search fusion with (the tuner then searches tiles only).
+  if (tune.max_seconds > 0) runner.set_evaluation_limit(tune.max_seconds / 3);
   Result<autotune::TuneResult> result = autotune::Tune(*module, options, runner, records.get(), tune);
   if (!result) return result.error().WithContext(args.file);
 

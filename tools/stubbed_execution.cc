@@ -11,7 +11,8 @@
 namespace kiln::tools {
 
 Result<StubbedRun> ExecuteWithStubs(const runtime::LoadedProgram& lp, std::span<const hlo::Literal> args,
-                                    const runtime::EvalOptions& options, uint64_t seed) {
+                                    const runtime::EvalOptions& options, uint64_t seed,
+                                    std::optional<std::chrono::steady_clock::time_point> deadline) {
   const runtime::Program& p = lp.program();
   std::vector<hlo::Literal> arrays;
   for (const hlo::Literal& arg : args) runtime::FlattenLiteral(arg, arrays);
@@ -34,6 +35,10 @@ Result<StubbedRun> ExecuteWithStubs(const runtime::LoadedProgram& lp, std::span<
   StubbedRun run;
   for (size_t k = 0; k < p.kernels.size(); ++k) {
     const runtime::ProgramKernel& kernel = p.kernels[k];
+    if (deadline && std::chrono::steady_clock::now() > *deadline) {
+      return Error::Coded(ErrorCode::kDeadlineExceeded, "evaluation stopped at its time limit, before kernel " +
+                                                            std::to_string(k) + " of " + std::to_string(p.kernels.size()));
+    }
     std::vector<hlo::Literal> inputs;
     for (uint32_t b : kernel.inputs) inputs.push_back(values[b]);
     Result<hlo::Literal> out = runtime::EvaluateModule(lp.kernel_module(k), inputs, options);

@@ -10,7 +10,9 @@
 // Borrows its arguments for the call; thread-safe for distinct programs.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <map>
 #include <span>
 #include <string>
@@ -30,9 +32,11 @@ struct StubbedRun {
 };
 
 // Only kUnimplemented kernel errors are stubbed; other errors are returned,
-// naming the kernel.
+// naming the kernel. Past `deadline` (checked between kernels) the run
+// stops with kDeadlineExceeded.
 Result<StubbedRun> ExecuteWithStubs(const runtime::LoadedProgram& program, std::span<const hlo::Literal> args,
-                                    const runtime::EvalOptions& options, uint64_t seed);
+                                    const runtime::EvalOptions& options, uint64_t seed,
+                                    std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
 
 // Ok when `candidate` matches `reference` within the default tolerances:
 // equal results, and every kernel stubbed in the candidate was stubbed in

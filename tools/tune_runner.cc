@@ -57,7 +57,13 @@ Result<StubbedRun> SimulatedRunner::Evaluate(std::span<const uint8_t> executable
   KILN_ASSIGN_OR_RETURN(std::vector<hlo::Literal> args, runtime::io::RandomArguments(shapes, seed_));
   runtime::EvalOptions options;
   options.step_budget = step_budget_;
-  return ExecuteWithStubs(*loaded, args, options, seed_);
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (evaluation_limit_s_ > 0) {
+    deadline = std::chrono::steady_clock::now() +
+               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                   std::chrono::duration<double>(evaluation_limit_s_));
+  }
+  return ExecuteWithStubs(*loaded, args, options, seed_, deadline);
 }
 
 Status SimulatedRunner::SetReference(std::span<const uint8_t> executable, uint64_t seed) {

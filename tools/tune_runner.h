@@ -11,6 +11,9 @@
 // evaluation exceeds `step_budget` units, cannot be compared: SetReference
 // says so and the tuner then searches tiles only. Not thread-safe; one per
 // tuning.
+//
+// With an evaluation limit, an evaluation that runs past it is an error
+// (kDeadlineExceeded), so a slow reference means tiles only.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +32,10 @@ class SimulatedRunner final : public autotune::Runner {
                   int64_t step_budget = int64_t{1} << 32)
       : chip_(chip), memory_budget_(memory_budget), step_budget_(step_budget) {}
 
+  // Evaluations (the reference and each candidate's) stop after this many
+  // seconds; 0: no limit.
+  void set_evaluation_limit(double seconds) { evaluation_limit_s_ = seconds; }
+
   Result<autotune::Measurement> Measure(std::span<const uint8_t> executable, bool strict_tiling) override;
   Status SetReference(std::span<const uint8_t> executable, uint64_t seed) override;
   Status CompareToReference(std::span<const uint8_t> executable) override;
@@ -40,6 +47,7 @@ class SimulatedRunner final : public autotune::Runner {
   int64_t memory_budget_;
   int64_t step_budget_;
   uint64_t seed_ = 0;
+  double evaluation_limit_s_ = 0;
   std::optional<StubbedRun> reference_;
 };
 
