@@ -44,6 +44,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -113,6 +114,15 @@ struct ListFilter {
   std::optional<std::string> key_prefix = std::nullopt;  // hex
   bool quarantined_only = false;
   int64_t after_row_id = 0;  // for paging: rows with a larger id
+  int limit = 1000;
+};
+
+// Tuning records come back newest first; each field given must match.
+struct TuningRecordFilter {
+  std::optional<std::string> tenant = std::nullopt;
+  std::optional<std::string> workload_key = std::nullopt;
+  std::optional<std::string> chip = std::nullopt;
+  std::optional<uint32_t> compiler_version = std::nullopt;
   int limit = 1000;
 };
 
@@ -242,13 +252,23 @@ class CacheStore {
                                              uint32_t format_version,
                                              const std::vector<KeyComponent>& components);
 
-  // --- Tuning records ---
+  // --- Tuning records (cache_store_tuning.cc) ---
+  // Stores one record. Fails on an empty tenant, workload key or chip, or a
+  // record with both or neither of a measured time and an error; on a full
+  // disk or read-only store like Put (StorageProblemOf).
   Status AddTuningRecord(TuningRecord record);
-  // Newest first.
-  Result<std::vector<TuningRecord>> TuningRecords(const std::string& workload_key, const std::string& chip);
-  // The fastest successful record.
-  Result<std::optional<TuningRecord>> BestTuningRecord(const std::string& workload_key,
+  Result<std::vector<TuningRecord>> TuningRecords(const TuningRecordFilter& filter);
+  // The fastest successful record of `tenant` for the subgraph on `chip`
+  // measured by this compiler (kCompilerFormatVersion); empty when there is
+  // none. Never another tenant's record, never an older compiler's.
+  Result<std::optional<TuningRecord>> BestTuningRecord(const std::string& tenant, const std::string& workload_key,
                                                        const std::string& chip);
+  // Record counts by tenant (for metrics; '' holds the records from before
+  // records had tenants), in tenant order.
+  Result<std::map<std::string, int64_t>> TuningRecordCounts();
+  // Deletes every record of `tenant`; returns how many there were. Works on
+  // a full disk like Evict.
+  Result<int64_t> DeleteTuningRecords(const std::string& tenant);
 
   // Trains a zstd dictionary on up to `max_samples` stored executables and
   // keeps it (for new entries) only when it shrinks a held-out fifth of
@@ -277,6 +297,10 @@ class CacheStore {
   Error WriteFailureLocked(const Error& error);
   void WriteSucceededLocked();
   void RefillReserveLocked();
+  // Runs `erase` (a delete in its own transaction, returning what it
+  // deleted) and, when the disk is full, releases the space reserve and
+  // runs it once more. The caller classifies a failure (WriteFailureLocked).
+  Result<int64_t> DeleteWithReserveLocked(const std::function<Result<int64_t>()>& erase);
   // Decodes and checks a row; the error says what is wrong with it.
   Result<std::string> DecodeRow(const StoredRow& row);
   Result<std::shared_ptr<const ZstdDictionary>> DictionaryById(uint32_t id);
