@@ -219,6 +219,22 @@ class CacheStore {
   // (StorageProblemOf): nothing is stored then.
   Status Put(const PutRequest& request);
 
+  // Swaps a tuned executable in under the same key (cache_store_tuned.cc):
+  // in one transaction, the entry for tuned.id is replaced by `tuned` only
+  // if the executable stored there is still the one the tuner started from
+  // (its EntryMetadata::checksum equals `expected_checksum`) and is not a
+  // tuned one at least as fast (device_seconds). Otherwise nothing changes
+  // and it fails: not_found when no servable entry is stored (none, or
+  // quarantined), aborted (reason entry_changed) when other bytes are
+  // stored now, failed_precondition (reason already_tuned) when a tuned
+  // entry as fast is there; invalid_argument when `tuned` is not plan kind
+  // tuned; kFull and kReadOnly like Put. Readers that already hold the old
+  // entry (a CacheHit, pinned or not) keep its bytes whole; reads after the
+  // swap get the new ones, from memory or disk. Key components and
+  // request-body mappings stay unless `tuned` brings its own; the hit count
+  // stays; the totals follow the new sizes.
+  Status ReplaceWithTuned(const PutRequest& tuned, uint64_t expected_checksum);
+
   // The key stored for a raw request body hash, if any.
   Result<std::optional<Hash128>> LookupRequest(const std::string& tenant, const Hash128& request_hash,
                                                const std::string& chip, uint32_t format_version);
@@ -287,8 +303,24 @@ class CacheStore {
 
   // Reads and verifies one entry from SQLite; quarantines it on mismatch.
   Result<std::shared_ptr<const HotEntry>> ReadVerified(const EntryId& id);
+  // An entry ready to write: its metadata and compressed bytes (the raw
+  // bytes are copied in only once it is written).
+  struct PreparedEntry {
+    std::shared_ptr<HotEntry> entry;
+    std::string frame;
+  };
+  // Checks the request and compresses it (outside the writer lock).
+  Result<PreparedEntry> PrepareEntry(const PutRequest& request);
   Status StoreEntry(const PutRequest& request);
-  Status WriteEntryLocked(const PutRequest& request, const std::string& frame, EntryMetadata& metadata);
+  // The entry's rows, in the caller's transaction: entry, bytes, key
+  // components (kept as they are when `keep_components` and the request has
+  // none) and the request-body mapping. Sets metadata.row_id and hit_count.
+  Status WriteEntryRowsLocked(const PutRequest& request, const std::string& frame, EntryMetadata& metadata,
+                              bool keep_components);
+  Status WriteRequestKeyLocked(const PutRequest& request);
+  // After a committed write: storage health, the byte estimate, the hot set
+  // (the new bytes replace any old ones) and the budget.
+  void PublishEntryLocked(const PutRequest& request, std::shared_ptr<HotEntry> entry);
   // cache_store_storage.cc: read-only detection and the reserve (at Open),
   // and the classification of a failed write (callers hold writer_mutex_
   // and cleared the writer's last failure before the write).
