@@ -237,18 +237,37 @@ void Print(const char* name, const LoadResult& result) {
               static_cast<unsigned long long>(result.errors));
 }
 
-size_t ArgOr(int argc, char** argv, int index, size_t fallback) {
-  return argc > index ? std::stoul(argv[index]) : fallback;
+constexpr const char* kUsage =
+    "usage: kiln_http_echo_bench [seconds] [connections] [body_bytes]\n"
+    "       kiln_http_echo_bench serve [port] [body_bytes]\n";
+
+// argv[index] as a whole positive number in [1, max], `fallback` when absent;
+// exits with the usage on anything else.
+size_t ArgOr(int argc, char** argv, int index, size_t fallback, size_t max) {
+  if (argc <= index) return fallback;
+  const std::string_view text = argv[index];
+  size_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value == 0 || value > max) {
+    std::fprintf(stderr, "kiln_http_echo_bench: argument %d is '%s', not a number in 1..%zu\n%s", index,
+                 argv[index], max, kUsage);
+    std::exit(2);
+  }
+  return value;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
   if (argc > 1 && std::string_view(argv[1]) == "serve") {
     kiln::http::HttpServerOptions options;
-    options.port = static_cast<uint16_t>(ArgOr(argc, argv, 2, 8080));
+    options.port = static_cast<uint16_t>(ArgOr(argc, argv, 2, 8080, 65535));
     options.access_log = nullptr;
-    kiln::http::HttpServer server(options, HitRouter(MakeBody(ArgOr(argc, argv, 3, 256 << 10))));
+    kiln::http::HttpServer server(options, HitRouter(MakeBody(ArgOr(argc, argv, 3, 256 << 10, size_t{1} << 30))));
     std::printf("serving GET /hit on 127.0.0.1:%u\n", options.port);
     std::fflush(stdout);
     kiln::Status status = server.Run();
@@ -258,9 +277,9 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  double seconds = static_cast<double>(ArgOr(argc, argv, 1, 2));
-  int connections = static_cast<int>(ArgOr(argc, argv, 2, 8));
-  size_t body_bytes = ArgOr(argc, argv, 3, 256 << 10);
+  double seconds = static_cast<double>(ArgOr(argc, argv, 1, 2, 3600));
+  int connections = static_cast<int>(ArgOr(argc, argv, 2, 8, 4096));
+  size_t body_bytes = ArgOr(argc, argv, 3, 256 << 10, size_t{1} << 30);
   Bytes body = MakeBody(body_bytes);
   std::printf("GET /hit, %zu-byte body, %d keep-alive connections, %.0f s each\n", body_bytes,
               connections, seconds);

@@ -64,13 +64,15 @@ Result<std::optional<CacheHit>> CacheStore::Get(const EntryId& id) {
     RecordHit(entry->metadata);
     return CacheHit{.entry = entry, .pin = pins_->Pin(id), .from_memory = true};
   }
+  // Read before the row: a write after it keeps these bytes out of the set.
+  const uint64_t generation = hot_set_.generation();
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const HotEntry> entry, ReadVerified(id));
   if (entry == nullptr) {
     ++misses_;
     return std::nullopt;
   }
   ++disk_hits_;
-  hot_set_.Insert(entry);
+  hot_set_.InsertIfUnchanged(entry, generation);
   RecordHit(entry->metadata);
   return CacheHit{.entry = std::move(entry), .pin = pins_->Pin(id), .from_memory = false};
 }
@@ -254,7 +256,7 @@ Status CacheStore::Put(const PutRequest& request) {
   return Ok();
 }
 
-Status CacheStore::StoreEntry(const PutRequest& request) {
+Result<CacheStore::PreparedEntry> CacheStore::PrepareEntry(const PutRequest& request) {
   KILN_RETURN_IF_ERROR(ValidateId(request.id));
   if (read_only_) return ReadOnlyError();
   if (request.executable.size() > kMaxExecutableBytes) {
@@ -266,48 +268,60 @@ Status CacheStore::StoreEntry(const PutRequest& request) {
     std::lock_guard lock(dictionaries_mutex_);
     dictionary = active_dictionary_;
   }
-  // Compress outside the writer lock: it is the slow part.
-  KILN_ASSIGN_OR_RETURN(std::string frame,
-                        ZstdCompress(request.executable, options_.zstd_level, dictionary.get()));
-  auto entry = std::make_shared<HotEntry>();
-  EntryMetadata& metadata = entry->metadata;
+  PreparedEntry prepared;
+  KILN_ASSIGN_OR_RETURN(prepared.frame, ZstdCompress(request.executable, options_.zstd_level, dictionary.get()));
+  prepared.entry = std::make_shared<HotEntry>();
+  EntryMetadata& metadata = prepared.entry->metadata;
   metadata.id = request.id;
   metadata.options = request.options;
   metadata.plan_kind = request.plan_kind;
   metadata.raw_bytes = request.executable.size();
-  metadata.stored_bytes = frame.size();
+  metadata.stored_bytes = prepared.frame.size();
   metadata.checksum = ExecutableChecksum(request.executable);
   metadata.dictionary_id = dictionary != nullptr ? dictionary->id() : 0;
   metadata.compile_seconds = request.compile_seconds;
   metadata.device_seconds = request.device_seconds;
   metadata.created_ms = metadata.last_hit_ms = Now();
+  return prepared;
+}
 
-  std::lock_guard lock(writer_mutex_);
-  // Hit counts are advisory: a failure to write them (a full disk) must
-  // not keep the entry out.
-  (void)FlushHitStatsLocked();
-  writer_->ClearLastFailure();
-  if (Status written = WriteEntryLocked(request, frame, metadata); !written) {
-    return WriteFailureLocked(written.error());
-  }
+void CacheStore::PublishEntryLocked(const PutRequest& request, std::shared_ptr<HotEntry> entry) {
   WriteSucceededLocked();
-  ++puts_;
   // A replaced entry is counted twice here; the exact recount in
   // EvictToBudgetLocked corrects the estimate.
-  approx_stored_bytes_ += metadata.stored_bytes;
+  approx_stored_bytes_ += entry->metadata.stored_bytes;
   entry->executable.assign(request.executable);
-  hot_set_.Insert(std::move(entry));  // may drop it at once: `metadata` is not used after
+  hot_set_.Insert(std::move(entry));  // may drop it at once
   if (options_.max_bytes > 0 && approx_stored_bytes_ > options_.max_bytes) {
     // The entry is stored whatever happens here: a failed eviction is
     // retried by the next put over the budget.
     (void)EvictToBudgetLocked();
   }
+}
+
+Status CacheStore::StoreEntry(const PutRequest& request) {
+  // Compress outside the writer lock: it is the slow part.
+  KILN_ASSIGN_OR_RETURN(PreparedEntry prepared, PrepareEntry(request));
+  std::lock_guard lock(writer_mutex_);
+  // Hit counts are advisory: a failure to write them (a full disk) must
+  // not keep the entry out.
+  (void)FlushHitStatsLocked();
+  writer_->ClearLastFailure();
+  auto write = [&]() -> Status {
+    KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(*writer_));
+    KILN_RETURN_IF_ERROR(WriteEntryRowsLocked(request, prepared.frame, prepared.entry->metadata,
+                                              /*keep_components=*/false));
+    return transaction.Commit();
+  };
+  if (Status written = write(); !written) return WriteFailureLocked(written.error());
+  ++puts_;
+  PublishEntryLocked(request, std::move(prepared.entry));
   return {};
 }
 
-Status CacheStore::WriteEntryLocked(const PutRequest& request, const std::string& frame, EntryMetadata& metadata) {
+Status CacheStore::WriteEntryRowsLocked(const PutRequest& request, const std::string& frame, EntryMetadata& metadata,
+                                        bool keep_components) {
   const std::string key_hex = request.id.key.Hex();
-  KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(*writer_));
   {
     KILN_ASSIGN_OR_RETURN(
         Statement upsert,
@@ -342,6 +356,7 @@ Status CacheStore::WriteEntryLocked(const PutRequest& request, const std::string
   KILN_ASSIGN_OR_RETURN(Statement bytes,
                         writer_->Prepare("INSERT OR REPLACE INTO executables (entry_id, frame) VALUES (?1, ?2)"));
   KILN_RETURN_IF_ERROR(bytes.Bind(1, metadata.row_id).BindBlob(2, frame).Run());
+  if (keep_components && request.components.empty()) return WriteRequestKeyLocked(request);
   KILN_ASSIGN_OR_RETURN(Statement clear,
                         writer_->Prepare("DELETE FROM key_components WHERE entry_id = ?1"));
   KILN_RETURN_IF_ERROR(clear.Bind(1, metadata.row_id).Run());
@@ -351,15 +366,17 @@ Status CacheStore::WriteEntryLocked(const PutRequest& request, const std::string
   for (const KeyComponent& part : request.components) {
     KILN_RETURN_IF_ERROR(component.Bind(1, metadata.row_id).BindText(2, part.name).BindText(3, part.hash.Hex()).Run());
   }
-  if (request.request_hash) {
-    KILN_ASSIGN_OR_RETURN(
-        Statement map,
-        writer_->Prepare("INSERT OR REPLACE INTO request_keys (tenant, request_hash, chip, format_version, key) "
-                         "VALUES (?1, ?2, ?3, ?4, ?5)"));
-    map.BindText(1, request.id.tenant).BindText(2, request.request_hash->Hex()).BindText(3, request.id.chip);
-    KILN_RETURN_IF_ERROR(map.Bind(4, static_cast<int64_t>(request.id.format_version)).BindText(5, key_hex).Run());
-  }
-  return transaction.Commit();
+  return WriteRequestKeyLocked(request);
+}
+
+Status CacheStore::WriteRequestKeyLocked(const PutRequest& request) {
+  if (!request.request_hash) return Ok();
+  KILN_ASSIGN_OR_RETURN(
+      Statement map,
+      writer_->Prepare("INSERT OR REPLACE INTO request_keys (tenant, request_hash, chip, format_version, key) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5)"));
+  map.BindText(1, request.id.tenant).BindText(2, request.request_hash->Hex()).BindText(3, request.id.chip);
+  return map.Bind(4, static_cast<int64_t>(request.id.format_version)).BindText(5, request.id.key.Hex()).Run();
 }
 
 Result<std::optional<Hash128>> CacheStore::LookupRequest(const std::string& tenant, const Hash128& request_hash,

@@ -44,6 +44,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -113,6 +114,15 @@ struct ListFilter {
   std::optional<std::string> key_prefix = std::nullopt;  // hex
   bool quarantined_only = false;
   int64_t after_row_id = 0;  // for paging: rows with a larger id
+  int limit = 1000;
+};
+
+// Tuning records come back newest first; each field given must match.
+struct TuningRecordFilter {
+  std::optional<std::string> tenant = std::nullopt;
+  std::optional<std::string> workload_key = std::nullopt;
+  std::optional<std::string> chip = std::nullopt;
+  std::optional<uint32_t> compiler_version = std::nullopt;
   int limit = 1000;
 };
 
@@ -209,6 +219,22 @@ class CacheStore {
   // (StorageProblemOf): nothing is stored then.
   Status Put(const PutRequest& request);
 
+  // Swaps a tuned executable in under the same key (cache_store_tuned.cc):
+  // in one transaction, the entry for tuned.id is replaced by `tuned` only
+  // if the executable stored there is still the one the tuner started from
+  // (its EntryMetadata::checksum equals `expected_checksum`) and is not a
+  // tuned one at least as fast (device_seconds). Otherwise nothing changes
+  // and it fails: not_found when no servable entry is stored (none, or
+  // quarantined), aborted (reason entry_changed) when other bytes are
+  // stored now, failed_precondition (reason already_tuned) when a tuned
+  // entry as fast is there; invalid_argument when `tuned` is not plan kind
+  // tuned; kFull and kReadOnly like Put. Readers that already hold the old
+  // entry (a CacheHit, pinned or not) keep its bytes whole; reads after the
+  // swap get the new ones, from memory or disk. Key components and
+  // request-body mappings stay unless `tuned` brings its own; the hit count
+  // stays; the totals follow the new sizes.
+  Status ReplaceWithTuned(const PutRequest& tuned, uint64_t expected_checksum);
+
   // The key stored for a raw request body hash, if any.
   Result<std::optional<Hash128>> LookupRequest(const std::string& tenant, const Hash128& request_hash,
                                                const std::string& chip, uint32_t format_version);
@@ -242,13 +268,23 @@ class CacheStore {
                                              uint32_t format_version,
                                              const std::vector<KeyComponent>& components);
 
-  // --- Tuning records ---
+  // --- Tuning records (cache_store_tuning.cc) ---
+  // Stores one record. Fails on an empty tenant, workload key or chip, or a
+  // record with both or neither of a measured time and an error; on a full
+  // disk or read-only store like Put (StorageProblemOf).
   Status AddTuningRecord(TuningRecord record);
-  // Newest first.
-  Result<std::vector<TuningRecord>> TuningRecords(const std::string& workload_key, const std::string& chip);
-  // The fastest successful record.
-  Result<std::optional<TuningRecord>> BestTuningRecord(const std::string& workload_key,
+  Result<std::vector<TuningRecord>> TuningRecords(const TuningRecordFilter& filter);
+  // The fastest successful record of `tenant` for the subgraph on `chip`
+  // measured by this compiler (kCompilerFormatVersion); empty when there is
+  // none. Never another tenant's record, never an older compiler's.
+  Result<std::optional<TuningRecord>> BestTuningRecord(const std::string& tenant, const std::string& workload_key,
                                                        const std::string& chip);
+  // Record counts by tenant (for metrics; '' holds the records from before
+  // records had tenants), in tenant order.
+  Result<std::map<std::string, int64_t>> TuningRecordCounts();
+  // Deletes every record of `tenant`; returns how many there were. Works on
+  // a full disk like Evict.
+  Result<int64_t> DeleteTuningRecords(const std::string& tenant);
 
   // Trains a zstd dictionary on up to `max_samples` stored executables and
   // keeps it (for new entries) only when it shrinks a held-out fifth of
@@ -267,8 +303,24 @@ class CacheStore {
 
   // Reads and verifies one entry from SQLite; quarantines it on mismatch.
   Result<std::shared_ptr<const HotEntry>> ReadVerified(const EntryId& id);
+  // An entry ready to write: its metadata and compressed bytes (the raw
+  // bytes are copied in only once it is written).
+  struct PreparedEntry {
+    std::shared_ptr<HotEntry> entry;
+    std::string frame;
+  };
+  // Checks the request and compresses it (outside the writer lock).
+  Result<PreparedEntry> PrepareEntry(const PutRequest& request);
   Status StoreEntry(const PutRequest& request);
-  Status WriteEntryLocked(const PutRequest& request, const std::string& frame, EntryMetadata& metadata);
+  // The entry's rows, in the caller's transaction: entry, bytes, key
+  // components (kept as they are when `keep_components` and the request has
+  // none) and the request-body mapping. Sets metadata.row_id and hit_count.
+  Status WriteEntryRowsLocked(const PutRequest& request, const std::string& frame, EntryMetadata& metadata,
+                              bool keep_components);
+  Status WriteRequestKeyLocked(const PutRequest& request);
+  // After a committed write: storage health, the byte estimate, the hot set
+  // (the new bytes replace any old ones) and the budget.
+  void PublishEntryLocked(const PutRequest& request, std::shared_ptr<HotEntry> entry);
   // cache_store_storage.cc: read-only detection and the reserve (at Open),
   // and the classification of a failed write (callers hold writer_mutex_
   // and cleared the writer's last failure before the write).
@@ -277,6 +329,10 @@ class CacheStore {
   Error WriteFailureLocked(const Error& error);
   void WriteSucceededLocked();
   void RefillReserveLocked();
+  // Runs `erase` (a delete in its own transaction, returning what it
+  // deleted) and, when the disk is full, releases the space reserve and
+  // runs it once more. The caller classifies a failure (WriteFailureLocked).
+  Result<int64_t> DeleteWithReserveLocked(const std::function<Result<int64_t>()>& erase);
   // Decodes and checks a row; the error says what is wrong with it.
   Result<std::string> DecodeRow(const StoredRow& row);
   Result<std::shared_ptr<const ZstdDictionary>> DictionaryById(uint32_t id);

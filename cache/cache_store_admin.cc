@@ -130,8 +130,7 @@ Result<bool> CacheStore::Evict(const EntryId& id) {
   if (read_only_) return ReadOnlyError();
   std::lock_guard lock(writer_mutex_);
   (void)FlushHitStatsLocked();  // advisory figures
-  auto erase = [&]() -> Result<bool> {
-    writer_->ClearLastFailure();
+  auto erase = [&]() -> Result<int64_t> {
     KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(*writer_));
     {
       KILN_ASSIGN_OR_RETURN(Statement erase,
@@ -139,7 +138,7 @@ Result<bool> CacheStore::Evict(const EntryId& id) {
                                              "AND chip = ?3 AND format_version = ?4"));
       KILN_RETURN_IF_ERROR(BindId(erase, id).Run());
     }
-    const bool erased = writer_->Changes() > 0;
+    const int64_t erased = writer_->Changes();
     {
       // Request bodies that named the entry would only lead to it again.
       KILN_ASSIGN_OR_RETURN(Statement forget,
@@ -147,16 +146,11 @@ Result<bool> CacheStore::Evict(const EntryId& id) {
                                              "AND chip = ?3 AND format_version = ?4"));
       KILN_RETURN_IF_ERROR(BindId(forget, id).Run());
     }
-    if (erased) KILN_RETURN_IF_ERROR(BumpCounterLocked("evicted", 1));
+    if (erased > 0) KILN_RETURN_IF_ERROR(BumpCounterLocked("evicted", 1));
     KILN_RETURN_IF_ERROR(transaction.Commit());
     return erased;
   };
-  Result<bool> erased = erase();
-  // A delete needs room for its journal: on a full disk, give it the reserve.
-  if (!erased && StorageProblemOf(WriteFailureLocked(erased.error())) == StorageProblem::kFull && reserve_->Release()) {
-    reserve_held_.store(false);
-    erased = erase();
-  }
+  Result<int64_t> erased = DeleteWithReserveLocked(erase);
   if (!erased) return WriteFailureLocked(erased.error());
   hot_set_.Erase(id);
   if (*erased) {
@@ -166,7 +160,19 @@ Result<bool> CacheStore::Evict(const EntryId& id) {
     (void)writer_->Execute("PRAGMA wal_checkpoint(PASSIVE)");
   }
   WriteSucceededLocked();
-  return *erased;
+  return *erased > 0;
+}
+
+Result<int64_t> CacheStore::DeleteWithReserveLocked(const std::function<Result<int64_t>()>& erase) {
+  writer_->ClearLastFailure();
+  Result<int64_t> erased = erase();
+  // A delete needs room for its journal: on a full disk, give it the reserve.
+  if (!erased && StorageProblemOf(WriteFailureLocked(erased.error())) == StorageProblem::kFull && reserve_->Release()) {
+    reserve_held_.store(false);
+    writer_->ClearLastFailure();
+    erased = erase();
+  }
+  return erased;
 }
 
 Result<EvictionReport> CacheStore::EvictToBudget() {

@@ -1,7 +1,8 @@
-// Crash safety: a child process writing entries is killed with SIGKILL at
-// random moments; after each kill the database opens, passes
-// PRAGMA integrity_check, every acknowledged entry is present and verifies,
-// and the running entry totals equal a recount.
+// Crash safety: a child process writing entries (each put, then swapped for
+// a tuned executable) is killed with SIGKILL at random moments; after each
+// kill the database opens, passes PRAGMA integrity_check, every
+// acknowledged entry is present, tuned, and verifies, and the running entry
+// totals equal a recount.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,7 +22,7 @@
 namespace kiln::cache {
 namespace {
 
-using testing::CrashEntryBytes;
+using testing::CrashEntryTunedBytes;
 using testing::CrashEntryId;
 using testing::TempDir;
 
@@ -91,7 +92,8 @@ TEST(CrashRecoveryTest, SurvivesSigkillDuringWrites) {
       auto hit = (*store)->Get(CrashEntryId(i));
       ASSERT_TRUE(hit) << hit.error().message;
       ASSERT_TRUE(hit->has_value()) << "acknowledged entry " << i << " is missing";
-      ASSERT_EQ((*hit)->entry->executable, CrashEntryBytes(i)) << "entry " << i;
+      ASSERT_EQ((*hit)->entry->executable, CrashEntryTunedBytes(i)) << "entry " << i;
+      ASSERT_EQ((*hit)->entry->metadata.plan_kind, PlanKind::kTuned) << "entry " << i;
     }
     {
       auto running = (*store)->Totals();

@@ -81,14 +81,22 @@ struct PutRequest {
   std::optional<Hash128> request_hash = std::nullopt;   // raw request body -> key map
 };
 
-// A measured tuning trial for a workload on a chip.
+// A measured tuning trial: one candidate plan for one kernel's subgraph on
+// a chip. Records are scoped like entries: a record belongs to one tenant
+// (namespace) and is never returned to another, and it is reused only by
+// the compiler format version that measured it.
 struct TuningRecord {
-  std::string workload_key;
+  int64_t id = 0;            // set by the store
+  std::string tenant;        // the namespace that owns it
+  std::string workload_key;  // Hash128::Hex() of FingerprintSubgraph (compiler/hlo/subgraph_fingerprint.h)
   std::string chip;
-  std::string plan;                         // opaque to the store
+  // The compiler that measured it; 0 for records from before the store kept
+  // it (never reused).
+  uint32_t compiler_version = kCompilerFormatVersion;
+  std::string plan;                                       // opaque to the store
   std::optional<double> measured_seconds = std::nullopt;  // absent when the trial failed
   std::optional<std::string> error = std::nullopt;        // why the trial failed
-  int64_t created_ms = 0;                   // set by the store when 0
+  int64_t created_ms = 0;                                 // set by the store when 0
 };
 
 }  // namespace kiln::cache

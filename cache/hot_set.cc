@@ -13,8 +13,25 @@ std::shared_ptr<const HotEntry> HotSet::Find(const EntryId& id) {
 }
 
 void HotSet::Insert(std::shared_ptr<const HotEntry> entry) {
-  const uint64_t size = entry->executable.size();
   std::lock_guard lock(mutex_);
+  ++generation_;
+  InsertLocked(std::move(entry));
+}
+
+uint64_t HotSet::generation() const {
+  std::lock_guard lock(mutex_);
+  return generation_;
+}
+
+bool HotSet::InsertIfUnchanged(std::shared_ptr<const HotEntry> entry, uint64_t generation) {
+  std::lock_guard lock(mutex_);
+  if (generation_ != generation) return false;
+  InsertLocked(std::move(entry));
+  return true;
+}
+
+void HotSet::InsertLocked(std::shared_ptr<const HotEntry> entry) {
+  const uint64_t size = entry->executable.size();
   auto existing = index_.find(entry->metadata.id);
   if (existing != index_.end()) EraseLocked(existing->second);
   if (size > capacity_bytes_) return;
@@ -26,6 +43,7 @@ void HotSet::Insert(std::shared_ptr<const HotEntry> entry) {
 
 void HotSet::Erase(const EntryId& id) {
   std::lock_guard lock(mutex_);
+  ++generation_;
   auto it = index_.find(id);
   if (it != index_.end()) EraseLocked(it->second);
 }

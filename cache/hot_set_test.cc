@@ -16,6 +16,27 @@ std::shared_ptr<const HotEntry> Entry(uint64_t n, size_t bytes, std::string tena
   return entry;
 }
 
+// A reader's copy fetched before a writer replaced or removed the entry is
+// not put back over the writer's.
+TEST(HotSetTest, ReadersCopyFromBeforeAWriteIsNotInserted) {
+  HotSet hot(1000);
+  const uint64_t before_replace = hot.generation();
+  hot.Insert(Entry(1, 200));  // the writer's new bytes
+  EXPECT_FALSE(hot.InsertIfUnchanged(Entry(1, 100), before_replace));
+  EXPECT_EQ(hot.Find(TestId(1))->executable.size(), 200u);
+
+  const uint64_t before_erase = hot.generation();
+  hot.Erase(TestId(1));
+  EXPECT_FALSE(hot.InsertIfUnchanged(Entry(1, 100), before_erase));
+  EXPECT_EQ(hot.Find(TestId(1)), nullptr);
+
+  // With no write in between, and reader inserts do not hold each other off.
+  const uint64_t quiet = hot.generation();
+  EXPECT_TRUE(hot.InsertIfUnchanged(Entry(1, 100), quiet));
+  EXPECT_TRUE(hot.InsertIfUnchanged(Entry(2, 100), quiet));
+  EXPECT_NE(hot.Find(TestId(2)), nullptr);
+}
+
 TEST(HotSetTest, StaysWithinCapacityDroppingLeastRecentlyUsed) {
   HotSet hot(300);
   hot.Insert(Entry(1, 100));

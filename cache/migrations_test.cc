@@ -116,9 +116,16 @@ TEST(MigrationsTest, EveryEarlierVersionMigratesWithDataPreserved) {
     auto mapped = (*store)->LookupRequest("alice", Hash128{0, 0xff}, "v5e", 1);
     ASSERT_TRUE(mapped && mapped->has_value());
     EXPECT_EQ(**mapped, id.key);
-    auto best = (*store)->BestTuningRecord("w", "v5e");
-    ASSERT_TRUE(best && best->has_value());
-    EXPECT_EQ((*best)->plan, "tile=128");
+    // A record from before tuning records had a tenant and a compiler
+    // version survives, but is never reused (0006).
+    auto records = (*store)->TuningRecords({.workload_key = "w"});
+    ASSERT_TRUE(records);
+    ASSERT_EQ(records->size(), 1u);
+    EXPECT_EQ((*records)[0].plan, "tile=128");
+    EXPECT_EQ((*records)[0].measured_seconds, 0.25);
+    EXPECT_EQ((*records)[0].compiler_version, 0u);
+    EXPECT_EQ((*records)[0].tenant, "");
+    EXPECT_FALSE((*store)->BestTuningRecord("alice", "w", "v5e")->has_value());
   }
 }
 
@@ -191,6 +198,43 @@ TEST(MigrationsTest, PlanNoneEntriesStoredAsHeuristicBecomeNone) {
   EXPECT_EQ(stats->entries, static_cast<int64_t>(std::size(rows)) + 1);
   ASSERT_TRUE((*store)->Evict(TestId(200)));
   EXPECT_EQ(*OpenRaw(path)->QueryInt("SELECT count(*) FROM executables"), static_cast<int64_t>(std::size(rows)));
+}
+
+// 0006 gives every tuning record a tenant and a compiler version: rows from
+// before get '' and 0, so they stay listed but never start a search, and
+// records added after are scoped.
+TEST(MigrationsTest, TuningRecordsFromBeforeScopesGetNoTenantAndVersionZero) {
+  TempDir dir;
+  const std::string path = dir.File("c.db");
+  {
+    auto db = OpenRaw(path);
+    ASSERT_TRUE(Migrate(*db, EmbeddedMigrations(), 5));
+    ASSERT_TRUE(db->Execute(
+        "INSERT INTO tuning_records (workload_key, chip, plan, measured_seconds, error, created_ms) VALUES "
+        "('w', 'v5e', 'fast', 0.1, NULL, 1), ('w', 'v5e', 'broken', NULL, 'VMEM overflow', 2)"));
+  }
+  CacheStoreOptions options;
+  options.path = path;
+  auto store = CacheStore::Open(options);
+  ASSERT_TRUE(store) << store.error().message;
+  auto old = (*store)->TuningRecords({.tenant = ""});
+  ASSERT_TRUE(old);
+  ASSERT_EQ(old->size(), 2u);
+  EXPECT_EQ((*old)[0].plan, "broken");
+  EXPECT_EQ((*old)[0].error, "VMEM overflow");
+  EXPECT_EQ((*old)[1].plan, "fast");
+  for (const TuningRecord& r : *old) EXPECT_EQ(r.compiler_version, 0u);
+  EXPECT_EQ(*(*store)->TuningRecordCounts(), (std::map<std::string, int64_t>{{"", 2}}));
+
+  // The old fast record is not alice's, nor this compiler's.
+  EXPECT_FALSE((*store)->BestTuningRecord("alice", "w", "v5e")->has_value());
+  ASSERT_TRUE((*store)->AddTuningRecord(
+      {.tenant = "alice", .workload_key = "w", .chip = "v5e", .plan = "new", .measured_seconds = 0.5}));
+  auto best = (*store)->BestTuningRecord("alice", "w", "v5e");
+  ASSERT_TRUE(best && best->has_value());
+  EXPECT_EQ((*best)->plan, "new");
+  EXPECT_EQ(*OpenRaw(path)->QueryInt("SELECT count(*) FROM sqlite_master WHERE name = 'tuning_records_by_scope'"),
+            1);
 }
 
 TEST(MigrationsTest, RefusesNewerDatabaseAndGoingBack) {

@@ -29,6 +29,11 @@ inline constexpr std::string_view kStoreBusy = "store_busy";
 // Not a storage problem: an entry a running request holds (pinned) cannot be
 // deleted until it ends (failed_precondition with this reason, Retry-After).
 inline constexpr std::string_view kEntryInUse = "entry_in_use";
+// Nor these: a tuned executable is swapped in only over the bytes the tuner
+// started from (aborted, entry_changed) and never over a tuned one at least
+// as fast (failed_precondition, already_tuned); see CacheStore::ReplaceWithTuned.
+inline constexpr std::string_view kEntryChanged = "entry_changed";
+inline constexpr std::string_view kAlreadyTuned = "already_tuned";
 
 // "none", "full", "read-only", "busy".
 inline std::string_view StorageProblemName(StorageProblem problem) {

@@ -16,6 +16,7 @@ function(kiln_library)
   if(tests)
     add_executable(${KL_NAME}_tests ${tests})
     target_link_libraries(${KL_NAME}_tests PRIVATE ${KL_NAME} ${KL_TEST_DEPS} GTest::gtest_main GTest::gmock)
+    target_compile_options(${KL_NAME}_tests PRIVATE ${KILN_TEST_SANITIZE_OPTIONS})
     target_compile_definitions(${KL_NAME}_tests PRIVATE KILN_CORPUS_DIR="${KILN_CORPUS_DIR}"
                                KILN_FUZZ_REGRESSIONS_DIR="${PROJECT_SOURCE_DIR}/fuzz/regressions")
     include(GoogleTest)

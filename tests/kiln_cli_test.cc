@@ -1,6 +1,6 @@
-// End-to-end tests of `kiln parse`, `kiln fingerprint`, the fusion
-// report of `kiln compile` and `kiln tune`: output format, exit codes and error messages, as
-// a user sees them.
+// End-to-end tests of `kiln parse`, `kiln fingerprint`, the fusion report
+// of `kiln compile`, `kiln tune` and `kiln inspect` over a store made here:
+// output format, exit codes and error messages, as a user sees them.
 #include <sys/wait.h>
 
 #include <array>
@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "cache/cache_store.h"
 
 namespace {
 
@@ -322,6 +324,63 @@ TEST_F(KilnCliTest, HelpListsCommands) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("fingerprint"), std::string::npos);
   EXPECT_NE(r.out.find("parse"), std::string::npos);
+}
+
+// A tuned entry lists as plan tuned; tuning records list newest first, one
+// tenant's or every tenant's, with their compiler version.
+TEST_F(KilnCliTest, InspectListsTunedEntriesAndTuningRecords) {
+  const std::string db = (dir_ / "kiln.db").string();
+  {
+    kiln::cache::CacheStoreOptions options;
+    options.path = db;
+    auto store = kiln::cache::CacheStore::Open(options);
+    ASSERT_TRUE(store) << store.error().ToString();
+    const std::string heuristic(1000, 'h'), tuned(1200, 't');
+    kiln::cache::PutRequest put;
+    put.id = {"default", kiln::cache::Hash128{1, 2}, "v5e"};
+    put.executable = heuristic;
+    put.device_seconds = 0.5;
+    ASSERT_TRUE((*store)->Put(put));
+    put.executable = tuned;
+    put.plan_kind = kiln::cache::PlanKind::kTuned;
+    put.device_seconds = 0.25;
+    ASSERT_TRUE((*store)->ReplaceWithTuned(put, (*(*store)->GetMetadata(put.id))->checksum));
+    ASSERT_TRUE((*store)->AddTuningRecord(
+        {.tenant = "alice", .workload_key = "aa", .chip = "v5e", .plan = "tile=128", .measured_seconds = 2e-5,
+         .created_ms = 1000}));
+    ASSERT_TRUE((*store)->AddTuningRecord(
+        {.tenant = "bob", .workload_key = "bb", .chip = "v6e", .plan = "tile=64", .error = "VMEM overflow",
+         .created_ms = 2000}));
+  }
+  RunResult list = RunKiln("inspect list --db " + db + " --json");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  nlohmann::json entries = nlohmann::json::parse(list.out);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0]["plan"], "tuned");
+  EXPECT_EQ(entries[0]["estimated_us"], 250000.0);
+
+  RunResult all = RunKiln("inspect tuning-records --db " + db + " --json");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  nlohmann::json records = nlohmann::json::parse(all.out);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0]["tenant"], "bob");  // newest first
+  EXPECT_EQ(records[0]["error"], "VMEM overflow");
+  EXPECT_FALSE(records[0].contains("measured_us"));
+  EXPECT_EQ(records[1]["tenant"], "alice");
+  EXPECT_EQ(records[1]["workload_key"], "aa");
+  EXPECT_DOUBLE_EQ(records[1]["measured_us"].get<double>(), 20.0);
+  EXPECT_EQ(records[1]["compiler_version"], records[0]["compiler_version"]);
+  EXPECT_GE(records[1]["compiler_version"].get<int>(), 1);
+
+  RunResult alice = RunKiln("inspect tuning-records --db " + db + " --tenant alice");
+  ASSERT_EQ(alice.exit_code, 0) << alice.err;
+  EXPECT_NE(alice.out.find("tile=128"), std::string::npos) << alice.out;
+  EXPECT_EQ(alice.out.find("bob"), std::string::npos) << alice.out;
+  RunResult v6e = RunKiln("inspect tuning-records --db " + db + " --chip v6e --json");
+  ASSERT_EQ(v6e.exit_code, 0) << v6e.err;
+  EXPECT_EQ(nlohmann::json::parse(v6e.out).size(), 1u);
+  RunResult bad_chip = RunKiln("inspect tuning-records --db " + db + " --chip v9");
+  EXPECT_NE(bad_chip.exit_code, 0);
 }
 
 }  // namespace

@@ -45,9 +45,9 @@ Status RunCompile(const CompileArgs& args) {
   auto out = driver::CompileModule(*module, options);
   if (!out) return out.error().WithContext(args.file);
   if (!args.out.empty()) KILN_RETURN_IF_ERROR(WriteBytes(args.out, out->executable));
-  // The passes left the module as the plan indexes it.
-  std::vector<fusion::FusionDecision> decisions =
-      fusion::NameDecisions(*module->entry(), out->fusion_edges);
+  // Named only when shown. The passes left the module as the plan indexes it.
+  std::vector<fusion::FusionDecision> decisions;
+  if (args.json || args.explain_fusion) decisions = fusion::NameDecisions(*module->entry(), out->fusion_edges);
   if (args.json) {
     nlohmann::json j = {
         {"key", out->fingerprint.key.Hex()},

@@ -1,4 +1,4 @@
-// kiln inspect {list|show|verify|evict|stats|explain}: look into a cache
+// kiln inspect {list|show|verify|evict|stats|explain|tuning-records}: look into a cache
 // database without a server (the server may be running: SQLite's WAL lets
 // readers and one writer share the file).
 #include <cstdio>
@@ -22,6 +22,9 @@ struct InspectArgs {
   std::string plan = "heuristic";
   std::string key;
   std::string file;
+  std::string record_tenant;  // tuning-records: empty for every tenant
+  std::string workload;       // tuning-records: empty for every subgraph
+  std::string record_chip;    // tuning-records: empty for every chip
   int limit = 100;
   bool json = false;
 };
@@ -172,6 +175,48 @@ Status Explain(const InspectArgs& args) {
   return Ok();
 }
 
+nlohmann::json RecordJson(const cache::TuningRecord& r) {
+  nlohmann::json out = {{"id", r.id},
+                        {"tenant", r.tenant},
+                        {"workload_key", r.workload_key},
+                        {"chip", r.chip},
+                        {"compiler_version", r.compiler_version},
+                        {"plan", r.plan},
+                        {"created", IsoTime(r.created_ms)}};
+  if (r.measured_seconds) out["measured_us"] = *r.measured_seconds * 1e6;
+  if (r.error) out["error"] = *r.error;
+  return out;
+}
+
+// Tuning records, newest first; compiler version 0 marks records from
+// before records were scoped (never reused).
+Status TuningRecords(const InspectArgs& args) {
+  KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
+  cache::TuningRecordFilter filter;
+  if (!args.record_tenant.empty()) filter.tenant = args.record_tenant;
+  if (!args.workload.empty()) filter.workload_key = args.workload;
+  if (!args.record_chip.empty()) filter.chip = args.record_chip;
+  filter.limit = args.limit;
+  KILN_ASSIGN_OR_RETURN(auto records, store->TuningRecords(filter));
+  if (args.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : records) out.push_back(RecordJson(r));
+    std::printf("%s\n", out.dump().c_str());
+    return Ok();
+  }
+  std::printf("%-8s %-32s  %-5s %3s %12s  %-20s  %s\n", "tenant", "workload", "chip", "ver", "measured_us",
+              "created", "plan or error");
+  for (const auto& r : records) {
+    char measured[32] = "-";
+    if (r.measured_seconds) std::snprintf(measured, sizeof measured, "%.1f", *r.measured_seconds * 1e6);
+    const std::string what = r.error ? "error: " + *r.error : r.plan;
+    std::printf("%-8s %-32s  %-5s %3u %12s  %-20s  %s\n", r.tenant.empty() ? "-" : r.tenant.c_str(),
+                r.workload_key.c_str(), r.chip.c_str(), r.compiler_version, measured, IsoTime(r.created_ms).c_str(),
+                what.c_str());
+  }
+  return Ok();
+}
+
 void AddStoreOptions(CLI::App* cmd, InspectArgs& args) {
   cmd->add_option("--db", args.db, "Cache database (default ./kiln.db)");
   cmd->add_option("--tenant", args.tenant, "Tenant the entries belong to (default: default)");
@@ -187,7 +232,7 @@ void AddKeyOptions(CLI::App* cmd, InspectArgs& args) {
 }  // namespace
 
 void RegisterInspect(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("inspect", "List, show, verify, evict and explain cache entries");
+  auto* cmd = app.add_subcommand("inspect", "List, show, verify, evict and explain cache entries; list tuning records");
   cmd->require_subcommand(1);
   auto args = std::make_shared<InspectArgs>();
   auto run = [args, exit_code](Status (*fn)(const InspectArgs&)) {
@@ -224,6 +269,15 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
   explain->add_option("--plan", args->plan, "Fusion plan")
       ->check(CLI::IsMember({"none", "heuristic", "given"}));
   explain->callback(run(Explain));
+  auto* records = cmd->add_subcommand("tuning-records", "List autotuning records, newest first");
+  records->add_option("--db", args->db, "Cache database (default ./kiln.db)");
+  records->add_option("--tenant", args->record_tenant, "Only this tenant's records (default: every tenant's)");
+  records->add_option("--workload", args->workload, "Only records of this kernel subgraph key");
+  records->add_option("--chip", args->record_chip, "Only records for this chip (default: every chip)")
+      ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+  records->add_option("--limit", args->limit, "At most this many records");
+  records->add_flag("--json", args->json, "Print JSON");
+  records->callback(run(TuningRecords));
 }
 
 }  // namespace kiln::tools

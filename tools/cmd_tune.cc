@@ -56,14 +56,14 @@ Result<autotune::TuneOptions> TuneOptionsFrom(const TuneArgs& args) {
   return options;
 }
 
-// The tuned executable under the heuristic compile's key, in place of any
-// entry there. Deleting then storing is not one transaction: a reader in
-// between misses and recompiles the heuristic plan.
+// The tuned executable under the heuristic compile's key. Where an entry is
+// stored, it is swapped in one transaction (CacheStore::ReplaceWithTuned):
+// readers see the old bytes or the new, never a miss, and a tuned entry at
+// least as fast stays. Where none is, the tuned entry is put.
 Status StoreTuned(cache::CacheStore& store, const autotune::TuneResult& result,
                   const driver::CompileOptions& options) {
   cache::EntryId id{std::string(server::kDefaultTenant), result.fingerprint.key, result.chip,
                     kCompilerFormatVersion};
-  KILN_RETURN_IF_ERROR(store.Evict(id));
   server::EntryNotes notes;
   notes.options = nlohmann::json::parse(driver::OptionsJson(options));
   notes.kernels = 0;
@@ -79,7 +79,9 @@ Status StoreTuned(cache::CacheStore& store, const autotune::TuneResult& result,
       .device_seconds = result.tuned_us * 1e-6,
       .components = cache::KeyComponentsOf(result.fingerprint),
   };
-  return store.Put(put);
+  KILN_ASSIGN_OR_RETURN(std::optional<cache::EntryMetadata> stored, store.GetMetadata(id));
+  if (!stored) return store.Put(put);
+  return store.ReplaceWithTuned(put, stored->checksum);
 }
 
 Status RunTune(const TuneArgs& args) {
@@ -99,7 +101,7 @@ Status RunTune(const TuneArgs& args) {
     Result<std::unique_ptr<cache::CacheStore>> opened = cache::CacheStore::Open(std::move(store_options));
     if (!opened) return opened.error().WithContext("--db " + args.db);
     store = *std::move(opened);
-    records = std::make_unique<StoreRecords>(*store);
+    records = std::make_unique<StoreRecords>(*store, std::string(server::kDefaultTenant));
   }
 
   SimulatedRunner runner(*chip);
@@ -116,7 +118,12 @@ Status RunTune(const TuneArgs& args) {
     if (!result->accepted) {
       outcome.note = "nothing stored: the heuristic stays (" + std::to_string(outcome.records) + " tuning records kept)";
     } else if (Status stored = StoreTuned(*store, *result, driver::NormalizedOptions(options)); !stored) {
-      outcome.note = "the tuned executable was not stored: " + stored.error().ToString();
+      if (stored.error().code == ErrorCode::kFailedPrecondition) {
+        outcome.already_tuned = true;  // not a failure: a plan as fast is served
+        outcome.note = "nothing stored: a tuned entry at least as fast is stored under key " + result->key;
+      } else {
+        outcome.note = "the tuned executable was not stored: " + stored.error().ToString();
+      }
     } else {
       outcome.stored = true;
       outcome.note = "stored as plan tuned under key " + result->key + " (" + std::to_string(outcome.records) +
@@ -128,7 +135,7 @@ Status RunTune(const TuneArgs& args) {
   } else {
     std::printf("%s", TuneTable(*result, outcome).c_str());
   }
-  if (outcome.requested && result->accepted && !outcome.stored) {
+  if (outcome.requested && result->accepted && !outcome.stored && !outcome.already_tuned) {
     return Error::Coded(ErrorCode::kUnavailable, outcome.note);
   }
   return Ok();

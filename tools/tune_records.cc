@@ -4,6 +4,7 @@ namespace kiln::tools {
 
 Status StoreRecords::Add(const autotune::TuningTrial& trial) {
   cache::TuningRecord record;
+  record.tenant = tenant_;
   record.workload_key = trial.workload_key;
   record.chip = trial.chip;
   record.plan = trial.plan;
@@ -16,7 +17,7 @@ Status StoreRecords::Add(const autotune::TuningTrial& trial) {
 
 Result<std::optional<autotune::TuningTrial>> StoreRecords::Best(const std::string& workload_key,
                                                                 const std::string& chip) {
-  KILN_ASSIGN_OR_RETURN(std::optional<cache::TuningRecord> best, store_.BestTuningRecord(workload_key, chip));
+  KILN_ASSIGN_OR_RETURN(std::optional<cache::TuningRecord> best, store_.BestTuningRecord(tenant_, workload_key, chip));
   if (!best) return std::optional<autotune::TuningTrial>();
   autotune::TuningTrial trial;
   trial.workload_key = best->workload_key;

@@ -10,7 +10,7 @@ namespace kiln::tools {
 
 class StoreRecords final : public autotune::RecordStore {
  public:
-  explicit StoreRecords(cache::CacheStore& store) : store_(store) {}
+  StoreRecords(cache::CacheStore& store, std::string tenant) : store_(store), tenant_(std::move(tenant)) {}
 
   Status Add(const autotune::TuningTrial& trial) override;
   Result<std::optional<autotune::TuningTrial>> Best(const std::string& workload_key,
@@ -19,6 +19,7 @@ class StoreRecords final : public autotune::RecordStore {
 
  private:
   cache::CacheStore& store_;
+  std::string tenant_;  // records are read and written as this tenant's
   int64_t added_ = 0;
 };
 

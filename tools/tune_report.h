@@ -13,6 +13,7 @@ namespace kiln::tools {
 struct StoreOutcome {
   bool requested = false;  // --db given
   bool stored = false;     // the tuned executable is in the store
+  bool already_tuned = false;  // a tuned entry at least as fast was there
   std::string note;        // why not, or what was replaced
   int64_t records = 0;     // tuning records written
 };

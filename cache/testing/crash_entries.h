@@ -1,5 +1,6 @@
 // The entries the crash test's writer stores: entry i has a fixed id and
-// deterministic contents, so the test can check what it reads back.
+// deterministic contents (first as compiled, then as tuned), so the test can
+// check what it reads back.
 // Header-only; pure functions.
 #pragma once
 
@@ -29,5 +30,8 @@ inline std::string CrashEntryBytes(uint64_t i) {
   }
   return bytes;
 }
+
+// The tuned executable the writer swaps in over entry i after storing it.
+inline std::string CrashEntryTunedBytes(uint64_t i) { return CrashEntryBytes(i + (uint64_t{1} << 40)); }
 
 }  // namespace kiln::cache::testing

@@ -1,7 +1,8 @@
 // kiln_cache_crash_writer DB ACK START: stores crash entries START, START+1,
-// ... into the cache at DB until killed. After each Put returns it appends
-// "<i>\n" to ACK and fsyncs it, so the crash test knows which writes must
-// have survived. Exits 1 on any error.
+// ... into the cache at DB until killed, each put and then swapped for its
+// tuned bytes (ReplaceWithTuned). After both return it appends "<i>\n" to
+// ACK and fsyncs it, so the crash test knows which writes must have
+// survived. Exits 1 on any error.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <utility>
 
 #include "cache/cache_store.h"
+#include "cache/checksum.h"
 #include "cache/testing/crash_entries.h"
 
 namespace {
@@ -53,6 +55,14 @@ int main(int argc, char** argv) {
     request.components = {{"entry body", request.id.key}};
     if (auto put = (*store)->Put(request); !put) {
       std::fprintf(stderr, "put %llu: %s\n", static_cast<unsigned long long>(i), put.error().message.c_str());
+      return 1;
+    }
+    const std::string tuned = kiln::cache::testing::CrashEntryTunedBytes(i);
+    const uint64_t started_from = kiln::cache::ExecutableChecksum(bytes);
+    request.executable = tuned;
+    request.plan_kind = kiln::cache::PlanKind::kTuned;
+    if (auto swap = (*store)->ReplaceWithTuned(request, started_from); !swap) {
+      std::fprintf(stderr, "swap %llu: %s\n", static_cast<unsigned long long>(i), swap.error().message.c_str());
       return 1;
     }
     if (!WriteAll(ack, std::to_string(i) + "\n") || fsync(ack) != 0) {

@@ -1,7 +1,6 @@
 #include "compiler/autotune/tile_record.h"
 
-#include "compiler/hlo/fingerprint.h"
-#include "compiler/hlo/parser.h"
+#include "compiler/hlo/subgraph_fingerprint.h"
 
 namespace kiln::autotune {
 namespace {
@@ -20,14 +19,10 @@ std::string Blocks(const std::vector<fusion::BlockShape>& blocks) {
 
 }  // namespace
 
-Result<std::string> KernelWorkloadKey(std::string_view kernel_hlo, std::string_view chip) {
-  auto module = hlo::ParseModule(kernel_hlo);
-  if (!module) return module.error().WithContext("kernel workload key");
-  hlo::FingerprintOptions options;
-  options.chip = std::string(chip);
-  options.compile_options = "autotune-kernel";
-  KILN_ASSIGN_OR_RETURN(hlo::Fingerprint fingerprint, hlo::FingerprintModule(**module, options));
-  return "autotune-kernel/" + fingerprint.key.Hex();
+Result<std::string> KernelWorkloadKey(const hlo::Computation& entry, const fusion::Kernel& kernel) {
+  Result<hlo::Hash128> key = hlo::FingerprintSubgraph(entry, kernel.instructions, kernel.roots);
+  if (!key) return key.error().WithContext("kernel workload key");
+  return key->Hex();
 }
 
 std::string TileText(const fusion::TileChoice& tile) {

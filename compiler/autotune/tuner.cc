@@ -25,39 +25,16 @@ double MsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// Workload keys of lowered kernels, each computed once.
-class WorkloadKeys {
- public:
-  explicit WorkloadKeys(std::string chip) : chip_(std::move(chip)) {}
-  const std::string* Of(const std::string& hlo) {
-    auto [it, inserted] = keys_.try_emplace(hlo);
-    if (inserted) {
-      Result<std::string> key = KernelWorkloadKey(hlo, chip_);
-      if (key) it->second = *key;
-    }
-    return it->second.empty() ? nullptr : &it->second;
-  }
-
- private:
-  std::string chip_;
-  std::unordered_map<std::string, std::string> keys_;
-};
-
 // Start tiles from stored records: a heuristic kernel whose subgraph was
 // tuned before starts on its best recorded tile.
-Point TransferredStart(TuningState& state, const driver::CompileOutput& heuristic, RecordStore& records,
-                       WorkloadKeys& keys, TuneResult& result) {
+Point TransferredStart(TuningState& state, RecordStore& records, TuneResult& result) {
   Point start;
-  std::unordered_map<std::string, const runtime::ProgramKernel*> lowered;
-  for (const runtime::ProgramKernel& k : heuristic.program.kernels) lowered[k.name] = &k;
   Result<Formed> formed = state.Form(start);
   if (!formed) return start;
   for (const fusion::Kernel& kernel : formed->kernels) {
     const KernelChoices& choices = state.space().Choices(kernel);
     if (choices.tiles.size() < 2) continue;
-    auto it = lowered.find(choices.root);
-    if (it == lowered.end()) continue;
-    const std::string* key = keys.Of(it->second->hlo);
+    const std::string* key = state.WorkloadKey(kernel);
     if (key == nullptr) continue;
     Result<std::optional<TuningTrial>> best = records.Best(*key, result.chip);
     if (!best || !*best) continue;
@@ -73,10 +50,10 @@ Point TransferredStart(TuningState& state, const driver::CompileOutput& heuristi
 }
 
 // Every kernel/tile pair measured (or refused) under its workload key.
-void StoreRecords(TuningState& state, RecordStore& records, WorkloadKeys& keys, TuneResult& result) {
-  for (const auto& [pair, hlo] : state.kernel_hlo()) {
+void StoreRecords(TuningState& state, RecordStore& records, TuneResult& result) {
+  for (const auto& [pair, kernel] : state.tried()) {
     const KernelChoices* choices = state.space().Find(pair.first);
-    const std::string* key = keys.Of(hlo);
+    const std::string* key = state.WorkloadKey(kernel);
     if (choices == nullptr || key == nullptr) continue;
     TuningTrial trial;
     trial.workload_key = *key;
@@ -241,11 +218,10 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
   }
 
   TuningState state(space, prepared, normalized, runner, result);
-  WorkloadKeys keys(result.chip);
   Point begin;
   if (records != nullptr) {
     auto records_start = Clock::now();
-    begin = TransferredStart(state, heuristic_out, *records, keys, result);
+    begin = TransferredStart(state, *records, result);
     result.ms.records += MsSince(records_start);
   }
   internal::SearchStrategy strategy(state, search, result.fusion_searched, start, /*reserve=*/2, result);
@@ -300,7 +276,7 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
   result.ranked_kernels = static_cast<int64_t>(state.measured_series().size());
   if (records != nullptr) {
     auto records_start = Clock::now();
-    StoreRecords(state, *records, keys, result);
+    StoreRecords(state, *records, result);
     result.ms.records += MsSince(records_start);
   }
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();

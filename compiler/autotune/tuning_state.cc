@@ -1,5 +1,7 @@
 #include "compiler/autotune/tuning_state.h"
 
+#include "compiler/autotune/tile_record.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -99,6 +101,15 @@ void TuningState::ChooseBestTiles(Formed& formed) {
   }
 }
 
+const std::string* TuningState::WorkloadKey(const fusion::Kernel& kernel) {
+  auto [it, inserted] = workload_keys_.try_emplace(kernel.instructions);
+  if (inserted) {
+    Result<std::string> key = KernelWorkloadKey(*prepared_.module->entry(), kernel);
+    if (key) it->second = *std::move(key);
+  }
+  return it->second.empty() ? nullptr : &it->second;
+}
+
 Point TuningState::Normalized(std::vector<int64_t> flips, const Formed& formed) {
   Point point;
   std::sort(flips.begin(), flips.end());
@@ -135,8 +146,6 @@ Result<double> TuningState::Measure(const Point& point, const Formed& formed) {
   if (!m) return m.error();
   std::unordered_map<std::string, const KernelTime*> by_name;
   for (const KernelTime& k : m->kernels) by_name[k.name] = &k;
-  std::unordered_map<std::string, const runtime::ProgramKernel*> lowered;
-  for (const runtime::ProgramKernel& k : out.program.kernels) lowered[k.name] = &k;
   double plan_us = 0;
   std::string first_error;
   for (size_t k = 0; k < formed.kernels.size(); ++k) {
@@ -147,9 +156,7 @@ Result<double> TuningState::Measure(const Point& point, const Formed& formed) {
     if (it == by_name.end()) {
       return InternalError("the measurement has no kernel " + choices.root);
     }
-    if (auto hlo = lowered.find(choices.root); hlo != lowered.end() && !kernel_hlo_.contains(key)) {
-      kernel_hlo_[key] = hlo->second->hlo;
-    }
+    tried_.try_emplace(key, kernel);
     const KernelTime& time = *it->second;
     if (time.error) {
       invalid_[key] = *time.error;

@@ -71,7 +71,11 @@ class TuningState {
   bool Invalid(const PairKey& key) const { return invalid_.contains(key); }
   std::optional<double> MeasuredUs(const PairKey& key) const;
   double PredictPair(const fusion::Kernel& kernel, int tile);
-  const std::map<PairKey, std::string>& kernel_hlo() const { return kernel_hlo_; }
+  // The kernel's workload key (tile_record.h), computed once; null when it
+  // cannot be fingerprinted.
+  const std::string* WorkloadKey(const fusion::Kernel& kernel);
+  // Every kernel/tile pair measured or refused, with the kernel's roots.
+  const std::map<PairKey, fusion::Kernel>& tried() const { return tried_; }
   const std::map<PairKey, double>& measured() const { return measured_; }
   const std::map<PairKey, std::string>& invalid() const { return invalid_; }
   const std::vector<double>& analytic_series() const { return analytic_; }
@@ -88,7 +92,8 @@ class TuningState {
   CalibratedModel model_;
   std::map<PairKey, double> measured_;
   std::map<PairKey, std::string> invalid_;
-  std::map<PairKey, std::string> kernel_hlo_;  // as lowered, for records
+  std::map<PairKey, fusion::Kernel> tried_;  // for records
+  std::map<std::vector<int64_t>, std::string> workload_keys_;  // "" when none
   // Time of program kernels outside the plan (lowering's small extra
   // kernels), from the last good measurement.
   double other_us_ = 0;

@@ -49,6 +49,8 @@ class FusionDecisionsTest : public ::testing::Test {
     ADD_FAILURE() << "no decision " << producer << " -> " << consumer;
     return nullptr;
   }
+  // The answer points into `decisions`: a temporary would leave it dangling.
+  static const FusionDecision* Find(std::vector<FusionDecision>&&, std::string_view, std::string_view) = delete;
 
   PlannerOptions options_;
   std::unique_ptr<hlo::Module> module_;
@@ -89,7 +91,8 @@ ENTRY e {
   ROOT m = f32[1024,1024] multiply(a, z)
 })";
   options_.max_kernel_instructions = 1;
-  const FusionDecision* limited = Find(Decide(kChain), "a", "m");
+  const std::vector<FusionDecision> limited_decisions = Decide(kChain);
+  const FusionDecision* limited = Find(limited_decisions, "a", "m");
   ASSERT_NE(limited, nullptr);
   EXPECT_FALSE(limited->fused);
   EXPECT_EQ(limited->kind, DecisionKind::kProfitability) << limited->reason;
@@ -97,7 +100,8 @@ ENTRY e {
 
   options_ = PlannerOptions{};
   options_.tiling.scoped_vmem_bytes = 24 << 10;  // the fused kernel needs 32 KiB
-  const FusionDecision* too_big = Find(Decide(kChain), "a", "m");
+  const std::vector<FusionDecision> vmem_decisions = Decide(kChain);
+  const FusionDecision* too_big = Find(vmem_decisions, "a", "m");
   ASSERT_NE(too_big, nullptr);
   EXPECT_FALSE(too_big->fused);
   EXPECT_EQ(too_big->kind, DecisionKind::kLegality) << too_big->reason;
