@@ -10,18 +10,17 @@
 #include <string>
 
 #include "cache/cache_store.h"
-#include "cache/components.h"
 #include "compiler/autotune/tuner.h"
 #include "compiler/driver/compile_options.h"
 #include "runtime/chip/chip_spec.h"
 #include "server/auth.h"
-#include "server/entry_json.h"
 #include "server/serve_options.h"
+#include "server/tune_records.h"
+#include "server/tune_runner.h"
+#include "server/tuned_entry.h"
 #include "tools/commands.h"
 #include "tools/load_module.h"
-#include "tools/tune_records.h"
 #include "tools/tune_report.h"
-#include "tools/tune_runner.h"
 
 namespace kiln::tools {
 namespace {
@@ -56,34 +55,6 @@ Result<autotune::TuneOptions> TuneOptionsFrom(const TuneArgs& args) {
   return options;
 }
 
-// The tuned executable under the heuristic compile's key. Where an entry is
-// stored, it is swapped in one transaction (CacheStore::ReplaceWithTuned):
-// readers see the old bytes or the new, never a miss, and a tuned entry at
-// least as fast stays. Where none is, the tuned entry is put.
-Status StoreTuned(cache::CacheStore& store, const autotune::TuneResult& result,
-                  const driver::CompileOptions& options) {
-  cache::EntryId id{std::string(server::kDefaultTenant), result.fingerprint.key, result.chip,
-                    kCompilerFormatVersion};
-  server::EntryNotes notes;
-  notes.options = nlohmann::json::parse(driver::OptionsJson(options));
-  notes.kernels = 0;
-  for (const autotune::KernelComparison& k : result.kernels) notes.kernels += k.tuned_us.has_value();
-  notes.parameters = result.fingerprint.parameter_shape_text;
-  const std::string executable(result.tuned_executable.begin(), result.tuned_executable.end());
-  cache::PutRequest put{
-      .id = id,
-      .options = server::SerializeEntryNotes(notes),
-      .plan_kind = runtime::PlanKind::kTuned,
-      .executable = executable,
-      .compile_seconds = result.seconds,
-      .device_seconds = result.tuned_us * 1e-6,
-      .components = cache::KeyComponentsOf(result.fingerprint),
-  };
-  KILN_ASSIGN_OR_RETURN(std::optional<cache::EntryMetadata> stored, store.GetMetadata(id));
-  if (!stored) return store.Put(put);
-  return store.ReplaceWithTuned(put, stored->checksum);
-}
-
 Status RunTune(const TuneArgs& args) {
   KILN_ASSIGN_OR_RETURN(autotune::TuneOptions tune, TuneOptionsFrom(args));
   const runtime::ChipSpec* chip = runtime::FindChip(args.chip);
@@ -93,7 +64,7 @@ Status RunTune(const TuneArgs& args) {
   options.chip = args.chip;
 
   std::unique_ptr<cache::CacheStore> store;
-  std::unique_ptr<StoreRecords> records;
+  std::unique_ptr<server::StoreRecords> records;
   if (!args.db.empty()) {
     cache::CacheStoreOptions store_options;
     store_options.path = args.db;
@@ -101,10 +72,10 @@ Status RunTune(const TuneArgs& args) {
     Result<std::unique_ptr<cache::CacheStore>> opened = cache::CacheStore::Open(std::move(store_options));
     if (!opened) return opened.error().WithContext("--db " + args.db);
     store = *std::move(opened);
-    records = std::make_unique<StoreRecords>(*store, std::string(server::kDefaultTenant));
+    records = std::make_unique<server::StoreRecords>(*store, std::string(server::kDefaultTenant));
   }
 
-  SimulatedRunner runner(*chip);
+  server::SimulatedRunner runner(*chip);
   // An output check longer than a third of a time budget leaves too little
   // to search fusion with (the tuner then searches tiles only).
   if (tune.max_seconds > 0) runner.set_evaluation_limit(tune.max_seconds / 3);
@@ -117,7 +88,8 @@ Status RunTune(const TuneArgs& args) {
     outcome.records = records->added();
     if (!result->accepted) {
       outcome.note = "nothing stored: the heuristic stays (" + std::to_string(outcome.records) + " tuning records kept)";
-    } else if (Status stored = StoreTuned(*store, *result, driver::NormalizedOptions(options)); !stored) {
+    } else if (Status stored = server::StoreTunedEntry(*store, std::string(server::kDefaultTenant), *result,
+                                                           driver::NormalizedOptions(options), std::nullopt); !stored) {
       if (stored.error().code == ErrorCode::kFailedPrecondition) {
         outcome.already_tuned = true;  // not a failure: a plan as fast is served
         outcome.note = "nothing stored: a tuned entry at least as fast is stored under key " + result->key;

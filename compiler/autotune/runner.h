@@ -1,6 +1,7 @@
 // Runner: how the autotuner measures a candidate executable and checks its
-// outputs, without knowing what runs it (tools/ implements it over the
-// timing simulator and the evaluator; the server over its device pool).
+// outputs, without knowing what runs it (server/tune_runner.h implements it
+// over the timing simulator and the evaluator, for `kiln tune` and the
+// server's tuning jobs, which yield to the pool's runs).
 //
 // A runner is used by one tuning loop at a time (not thread-safe unless an
 // implementation says so). Errors are values: a failed measurement rejects

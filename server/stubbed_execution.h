@@ -23,7 +23,7 @@
 #include "runtime/eval/evaluator.h"
 #include "runtime/program/loaded_program.h"
 
-namespace kiln::tools {
+namespace kiln::server {
 
 struct StubbedRun {
   std::vector<hlo::Literal> results;  // the program's result arrays, depth-first
@@ -44,4 +44,4 @@ Result<StubbedRun> ExecuteWithStubs(const runtime::LoadedProgram& program, std::
 // difference.
 Status CompareStubbedRuns(const StubbedRun& reference, const StubbedRun& candidate);
 
-}  // namespace kiln::tools
+}  // namespace kiln::server

@@ -1,4 +1,4 @@
-#include "tools/stubbed_execution.h"
+#include "server/stubbed_execution.h"
 
 #include <xxhash.h>
 
@@ -8,7 +8,7 @@
 #include "runtime/io/random_inputs.h"
 #include "runtime/program/literal_leaves.h"
 
-namespace kiln::tools {
+namespace kiln::server {
 
 Result<StubbedRun> ExecuteWithStubs(const runtime::LoadedProgram& lp, std::span<const hlo::Literal> args,
                                     const runtime::EvalOptions& options, uint64_t seed,
@@ -100,4 +100,4 @@ Status CompareStubbedRuns(const StubbedRun& reference, const StubbedRun& candida
   return Ok();
 }
 
-}  // namespace kiln::tools
+}  // namespace kiln::server

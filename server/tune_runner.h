@@ -21,10 +21,10 @@
 
 #include "compiler/autotune/runner.h"
 #include "compiler/hlo/literal.h"
-#include "tools/stubbed_execution.h"
+#include "server/stubbed_execution.h"
 #include "runtime/chip/chip_spec.h"
 
-namespace kiln::tools {
+namespace kiln::server {
 
 class SimulatedRunner final : public autotune::Runner {
  public:
@@ -51,4 +51,4 @@ class SimulatedRunner final : public autotune::Runner {
   std::optional<StubbedRun> reference_;
 };
 
-}  // namespace kiln::tools
+}  // namespace kiln::server

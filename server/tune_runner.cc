@@ -1,4 +1,4 @@
-#include "tools/tune_runner.h"
+#include "server/tune_runner.h"
 
 #include <string>
 #include <vector>
@@ -9,7 +9,7 @@
 #include "runtime/program/loaded_program.h"
 #include "runtime/timing/kernel_timer.h"
 
-namespace kiln::tools {
+namespace kiln::server {
 
 Result<autotune::Measurement> SimulatedRunner::Measure(std::span<const uint8_t> executable, bool strict_tiling) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::LoadedProgram> loaded, runtime::LoadedProgram::FromBytes(executable));
@@ -83,4 +83,4 @@ Status SimulatedRunner::CompareToReference(std::span<const uint8_t> executable) 
   return Ok();
 }
 
-}  // namespace kiln::tools
+}  // namespace kiln::server

@@ -6,7 +6,7 @@
 #include "cache/cache_store.h"
 #include "compiler/autotune/record_store.h"
 
-namespace kiln::tools {
+namespace kiln::server {
 
 class StoreRecords final : public autotune::RecordStore {
  public:
@@ -23,4 +23,4 @@ class StoreRecords final : public autotune::RecordStore {
   int64_t added_ = 0;
 };
 
-}  // namespace kiln::tools
+}  // namespace kiln::server

@@ -1,6 +1,6 @@
-#include "tools/tune_records.h"
+#include "server/tune_records.h"
 
-namespace kiln::tools {
+namespace kiln::server {
 
 Status StoreRecords::Add(const autotune::TuningTrial& trial) {
   cache::TuningRecord record;
@@ -28,4 +28,4 @@ Result<std::optional<autotune::TuningTrial>> StoreRecords::Best(const std::strin
   return std::optional<autotune::TuningTrial>(std::move(trial));
 }
 
-}  // namespace kiln::tools
+}  // namespace kiln::server
