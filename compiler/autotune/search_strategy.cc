@@ -29,6 +29,7 @@ uint64_t SeededRandom::Next() {
 }
 
 bool SearchStrategy::BudgetLeft() const {
+  if (options_.cancelled && options_.cancelled()) return false;
   if (options_.max_trials > 0 && result_.trials + reserve_ >= options_.max_trials) return false;
   if (options_.max_seconds > 0 &&
       std::chrono::duration<double>(Clock::now() - start_).count() >= options_.max_seconds) {

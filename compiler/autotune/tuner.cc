@@ -161,6 +161,12 @@ Result<Checked> CheckCandidate(TuningState& state, const Point& point, Runner& r
   return Checked{std::move(out), *std::move(m)};
 }
 
+bool Cancelled(const TuneOptions& tune) { return tune.cancelled && tune.cancelled(); }
+
+Error CancelledAfter(const TuneResult& result) {
+  return CancelledError("tuning cancelled after " + std::to_string(result.trials) + " trials");
+}
+
 }  // namespace
 
 Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& options, Runner& runner,
@@ -217,6 +223,7 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
     result.fusion_note = "no fusion decision is a profitability choice";
   }
 
+  if (Cancelled(tune)) return CancelledAfter(result);
   TuningState state(space, prepared, normalized, runner, result);
   Point begin;
   if (records != nullptr) {
@@ -226,6 +233,11 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
   }
   internal::SearchStrategy strategy(state, search, result.fusion_searched, start, /*reserve=*/2, result);
   strategy.Run(begin);
+  if (Cancelled(tune)) {
+    // What was measured stays useful to later tunings; nothing else is kept.
+    if (records != nullptr) StoreRecords(state, *records, result);
+    return CancelledAfter(result);
+  }
 
   // The best plan must time faster than the heuristic and compute what it
   // computes; when a plan with flips fails, its tiles alone may still pass.

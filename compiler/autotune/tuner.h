@@ -23,11 +23,14 @@
 //
 // Same module, options, seed and max_trials (no max_seconds) give the same
 // result. A tuning error is returned only when the heuristic itself cannot
-// be compiled or timed; candidates that fail are counted and skipped.
+// be compiled or timed, or when TuneOptions::cancelled stopped it
+// (kCancelled: the records of the trials measured are kept, no result);
+// candidates that fail are counted and skipped.
 // Borrows its arguments for the call; not thread-safe per runner.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +50,10 @@ struct TuneOptions {
   int64_t max_trials = 0;    // 0: no limit (max_seconds must be set)
   double max_seconds = 0;    // 0: no limit (max_trials must be set)
   uint64_t input_seed = 7;   // random inputs of the output check
+  // Polled before the search and between trials (never during one); true
+  // stops the tuning with kCancelled. Called on the tuning thread; must be
+  // cheap. Optional.
+  std::function<bool()> cancelled;
 };
 
 // Upper bounds that catch a mistyped budget.

@@ -233,6 +233,29 @@ TEST(TunerTest, BadBudgetsAreRefused) {
   EXPECT_FALSE(TuneWith(runner, none));
 }
 
+TEST(TunerTest, CancelledBetweenTrialsStopsWithRecordsOfWhatWasMeasured) {
+  FakeRunner runner;
+  MapRecords records;
+  TuneOptions options = Trials(40);
+  // The heuristic's measurement and three trials, then the caller gives up.
+  options.cancelled = [&runner] { return runner.measures >= 4; };
+  auto result = TuneWith(runner, options, &records);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ErrorCode::kCancelled);
+  EXPECT_NE(result.error().message.find("cancelled after 3 trials"), std::string::npos) << result.error().message;
+  EXPECT_EQ(runner.measures, 4) << "no trial starts once cancelled";
+  EXPECT_EQ(runner.compares, 0) << "no final check";
+  EXPECT_FALSE(records.trials.empty());
+
+  FakeRunner early;
+  TuneOptions before = Trials(40);
+  before.cancelled = [] { return true; };
+  auto none = TuneWith(early, before);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, ErrorCode::kCancelled);
+  EXPECT_EQ(early.measures, 1) << "only the heuristic was timed";
+}
+
 TEST(RankCorrelationTest, SpearmanOfOrderedReversedAndTiedSeries) {
   std::vector<double> a = {1, 2, 3, 4, 5};
   std::vector<double> up = {10, 20, 30, 40, 500};
