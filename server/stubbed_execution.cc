@@ -12,7 +12,8 @@ namespace kiln::server {
 
 Result<StubbedRun> ExecuteWithStubs(const runtime::LoadedProgram& lp, std::span<const hlo::Literal> args,
                                     const runtime::EvalOptions& options, uint64_t seed,
-                                    std::optional<std::chrono::steady_clock::time_point> deadline) {
+                                    std::optional<std::chrono::steady_clock::time_point> deadline,
+                                    const std::function<Status()>& before_kernel) {
   const runtime::Program& p = lp.program();
   std::vector<hlo::Literal> arrays;
   for (const hlo::Literal& arg : args) runtime::FlattenLiteral(arg, arrays);
@@ -39,6 +40,7 @@ Result<StubbedRun> ExecuteWithStubs(const runtime::LoadedProgram& lp, std::span<
       return Error::Coded(ErrorCode::kDeadlineExceeded, "evaluation stopped at its time limit, before kernel " +
                                                             std::to_string(k) + " of " + std::to_string(p.kernels.size()));
     }
+    if (before_kernel) KILN_RETURN_IF_ERROR(before_kernel());
     std::vector<hlo::Literal> inputs;
     for (uint32_t b : kernel.inputs) inputs.push_back(values[b]);
     Result<hlo::Literal> out = runtime::EvaluateModule(lp.kernel_module(k), inputs, options);

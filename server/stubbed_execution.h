@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <map>
 #include <span>
@@ -33,10 +34,13 @@ struct StubbedRun {
 
 // Only kUnimplemented kernel errors are stubbed; other errors are returned,
 // naming the kernel. Past `deadline` (checked between kernels) the run
-// stops with kDeadlineExceeded.
+// stops with kDeadlineExceeded. `before_kernel`, when set, is called before
+// each kernel runs (it may block, e.g. to yield the machine); its error
+// ends the run with that error.
 Result<StubbedRun> ExecuteWithStubs(const runtime::LoadedProgram& program, std::span<const hlo::Literal> args,
                                     const runtime::EvalOptions& options, uint64_t seed,
-                                    std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
+                                    std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt,
+                                    const std::function<Status()>& before_kernel = nullptr);
 
 // Ok when `candidate` matches `reference` within the default tolerances:
 // equal results, and every kernel stubbed in the candidate was stubbed in

@@ -18,6 +18,7 @@ Result<autotune::Measurement> SimulatedRunner::Measure(std::span<const uint8_t> 
   options.strict_tiling = strict_tiling;
   autotune::Measurement m;
   for (size_t k = 0; k < program.kernels.size(); ++k) {
+    if (before_kernel_) KILN_RETURN_IF_ERROR(before_kernel_());
     const runtime::ProgramKernel& kernel = program.kernels[k];
     std::vector<const hlo::Shape*> inputs, outputs;
     for (uint32_t b : kernel.inputs) inputs.push_back(&loaded->buffer_shape(b));
@@ -63,7 +64,7 @@ Result<StubbedRun> SimulatedRunner::Evaluate(std::span<const uint8_t> executable
                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                    std::chrono::duration<double>(evaluation_limit_s_));
   }
-  return ExecuteWithStubs(*loaded, args, options, seed_, deadline);
+  return ExecuteWithStubs(*loaded, args, options, seed_, deadline, before_kernel_);
 }
 
 Status SimulatedRunner::SetReference(std::span<const uint8_t> executable, uint64_t seed) {

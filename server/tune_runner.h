@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "compiler/autotune/runner.h"
@@ -35,6 +36,10 @@ class SimulatedRunner final : public autotune::Runner {
   // Evaluations (the reference and each candidate's) stop after this many
   // seconds; 0: no limit.
   void set_evaluation_limit(double seconds) { evaluation_limit_s_ = seconds; }
+  // Called before each kernel is timed or evaluated (it may block, e.g.
+  // until the device pool's runs are done: tune_gate.h); its error ends
+  // that measurement or evaluation with the error. Unset: nothing waits.
+  void set_before_kernel(std::function<Status()> hook) { before_kernel_ = std::move(hook); }
 
   Result<autotune::Measurement> Measure(std::span<const uint8_t> executable, bool strict_tiling) override;
   Status SetReference(std::span<const uint8_t> executable, uint64_t seed) override;
@@ -48,6 +53,7 @@ class SimulatedRunner final : public autotune::Runner {
   int64_t step_budget_;
   uint64_t seed_ = 0;
   double evaluation_limit_s_ = 0;
+  std::function<Status()> before_kernel_;
   std::optional<StubbedRun> reference_;
 };
 

@@ -1,0 +1,215 @@
+#include "server/tune_jobs.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace kiln::server {
+
+std::string_view TuneStateName(TuneState state) {
+  switch (state) {
+    case TuneState::kQueued:
+      return "queued";
+    case TuneState::kRunning:
+      return "running";
+    case TuneState::kDone:
+      return "done";
+    case TuneState::kFailed:
+      return "failed";
+    case TuneState::kCancelled:
+      return "cancelled";
+  }
+  return "unknown";
+}
+
+TuneJobs::TuneJobs(Options options, Work work)
+    : options_(std::move(options)), work_(std::move(work)), ids_(std::random_device{}()) {
+  for (int i = 0; i < std::max(options_.workers, 1); ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+TuneJobs::~TuneJobs() {
+  BeginShutdown();
+  for (std::thread& worker : workers_) worker.join();
+}
+
+int64_t TuneJobs::NowMs() const {
+  if (options_.clock) return options_.clock();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string TuneJobs::NewId() {
+  for (;;) {
+    char text[17];
+    std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(ids_()));
+    if (!jobs_.contains(text)) return text;
+  }
+}
+
+Result<TuneJobs::Submitted> TuneJobs::Submit(TuneJobSpec spec) {
+  std::lock_guard lock(mu_);
+  if (stopping_) return UnavailableError("the server is shutting down; no new tuning jobs").WithReason("draining");
+  for (const auto& [id, job] : jobs_) {
+    if ((job->state == TuneState::kQueued || job->state == TuneState::kRunning) && job->spec.entry == spec.entry) {
+      return Submitted{ViewOf(*job), false};
+    }
+  }
+  if (queue_.size() >= options_.queue_capacity) {
+    return UnavailableError(std::to_string(queue_.size()) + " tuning jobs are waiting (the most the server queues); " +
+                            "retry after one finishes")
+        .WithReason(std::string(kTuneQueueFull))
+        .RetryAfter(10);
+  }
+  auto job = std::make_shared<Job>();
+  job->id = NewId();
+  job->spec = std::move(spec);
+  job->created_ms = NowMs();
+  jobs_[job->id] = job;
+  queue_.push_back(job);
+  wake_.notify_one();
+  return Submitted{ViewOf(*job), true};
+}
+
+std::optional<TuneJobView> TuneJobs::Active(const std::string& tenant, const hlo::Hash128& key) const {
+  std::lock_guard lock(mu_);
+  for (const auto& [id, job] : jobs_) {
+    if ((job->state == TuneState::kQueued || job->state == TuneState::kRunning) && job->spec.entry.tenant == tenant &&
+        job->spec.entry.key == key) {
+      return ViewOf(*job);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<TuneJobView> TuneJobs::Find(const std::string& tenant, const std::string& id) const {
+  std::lock_guard lock(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second->spec.entry.tenant != tenant) return std::nullopt;
+  return ViewOf(*it->second);
+}
+
+Result<TuneJobView> TuneJobs::Cancel(const std::string& tenant, const std::string& id) {
+  std::lock_guard lock(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second->spec.entry.tenant != tenant) {
+    return NotFoundError("no tuning job " + id + " for tenant " + tenant);
+  }
+  Job& job = *it->second;
+  switch (job.state) {
+    case TuneState::kQueued:
+      std::erase(queue_, it->second);
+      job.cancel = true;
+      job.error = "cancelled before it started";
+      Finish(job, TuneState::kCancelled);
+      break;
+    case TuneState::kRunning:
+      job.cancel = true;
+      break;
+    default:
+      return FailedPreconditionError("tuning job " + id + " already ended (" + std::string(TuneStateName(job.state)) +
+                                     "); there is nothing to cancel")
+          .WithReason(std::string(kJobFinished));
+  }
+  return ViewOf(job);
+}
+
+void TuneJobs::Dropped() {
+  std::lock_guard lock(mu_);
+  ++counts_.dropped;
+}
+
+TuneCounts TuneJobs::counts() const {
+  std::lock_guard lock(mu_);
+  TuneCounts counts = counts_;
+  counts.queued = static_cast<int64_t>(queue_.size());
+  for (const auto& [id, job] : jobs_) counts.running += job->state == TuneState::kRunning;
+  return counts;
+}
+
+void TuneJobs::BeginShutdown() {
+  std::lock_guard lock(mu_);
+  stopping_ = true;
+  for (const std::shared_ptr<Job>& job : queue_) {
+    job->cancel = true;
+    job->error = "the server shut down before it started";
+    Finish(*job, TuneState::kCancelled);
+  }
+  queue_.clear();
+  for (auto& [id, job] : jobs_) {
+    if (job->state == TuneState::kRunning) job->cancel = true;
+  }
+  wake_.notify_all();
+}
+
+void TuneJobs::WorkerLoop() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping
+    std::shared_ptr<Job> job = queue_.front();
+    queue_.pop_front();
+    job->state = TuneState::kRunning;
+    lock.unlock();
+    const std::function<bool()> cancelled = [&job] { return job->cancel.load(std::memory_order_relaxed); };
+    Result<TuneOutcome> outcome = work_(job->spec, job->progress, cancelled);
+    lock.lock();
+    if (outcome) {
+      job->outcome = *std::move(outcome);
+      Finish(*job, TuneState::kDone);
+    } else {
+      job->error = outcome.error().ToString();
+      Finish(*job, outcome.error().code == ErrorCode::kCancelled ? TuneState::kCancelled : TuneState::kFailed);
+    }
+  }
+}
+
+void TuneJobs::Finish(Job& job, TuneState state) {
+  job.state = state;
+  job.finished_ms = NowMs();
+  switch (state) {
+    case TuneState::kDone:
+      ++counts_.done;
+      counts_.trials += job.outcome->trials;
+      if (job.outcome->stored) counts_.saved_us += job.outcome->heuristic_us - job.outcome->tuned_us;
+      break;
+    case TuneState::kFailed:
+      ++counts_.failed;
+      counts_.trials += job.progress.trials.load();
+      break;
+    default:
+      ++counts_.cancelled;
+      counts_.trials += job.progress.trials.load();
+      break;
+  }
+  finished_order_.push_back(job.id);
+  while (finished_order_.size() > options_.finished_kept) {
+    jobs_.erase(finished_order_.front());
+    finished_order_.pop_front();
+  }
+}
+
+TuneJobView TuneJobs::ViewOf(const Job& job) const {
+  TuneJobView view;
+  view.id = job.id;
+  view.entry = job.spec.entry;
+  view.state = job.state;
+  view.background = job.spec.background;
+  view.cancel_requested = job.cancel.load();
+  view.max_trials = job.spec.budget.max_trials;
+  view.time_budget_s = job.spec.budget.max_seconds;
+  view.seed = job.spec.budget.seed;
+  view.trials = job.outcome ? job.outcome->trials : job.progress.trials.load();
+  if (double us = job.progress.heuristic_us.load(); us >= 0) view.heuristic_us = us;
+  if (double us = job.progress.best_us.load(); us >= 0) view.best_us = us;
+  if (job.outcome) {
+    view.heuristic_us = job.outcome->heuristic_us;
+    if (job.outcome->accepted) view.best_us = job.outcome->tuned_us;
+  }
+  view.outcome = job.outcome;
+  view.error = job.error;
+  view.waiting_for_runs = job.state == TuneState::kRunning && job.progress.waiting_for_runs.load();
+  view.created_ms = job.created_ms;
+  view.finished_ms = job.finished_ms;
+  return view;
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,181 @@
+// TuneJobs: the server's autotuning jobs (POST/GET/DELETE /v1/tune): a
+// bounded queue, worker threads (one by default: one tuning at a time) and
+// a table of jobs by id, per tenant.
+//
+// A job is what to tune (TuneJobSpec) and a Work function that tunes it on
+// a worker thread, reporting progress through TuneProgress and polling
+// `cancelled` (a DELETE, or shutdown) between trials. States: queued ->
+// running -> done | failed | cancelled; a queued job that is cancelled never
+// runs. At most one job per tenant and entry is queued or running: Submit
+// of the same entry answers that job instead of queueing another.
+//
+// Jobs are seen only by their tenant: Find and Cancel of another tenant's
+// id answer as for an unknown id. Finished jobs are kept for GET until
+// `finished_kept` newer ones have finished.
+//
+// Failures: Submit refuses with unavailable (reason tune_queue_full,
+// Retry-After) when `queue_capacity` jobs wait, and with unavailable
+// (draining) after Shutdown. Cancel of an unknown id is not_found; of a
+// finished job failed_precondition (reason job_finished). A Work error of
+// code cancelled ends the job cancelled; any other ends it failed with the
+// error's text.
+//
+// Thread-safe. The destructor (or Shutdown) cancels every job, waits for
+// the running ones to stop (one trial at most) and joins the workers.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "cache/entry.h"
+#include "compiler/autotune/tuner.h"
+#include "compiler/driver/compile_options.h"
+
+namespace kiln::server {
+
+enum class TuneState : uint8_t { kQueued, kRunning, kDone, kFailed, kCancelled };
+std::string_view TuneStateName(TuneState state);  // "queued", "running", ...
+
+inline constexpr std::string_view kTuneQueueFull = "tune_queue_full";  // unavailable
+inline constexpr std::string_view kJobFinished = "job_finished";       // failed_precondition
+
+// What a job tunes: a stored entry and the module it was compiled from.
+struct TuneJobSpec {
+  cache::EntryId entry;            // tenant, key, chip, format version
+  std::string hlo;                 // the module's HLO text
+  driver::CompileOptions options;  // as the entry was compiled (plan heuristic)
+  autotune::TuneOptions budget;    // seed and budget; `cancelled` is set by the job
+  bool background = false;         // queued by --tune-in-background after a miss
+};
+
+// Progress a running job's Work publishes (any thread may read it).
+struct TuneProgress {
+  std::atomic<int64_t> trials{0};
+  std::atomic<double> heuristic_us{-1};  // < 0: not measured yet
+  std::atomic<double> best_us{-1};       // fastest candidate measured so far; < 0: none
+  std::atomic<bool> waiting_for_runs{false};  // paused while the pool runs executes
+};
+
+// How a job's Work ended when it did not fail.
+struct TuneOutcome {
+  int64_t trials = 0;
+  double heuristic_us = 0;
+  double tuned_us = 0;
+  bool accepted = false;  // the tuner accepted a faster plan
+  bool stored = false;    // ... and it replaced the entry
+  std::string decision;   // why (the tuner's, and the store's when it was not stored)
+};
+
+// A job as GET /v1/tune/{id} shows it.
+struct TuneJobView {
+  std::string id;
+  cache::EntryId entry;
+  TuneState state = TuneState::kQueued;
+  bool background = false;
+  bool cancel_requested = false;
+  int64_t max_trials = 0;      // 0: no trial limit
+  double time_budget_s = 0;    // 0: no time limit
+  uint64_t seed = 0;
+  int64_t trials = 0;
+  std::optional<double> heuristic_us;
+  std::optional<double> best_us;
+  std::optional<TuneOutcome> outcome;  // done
+  std::optional<std::string> error;    // failed or cancelled: why
+  bool waiting_for_runs = false;
+  int64_t created_ms = 0;
+  std::optional<int64_t> finished_ms;
+};
+
+// Totals for /metrics.
+struct TuneCounts {
+  int64_t queued = 0;
+  int64_t running = 0;
+  int64_t done = 0;       // since start
+  int64_t failed = 0;
+  int64_t cancelled = 0;
+  int64_t dropped = 0;    // background submissions refused (queue full)
+  int64_t trials = 0;     // of finished jobs
+  double saved_us = 0;    // sum of heuristic_us - tuned_us over stored tunings
+};
+
+class TuneJobs {
+ public:
+  using Work = std::function<Result<TuneOutcome>(const TuneJobSpec& spec, TuneProgress& progress,
+                                                 const std::function<bool()>& cancelled)>;
+  struct Options {
+    int workers = 1;
+    size_t queue_capacity = 16;
+    size_t finished_kept = 1024;
+    // Milliseconds since the Unix epoch; the system clock when unset.
+    std::function<int64_t()> clock = nullptr;
+  };
+
+  TuneJobs(Options options, Work work);
+  ~TuneJobs();
+  TuneJobs(const TuneJobs&) = delete;
+  TuneJobs& operator=(const TuneJobs&) = delete;
+
+  struct Submitted {
+    TuneJobView job;
+    bool created = false;  // false: the entry's queued or running job
+  };
+  Result<Submitted> Submit(TuneJobSpec spec);
+  // The tenant's queued or running job for `key` (any chip), if any.
+  std::optional<TuneJobView> Active(const std::string& tenant, const hlo::Hash128& key) const;
+  std::optional<TuneJobView> Find(const std::string& tenant, const std::string& id) const;
+  // A queued job ends cancelled at once; a running one is asked to stop and
+  // ends cancelled after its current trial (unless it finished first).
+  Result<TuneJobView> Cancel(const std::string& tenant, const std::string& id);
+  // Counts a background submission that was refused.
+  void Dropped();
+  TuneCounts counts() const;
+
+  // Refuses new jobs and cancels every queued and running one; does not
+  // wait. The destructor waits.
+  void BeginShutdown();
+
+ private:
+  struct Job {
+    std::string id;
+    TuneJobSpec spec;
+    TuneState state = TuneState::kQueued;
+    std::atomic<bool> cancel{false};
+    TuneProgress progress;
+    std::optional<TuneOutcome> outcome;
+    std::optional<std::string> error;
+    int64_t created_ms = 0;
+    std::optional<int64_t> finished_ms;
+  };
+
+  void WorkerLoop();
+  void Finish(Job& job, TuneState state);  // mu_ held
+  TuneJobView ViewOf(const Job& job) const;  // mu_ held
+  std::string NewId();                        // mu_ held
+  int64_t NowMs() const;
+
+  const Options options_;
+  const Work work_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;                                 // guarded by mu_
+  std::map<std::string, std::shared_ptr<Job>> jobs_;      // by id; guarded by mu_
+  std::deque<std::shared_ptr<Job>> queue_;                // guarded by mu_
+  std::deque<std::string> finished_order_;                // guarded by mu_
+  TuneCounts counts_;                                     // finished figures; guarded by mu_
+  std::mt19937_64 ids_;                                   // guarded by mu_
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace kiln::server

@@ -1,0 +1,171 @@
+#include "server/tune_jobs.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+namespace kiln::server {
+namespace {
+
+TuneJobSpec SpecFor(std::string tenant, uint64_t key) {
+  TuneJobSpec spec;
+  spec.entry = cache::EntryId{std::move(tenant), hlo::Hash128{0, key}, "v5e", 1};
+  spec.hlo = "HloModule m";
+  spec.budget.max_trials = 8;
+  return spec;
+}
+
+// Work that holds every job until released (or cancelled), then reports a
+// gain of 10 us over 100 us in 8 trials.
+struct HeldWork {
+  std::atomic<bool> release{false};
+  std::atomic<int> started{0};
+
+  TuneJobs::Work work() {
+    return [this](const TuneJobSpec&, TuneProgress& progress,
+                  const std::function<bool()>& cancelled) -> Result<TuneOutcome> {
+      ++started;
+      progress.heuristic_us = 100;
+      progress.trials = 1;
+      while (!release.load()) {
+        if (cancelled()) return CancelledError("tuning cancelled after 1 trials");
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      return TuneOutcome{.trials = 8, .heuristic_us = 100, .tuned_us = 90, .accepted = true, .stored = true,
+                         .decision = "accepted"};
+    };
+  }
+};
+
+TuneJobView WaitForEnd(TuneJobs& jobs, const std::string& tenant, const std::string& id) {
+  for (;;) {
+    std::optional<TuneJobView> view = jobs.Find(tenant, id);
+    if (!view) return {};
+    if (view->state != TuneState::kQueued && view->state != TuneState::kRunning) return *view;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void WaitForStart(HeldWork& held, int n) {
+  while (held.started.load() < n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+TEST(TuneJobsTest, AJobRunsToDoneAndIsCounted) {
+  HeldWork held;
+  TuneJobs jobs({}, held.work());
+  auto submitted = jobs.Submit(SpecFor("a", 1));
+  ASSERT_TRUE(submitted) << submitted.error().ToString();
+  EXPECT_TRUE(submitted->created);
+  EXPECT_EQ(submitted->job.id.size(), 16u);
+  held.release = true;
+  TuneJobView done = WaitForEnd(jobs, "a", submitted->job.id);
+  EXPECT_EQ(done.state, TuneState::kDone);
+  ASSERT_TRUE(done.outcome);
+  EXPECT_EQ(done.trials, 8);
+  EXPECT_EQ(done.best_us, 90);
+  EXPECT_TRUE(done.finished_ms);
+  TuneCounts counts = jobs.counts();
+  EXPECT_EQ(counts.done, 1);
+  EXPECT_EQ(counts.trials, 8);
+  EXPECT_DOUBLE_EQ(counts.saved_us, 10);
+}
+
+TEST(TuneJobsTest, TheSameEntryAnswersItsActiveJobAndTheQueueIsBounded) {
+  HeldWork held;
+  TuneJobs::Options options;
+  options.queue_capacity = 1;
+  TuneJobs jobs(options, held.work());
+  auto first = jobs.Submit(SpecFor("a", 1));
+  ASSERT_TRUE(first);
+  WaitForStart(held, 1);
+  auto again = jobs.Submit(SpecFor("a", 1));
+  ASSERT_TRUE(again);
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(again->job.id, first->job.id);
+  EXPECT_EQ(again->job.state, TuneState::kRunning);
+  ASSERT_TRUE(jobs.Active("a", hlo::Hash128{0, 1}));
+  EXPECT_FALSE(jobs.Active("b", hlo::Hash128{0, 1})) << "another tenant's entry of the same key is another entry";
+
+  ASSERT_TRUE(jobs.Submit(SpecFor("a", 2)));  // waits behind the first
+  auto full = jobs.Submit(SpecFor("a", 3));
+  ASSERT_FALSE(full);
+  EXPECT_EQ(full.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(full.error().reason(), kTuneQueueFull);
+  held.release = true;
+}
+
+TEST(TuneJobsTest, CancelEndsQueuedJobsAtOnceAndRunningOnesBetweenTrials) {
+  HeldWork held;
+  TuneJobs jobs({}, held.work());
+  auto running = jobs.Submit(SpecFor("a", 1));
+  auto queued = jobs.Submit(SpecFor("a", 2));
+  ASSERT_TRUE(running && queued);
+  WaitForStart(held, 1);
+
+  auto cancelled = jobs.Cancel("a", queued->job.id);
+  ASSERT_TRUE(cancelled);
+  EXPECT_EQ(cancelled->state, TuneState::kCancelled);
+
+  auto asked = jobs.Cancel("a", running->job.id);
+  ASSERT_TRUE(asked);
+  EXPECT_TRUE(asked->cancel_requested);
+  TuneJobView ended = WaitForEnd(jobs, "a", running->job.id);
+  EXPECT_EQ(ended.state, TuneState::kCancelled);
+  EXPECT_NE(ended.error.value_or("").find("cancelled"), std::string::npos);
+  EXPECT_EQ(held.started.load(), 1) << "the queued job never ran";
+
+  auto again = jobs.Cancel("a", running->job.id);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().reason(), kJobFinished);
+  EXPECT_EQ(jobs.counts().cancelled, 2);
+}
+
+TEST(TuneJobsTest, AnotherTenantCannotSeeOrCancelAJob) {
+  HeldWork held;
+  TuneJobs jobs({}, held.work());
+  auto job = jobs.Submit(SpecFor("a", 1));
+  ASSERT_TRUE(job);
+  EXPECT_FALSE(jobs.Find("b", job->job.id));
+  auto cancel = jobs.Cancel("b", job->job.id);
+  ASSERT_FALSE(cancel);
+  EXPECT_EQ(cancel.error().code, ErrorCode::kNotFound);
+  EXPECT_TRUE(jobs.Find("a", job->job.id));
+  EXPECT_FALSE(jobs.Find("a", "0000000000000000"));
+  held.release = true;
+}
+
+TEST(TuneJobsTest, ShutdownCancelsEveryJobAndRefusesNewOnes) {
+  HeldWork held;
+  auto jobs = std::make_unique<TuneJobs>(TuneJobs::Options{}, held.work());
+  auto running = jobs->Submit(SpecFor("a", 1));
+  auto queued = jobs->Submit(SpecFor("a", 2));
+  ASSERT_TRUE(running && queued);
+  WaitForStart(held, 1);
+  jobs->BeginShutdown();
+  auto refused = jobs->Submit(SpecFor("a", 3));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().reason(), "draining");
+  EXPECT_EQ(WaitForEnd(*jobs, "a", running->job.id).state, TuneState::kCancelled);
+  EXPECT_EQ(jobs->Find("a", queued->job.id)->state, TuneState::kCancelled);
+  jobs.reset();  // joins without the work ever being released
+}
+
+TEST(TuneJobsTest, FinishedJobsAreForgottenPastTheRetention) {
+  HeldWork held;
+  held.release = true;
+  TuneJobs::Options options;
+  options.finished_kept = 1;
+  TuneJobs jobs(options, held.work());
+  auto first = jobs.Submit(SpecFor("a", 1));
+  ASSERT_TRUE(first);
+  WaitForEnd(jobs, "a", first->job.id);
+  auto second = jobs.Submit(SpecFor("a", 2));
+  ASSERT_TRUE(second);
+  WaitForEnd(jobs, "a", second->job.id);
+  EXPECT_FALSE(jobs.Find("a", first->job.id));
+  EXPECT_TRUE(jobs.Find("a", second->job.id));
+}
+
+}  // namespace
+}  // namespace kiln::server
