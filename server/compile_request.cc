@@ -25,16 +25,6 @@ bool IsJsonContentType(const http::Request& request) {
   return http::EqualsIgnoreCase(media, "application/json");
 }
 
-Result<void> SetChip(driver::CompileOptions& options, std::string_view chip) {
-  const runtime::ChipSpec* spec = runtime::FindChip(chip);
-  if (spec == nullptr) {
-    return InvalidArgumentError("unknown chip '" + std::string(chip) + "' (known: " + std::string(kChips) + ")")
-        .WithReason("unknown_chip");
-  }
-  options.chip = std::string(spec->name);
-  return {};
-}
-
 Result<void> SetPlan(driver::CompileOptions& options, std::string_view plan) {
   Result<fusion::PlanKind> kind = driver::ParsePlanKind(plan);
   if (!kind) {
@@ -54,27 +44,6 @@ Result<void> SetScopedVmemText(driver::CompileOptions& options, std::string_view
         .WithReason("invalid_options");
   }
   options.scoped_vmem_bytes = value;
-  return {};
-}
-
-Result<void> ApplyJsonOptions(driver::CompileOptions& options, const json& object) {
-  if (!object.is_object()) return InvalidArgumentError("options must be an object").WithReason("invalid_options");
-  for (const auto& [field, value] : object.items()) {
-    if (field == "plan") {
-      if (!value.is_string())
-        return InvalidArgumentError("options: plan must be a string").WithReason("invalid_options");
-      if (auto set = SetPlan(options, value.get<std::string>()); !set) return set;
-    } else if (field == "scoped_vmem_bytes") {
-      if (!value.is_number_integer() || value.get<int64_t>() < 0) {
-        return InvalidArgumentError("options: scoped_vmem_bytes must be a non-negative integer")
-            .WithReason("invalid_options");
-      }
-      options.scoped_vmem_bytes = value.get<int64_t>();
-    } else {
-      return InvalidArgumentError("options: unknown field '" + field + "'; expected one of plan, scoped_vmem_bytes")
-          .WithReason("invalid_options");
-    }
-  }
   return {};
 }
 
@@ -123,6 +92,48 @@ hlo::Hash128 HashRequest(std::string_view body, const driver::CompileOptions& op
 
 }  // namespace
 
+Result<void> SetChip(driver::CompileOptions& options, std::string_view chip) {
+  const runtime::ChipSpec* spec = runtime::FindChip(chip);
+  if (spec == nullptr) {
+    return InvalidArgumentError("unknown chip '" + std::string(chip) + "' (known: " + std::string(kChips) + ")")
+        .WithReason("unknown_chip");
+  }
+  options.chip = std::string(spec->name);
+  return {};
+}
+
+Result<void> ApplyJsonOptions(driver::CompileOptions& options, const json& object) {
+  if (!object.is_object()) return InvalidArgumentError("options must be an object").WithReason("invalid_options");
+  for (const auto& [field, value] : object.items()) {
+    if (field == "plan") {
+      if (!value.is_string())
+        return InvalidArgumentError("options: plan must be a string").WithReason("invalid_options");
+      if (auto set = SetPlan(options, value.get<std::string>()); !set) return set;
+    } else if (field == "scoped_vmem_bytes") {
+      if (!value.is_number_integer() || value.get<int64_t>() < 0) {
+        return InvalidArgumentError("options: scoped_vmem_bytes must be a non-negative integer")
+            .WithReason("invalid_options");
+      }
+      options.scoped_vmem_bytes = value.get<int64_t>();
+    } else {
+      return InvalidArgumentError("options: unknown field '" + field + "'; expected one of plan, scoped_vmem_bytes")
+          .WithReason("invalid_options");
+    }
+  }
+  return {};
+}
+
+Result<void> CheckScopedVmem(const driver::CompileOptions& options) {
+  const runtime::ChipSpec* chip = runtime::FindChip(options.chip);
+  if (chip != nullptr && options.scoped_vmem_bytes > chip->vmem_bytes) {
+    return InvalidArgumentError("options: scoped_vmem_bytes " + std::to_string(options.scoped_vmem_bytes) +
+                                " is larger than " + options.chip + "'s VMEM (" + std::to_string(chip->vmem_bytes) +
+                                " bytes)")
+        .WithReason("invalid_options");
+  }
+  return {};
+}
+
 std::string OptionsJsonText(const driver::CompileOptions& options) { return driver::OptionsJson(options); }
 
 Result<CompileRequest> ParseCompileRequestKey(const http::Request& request, std::string_view tenant) {
@@ -150,13 +161,7 @@ Result<CompileRequest> ParseCompileRequestKey(const http::Request& request, std:
   if (IsJsonContentType(request)) {
     if (auto parsed = ParseJsonBody(request.body, out); !parsed) return std::unexpected(parsed.error());
   }
-  const runtime::ChipSpec* chip = runtime::FindChip(out.options.chip);
-  if (out.options.scoped_vmem_bytes > chip->vmem_bytes) {
-    return InvalidArgumentError("options: scoped_vmem_bytes " + std::to_string(out.options.scoped_vmem_bytes) +
-                                " is larger than " + out.options.chip + "'s VMEM (" + std::to_string(chip->vmem_bytes) +
-                                " bytes)")
-        .WithReason("invalid_options");
-  }
+  if (auto fits = CheckScopedVmem(out.options); !fits) return std::unexpected(fits.error());
   out.request_hash = HashRequest(request.body, out.options, tenant);
   return out;
 }

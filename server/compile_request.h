@@ -13,6 +13,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "base/status.h"
 #include "compiler/driver/plan_module.h"
 #include "compiler/hlo/fingerprint.h"
@@ -37,6 +39,15 @@ Result<CompileRequest> ParseCompileRequestKey(const http::Request& request, std:
 
 // Whether the body is a JSON CompileRequest (Content-Type application/json).
 bool HasJsonBody(const http::Request& request);
+
+// Sets options.chip to the canonical name of `chip`; unknown chips are 400
+// unknown_chip, naming the known ones.
+Result<void> SetChip(driver::CompileOptions& options, std::string_view chip);
+// Applies a JSON options object ({"plan", "scoped_vmem_bytes"}); anything
+// else is 400 invalid_options.
+Result<void> ApplyJsonOptions(driver::CompileOptions& options, const nlohmann::json& object);
+// 400 invalid_options when scoped_vmem_bytes exceeds the chip's VMEM.
+Result<void> CheckScopedVmem(const driver::CompileOptions& options);
 
 // The options as the API shows them: {"plan": ..., "scoped_vmem_bytes": ...}.
 std::string OptionsJsonText(const driver::CompileOptions& options);

@@ -11,8 +11,10 @@ KilnService::KilnService(ServiceOptions options)
     : options_(std::move(options)), programs_(options_.program_cache_entries) {}
 
 KilnService::~KilnService() {
-  // Compiles first (they write the store), then runs (they answer through
-  // the pool's callbacks), then the store closes.
+  // Tuning first (it uses the store, the gate and the caches), then
+  // compiles (they write the store), then runs (they answer through the
+  // pool's callbacks), then the store closes.
+  tune_jobs_.reset();
   compile_threads_.reset();
   pool_.reset();
   store_.reset();
@@ -40,6 +42,15 @@ Result<std::unique_ptr<KilnService>> KilnService::Create(ServiceOptions options)
   service->running_key_.resize(service->per_kind_index_.size());
   service->compile_threads_ = std::make_unique<http::WorkerPool>(service->options_.compile_threads,
                                                                  service->options_.compile_queue_capacity);
+  if (service->options_.tune_workers < 1) return InvalidArgumentError("tuning workers must be at least 1");
+  TuneJobs::Options tune_options;
+  tune_options.workers = service->options_.tune_workers;
+  tune_options.queue_capacity = service->options_.tune_queue_capacity;
+  KilnService* self = service.get();
+  service->tune_jobs_ = std::make_unique<TuneJobs>(
+      tune_options, [self](const TuneJobSpec& spec, TuneProgress& progress, const std::function<bool()>& cancelled) {
+        return self->RunTuneJob(spec, progress, cancelled);
+      });
   return service;
 }
 
@@ -85,8 +96,9 @@ void KilnService::ScheduleHitStatsFlush() {
   X("GET", "/v1/executables/{key}", Role::kRead, &KilnService::GetExecutable, &KilnService::FastGetExecutable) \
   X("DELETE", "/v1/executables/{key}", Role::kAdmin, &KilnService::DeleteExecutable, nullptr)                   \
   X("POST", "/v1/executables/{key}/execute", Role::kCompile, &KilnService::Execute, nullptr)                    \
-  X("POST", "/v1/tune", Role::kCompile, &KilnService::NotImplemented, nullptr)                                  \
-  X("GET", "/v1/tune/{id}", Role::kRead, &KilnService::NotImplemented, nullptr)                                 \
+  X("POST", "/v1/tune", Role::kCompile, &KilnService::StartTune, nullptr)                                       \
+  X("GET", "/v1/tune/{id}", Role::kRead, &KilnService::GetTune, nullptr)                                        \
+  X("DELETE", "/v1/tune/{id}", Role::kCompile, &KilnService::CancelTune, nullptr)                               \
   X("GET", "/v1/stats", Role::kRead, &KilnService::Stats, nullptr)                                              \
   X("GET", "/v1/entries", Role::kRead, &KilnService::Entries, nullptr)                                          \
   X("GET", "/v1/pool", Role::kRead, &KilnService::Pool, nullptr)                                                \

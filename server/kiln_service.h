@@ -3,7 +3,7 @@
 //
 // The service owns the store, the device pool, the compile threads, the
 // single-flight table, the program cache, the request-body map and the
-// executable index of the hit path, and the metrics; RegisterRoutes adds its
+// executable index of the hit path, the autotuning jobs and the metrics; RegisterRoutes adds its
 // handlers to a Router, and the HttpServer running that router must stop
 // before the service is destroyed. Handlers run on the HTTP worker pool
 // (SQLite, parsing) or hand their work on: compiles to the compile threads,
@@ -43,6 +43,8 @@
 #include "server/request_key_map.h"
 #include "server/service_metrics.h"
 #include "server/single_flight.h"
+#include "server/tune_gate.h"
+#include "server/tune_jobs.h"
 
 namespace kiln::server {
 
@@ -67,6 +69,14 @@ struct ServiceOptions {
   uint64_t host_memory_bytes = 0;
   std::chrono::milliseconds host_memory_wait{10'000};
   std::string version = std::string(kKilnVersion);
+  // Autotuning jobs (POST /v1/tune): tunings at a time, and jobs that may
+  // wait (beyond: 503 tune_queue_full).
+  int tune_workers = 1;
+  size_t tune_queue_capacity = 16;
+  // Seconds of tuning queued for every compile miss, after it is answered
+  // (`kiln serve --tune-in-background`); 0: off. Dropped, and counted, when
+  // the tuning queue is full.
+  double tune_in_background_s = 0;
 };
 
 class KilnService {
@@ -90,8 +100,12 @@ class KilnService {
 
   // Shutdown: refuses new runs and stops every run still queued or running
   // at `by` (they answer 503 draining), so the transport's grace period can
-  // end with their answers written. Any thread; does not wait.
-  void BeginShutdown(std::chrono::steady_clock::time_point by) { pool_->Shutdown(by); }
+  // end with their answers written; cancels every tuning job (a running one
+  // stops after its current trial or kernel). Any thread; does not wait.
+  void BeginShutdown(std::chrono::steady_clock::time_point by) {
+    tune_jobs_->BeginShutdown();
+    pool_->Shutdown(by);
+  }
 
   // The registry the HttpServer should record into (HttpServerOptions::metrics).
   http::MetricsRegistry& metrics_registry() { return metrics_.registry(); }
@@ -132,8 +146,11 @@ class KilnService {
   // `not_stored`: the entry was compiled but not stored, and why.
   http::Response CompileResponse(const EntryView& entry, CacheOutcome outcome, bool fast_path, bool return_executable,
                                  double compile_ms, const CompileTimings& timings, const Error* not_stored = nullptr);
+  // `tune_text`: the module's HLO text, to queue for background tuning
+  // once the miss is answered and stored (empty: none).
   void StartCompile(const std::string& flight_key, std::shared_ptr<hlo::Module> module,
-                    driver::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash);
+                    driver::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash,
+                    std::string tune_text);
   Flight CompileAndStore(hlo::Module& module, const driver::CompileOptions& options, const cache::EntryId& id,
                          const hlo::Hash128& request_hash);
   Result<std::optional<EntryView>> LookUp(const cache::EntryId& id);
@@ -152,12 +169,20 @@ class KilnService {
   // routes_execute.cc
   void Execute(Call call);
   Result<std::shared_ptr<const ReadyProgram>> ReadyProgramFor(const cache::EntryId& id);
+  // routes_tune.cc
+  void StartTune(Call call);
+  void GetTune(Call call);
+  void CancelTune(Call call);
+  // Queues a background tuning of a stored entry (a miss just answered).
+  void QueueBackgroundTune(const cache::EntryId& id, std::string hlo, const driver::CompileOptions& options);
+  // A tuning job's work, on the tuning worker (TuneJobs::Work).
+  Result<TuneOutcome> RunTuneJob(const TuneJobSpec& spec, TuneProgress& progress,
+                                 const std::function<bool()>& cancelled);
   // routes_admin.cc
   void Stats(Call call);
   void Entries(Call call);
   void Pool(Call call);
   void Metrics(Call call);
-  void NotImplemented(Call call);
   http::Response Health() const;
   int PerKindIndex(int pool_index) const;
 
@@ -173,6 +198,8 @@ class KilnService {
   RequestKeyMap request_keys_;
   ExecutableIndex index_;
   std::atomic<bool> hit_flush_queued_{false};
+  TuneGate tune_gate_;                  // executes in flight; tuning waits for none
+  std::unique_ptr<TuneJobs> tune_jobs_;  // after everything its work uses
   std::function<bool()> draining_;  // set before serving; then read-only
 
   // Runs waiting per chip kind, and the key each chip is running.

@@ -36,6 +36,7 @@ const std::vector<RouteContract>& Table() {
                        "application/json"}}},
       {"POST", "/v1/tune", {.body_types = {"application/json"}}},
       {"GET", "/v1/tune/{id}", {}},
+      {"DELETE", "/v1/tune/{id}", {}},
       {"GET", "/v1/stats", {}},
       {"GET", "/v1/entries", {.query = {"chip", "plan", "sort", "limit", "cursor"}}},
       {"GET", "/v1/pool", {}},

@@ -1,5 +1,4 @@
-// GET /v1/stats, /v1/entries, /v1/pool, /metrics and /healthz; the planned
-// tuning routes answer 501.
+// GET /v1/stats, /v1/entries, /v1/pool, /metrics and /healthz.
 #include <algorithm>
 #include <charconv>
 #include <map>
@@ -254,13 +253,10 @@ void KilnService::Metrics(Call call) {
                            figures.second / counts[kind]);
     }
   }
+  Result<std::map<std::string, int64_t>> records = store_->TuningRecordCounts();
+  metrics_.SetTuneFigures(tune_jobs_->counts(), records ? *records : std::map<std::string, int64_t>{});
   call.respond(http::Response::Text(200, metrics_.registry().RenderPrometheus(),
                                     std::string(http::kPrometheusContentType)));
-}
-
-void KilnService::NotImplemented(Call call) {
-  call.respond(http::ErrorResponse(
-      UnimplementedError("autotuning is not available in this build").WithReason("not_implemented")));
 }
 
 std::string KilnService::StoreWarning() const { return store_->Health().message; }

@@ -174,15 +174,25 @@ void KilnService::Compile(Call call) {
                             flight->not_stored ? &*flight->not_stored : nullptr));
   };
   if (flights_.Join(flight_key, std::move(answer)) == SingleFlight<Flight>::Role::kLeader) {
+    // With background tuning the module's text goes along, to be tuned once
+    // the miss is answered.
+    std::string tune_text = options_.tune_in_background_s > 0 ? std::move(request.hlo) : std::string();
     StartCompile(flight_key, std::shared_ptr<hlo::Module>(std::move(*module)), request.options, id,
-                 request.request_hash);
+                 request.request_hash, std::move(tune_text));
   }
 }
 
 void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hlo::Module> module,
-                               driver::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash) {
-  http::WorkerPool::Task task = [this, flight_key, module, options, id, request_hash] {
-    flights_.Finish(flight_key, CompileAndStore(*module, options, id, request_hash));
+                               driver::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash,
+                               std::string tune_text) {
+  auto text = std::make_shared<std::string>(std::move(tune_text));
+  http::WorkerPool::Task task = [this, flight_key, module, options, id, request_hash, text] {
+    Flight flight = CompileAndStore(*module, options, id, request_hash);
+    flights_.Finish(flight_key, flight);
+    const bool stored = !flight->error && flight->compiled && !flight->not_stored;
+    if (!text->empty() && stored && options.plan == fusion::PlanKind::kHeuristic) {
+      QueueBackgroundTune(id, std::move(*text), driver::NormalizedOptions(options));
+    }
   };
   if (compile_threads_->TrySubmit(task)) return;
   auto refused = std::make_shared<FlightOutcome>();

@@ -154,6 +154,7 @@ void KilnService::Execute(Call call) {
     return seconds;
   };
   job.done = [this, state](Status status, const runtime::pool::JobStats& stats) {
+    tune_gate_.RunEnded();
     if (!state->started) {
       std::lock_guard lock(pool_mu_);
       --queued_by_kind_[state->kind];
@@ -230,7 +231,9 @@ void KilnService::Execute(Call call) {
     std::lock_guard lock(pool_mu_);
     ++queued_by_kind_[state->kind];
   }
+  tune_gate_.RunSubmitted();  // background tuning pauses until the run ends
   if (auto submitted = pool_->Submit(std::move(job)); !submitted) {
+    tune_gate_.RunEnded();
     {
       std::lock_guard lock(pool_mu_);
       --queued_by_kind_[state->kind];

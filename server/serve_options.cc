@@ -212,6 +212,11 @@ Status ApplyEnvironment(ServeOptions& options, const std::function<bool(std::str
     if (!grace) return wrap("KILN_SHUTDOWN_GRACE", grace.error());
     options.shutdown_grace = *grace;
   }
+  if (const char* v = read("KILN_TUNE_IN_BACKGROUND"); v && !flag_given("--tune-in-background")) {
+    auto budget = ParseDuration(v);
+    if (!budget) return wrap("KILN_TUNE_IN_BACKGROUND", budget.error());
+    options.tune_in_background = *budget;
+  }
   if (const char* v = read("KILN_HOST_MEMORY"); v && !flag_given("--host-memory")) {
     auto budget = ParseHostMemory(v, PhysicalMemoryBytes());
     if (!budget) return wrap("KILN_HOST_MEMORY", budget.error());

@@ -3,7 +3,7 @@
 // Every flag has an environment variable (KILN_LISTEN, KILN_DB, KILN_POOL,
 // KILN_COMPILE_THREADS, KILN_MAX_BODY, KILN_MAX_BYTES, KILN_AUTH_FILE,
 // KILN_LOOPS, KILN_ACCESS_LOG, KILN_MAX_CONNECTIONS, KILN_EXECUTE_TIMEOUT,
-// KILN_HOST_MEMORY, KILN_SHUTDOWN_GRACE); a
+// KILN_HOST_MEMORY, KILN_SHUTDOWN_GRACE, KILN_TUNE_IN_BACKGROUND); a
 // flag given on the command line wins over its variable. Sizes accept a
 // plain byte count or a binary/decimal suffix ("256MiB", "1G", "64k").
 // Errors name the flag or variable and the value. Pure functions (apart
@@ -48,6 +48,9 @@ struct ServeOptions {
   // SIGTERM/SIGINT: in-flight requests get this long; runs still going
   // near its end are stopped so their answers go out before it ends.
   std::chrono::milliseconds shutdown_grace{10'000};
+  // Every compile miss is queued for this much autotuning once answered
+  // (--tune-in-background); 0: off.
+  std::chrono::milliseconds tune_in_background{0};
 };
 
 // "127.0.0.1:8470", "[::1]:8470", ":8470" (loopback), "8470".

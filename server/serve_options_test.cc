@@ -107,6 +107,27 @@ TEST(ServeOptionsTest, ExecuteLimitsFromTheEnvironment) {
   EXPECT_NE(bad.error().message.find("KILN_HOST_MEMORY"), std::string::npos);
 }
 
+TEST(ServeOptionsTest, BackgroundTuningIsOffUnlessGiven) {
+  std::map<std::string, std::string> env;
+  auto getenv = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  ServeOptions options;
+  ASSERT_TRUE(ApplyEnvironment(options, [](std::string_view) { return false; }, getenv));
+  EXPECT_EQ(options.tune_in_background.count(), 0);
+  env["KILN_TUNE_IN_BACKGROUND"] = "2m";
+  ASSERT_TRUE(ApplyEnvironment(options, [](std::string_view) { return false; }, getenv));
+  EXPECT_EQ(options.tune_in_background, std::chrono::minutes(2));
+  ServeOptions flagged;
+  ASSERT_TRUE(ApplyEnvironment(flagged, [](std::string_view flag) { return flag == "--tune-in-background"; }, getenv));
+  EXPECT_EQ(flagged.tune_in_background.count(), 0) << "the flag wins";
+  env["KILN_TUNE_IN_BACKGROUND"] = "0";
+  Status bad = ApplyEnvironment(options, [](std::string_view) { return false; }, getenv);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("KILN_TUNE_IN_BACKGROUND"), std::string::npos);
+}
+
 TEST(ServeOptionsTest, LoopsAndAccessLogFromTheEnvironment) {
   std::map<std::string, std::string> env = {{"KILN_LOOPS", "3"}, {"KILN_ACCESS_LOG", "OFF"}};
   auto getenv = [&](const char* name) -> const char* {

@@ -54,7 +54,23 @@ ServiceMetrics::ServiceMetrics()
                               .WithLabels({})),
       host_memory_waiting_(registry_.AddGauge("kiln_host_memory_waiting_runs",
                                               "Queued runs that do not fit the free host memory.")
-                               .WithLabels({})) {
+                               .WithLabels({})),
+      tune_jobs_(registry_.AddGauge("kiln_tune_jobs", "Autotuning jobs queued or running now.", {"state"})),
+      tune_jobs_ended_(registry_.AddGauge("kiln_tune_jobs_ended_total",
+                                          "Autotuning jobs ended since the server started, by how (done, failed, "
+                                          "cancelled).",
+                                          {"state"})),
+      tune_dropped_(registry_.AddGauge("kiln_tune_background_dropped_total",
+                                       "Background tunings of compile misses not queued: the tuning queue was full.")
+                        .WithLabels({})),
+      tune_trials_(registry_.AddGauge("kiln_tune_trials_total", "Candidate programs measured by ended tuning jobs.")
+                       .WithLabels({})),
+      tune_saved_seconds_(registry_.AddGauge("kiln_tune_device_seconds_saved_total",
+                                             "Device seconds each run of the tuned programs saves, summed over the "
+                                             "tunings stored (heuristic_us - tuned_us).")
+                              .WithLabels({})),
+      tuning_records_(registry_.AddGauge("kiln_tuning_records", "Tuning records in the store, by tenant.",
+                                         {"tenant"})) {
   // Looked up once: answering a compile then costs only atomic adds.
   for (CacheOutcome outcome : {CacheOutcome::kHit, CacheOutcome::kMiss, CacheOutcome::kJoined}) {
     lookups_by_outcome_[static_cast<int>(outcome)] = &lookups_.WithLabels({std::string(CacheOutcomeName(outcome))});
@@ -114,6 +130,18 @@ void ServiceMetrics::SetHostMemory(uint64_t budget_bytes, uint64_t in_use_bytes,
   host_memory_budget_.Set(static_cast<double>(budget_bytes));
   host_memory_in_use_.Set(static_cast<double>(in_use_bytes));
   host_memory_waiting_.Set(static_cast<double>(waiting_runs));
+}
+
+void ServiceMetrics::SetTuneFigures(const TuneCounts& counts, const std::map<std::string, int64_t>& records_by_tenant) {
+  tune_jobs_.WithLabels({"queued"}).Set(static_cast<double>(counts.queued));
+  tune_jobs_.WithLabels({"running"}).Set(static_cast<double>(counts.running));
+  tune_jobs_ended_.WithLabels({"done"}).Set(static_cast<double>(counts.done));
+  tune_jobs_ended_.WithLabels({"failed"}).Set(static_cast<double>(counts.failed));
+  tune_jobs_ended_.WithLabels({"cancelled"}).Set(static_cast<double>(counts.cancelled));
+  tune_dropped_.Set(static_cast<double>(counts.dropped));
+  tune_trials_.Set(static_cast<double>(counts.trials));
+  tune_saved_seconds_.Set(counts.saved_us * 1e-6);
+  for (const auto& [tenant, count] : records_by_tenant) tuning_records_.WithLabels({tenant}).Set(static_cast<double>(count));
 }
 
 CompileCounters ServiceMetrics::compile_counters() const {

@@ -8,11 +8,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 
 #include "cache/storage_problem.h"
 #include "server/http/metrics.h"
+#include "server/tune_jobs.h"
 
 namespace kiln::server {
 
@@ -67,6 +69,9 @@ class ServiceMetrics {
   void SetStoreFigures(int64_t entries, uint64_t stored_bytes, int64_t evicted_total, int64_t quarantined_total);
   void SetPoolKind(std::string_view kind, int busy, size_t queue_depth, double utilization);
   void SetHostMemory(uint64_t budget_bytes, uint64_t in_use_bytes, size_t waiting_runs);
+  // Autotuning jobs (TuneJobs::counts) and the store's tuning records by
+  // tenant ('' for records from before records had tenants).
+  void SetTuneFigures(const TuneCounts& counts, const std::map<std::string, int64_t>& records_by_tenant);
 
   CompileCounters compile_counters() const;
   ExecuteCounters execute_counters() const;
@@ -92,6 +97,12 @@ class ServiceMetrics {
   http::Gauge& host_memory_budget_;
   http::Gauge& host_memory_in_use_;
   http::Gauge& host_memory_waiting_;
+  http::GaugeFamily& tune_jobs_;
+  http::GaugeFamily& tune_jobs_ended_;
+  http::Gauge& tune_dropped_;
+  http::Gauge& tune_trials_;
+  http::Gauge& tune_saved_seconds_;
+  http::GaugeFamily& tuning_records_;
 
   std::atomic<int64_t> compile_requests_{0};
   std::atomic<int64_t> hits_{0};

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/cache_store.h"
+#include "tests/tunable_module.h"
 
 namespace {
 
@@ -234,18 +235,7 @@ TEST_F(KilnCliTest, CompileExplainFusionPrintsAnAlignedTable) {
 
 // A dot with a bias and activation epilogue after an elementwise chain:
 // decisions to flip and tiles to choose.
-constexpr const char* kTunable = R"(HloModule tunable
-ENTRY e {
-  x = f32[512,1024] parameter(0)
-  w = f32[1024,512] parameter(1)
-  bias = f32[512] parameter(2)
-  s = f32[512,1024] sine(x)
-  m = f32[512,1024] multiply(s, x)
-  d = f32[512,512] dot(m, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  bb = f32[512,512] broadcast(bias), dimensions={1}
-  o = f32[512,512] add(d, bb)
-  ROOT r = f32[512,512] logistic(o)
-})";
+constexpr const char* kTunable = kiln::testing::kTunableModule;
 
 TEST_F(KilnCliTest, TuneRefusesBadBudgetsChipsAndFiles) {
   const std::string path = Write("tunable.hlo", kTunable);

@@ -200,7 +200,8 @@ TEST(ServerBadInputTest, UnknownKeysAndRoutes) {
   ExpectError(env.Call("GET", "/v1/executables/abc"), 400, "invalid_key");
   ExpectError(env.Call("POST", "/v1/executables/" + std::string(32, 'f') + "/execute", "{}", kJson), 404, "not_found");
   ExpectError(env.Call("GET", "/v1/nothing-here"), 404, "not_found");
-  ExpectError(env.Call("POST", "/v1/tune", "{}", kJson), 501, "not_implemented");
+  ExpectError(env.Call("POST", "/v1/tune", "{}", kJson), 400, "invalid_json");
+  ExpectError(env.Call("GET", "/v1/tune/" + std::string(16, '0')), 404, "not_found");
   ExpectStillServing(env);
 }
 

@@ -3,6 +3,7 @@
 //            [--auth-file F] [--loops N] [--access-log on|off]
 //            [--max-connections N] [--execute-timeout 60s]
 //            [--host-memory 50%] [--shutdown-grace 10s]
+//            [--tune-in-background BUDGET]
 //            [--print-routes] [--hash-token TOKEN]
 //
 // Serves the HTTP API (schema/openapi.yaml) until SIGTERM or SIGINT, then
@@ -11,7 +12,8 @@
 // database. Each flag can also come from the environment (KILN_LISTEN,
 // KILN_DB, KILN_POOL, KILN_COMPILE_THREADS, KILN_MAX_BODY, KILN_MAX_BYTES,
 // KILN_AUTH_FILE, KILN_LOOPS, KILN_ACCESS_LOG, KILN_MAX_CONNECTIONS, KILN_POOL_QUEUE,
-// KILN_EXECUTE_TIMEOUT, KILN_HOST_MEMORY, KILN_SHUTDOWN_GRACE); flags win.
+// KILN_EXECUTE_TIMEOUT, KILN_HOST_MEMORY, KILN_SHUTDOWN_GRACE,
+// KILN_TUNE_IN_BACKGROUND); flags win.
 // `--listen 127.0.0.1:0` takes an ephemeral port; the start line names the
 // port bound.
 #include <sys/resource.h>
@@ -48,6 +50,7 @@ struct ServeArgs {
   std::string execute_timeout = "60s";
   std::string host_memory = "50%";
   std::string shutdown_grace = "10s";
+  std::string tune_in_background;  // empty: off
   bool print_routes = false;
   std::string hash_token;
 };
@@ -76,6 +79,11 @@ Result<server::ServeOptions> ResolveOptions(const ServeArgs& args, const CLI::Ap
   auto shutdown_grace = server::ParseDuration(args.shutdown_grace);
   if (!shutdown_grace) return shutdown_grace.error().WithContext("--shutdown-grace");
   options.shutdown_grace = *shutdown_grace;
+  if (!args.tune_in_background.empty()) {
+    auto tune = server::ParseDuration(args.tune_in_background);
+    if (!tune) return tune.error().WithContext("--tune-in-background");
+    options.tune_in_background = *tune;
+  }
   options.host_memory = args.host_memory;
   KILN_RETURN_IF_ERROR(server::ApplyEnvironment(
       options, [&cmd](std::string_view flag) { return cmd.count(std::string(flag)) > 0; }));
@@ -113,6 +121,7 @@ Status Serve(const server::ServeOptions& options) {
   service_options.pool_queue_capacity = options.pool_queue_capacity;
   service_options.compile_threads = options.compile_threads;
   service_options.execute_timeout = options.execute_timeout;
+  service_options.tune_in_background_s = static_cast<double>(options.tune_in_background.count()) / 1000;
   auto host_memory = server::ParseHostMemory(options.host_memory, server::PhysicalMemoryBytes());
   if (!host_memory) return host_memory.error().WithContext("--host-memory");
   service_options.host_memory_bytes = *host_memory;
@@ -155,11 +164,14 @@ Status Serve(const server::ServeOptions& options) {
   const uint64_t budget = service->options().host_memory_bytes;
   const std::string memory = budget == 0 ? "no host-memory budget"
                                          : std::to_string(budget >> 20) + " MiB host-memory budget";
-  std::printf("kiln serving on http://%s:%u (db %s, pool %s, %d loop thread%s, at most %zu connections, execute timeout %lld ms, %s%s)\n",
+  const std::string tuning = options.tune_in_background.count() == 0
+                                 ? ""
+                                 : ", background tuning " + std::to_string(options.tune_in_background.count()) + " ms";
+  std::printf("kiln serving on http://%s:%u (db %s, pool %s, %d loop thread%s, at most %zu connections, execute timeout %lld ms, %s%s%s)\n",
               options.listen.host.c_str(), server.port(), options.db_path.c_str(),
               service->pool().spec().ToString().c_str(), server.loop_count(), server.loop_count() == 1 ? "" : "s",
               max_connections, static_cast<long long>(options.execute_timeout.count()), memory.c_str(),
-              options.auth_file.empty() ? "" : ", auth on");
+              options.auth_file.empty() ? "" : ", auth on", tuning.c_str());
   std::fflush(stdout);
   int received = 0;
   sigwait(&signals, &received);
@@ -237,6 +249,9 @@ void RegisterServe(CLI::App& app, int* exit_code) {
                   "On SIGTERM/SIGINT, how long in-flight requests get; runs still going are stopped just "
                   "before it ends [KILN_SHUTDOWN_GRACE]")
       ->capture_default_str();
+  cmd->add_option("--tune-in-background", args->tune_in_background,
+                  "Autotune every compile miss for this long (30s, 2m) once it is answered; the tuned executable "
+                  "replaces the entry when faster. Off by default [KILN_TUNE_IN_BACKGROUND]");
   cmd->add_option("--hash-token", args->hash_token, "Print the SHA-256 of TOKEN for an auth file and exit");
   cmd->callback([args, cmd, exit_code] {
     if (args->print_routes) {

@@ -142,13 +142,18 @@ class KilnClient:
         """The Prometheus text."""
         return self._send(wire.get_request("/metrics", accept="text/plain")).body.decode("utf-8")
 
-    def tune(self, key, max_trials=None, time_budget_s=None):
-        """Starts autotuning an entry (planned API); returns the job dict."""
-        return self._json(wire.tune_request(key, max_trials, time_budget_s), ok=(200, 202))
+    def tune(self, hlo=None, key=None, chip=None, max_trials=None, time_budget_s=None, seed=None):
+        """Starts autotuning the entry compiled from `hlo` (or, with `key` alone, finds
+        the key's running job); returns the job dict."""
+        return self._json(wire.tune_request(key, max_trials, time_budget_s, hlo, chip, seed), ok=(200, 202))
 
     def tuning(self, job_id):
-        """An autotuning job's state (planned API)."""
+        """An autotuning job's state."""
         return self._json(wire.tuning_request(job_id))
+
+    def cancel_tuning(self, job_id):
+        """Cancels an autotuning job; returns the job dict."""
+        return self._json(wire.tuning_request(job_id, method="DELETE"), ok=(200, 202))
 
     # ---- transport -----------------------------------------------------------
 

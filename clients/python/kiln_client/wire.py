@@ -112,19 +112,21 @@ def get_request(path, accept=JSON_TYPE):
     return Request("GET", path, {"Accept": accept})
 
 
-def tune_request(key, max_trials=None, time_budget_s=None):
-    body = {"key": key}
-    if max_trials is not None:
-        body["max_trials"] = max_trials
-    if time_budget_s is not None:
-        body["time_budget_s"] = time_budget_s
+def tune_request(key=None, max_trials=None, time_budget_s=None, hlo=None, chip=None, seed=None):
+    body = {}
+    for field, value in (("key", key), ("hlo", hlo), ("chip", chip), ("max_trials", max_trials),
+                         ("time_budget_s", time_budget_s), ("seed", seed)):
+        if value is not None:
+            body[field] = value
     return Request("POST", "/v1/tune", {"Content-Type": JSON_TYPE, "Accept": JSON_TYPE},
                    json.dumps(body, sort_keys=True).encode("utf-8"))
 
 
-def tuning_request(job_id):
+def tuning_request(job_id, method="GET"):
     if not isinstance(job_id, str) or not job_id:
         raise ValueError(f"job id must be a non-empty string, got {job_id!r}")
+    if method == "DELETE":
+        return Request("DELETE", "/v1/tune/" + quote(job_id, safe=""), {"Accept": JSON_TYPE})
     return get_request("/v1/tune/" + quote(job_id, safe=""))
 
 

@@ -1,0 +1,234 @@
+// POST /v1/tune, GET and DELETE /v1/tune/{id}: autotuning jobs over the
+// store's entries (tune_jobs.h), and the job's work: the tuner on the timing
+// simulator, yielding to the pool's runs (tune_gate.h), with records in the
+// store and the tuned executable swapped in under the entry's key.
+#include <nlohmann/json.hpp>
+
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/verifier.h"
+#include "runtime/chip/chip_spec.h"
+#include "server/entry_json.h"
+#include "server/http/json_response.h"
+#include "server/kiln_service.h"
+#include "server/service_errors.h"
+#include "server/tune_records.h"
+#include "server/tune_request.h"
+#include "server/tune_runner.h"
+#include "server/tuned_entry.h"
+
+namespace kiln::server {
+namespace {
+
+using nlohmann::json;
+
+json OptionalNumber(const std::optional<double>& value) { return value ? json(*value) : json(nullptr); }
+
+json JobToJson(const TuneJobView& job) {
+  json body = {
+      {"id", job.id},
+      {"key", job.entry.key.Hex()},
+      {"chip", job.entry.chip},
+      {"state", TuneStateName(job.state)},
+      {"background", job.background},
+      {"trials_done", job.trials},
+      {"max_trials", job.max_trials > 0 ? json(job.max_trials) : json(nullptr)},
+      {"time_budget_s", job.time_budget_s > 0 ? json(job.time_budget_s) : json(nullptr)},
+      {"seed", job.seed},
+      {"heuristic_us", OptionalNumber(job.heuristic_us)},
+      {"best_us", OptionalNumber(job.best_us)},
+      {"tuned_us", job.outcome && job.outcome->stored ? json(job.outcome->tuned_us) : json(nullptr)},
+      {"accepted", job.outcome ? json(job.outcome->accepted) : json(nullptr)},
+      {"stored", job.outcome ? job.outcome->stored : false},
+      {"decision", job.outcome ? json(job.outcome->decision) : json(nullptr)},
+      {"error", job.error ? json(*job.error) : json(nullptr)},
+      {"waiting_for_executes", job.waiting_for_runs},
+      {"cancel_requested", job.cancel_requested},
+      {"created", Rfc3339(job.created_ms)},
+      {"finished", job.finished_ms ? json(Rfc3339(*job.finished_ms)) : json(nullptr)},
+  };
+  return body;
+}
+
+http::Response JobResponse(int status, const TuneJobView& job) {
+  http::Response response = http::JsonResponse(status, JobToJson(job));
+  response.headers.Set("Location", "/v1/tune/" + job.id);
+  return response;
+}
+
+// Publishes a job's progress from the runner's measurements: the heuristic
+// baseline (the first untimed-strictly one), trials and the best so far.
+class ProgressRunner final : public autotune::Runner {
+ public:
+  ProgressRunner(autotune::Runner& inner, TuneProgress& progress) : inner_(inner), progress_(progress) {}
+
+  Result<autotune::Measurement> Measure(std::span<const uint8_t> executable, bool strict_tiling) override {
+    Result<autotune::Measurement> m = inner_.Measure(executable, strict_tiling);
+    if (!strict_tiling) {
+      if (m && m->ok() && progress_.heuristic_us.load() < 0) {
+        progress_.heuristic_us = m->device_us;
+        progress_.best_us = m->device_us;
+      }
+      return m;
+    }
+    progress_.trials.fetch_add(1);
+    if (m && m->ok() && (progress_.best_us.load() < 0 || m->device_us < progress_.best_us.load())) {
+      progress_.best_us = m->device_us;
+    }
+    return m;
+  }
+  Status SetReference(std::span<const uint8_t> executable, uint64_t seed) override {
+    return inner_.SetReference(executable, seed);
+  }
+  Status CompareToReference(std::span<const uint8_t> executable) override {
+    return inner_.CompareToReference(executable);
+  }
+
+ private:
+  autotune::Runner& inner_;
+  TuneProgress& progress_;
+};
+
+Result<hlo::Fingerprint> ParseAndFingerprint(const std::string& text, const driver::CompileOptions& options) {
+  Result<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(text, "<hlo>");
+  if (!module) return std::unexpected(module.error().WithReason("hlo_parse_error"));
+  if (Status verified = hlo::VerifyModule(**module); !verified) {
+    return std::unexpected(verified.error().WithReason("hlo_verify_error"));
+  }
+  Result<hlo::Fingerprint> fingerprint = hlo::FingerprintModule(**module, driver::FingerprintOptionsFor(options));
+  if (!fingerprint) return std::unexpected(fingerprint.error().WithReason("hlo_verify_error"));
+  return fingerprint;
+}
+
+// The {id} of the path: 16 lowercase hex digits, else 400 invalid_job_id.
+Result<std::string> JobIdOf(const http::Request& request) {
+  const std::string id(request.PathParam("id").value_or(""));
+  bool valid = id.size() == 16;
+  for (char c : id) valid = valid && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
+  if (!valid) {
+    return InvalidArgumentError("job id '" + id.substr(0, 64) + "': expected 16 lowercase hex digits")
+        .WithReason("invalid_job_id");
+  }
+  return id;
+}
+
+}  // namespace
+
+void KilnService::StartTune(Call call) {
+  Result<TuneRequest> parsed = ParseTuneRequest(call.request.body);
+  if (!parsed) return call.respond(http::ErrorResponse(parsed.error()));
+  TuneRequest& request = *parsed;
+  if (!request.hlo) {
+    // A key alone names the entry's job; starting one needs the module.
+    if (std::optional<TuneJobView> active = tune_jobs_->Active(call.tenant, *request.key)) {
+      return call.respond(JobResponse(200, *active));
+    }
+    Result<cache::EntryId> id = FindEntry(call.tenant, request.key->Hex());
+    if (!id) return call.respond(http::ErrorResponse(id.error()));
+    return call.respond(http::ErrorResponse(
+        InvalidArgumentError("no tuning job is queued or running for key " + request.key->Hex() +
+                             "; the store keeps executables, not modules: send the module's HLO text as 'hlo' to "
+                             "start one")
+            .WithReason("hlo_required")));
+  }
+  Result<hlo::Fingerprint> fingerprint = ParseAndFingerprint(*request.hlo, request.options);
+  if (!fingerprint) return call.respond(http::ErrorResponse(fingerprint.error()));
+  if (request.key && *request.key != fingerprint->key) {
+    return call.respond(http::ErrorResponse(
+        InvalidArgumentError("'key' " + request.key->Hex() + " is not the key of the module sent (" +
+                             fingerprint->key.Hex() + " on " + request.options.chip + ")")
+            .WithReason("key_mismatch")));
+  }
+  cache::EntryId id{call.tenant, fingerprint->key, request.options.chip, kCompilerFormatVersion};
+  Result<std::optional<cache::EntryMetadata>> stored = store_->GetMetadata(id);
+  if (!stored) return call.respond(http::ErrorResponse(InternalFailure("cache lookup", stored.error())));
+  if (!*stored || (*stored)->quarantined) {
+    return call.respond(http::ErrorResponse(
+        NotFoundError("no executable with key " + id.key.Hex() + " on " + id.chip + " for tenant " + call.tenant +
+                      " to tune; compile the module first (POST /v1/compile)")));
+  }
+  TuneJobSpec spec{.entry = id,
+                   .hlo = *std::move(request.hlo),
+                   .options = driver::NormalizedOptions(request.options),
+                   .budget = request.budget};
+  Result<TuneJobs::Submitted> submitted = tune_jobs_->Submit(std::move(spec));
+  if (!submitted) return call.respond(http::ErrorResponse(submitted.error()));
+  call.respond(JobResponse(submitted->created ? 202 : 200, submitted->job));
+}
+
+void KilnService::GetTune(Call call) {
+  Result<std::string> id = JobIdOf(call.request);
+  if (!id) return call.respond(http::ErrorResponse(id.error()));
+  std::optional<TuneJobView> job = tune_jobs_->Find(call.tenant, *id);
+  if (!job) {
+    return call.respond(http::ErrorResponse(NotFoundError("no tuning job " + *id + " for tenant " + call.tenant)));
+  }
+  call.respond(JobResponse(200, *job));
+}
+
+void KilnService::CancelTune(Call call) {
+  Result<std::string> id = JobIdOf(call.request);
+  if (!id) return call.respond(http::ErrorResponse(id.error()));
+  Result<TuneJobView> job = tune_jobs_->Cancel(call.tenant, *id);
+  if (!job) return call.respond(http::ErrorResponse(job.error()));
+  // A running job stops after its current trial: 202, poll for "cancelled".
+  call.respond(JobResponse(job->state == TuneState::kCancelled ? 200 : 202, *job));
+}
+
+void KilnService::QueueBackgroundTune(const cache::EntryId& id, std::string hlo, const driver::CompileOptions& options) {
+  autotune::TuneOptions budget;
+  budget.max_seconds = options_.tune_in_background_s;
+  TuneJobSpec spec{.entry = id, .hlo = std::move(hlo), .options = options, .budget = budget, .background = true};
+  if (!tune_jobs_->Submit(std::move(spec))) tune_jobs_->Dropped();
+}
+
+Result<TuneOutcome> KilnService::RunTuneJob(const TuneJobSpec& spec, TuneProgress& progress,
+                                            const std::function<bool()>& cancelled) {
+  // The swap replaces exactly the bytes stored now, or nothing.
+  KILN_ASSIGN_OR_RETURN(std::optional<cache::EntryMetadata> stored, store_->GetMetadata(spec.entry));
+  if (!stored || stored->quarantined) {
+    return NotFoundError("entry " + spec.entry.key.Hex() + " is no longer stored; nothing to tune");
+  }
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, hlo::ParseModule(spec.hlo, "<hlo>"));
+  KILN_RETURN_IF_ERROR(hlo::VerifyModule(*module));
+  const runtime::ChipSpec* chip = runtime::FindChip(spec.entry.chip);
+  if (chip == nullptr) return InvalidArgumentError("unknown chip '" + spec.entry.chip + "'");
+
+  SimulatedRunner simulator(*chip);
+  if (spec.budget.max_seconds > 0) simulator.set_evaluation_limit(spec.budget.max_seconds / 3);
+  simulator.set_before_kernel([this, &cancelled, &progress] {
+    return tune_gate_.WaitForNoRuns(cancelled, &progress.waiting_for_runs);
+  });
+  ProgressRunner runner(simulator, progress);
+  StoreRecords records(*store_, spec.entry.tenant);
+  autotune::TuneOptions budget = spec.budget;
+  budget.cancelled = cancelled;
+  KILN_ASSIGN_OR_RETURN(autotune::TuneResult result, autotune::Tune(*module, spec.options, runner, &records, budget));
+  if (result.fingerprint.key != spec.entry.key) {
+    return FailedPreconditionError("the module's heuristic compile has key " + result.key + ", not the entry's " +
+                                   spec.entry.key.Hex());
+  }
+  TuneOutcome outcome{.trials = result.trials,
+                      .heuristic_us = result.heuristic_us,
+                      .tuned_us = result.tuned_us,
+                      .accepted = result.accepted,
+                      .decision = result.decision};
+  if (!result.accepted) return outcome;
+  if (cancelled()) return CancelledError("cancelled after " + std::to_string(result.trials) + " trials, before the swap");
+  Status swapped = StoreTunedEntry(*store_, spec.entry.tenant, result, spec.options, stored->checksum);
+  if (!swapped) {
+    const std::string_view reason = swapped.error().reason();
+    if (reason != cache::kAlreadyTuned && reason != cache::kEntryChanged && swapped.error().code != ErrorCode::kNotFound) {
+      return std::unexpected(swapped.error().WithContext("storing the tuned executable"));
+    }
+    outcome.decision += "; not stored: " + swapped.error().message;
+    return outcome;
+  }
+  // The next compile, fetch or run of the key gets the tuned bytes: the
+  // store's hot set has them; the index and loaded programs are dropped.
+  index_.Forget(spec.entry);
+  programs_.Erase(spec.entry);
+  outcome.stored = true;
+  return outcome;
+}
+
+}  // namespace kiln::server
