@@ -195,7 +195,10 @@ Result<TuneOutcome> KilnService::RunTuneJob(const TuneJobSpec& spec, TuneProgres
 
   SimulatedRunner simulator(*chip);
   if (spec.budget.max_seconds > 0) simulator.set_evaluation_limit(spec.budget.max_seconds / 3);
-  simulator.set_before_kernel([this, &cancelled, &progress] {
+  // Before each kernel is timed or evaluated: stop when cancelled (so a
+  // long output check ends within a kernel), and give way to executes.
+  simulator.set_before_kernel([this, &cancelled, &progress]() -> Status {
+    if (cancelled()) return CancelledError("tuning cancelled");
     return tune_gate_.WaitForNoRuns(cancelled, &progress.waiting_for_runs);
   });
   ProgressRunner runner(simulator, progress);

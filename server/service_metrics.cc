@@ -141,7 +141,15 @@ void ServiceMetrics::SetTuneFigures(const TuneCounts& counts, const std::map<std
   tune_dropped_.Set(static_cast<double>(counts.dropped));
   tune_trials_.Set(static_cast<double>(counts.trials));
   tune_saved_seconds_.Set(counts.saved_us * 1e-6);
-  for (const auto& [tenant, count] : records_by_tenant) tuning_records_.WithLabels({tenant}).Set(static_cast<double>(count));
+  // A tenant whose records were all deleted reads 0, not its last count.
+  std::lock_guard lock(tenants_mu_);
+  for (const std::string& tenant : record_tenants_) {
+    if (!records_by_tenant.contains(tenant)) tuning_records_.WithLabels({tenant}).Set(0);
+  }
+  for (const auto& [tenant, count] : records_by_tenant) {
+    tuning_records_.WithLabels({tenant}).Set(static_cast<double>(count));
+    record_tenants_.insert(tenant);
+  }
 }
 
 CompileCounters ServiceMetrics::compile_counters() const {

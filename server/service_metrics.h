@@ -9,6 +9,8 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -103,6 +105,8 @@ class ServiceMetrics {
   http::Gauge& tune_trials_;
   http::Gauge& tune_saved_seconds_;
   http::GaugeFamily& tuning_records_;
+  std::mutex tenants_mu_;
+  std::set<std::string> record_tenants_;  // tenants given a tuning_records series; guarded by tenants_mu_
 
   std::atomic<int64_t> compile_requests_{0};
   std::atomic<int64_t> hits_{0};

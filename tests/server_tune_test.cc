@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "cache/cache_store.h"
 #include "server/auth.h"
 #include "tests/server_test_env.h"
 #include "tests/tunable_module.h"
@@ -122,6 +123,14 @@ TEST(ServerTuneTest, ADoneJobSwapsTheTunedExecutableInUnderTheSameKey) {
               (done["heuristic_us"].get<double>() - tuned_us) * 1e-6, 1e-9);
   EXPECT_GT(Metric(env, R"(kiln_tuning_records{tenant="default"})"), 0);
   EXPECT_EQ(Metric(env, R"(kiln_tune_jobs{state="running"})"), 0);
+
+  // Records deleted by another process (kiln inspect) read 0, not the last count.
+  cache::CacheStoreOptions other_options;
+  other_options.path = (env.dir() / "kiln.db").string();
+  auto other = cache::CacheStore::Open(other_options);
+  ASSERT_TRUE(other) << other.error().ToString();
+  ASSERT_TRUE((*other)->DeleteTuningRecords("default"));
+  EXPECT_EQ(Metric(env, R"(kiln_tuning_records{tenant="default"})"), 0);
 }
 
 TEST(ServerTuneTest, BadInputGetsItsOwn4xx) {
