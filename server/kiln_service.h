@@ -7,7 +7,8 @@
 // handlers to a Router, and the HttpServer running that router must stop
 // before the service is destroyed. Handlers run on the HTTP worker pool
 // (SQLite, parsing) or hand their work on: compiles to the compile threads,
-// runs to the pool's chips; answers come back through the Responder
+// runs to the pool's chips, tunings to the tuning worker (tune_jobs.h, which
+// waits for runs through tune_gate.h); answers come back through the Responder
 // (uv_async_send). On the loop thread run only /healthz and the hit path's
 // fast paths (routes_executables.cc, routes_compile.cc): GET/HEAD of an
 // executable and a compile of a body seen before, answered from memory (the
