@@ -63,7 +63,7 @@ struct RunError {
 };
 
 // The modules of one file and their keys (or why they have none).
-struct ReadFile {
+struct KeyedFile {
   FileModules modules;
   std::vector<Result<std::vector<hlo::Hash128>>> keys;  // per module
 };
@@ -139,7 +139,10 @@ std::optional<RunError> RunPrewarm(const PrewarmArgs& args, PrewarmReport& repor
   // --- Walk, read and key ---
   WalkResult walk = WalkDumpPaths(args.paths);
   report.skipped = std::move(walk.skipped);
-  std::vector<ReadFile> read(walk.files.size());
+  // Largest first, so one big file does not finish the phase alone.
+  std::stable_sort(walk.files.begin(), walk.files.end(),
+                   [](const FoundFile& a, const FoundFile& b) { return a.bytes > b.bytes; });
+  std::vector<KeyedFile> read(walk.files.size());
   {
     ProgressMeter meter(stderr, "reading", static_cast<int64_t>(walk.files.size()), show_progress);
     ParallelFor(walk.files.size(), jobs, [&](size_t i) {
@@ -152,9 +155,8 @@ std::optional<RunError> RunPrewarm(const PrewarmArgs& args, PrewarmReport& repor
   // --- Plan: one job per new entry ---
   std::vector<CompileJob> planned;
   std::map<std::pair<std::string, hlo::Hash128>, const ModuleSource*> seen;
-  for (ReadFile& file : read) {
+  for (KeyedFile& file : read) {
     for (SkippedPath& skip : file.modules.skipped) report.skipped.push_back(std::move(skip));
-    if (!file.modules.modules.empty() || !file.modules.skipped.empty()) ++report.files;
     for (size_t m = 0; m < file.modules.modules.size(); ++m) {
       const ModuleSource& source = file.modules.modules[m];
       ++report.found;

@@ -39,7 +39,7 @@ std::string PrewarmTable(const PrewarmReport& report) {
   std::string chips;
   for (const std::string& chip : report.chips) chips += (chips.empty() ? "" : ",") + chip;
   out += Row("target", report.target + " (chips " + chips + ")");
-  out += Row("files read", std::to_string(report.files));
+  out += Row("files", std::to_string(report.files));
   out += Row("modules found", std::to_string(report.found));
   out += Row("skipped", std::to_string(report.skipped.size()));
   for (const auto& [reason, count] : SkipCounts(report.skipped)) out += StrCat("  ", count, "  ", reason, "\n");
