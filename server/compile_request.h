@@ -38,6 +38,12 @@ Result<CompileRequest> ParseCompileRequestKey(const http::Request& request, std:
 // Whether the body is a JSON CompileRequest (Content-Type application/json).
 bool HasJsonBody(const http::Request& request);
 
+// The request hash of a text `body` compiled with `options` for `tenant`:
+// what ParseCompileRequestKey computes, for tools that store entries the
+// server's fast path should find (kiln prewarm).
+hlo::Hash128 HashCompileRequestBody(std::string_view body, const driver::CompileOptions& options,
+                                    std::string_view tenant);
+
 // The options as the API shows them: {"plan": ..., "scoped_vmem_bytes": ...}.
 std::string OptionsJsonText(const driver::CompileOptions& options);
 

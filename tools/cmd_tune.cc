@@ -10,18 +10,16 @@
 #include <string>
 
 #include "cache/cache_store.h"
-#include "cache/components.h"
 #include "compiler/autotune/tuner.h"
 #include "compiler/driver/compile_options.h"
 #include "runtime/chip/chip_spec.h"
 #include "server/auth.h"
-#include "server/entry_json.h"
-#include "server/serve_options.h"
 #include "tools/commands.h"
 #include "tools/load_module.h"
 #include "tools/tune_records.h"
 #include "tools/tune_report.h"
 #include "tools/tune_runner.h"
+#include "tools/tune_store.h"
 
 namespace kiln::tools {
 namespace {
@@ -48,40 +46,10 @@ Result<autotune::TuneOptions> TuneOptionsFrom(const TuneArgs& args) {
     }
     options.max_trials = args.trials;
   } else {
-    Result<std::chrono::milliseconds> budget = server::ParseDuration(args.budget.empty() ? kDefaultBudget : args.budget);
-    if (!budget) return budget.error().WithContext("--budget");
-    options.max_seconds = static_cast<double>(budget->count()) / 1000;
+    return TuneOptionsForBudget(args.budget.empty() ? kDefaultBudget : args.budget, args.seed);
   }
   KILN_RETURN_IF_ERROR(autotune::CheckBudget(options));
   return options;
-}
-
-// The tuned executable under the heuristic compile's key. Where an entry is
-// stored, it is swapped in one transaction (CacheStore::ReplaceWithTuned):
-// readers see the old bytes or the new, never a miss, and a tuned entry at
-// least as fast stays. Where none is, the tuned entry is put.
-Status StoreTuned(cache::CacheStore& store, const autotune::TuneResult& result,
-                  const driver::CompileOptions& options) {
-  cache::EntryId id{std::string(server::kDefaultTenant), result.fingerprint.key, result.chip,
-                    kCompilerFormatVersion};
-  server::EntryNotes notes;
-  notes.options = nlohmann::json::parse(driver::OptionsJson(options));
-  notes.kernels = 0;
-  for (const autotune::KernelComparison& k : result.kernels) notes.kernels += k.tuned_us.has_value();
-  notes.parameters = result.fingerprint.parameter_shape_text;
-  const std::string executable(result.tuned_executable.begin(), result.tuned_executable.end());
-  cache::PutRequest put{
-      .id = id,
-      .options = server::SerializeEntryNotes(notes),
-      .plan_kind = runtime::PlanKind::kTuned,
-      .executable = executable,
-      .compile_seconds = result.seconds,
-      .device_seconds = result.tuned_us * 1e-6,
-      .components = cache::KeyComponentsOf(result.fingerprint),
-  };
-  KILN_ASSIGN_OR_RETURN(std::optional<cache::EntryMetadata> stored, store.GetMetadata(id));
-  if (!stored) return store.Put(put);
-  return store.ReplaceWithTuned(put, stored->checksum);
 }
 
 Status RunTune(const TuneArgs& args) {
@@ -112,24 +80,7 @@ Status RunTune(const TuneArgs& args) {
   if (!result) return result.error().WithContext(args.file);
 
   StoreOutcome outcome;
-  outcome.requested = store != nullptr;
-  if (store) {
-    outcome.records = records->added();
-    if (!result->accepted) {
-      outcome.note = "nothing stored: the heuristic stays (" + std::to_string(outcome.records) + " tuning records kept)";
-    } else if (Status stored = StoreTuned(*store, *result, driver::NormalizedOptions(options)); !stored) {
-      if (stored.error().code == ErrorCode::kFailedPrecondition) {
-        outcome.already_tuned = true;  // not a failure: a plan as fast is served
-        outcome.note = "nothing stored: a tuned entry at least as fast is stored under key " + result->key;
-      } else {
-        outcome.note = "the tuned executable was not stored: " + stored.error().ToString();
-      }
-    } else {
-      outcome.stored = true;
-      outcome.note = "stored as plan tuned under key " + result->key + " (" + std::to_string(outcome.records) +
-                     " tuning records kept)";
-    }
-  }
+  if (store) outcome = StoreTuneResult(*store, *result, driver::NormalizedOptions(options), records->added());
   if (args.json) {
     std::printf("%s\n", TuneJson(*result, outcome).dump().c_str());
   } else {
