@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   cmake g++ ninja-build pkg-config
-  libsqlite3-dev libuv1-dev node-llhttp libxxhash-dev libzstd-dev libjemalloc-dev
+  libsqlite3-dev libuv1-dev node-llhttp libxxhash-dev libzstd-dev zlib1g-dev libjemalloc-dev
   libeigen3-dev flatbuffers-compiler libflatbuffers-dev
   libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev

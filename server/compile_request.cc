@@ -74,7 +74,9 @@ Result<void> ParseJsonBody(const std::string& body, CompileRequest& out) {
   return {};
 }
 
-hlo::Hash128 HashRequest(std::string_view body, const driver::CompileOptions& options, std::string_view tenant) {
+}  // namespace
+
+hlo::Hash128 HashCompileRequestBody(std::string_view body, const driver::CompileOptions& options, std::string_view tenant) {
   XXH3_state_t state;
   XXH3_128bits_reset(&state);
   auto add = [&state](std::string_view part) {
@@ -89,8 +91,6 @@ hlo::Hash128 HashRequest(std::string_view body, const driver::CompileOptions& op
   XXH128_hash_t hash = XXH3_128bits_digest(&state);
   return hlo::Hash128{hash.high64, hash.low64};
 }
-
-}  // namespace
 
 Result<void> SetChip(driver::CompileOptions& options, std::string_view chip) {
   const runtime::ChipSpec* spec = runtime::FindChip(chip);
@@ -162,7 +162,7 @@ Result<CompileRequest> ParseCompileRequestKey(const http::Request& request, std:
     if (auto parsed = ParseJsonBody(request.body, out); !parsed) return std::unexpected(parsed.error());
   }
   if (auto fits = CheckScopedVmem(out.options); !fits) return std::unexpected(fits.error());
-  out.request_hash = HashRequest(request.body, out.options, tenant);
+  out.request_hash = HashCompileRequestBody(request.body, out.options, tenant);
   return out;
 }
 

@@ -48,6 +48,11 @@ Result<void> SetChip(driver::CompileOptions& options, std::string_view chip);
 Result<void> ApplyJsonOptions(driver::CompileOptions& options, const nlohmann::json& object);
 // 400 invalid_options when scoped_vmem_bytes exceeds the chip's VMEM.
 Result<void> CheckScopedVmem(const driver::CompileOptions& options);
+// The request hash of a text `body` compiled with `options` for `tenant`:
+// what ParseCompileRequestKey computes, for tools that store entries the
+// server's fast path should find (kiln prewarm).
+hlo::Hash128 HashCompileRequestBody(std::string_view body, const driver::CompileOptions& options,
+                                    std::string_view tenant);
 
 // The options as the API shows them: {"plan": ..., "scoped_vmem_bytes": ...}.
 std::string OptionsJsonText(const driver::CompileOptions& options);

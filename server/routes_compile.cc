@@ -3,11 +3,11 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "cache/components.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
 #include "compiler/driver/compile_module.h"
 #include "server/compile_request.h"
+#include "server/compiled_entry.h"
 #include "server/entry_json.h"
 #include "server/http/json_response.h"
 #include "server/kiln_service.h"
@@ -220,22 +220,10 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, const driv
     return outcome;
   }
   metrics_.Compiled(compiled->compile_ms);
-  EntryNotes notes;
-  notes.options = nlohmann::json::parse(driver::OptionsJson(options));
-  notes.kernels = compiled->kernels;
-  notes.parameters = compiled->fingerprint.parameter_shape_text;
+  const EntryNotes notes = NotesOfCompile(*compiled, options);
   auto executable = std::make_shared<const std::string>(compiled->executable.begin(), compiled->executable.end());
   const std::string notes_text = SerializeEntryNotes(notes);
-  cache::PutRequest put{
-      .id = id,
-      .options = notes_text,
-      .plan_kind = options.plan,
-      .executable = *executable,
-      .compile_seconds = compiled->compile_ms / 1000,
-      .device_seconds = compiled->estimated_us * 1e-6,
-      .components = cache::KeyComponentsOf(compiled->fingerprint),
-      .request_hash = request_hash,
-  };
+  const cache::PutRequest put = PutOfCompile(id, *compiled, options, *executable, notes_text, request_hash);
   auto store_start = Clock::now();
   if (Status stored = store_->Put(put); !stored) {
     const cache::StorageProblem problem = cache::StorageProblemOf(stored.error());

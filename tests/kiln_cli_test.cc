@@ -16,33 +16,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/cache_store.h"
+#include "tests/run_kiln.h"
 #include "tests/tunable_module.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int exit_code;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-RunResult RunKiln(const std::string& args) {
-  fs::path err_file = fs::temp_directory_path() / ("kiln_cli_err_" + std::to_string(getpid()));
-  std::string cmd = std::string(KILN_BINARY) + " " + args + " 2>" + err_file.string();
-  FILE* pipe = popen(cmd.c_str(), "r");
-  EXPECT_NE(pipe, nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  int status = pclose(pipe);
-  std::ifstream ef(err_file);
-  std::string err((std::istreambuf_iterator<char>(ef)), std::istreambuf_iterator<char>());
-  fs::remove(err_file);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, err};
-}
+using kiln::testing::RunKiln;
+using kiln::testing::RunResult;
 
 class KilnCliTest : public ::testing::Test {
  protected:

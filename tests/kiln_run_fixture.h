@@ -18,17 +18,12 @@
 
 #include "compiler/hlo/parser.h"
 #include "runtime/io/safetensors.h"
+#include "tests/run_kiln.h"
 
 namespace kiln::testing {
 
 namespace fs = std::filesystem;
 using runtime::io::SafetensorsFile;
-
-struct RunResult {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
 
 class KilnRunTest : public ::testing::Test {
  protected:
@@ -57,20 +52,7 @@ class KilnRunTest : public ::testing::Test {
 
   RunResult Run(const std::string& args) { return Kiln("run " + args); }
 
-  RunResult Kiln(const std::string& args) {
-    std::string err_file = Path("stderr.txt");
-    std::string cmd = std::string(KILN_BINARY) + " " + args + " 2>" + err_file;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    EXPECT_NE(pipe, nullptr);
-    std::string out;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-    int status = pclose(pipe);
-    std::ifstream ef(err_file);
-    std::string err((std::istreambuf_iterator<char>(ef)), std::istreambuf_iterator<char>());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, err};
-  }
+  RunResult Kiln(const std::string& args) { return RunKiln(args); }
 
   fs::path dir_;
 };

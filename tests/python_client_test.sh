@@ -25,10 +25,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$kiln" serve --listen 127.0.0.1:0 --db "$work/kiln.db" --pool v5e:2 >"$work/out" 2>"$work/log" &
+: >"$work/out"  # exists before the server's shell opens it, so the first read never fails
+"$kiln" serve --listen 127.0.0.1:0 --db "$work/kiln.db" --pool v5e:2 >>"$work/out" 2>"$work/log" &
 server_pid=$!
 port=""
-for _ in $(seq 1 100); do
+for _ in $(seq 1 300); do
   port="$(sed -n 's|^kiln serving on http://127.0.0.1:\([0-9]*\) .*|\1|p' "$work/out")"
   [ -n "$port" ] && break
   sleep 0.1

@@ -17,10 +17,10 @@
 #include "server/serve_options.h"
 #include "server/tune_records.h"
 #include "server/tune_runner.h"
-#include "server/tuned_entry.h"
 #include "tools/commands.h"
 #include "tools/load_module.h"
 #include "tools/tune_report.h"
+#include "tools/tune_store.h"
 
 namespace kiln::tools {
 namespace {
@@ -47,9 +47,7 @@ Result<autotune::TuneOptions> TuneOptionsFrom(const TuneArgs& args) {
     }
     options.max_trials = args.trials;
   } else {
-    Result<std::chrono::milliseconds> budget = server::ParseDuration(args.budget.empty() ? kDefaultBudget : args.budget);
-    if (!budget) return budget.error().WithContext("--budget");
-    options.max_seconds = static_cast<double>(budget->count()) / 1000;
+    return TuneOptionsForBudget(args.budget.empty() ? kDefaultBudget : args.budget, args.seed);
   }
   KILN_RETURN_IF_ERROR(autotune::CheckBudget(options));
   return options;
@@ -83,25 +81,7 @@ Status RunTune(const TuneArgs& args) {
   if (!result) return result.error().WithContext(args.file);
 
   StoreOutcome outcome;
-  outcome.requested = store != nullptr;
-  if (store) {
-    outcome.records = records->added();
-    if (!result->accepted) {
-      outcome.note = "nothing stored: the heuristic stays (" + std::to_string(outcome.records) + " tuning records kept)";
-    } else if (Status stored = server::StoreTunedEntry(*store, std::string(server::kDefaultTenant), *result,
-                                                           driver::NormalizedOptions(options), std::nullopt); !stored) {
-      if (stored.error().code == ErrorCode::kFailedPrecondition) {
-        outcome.already_tuned = true;  // not a failure: a plan as fast is served
-        outcome.note = "nothing stored: a tuned entry at least as fast is stored under key " + result->key;
-      } else {
-        outcome.note = "the tuned executable was not stored: " + stored.error().ToString();
-      }
-    } else {
-      outcome.stored = true;
-      outcome.note = "stored as plan tuned under key " + result->key + " (" + std::to_string(outcome.records) +
-                     " tuning records kept)";
-    }
-  }
+  if (store) outcome = StoreTuneResult(*store, *result, driver::NormalizedOptions(options), records->added());
   if (args.json) {
     std::printf("%s\n", TuneJson(*result, outcome).dump().c_str());
   } else {

@@ -13,6 +13,7 @@ void RegisterCompile(CLI::App& app, int* exit_code);
 void RegisterTune(CLI::App& app, int* exit_code);
 void RegisterServe(CLI::App& app, int* exit_code);
 void RegisterInspect(CLI::App& app, int* exit_code);
+void RegisterPrewarm(CLI::App& app, int* exit_code);
 
 // The chip `kiln serve` targets when none is named.
 inline constexpr const char* kDefaultChip = "v5e";

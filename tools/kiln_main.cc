@@ -16,6 +16,13 @@ int main(int argc, char** argv) {
   kiln::tools::RegisterTune(app, &exit_code);
   kiln::tools::RegisterServe(app, &exit_code);
   kiln::tools::RegisterInspect(app, &exit_code);
-  CLI11_PARSE(app, argc, argv);
+  kiln::tools::RegisterPrewarm(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; a usage error exits 2, as getopt tools do.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
   return exit_code;
 }

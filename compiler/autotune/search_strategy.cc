@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <unordered_map>
 
 namespace kiln::autotune::internal {
@@ -18,6 +19,8 @@ constexpr int kExploreTiles = 2;
 constexpr double kPromise = 1.1;
 // Rounds in a row without a measurement before the search stops.
 constexpr int kMaxIdleRounds = 4;
+// Share of fusion proposals that move a producer's edges together.
+constexpr double kGroupMoveShare = 0.4;
 
 }  // namespace
 
@@ -161,6 +164,39 @@ std::vector<int64_t> SearchStrategy::Propose(const Formed& formed) {
     cumulative.push_back(sum);
   }
   std::vector<int64_t> flips = current_.flips;
+  if (random_.Uniform() < kGroupMoveShare) {
+    // A group move: every flippable edge of one producer (its consumers, or
+    // its consumers' sibling fusions) set to fused, or back to the
+    // heuristic's decisions when they all are. Single flips cannot remove a
+    // producer's kernel that several consumers refused to absorb: it stays
+    // until the last of them absorbs it, so no single flip gains.
+    const std::vector<std::vector<int64_t>>& groups = Groups();
+    std::vector<double> group_cumulative;
+    double group_sum = 0;
+    for (const std::vector<int64_t>& group : groups) {
+      const fusion::FusionEdge& first = base.edges[group.front()];
+      group_sum += floor + kernel_us[first.producer] + kernel_us[first.consumer];
+      group_cumulative.push_back(group_sum);
+    }
+    if (!groups.empty()) {
+      double at = random_.Uniform() * group_sum;
+      size_t pick = std::upper_bound(group_cumulative.begin(), group_cumulative.end(), at) - group_cumulative.begin();
+      const std::vector<int64_t>& group = groups[std::min(pick, groups.size() - 1)];
+      auto fused_now = [&](int64_t e) {
+        bool flipped = std::binary_search(current_.flips.begin(), current_.flips.end(), e);
+        return base.edges[e].fused != flipped;
+      };
+      const bool all_fused = std::all_of(group.begin(), group.end(), fused_now);
+      for (int64_t e : group) {
+        auto it = std::find(flips.begin(), flips.end(), e);
+        const bool want_flipped = all_fused ? false : !base.edges[e].fused;
+        if (want_flipped && it == flips.end()) flips.push_back(e);
+        if (!want_flipped && it != flips.end()) flips.erase(it);
+      }
+      std::sort(flips.begin(), flips.end());
+      return flips;
+    }
+  }
   int count = random_.Uniform() < 0.7 ? 1 : 2;
   for (int i = 0; i < count; ++i) {
     double at = random_.Uniform() * sum;
@@ -176,6 +212,22 @@ std::vector<int64_t> SearchStrategy::Propose(const Formed& formed) {
   }
   std::sort(flips.begin(), flips.end());
   return flips;
+}
+
+const std::vector<std::vector<int64_t>>& SearchStrategy::Groups() {
+  if (groups_) return *groups_;
+  const fusion::FusionPlan& base = state_.space().base();
+  // Producer -> its flippable edges, consumer edges and sibling edges apart.
+  std::map<std::pair<int64_t, bool>, std::vector<int64_t>> by_producer;
+  for (int64_t e : state_.space().flippable()) {
+    const fusion::FusionEdge& edge = base.edges[e];
+    by_producer[{edge.producer, edge.is_sibling()}].push_back(e);
+  }
+  groups_.emplace();
+  for (auto& [producer, edges] : by_producer) {
+    if (edges.size() >= 2) groups_->push_back(std::move(edges));
+  }
+  return *groups_;
 }
 
 bool SearchStrategy::FusionMove() {

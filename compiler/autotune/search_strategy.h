@@ -52,8 +52,12 @@ class SearchStrategy {
   bool TileSweep(bool explore);
   // One fusion move; false when no proposal was measured.
   bool FusionMove();
-  // Flip sets near current_'s, sampled by kernel weight.
+  // Flip sets near current_'s, sampled by kernel weight: one or two single
+  // flips, or a group move (Groups()).
   std::vector<int64_t> Propose(const Formed& formed);
+  // Flippable edges grouped by producer (consumer edges and sibling edges
+  // apart), groups of two or more; computed once.
+  const std::vector<std::vector<int64_t>>& Groups();
   // Records `point` (formed with its tiles) as best if it is known exactly
   // and faster.
   void Consider(const Point& point, Formed formed);
@@ -72,6 +76,7 @@ class SearchStrategy {
   std::optional<Point> best_;
   double best_us_ = std::numeric_limits<double>::infinity();
   std::set<std::vector<int64_t>> tried_flips_;
+  std::optional<std::vector<std::vector<int64_t>>> groups_;
 };
 
 }  // namespace kiln::autotune::internal

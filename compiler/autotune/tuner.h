@@ -12,7 +12,9 @@
 //    trial measures a tile of every kernel and the best tile per kernel
 //    composes exactly;
 //  - fusion moves (simulated annealing): flips of one or two profitability
-//    decisions, weighted towards the slowest kernels; the model predicts
+//    decisions, or all of one producer's at once (the only move that removes
+//    a kernel several consumers refused to absorb), weighted towards the
+//    slowest kernels; the model predicts
 //    several proposals (measured kernels exactly, new ones calibrated) and
 //    only the best is measured, when the model says it may pay.
 // The best plan is measured once more and accepted only when it is faster

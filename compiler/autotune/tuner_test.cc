@@ -179,6 +179,63 @@ TEST(TunerTest, WithoutComparableOutputsOnlyTilesAreSearched) {
   EXPECT_EQ(program->key, result->key);
 }
 
+// A broadcast read by more consumers than the heuristic lets it be
+// recomputed in (eight): it is fused into eight and materialized for the
+// other four. Its kernel goes away only when those four absorb it together;
+// each alone leaves the kernel and gains nothing.
+constexpr int kWideConsumers = 12;
+
+std::string WideBroadcastModule() {
+  std::string text = "HloModule wide\nENTRY e {\n  p = f32[] parameter(0)\n"
+                     "  b = f32[256,256] broadcast(p), dimensions={}\n";
+  std::string outputs, shapes;
+  for (int i = 0; i < kWideConsumers; ++i) {
+    const std::string n = std::to_string(i);
+    text += "  x" + n + " = f32[256,256] parameter(" + std::to_string(i + 1) + ")\n";
+    text += "  c" + n + " = f32[256,256] " + (i % 2 == 0 ? "add" : "multiply") + "(x" + n + ", b)\n";
+    outputs += (i ? ", c" : "c") + n;
+    shapes += std::string(i ? ", " : "") + "f32[256,256]";
+  }
+  return text + "  ROOT out = (" + shapes + ") tuple(" + outputs + ")\n}\n";
+}
+
+TEST(TunerTest, AProducerRefusedByManyConsumersIsAbsorbedByAllAtOnce) {
+  const std::string text = WideBroadcastModule();
+  auto module = ParseVerified(text);
+  ASSERT_NE(module, nullptr);
+  driver::CompileOptions options;
+  auto prepared = driver::PrepareModule(*module, options);
+  ASSERT_TRUE(prepared);
+  auto heuristic = driver::PlanPrepared(*prepared, options);
+  ASSERT_TRUE(heuristic);
+  int64_t b = -1;
+  for (const auto& i : module->entry()->instructions()) {
+    if (i->name() == "b") b = i->index_in_parent();
+  }
+  ASSERT_GE(b, 0);
+  int refused = 0;
+  for (const fusion::FusionEdge& e : heuristic->plan.edges) {
+    if (e.producer != b || e.is_sibling() || e.fused) continue;
+    EXPECT_EQ(e.kind, fusion::DecisionKind::kProfitability);
+    ++refused;
+  }
+  ASSERT_GE(refused, 3);
+  ASSERT_GE(heuristic->plan.root_kernel[b], 0) << "the heuristic materializes b";
+
+  FakeRunner runner;
+  auto tuned_module = ParseVerified(text);
+  auto result = Tune(*tuned_module, options, runner, nullptr, Trials(40));
+  ASSERT_TRUE(result) << result.error().ToString();
+  ASSERT_TRUE(result->accepted) << result->decision;
+  int absorbed = 0;
+  for (const std::string& flip : result->edge_flips) absorbed += flip.starts_with("%b -> ") && flip.ends_with(" fused");
+  EXPECT_EQ(absorbed, refused) << ::testing::PrintToString(result->edge_flips);
+  auto program = runtime::ParseProgram(result->tuned_executable);
+  ASSERT_TRUE(program);
+  for (const runtime::ProgramKernel& k : program->kernels) EXPECT_NE(k.name, "b");
+  EXPECT_GT(result->fusion_gain_us, 0);
+}
+
 // Records of a first tuning let a second one start from the best tiles.
 class MapRecords final : public RecordStore {
  public:

@@ -1,0 +1,56 @@
+#include "tools/prewarm_jobs.h"
+
+#include "compiler/driver/compile_module.h"
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/verifier.h"
+
+namespace kiln::tools {
+namespace {
+
+// The error placed in the file: lines of a graph inside a saved graphs
+// file count from the file's first line.
+Error PlacedInFile(const ModuleSource& source, Error error) {
+  SourceLocation where = error.where();
+  if (where.line > 0) {
+    where.file = source.file;
+    where.line += source.first_line - 1;
+    error.At(std::move(where));
+  }
+  return error;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<hlo::Module>> ParseSource(const ModuleSource& source) {
+  Result<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(source.text, source.file);
+  if (!module) return std::unexpected(PlacedInFile(source, module.error()));
+  if (Status verified = hlo::VerifyModule(**module); !verified) {
+    return std::unexpected(PlacedInFile(source, verified.error().WithContext("verification failed")));
+  }
+  return module;
+}
+
+Result<std::vector<hlo::Hash128>> KeyModule(const ModuleSource& source,
+                                            const std::vector<driver::CompileOptions>& options) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, ParseSource(source));
+  std::vector<hlo::Hash128> keys;
+  for (const driver::CompileOptions& one : options) {
+    Result<hlo::Fingerprint> fingerprint = hlo::FingerprintModule(*module, driver::FingerprintOptionsFor(one));
+    if (!fingerprint) return std::unexpected(PlacedInFile(source, fingerprint.error()));
+    keys.push_back(fingerprint->key);
+  }
+  return keys;
+}
+
+JobFailure FailureOf(const ModuleSource& source, const Error& error) {
+  const SourceLocation& where = error.where();
+  if (where.line > 0) {
+    std::string reason = error.context().empty() ? error.message : error.context() + ": " + error.message;
+    if (!where.subject.empty()) reason += " (" + where.subject + ")";
+    std::string origin = source.origin == source.file ? "" : " (" + source.origin.substr(source.file.size() + 1) + ")";
+    return {where.file.empty() ? source.file + ":" + where.PositionText() : where.PositionText(), reason + origin};
+  }
+  return {source.origin, error.ToString()};
+}
+
+}  // namespace kiln::tools
