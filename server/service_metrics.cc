@@ -56,16 +56,16 @@ ServiceMetrics::ServiceMetrics()
                                               "Queued runs that do not fit the free host memory.")
                                .WithLabels({})),
       tune_jobs_(registry_.AddGauge("kiln_tune_jobs", "Autotuning jobs queued or running now.", {"state"})),
-      tune_jobs_ended_(registry_.AddGauge("kiln_tune_jobs_ended_total",
+      tune_jobs_ended_(registry_.AddCounter("kiln_tune_jobs_ended_total",
                                           "Autotuning jobs ended since the server started, by how (done, failed, "
                                           "cancelled).",
                                           {"state"})),
-      tune_dropped_(registry_.AddGauge("kiln_tune_background_dropped_total",
+      tune_dropped_(registry_.AddCounter("kiln_tune_background_dropped_total",
                                        "Background tunings of compile misses not queued: the tuning queue was full.")
                         .WithLabels({})),
-      tune_trials_(registry_.AddGauge("kiln_tune_trials_total", "Candidate programs measured by ended tuning jobs.")
+      tune_trials_(registry_.AddCounter("kiln_tune_trials_total", "Candidate programs measured by ended tuning jobs.")
                        .WithLabels({})),
-      tune_saved_seconds_(registry_.AddGauge("kiln_tune_device_seconds_saved_total",
+      tune_saved_seconds_(registry_.AddCounter("kiln_tune_device_seconds_saved_total",
                                              "Device seconds each run of the tuned programs saves, summed over the "
                                              "tunings stored (heuristic_us - tuned_us).")
                               .WithLabels({})),
@@ -135,14 +135,19 @@ void ServiceMetrics::SetHostMemory(uint64_t budget_bytes, uint64_t in_use_bytes,
 void ServiceMetrics::SetTuneFigures(const TuneCounts& counts, const std::map<std::string, int64_t>& records_by_tenant) {
   tune_jobs_.WithLabels({"queued"}).Set(static_cast<double>(counts.queued));
   tune_jobs_.WithLabels({"running"}).Set(static_cast<double>(counts.running));
-  tune_jobs_ended_.WithLabels({"done"}).Set(static_cast<double>(counts.done));
-  tune_jobs_ended_.WithLabels({"failed"}).Set(static_cast<double>(counts.failed));
-  tune_jobs_ended_.WithLabels({"cancelled"}).Set(static_cast<double>(counts.cancelled));
-  tune_dropped_.Set(static_cast<double>(counts.dropped));
-  tune_trials_.Set(static_cast<double>(counts.trials));
-  tune_saved_seconds_.Set(counts.saved_us * 1e-6);
-  // A tenant whose records were all deleted reads 0, not its last count.
+  // The job registry's totals only grow: the counters catch up to them
+  // (under the lock, so two scrapes at once add each difference once).
   std::lock_guard lock(tenants_mu_);
+  auto catch_up = [](http::Counter& counter, double total) {
+    if (total > counter.value()) counter.Increment(total - counter.value());
+  };
+  catch_up(tune_jobs_ended_.WithLabels({"done"}), static_cast<double>(counts.done));
+  catch_up(tune_jobs_ended_.WithLabels({"failed"}), static_cast<double>(counts.failed));
+  catch_up(tune_jobs_ended_.WithLabels({"cancelled"}), static_cast<double>(counts.cancelled));
+  catch_up(tune_dropped_, static_cast<double>(counts.dropped));
+  catch_up(tune_trials_, static_cast<double>(counts.trials));
+  catch_up(tune_saved_seconds_, counts.saved_us * 1e-6);
+  // A tenant whose records were all deleted reads 0, not its last count.
   for (const std::string& tenant : record_tenants_) {
     if (!records_by_tenant.contains(tenant)) tuning_records_.WithLabels({tenant}).Set(0);
   }

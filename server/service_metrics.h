@@ -100,10 +100,10 @@ class ServiceMetrics {
   http::Gauge& host_memory_in_use_;
   http::Gauge& host_memory_waiting_;
   http::GaugeFamily& tune_jobs_;
-  http::GaugeFamily& tune_jobs_ended_;
-  http::Gauge& tune_dropped_;
-  http::Gauge& tune_trials_;
-  http::Gauge& tune_saved_seconds_;
+  http::CounterFamily& tune_jobs_ended_;
+  http::Counter& tune_dropped_;
+  http::Counter& tune_trials_;
+  http::Counter& tune_saved_seconds_;
   http::GaugeFamily& tuning_records_;
   std::mutex tenants_mu_;
   std::set<std::string> record_tenants_;  // tenants given a tuning_records series; guarded by tenants_mu_
