@@ -29,4 +29,17 @@ size_t EditDistance(std::string_view a, std::string_view b, LetterCase letter_ca
   return row[b.size()];
 }
 
+std::optional<std::string_view> ClosestWord(std::string_view word, std::span<const std::string> candidates) {
+  std::optional<std::string_view> best;
+  size_t best_distance = 3;
+  for (const std::string& candidate : candidates) {
+    const size_t distance = EditDistance(word, candidate, LetterCase::kIgnored);
+    if (distance < best_distance && 2 * distance < std::max(word.size(), candidate.size())) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
 }  // namespace kiln

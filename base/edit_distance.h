@@ -6,6 +6,9 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
 #include <string_view>
 
 namespace kiln {
@@ -13,5 +16,10 @@ namespace kiln {
 enum class LetterCase { kSensitive, kIgnored };
 
 size_t EditDistance(std::string_view a, std::string_view b, LetterCase letter_case = LetterCase::kSensitive);
+
+// The candidate `word` is most likely a misspelling of, if any is close: at
+// most two edits (letter case ignored), and fewer than half of the longer
+// word's length; the first of equally close ones. Points into `candidates`.
+std::optional<std::string_view> ClosestWord(std::string_view word, std::span<const std::string> candidates);
 
 }  // namespace kiln

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace kiln {
 namespace {
 
@@ -20,6 +23,15 @@ TEST(EditDistanceTest, CaseCountsUnlessIgnored) {
   EXPECT_EQ(EditDistance("Chip", "chip"), 1u);
   EXPECT_EQ(EditDistance("Chip", "chip", LetterCase::kIgnored), 0u);
   EXPECT_EQ(EditDistance("PLAN", "plans", LetterCase::kIgnored), 1u);
+}
+
+TEST(ClosestWordTest, SuggestsOnlyNearWords) {
+  const std::vector<std::string> commands = {"parse", "fingerprint", "compile", "run", "tune", "inspect"};
+  EXPECT_EQ(ClosestWord("fingerprnt", commands), "fingerprint");
+  EXPECT_EQ(ClosestWord("Compile", commands), "compile");
+  EXPECT_EQ(ClosestWord("rnu", commands), std::nullopt);  // two edits of a three-letter word
+  EXPECT_EQ(ClosestWord("serve", commands), std::nullopt);
+  EXPECT_EQ(ClosestWord("tune", std::vector<std::string>{}), std::nullopt);
 }
 
 }  // namespace

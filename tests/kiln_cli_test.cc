@@ -58,6 +58,36 @@ ENTRY %entry_comp {
   ROOT %sum   =  f32[4] add(%x, %y)
 })";
 
+TEST_F(KilnCliTest, VersionPrintsTheReleaseAndCompilerFormat) {
+  RunResult r = RunKiln("--version");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(^kiln \d+\.\d+\.\d+ \(compiler format \d+\)\n$)"))) << r.out;
+}
+
+// A mistyped command or option exits 2 with the name it most likely meant.
+TEST_F(KilnCliTest, MistypedCommandsAndOptionsSayWhatWasMeant) {
+  const std::string module = Write("add.hlo", kAdd);
+  RunResult command = RunKiln("fingerprnt " + module);
+  EXPECT_EQ(command.exit_code, 2);
+  EXPECT_NE(command.err.find("unknown command 'fingerprnt': did you mean 'fingerprint'?"), std::string::npos)
+      << command.err;
+  RunResult option = RunKiln("compile " + module + " --chipp v5e");
+  EXPECT_EQ(option.exit_code, 2);
+  EXPECT_NE(option.err.find("unknown option '--chipp': did you mean '--chip'?"), std::string::npos) << option.err;
+  RunResult nested = RunKiln("inspect lst");
+  EXPECT_EQ(nested.exit_code, 2);
+  EXPECT_NE(nested.err.find("unknown inspect command 'lst': did you mean 'list'?"), std::string::npos) << nested.err;
+  RunResult unrelated = RunKiln("compile " + module + " --zzzzzz");
+  EXPECT_EQ(unrelated.exit_code, 2);
+  EXPECT_EQ(unrelated.err.find("did you mean"), std::string::npos) << unrelated.err;
+}
+
+TEST_F(KilnCliTest, AFolderIsNamedAsOne) {
+  RunResult r = RunKiln("fingerprint " + dir_.string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(dir_.string() + " is a folder, not a file"), std::string::npos) << r.err;
+}
+
 TEST_F(KilnCliTest, FingerprintPrintsKeyAndPath) {
   std::string path = Write("add.hlo", kAdd);
   RunResult r = RunKiln("fingerprint " + path);

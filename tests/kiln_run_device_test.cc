@@ -237,6 +237,12 @@ TEST_F(KilnRunTest, RunsAKilnExecutable) {
   ExpectError(Run(cut + " --random-inputs 9"), "truncated");
   ExpectError(Run(exe + " --direct"), "--direct needs HLO text");
   ExpectError(Run(exe + " --plan none --random-inputs 9"), "--plan needs HLO text");
+  // Planned for v5p's VMEM and HBM: not run as if it were another chip's,
+  // as the server never does; the same chip in another case is the same.
+  ExpectError(Run(exe + " --chip v5e --random-inputs 9"), "was compiled for v5p, not v5e");
+  EXPECT_EQ(Run(exe + " --chip V5P --random-inputs 9").exit_code, 0);
+  // A folder is not a module.
+  ExpectError(Run(Path("") + " --random-inputs 9"), "is a folder, not a file");
 }
 
 TEST_F(KilnRunTest, DirectExcludesCompileFlags) {

@@ -1,13 +1,20 @@
 // kiln: compile cache for XLA HLO. One binary, one subcommand per job.
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+#include <string>
+
+#include "base/version.h"
 #include "tools/commands.h"
+#include "tools/usage_hints.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
       "kiln: a compile cache for XLA HLO programs.\n"
       "Fingerprints graph-plus-shape, compiles for simulated TPU chips and caches executables."};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "kiln " + std::string(kiln::kKilnVersion) + " (compiler format " +
+                                        std::to_string(kiln::kCompilerFormatVersion) + ")");
   int exit_code = 0;
   kiln::tools::RegisterParse(app, &exit_code);
   kiln::tools::RegisterFingerprint(app, &exit_code);
@@ -22,7 +29,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; a usage error exits 2, as getopt tools do.
     const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    if (code == 0) return 0;
+    std::fputs(kiln::tools::UsageHints(app, argc, argv).c_str(), stderr);
+    return 2;
   }
   return exit_code;
 }

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -11,6 +12,10 @@
 namespace kiln::tools {
 
 Result<std::string> ReadFile(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    return InvalidArgumentError(path + " is a folder, not a file (kiln prewarm reads folders of HLO dumps)");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return ErrnoError(errno, path + ": cannot open: " + std::strerror(errno));
   std::ostringstream ss;

@@ -130,14 +130,20 @@ Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& pr
   return Ok();
 }
 
-// A kiln executable file: run as it is, on its own chip unless --chip says
-// otherwise.
+// A kiln executable file: run as it is, on the chip it was compiled for (as
+// the server runs it); --chip naming another is refused, since its kernels,
+// tiles and buffers were planned for that chip's VMEM and HBM.
 Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const uint8_t> bytes) {
   auto loaded = runtime::LoadedProgram::FromBytes(bytes);
   if (!loaded) return loaded.error().WithContext(options.module_path);
   const runtime::Program& program = (*loaded)->program();
   KILN_ASSIGN_OR_RETURN(const runtime::ChipSpec* chip,
                         LookUpChip(options.chip.empty() ? program.chip : options.chip));
+  if (chip->name != program.chip) {
+    return FailedPreconditionError(options.module_path + " was compiled for " + program.chip + ", not " +
+                                   std::string(chip->name) + ": run it without --chip, or compile the module for " +
+                                   std::string(chip->name));
+  }
   RunReport report;
   report.module_name = std::filesystem::path(options.module_path).filename().string();
   std::vector<hlo::Literal> args;

@@ -17,22 +17,6 @@ std::string Join(const std::vector<std::string>& names) {
   return out;
 }
 
-// The accepted name `name` is most likely a misspelling of, if any is close:
-// at most two edits, and fewer than half of the name's length.
-std::optional<std::string_view> ClosestName(std::string_view name,
-                                            const std::vector<std::string>& accepted) {
-  std::optional<std::string_view> best;
-  size_t best_distance = 3;
-  for (const std::string& candidate : accepted) {
-    size_t distance = EditDistance(name, candidate, LetterCase::kIgnored);
-    if (distance < best_distance && 2 * distance < std::max(name.size(), candidate.size())) {
-      best = candidate;
-      best_distance = distance;
-    }
-  }
-  return best;
-}
-
 std::optional<Error> CheckQuery(const RequestContract& contract, const Request& request, RouteName route) {
   for (size_t i = 0; i < request.query.size(); ++i) {
     const std::string& name = request.query[i].first;
@@ -41,7 +25,7 @@ std::optional<Error> CheckQuery(const RequestContract& contract, const Request& 
     if (!known) {
       std::string message =
           StrCat("unknown query parameter '", name, "' for ", route.method, " ", route.pattern);
-      if (std::optional<std::string_view> close = ClosestName(name, contract.query)) {
+      if (std::optional<std::string_view> close = ClosestWord(name, contract.query)) {
         message += StrCat(" (did you mean '", *close, "'?)");
       }
       message += contract.query.empty() ? std::string("; it takes no query parameters")
