@@ -64,6 +64,27 @@ TEST_F(KilnRunTest, JsonOutput) {
   EXPECT_TRUE(json["eval_ms"].is_number());
 }
 
+// 0/0 everywhere: the summary says every value is NaN instead of printing
+// min, max and mean as 0.
+TEST_F(KilnRunTest, AllNaNOutputsAreSummarizedAsSuch) {
+  const std::string module = Write("nan.hlo", R"(HloModule all_nan
+ENTRY e {
+  z = f32[3] constant({0, 0, 0})
+  ROOT q = f32[3] divide(z, z)
+})");
+  RunResult text = Run(module);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("all 3 values are NaN"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("mean 0"), std::string::npos) << text.out;
+  RunResult json_run = Run(module + " --json");
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
+  auto json = nlohmann::json::parse(json_run.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(json.is_discarded()) << json_run.out;
+  EXPECT_EQ(json["outputs"][0]["nan_count"], 3);
+  EXPECT_TRUE(json["outputs"][0]["mean"].is_null()) << json_run.out;
+  EXPECT_TRUE(json["outputs"][0]["min"].is_null()) << json_run.out;
+}
+
 TEST_F(KilnRunTest, SafetensorsInputsAndOutputsRoundTrip) {
   std::string module = Write("m.hlo", kAddModule);
   std::string inputs =

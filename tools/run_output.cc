@@ -54,8 +54,12 @@ std::string FormatRunText(const RunReport& report, bool print_literals) {
     out += "output " + output.name + ": " + output.value.shape().ToString() + "\n";
     LiteralSummary s = SummarizeLiteral(output.value);
     if (s.count > 0) {
-      out += "  min " + Number(s.min) + " max " + Number(s.max) + " mean " + Number(s.mean);
-      if (s.nan_count > 0) out += " nan " + std::to_string(s.nan_count);
+      if (s.nan_count == s.count) {
+        out += "  all " + std::to_string(s.count) + (s.count == 1 ? " value is NaN" : " values are NaN");
+      } else {
+        out += "  min " + Number(s.min) + " max " + Number(s.max) + " mean " + Number(s.mean);
+        if (s.nan_count > 0) out += " nan " + std::to_string(s.nan_count);
+      }
       out += "\n  first:";
       for (size_t i = 0; i < s.first.size(); ++i) out += (i == 0 ? " " : ", ") + s.first[i];
       if (s.count > static_cast<int64_t>(s.first.size())) out += ", ...";
@@ -80,13 +84,15 @@ std::string FormatRunJson(const RunReport& report, bool print_literals) {
   nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
   for (const runtime::io::NamedTensor& output : report.outputs) {
     LiteralSummary s = SummarizeLiteral(output.value);
+    const bool numbers = s.count > s.nan_count;
     nlohmann::ordered_json entry = {
         {"name", output.name},
         {"shape", output.value.shape().ToString()},
         {"count", s.count},
-        {"min", s.min},
-        {"max", s.max},
-        {"mean", s.mean},
+        // No number to summarize (every value NaN, or none): null, not 0.
+        {"min", numbers ? nlohmann::ordered_json(s.min) : nlohmann::ordered_json(nullptr)},
+        {"max", numbers ? nlohmann::ordered_json(s.max) : nlohmann::ordered_json(nullptr)},
+        {"mean", numbers ? nlohmann::ordered_json(s.mean) : nlohmann::ordered_json(nullptr)},
         {"nan_count", s.nan_count},
         {"first", s.first},
     };
