@@ -52,6 +52,8 @@ Result<std::unique_ptr<CacheStore>> CacheStore::Open(CacheStoreOptions options) 
   KILN_RETURN_IF_ERROR(store->LoadDictionariesLocked());
   KILN_ASSIGN_OR_RETURN(int64_t stored, store->writer_->QueryInt("SELECT total(stored_bytes) FROM entry_totals"));
   store->approx_stored_bytes_ = static_cast<uint64_t>(stored);
+  KILN_ASSIGN_OR_RETURN(store->invalidations_seen_,
+                        store->writer_->QueryInt("SELECT COALESCE(MAX(seq), 0) FROM invalidations"));
   return store;
 }
 

@@ -235,6 +235,19 @@ class CacheStore {
   // stays; the totals follow the new sizes.
   Status ReplaceWithTuned(const PutRequest& tuned, uint64_t expected_checksum);
 
+  // Entries deleted, quarantined or rewritten (bytes, plan, estimate,
+  // options) since the last call, by any process on this store, this one
+  // included (schema 0007 logs them by trigger, in the writer's
+  // transaction); each is dropped from the hot set here. `everything` when
+  // this process fell more than the log's 65536 rows behind: the hot set is
+  // cleared, and callers should drop all they hold. The first call reports
+  // changes since Open. Thread-safe; one SQLite read.
+  struct Invalidations {
+    std::vector<EntryId> ids;
+    bool everything = false;
+  };
+  Result<Invalidations> TakeInvalidations();
+
   // The key stored for a raw request body hash, if any.
   Result<std::optional<Hash128>> LookupRequest(const std::string& tenant, const Hash128& request_hash,
                                                const std::string& chip, uint32_t format_version);
@@ -362,6 +375,8 @@ class CacheStore {
   uint64_t approx_stored_bytes_ = 0;
   HotSet hot_set_;
   std::shared_ptr<PinRegistry> pins_ = PinRegistry::Create();
+  std::mutex invalidations_mutex_;
+  int64_t invalidations_seen_ = 0;  // last invalidations.seq taken; guarded by invalidations_mutex_
 
   std::mutex dictionaries_mutex_;
   std::unordered_map<uint32_t, std::shared_ptr<const ZstdDictionary>> dictionaries_;

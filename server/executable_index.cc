@@ -97,6 +97,12 @@ void ExecutableIndex::Forget(const cache::EntryId& id) {
   if (owners.empty()) entries_.erase(it);
 }
 
+void ExecutableIndex::Clear() {
+  std::unique_lock lock(mu_);
+  entries_.clear();
+  count_ = 0;
+}
+
 size_t ExecutableIndex::size() const {
   std::shared_lock lock(mu_);
   return count_;

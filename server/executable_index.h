@@ -69,6 +69,8 @@ class ExecutableIndex {
   void Remember(std::shared_ptr<const IndexedEntry> entry);
   // Drops the entry with `id`'s tenant and key, if indexed.
   void Forget(const cache::EntryId& id);
+  // Drops every entry.
+  void Clear();
   size_t size() const;
 
  private:

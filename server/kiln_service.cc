@@ -13,7 +13,8 @@ KilnService::KilnService(ServiceOptions options)
 KilnService::~KilnService() {
   // Tuning first (it uses the store, the gate and the caches), then
   // compiles (they write the store), then runs (they answer through the
-  // pool's callbacks), then the store closes.
+  // pool's callbacks), then the store closes; the watcher before all.
+  watcher_.reset();
   tune_jobs_.reset();
   compile_threads_.reset();
   pool_.reset();
@@ -51,7 +52,22 @@ Result<std::unique_ptr<KilnService>> KilnService::Create(ServiceOptions options)
       tune_options, [self](const TuneJobSpec& spec, TuneProgress& progress, const std::function<bool()>& cancelled) {
         return self->RunTuneJob(spec, progress, cancelled);
       });
+  service->watcher_ = std::make_unique<StoreWatcher>(
+      *service->store_, service->options_.store_watch_interval,
+      [self](const cache::CacheStore::Invalidations& taken) { self->DropInvalidated(taken); });
   return service;
+}
+
+void KilnService::DropInvalidated(const cache::CacheStore::Invalidations& taken) {
+  if (taken.everything) {
+    index_.Clear();
+    programs_.Clear();
+    return;
+  }
+  for (const cache::EntryId& id : taken.ids) {
+    index_.Forget(id);
+    programs_.Erase(id);
+  }
 }
 
 http::Handler KilnService::Guard(Role required, RouteFn route) {

@@ -41,6 +41,7 @@
 #include "server/http/router.h"
 #include "server/http/worker_pool.h"
 #include "server/program_cache.h"
+#include "server/store_watcher.h"
 #include "server/request_key_map.h"
 #include "server/service_metrics.h"
 #include "server/single_flight.h"
@@ -74,6 +75,10 @@ struct ServiceOptions {
   // wait (beyond: 503 tune_queue_full).
   int tune_workers = 1;
   size_t tune_queue_capacity = 16;
+  // How often the server takes other processes' changes to its store
+  // (StoreWatcher): an entry evicted, quarantined or rewritten elsewhere is
+  // served from memory at most about this long.
+  std::chrono::milliseconds store_watch_interval{50};
   // Seconds of tuning queued for every compile miss, after it is answered
   // (`kiln serve --tune-in-background`); 0: off. Dropped, and counted, when
   // the tuning queue is full.
@@ -125,6 +130,9 @@ class KilnService {
     std::string tenant;  // the namespace the entries live in
   };
   using RouteFn = void (KilnService::*)(Call call);
+  // Forgets the index and program-cache copies of entries changed in the
+  // store (StoreWatcher's callback; any thread).
+  void DropInvalidated(const cache::CacheStore::Invalidations& taken);
   // A fast path after authentication: answers from memory or returns nullopt.
   using FastRouteFn = std::optional<http::Response> (KilnService::*)(const http::Request& request,
                                                                      const std::string& tenant);
@@ -201,6 +209,7 @@ class KilnService {
   std::atomic<bool> hit_flush_queued_{false};
   TuneGate tune_gate_;                  // executes in flight; tuning waits for none
   std::unique_ptr<TuneJobs> tune_jobs_;  // after everything its work uses
+  std::unique_ptr<StoreWatcher> watcher_;  // after the caches it drops from
   std::function<bool()> draining_;  // set before serving; then read-only
 
   // Runs waiting per chip kind, and the key each chip is running.

@@ -50,6 +50,12 @@ void ProgramCache::Erase(const cache::EntryId& id) {
   index_.erase(it);
 }
 
+void ProgramCache::Clear() {
+  std::lock_guard lock(mu_);
+  order_.clear();
+  index_.clear();
+}
+
 size_t ProgramCache::size() const {
   std::lock_guard lock(mu_);
   return order_.size();

@@ -45,6 +45,7 @@ class ProgramCache {
   std::shared_ptr<const ReadyProgram> Find(const cache::EntryId& id);
   void Insert(const cache::EntryId& id, std::shared_ptr<const ReadyProgram> program);
   void Erase(const cache::EntryId& id);
+  void Clear();
   size_t size() const;
 
  private:
