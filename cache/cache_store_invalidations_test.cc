@@ -91,7 +91,8 @@ TEST_F(InvalidationsTest, RewritesAndQuarantinesAreSeenButHitStatisticsAreNot) {
   // Other bytes under the same key (a tuned swap by another process).
   auto metadata = tool->GetMetadata(TestId(3));
   ASSERT_TRUE(metadata && metadata->has_value());
-  PutRequest tuned = TestPut(TestId(3), TestExecutable(30, 9'000));
+  const std::string tuned_bytes = TestExecutable(30, 9'000);  // the request borrows it
+  PutRequest tuned = TestPut(TestId(3), tuned_bytes);
   tuned.plan_kind = PlanKind::kTuned;
   tuned.device_seconds = 0.0001;
   ASSERT_TRUE(tool->ReplaceWithTuned(tuned, (*metadata)->checksum));
@@ -107,7 +108,7 @@ TEST_F(InvalidationsTest, RewritesAndQuarantinesAreSeenButHitStatisticsAreNot) {
   EXPECT_TRUE(Names(*taken, TestId(4)));
   auto swapped = server->Get(TestId(3));
   ASSERT_TRUE(swapped && swapped->has_value());
-  EXPECT_EQ((*swapped)->entry->executable, TestExecutable(30, 9'000)) << "the new bytes, not the held ones";
+  EXPECT_EQ((*swapped)->entry->executable, tuned_bytes) << "the new bytes, not the held ones";
   EXPECT_EQ((*swapped)->entry->metadata.plan_kind, PlanKind::kTuned);
   auto quarantined = server->Get(TestId(4));
   ASSERT_TRUE(quarantined);
