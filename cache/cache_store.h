@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "cache/bundle.h"
 #include "cache/entry.h"
 #include "cache/eviction_policy.h"
 #include "cache/hot_set.h"
@@ -285,6 +286,20 @@ class CacheStore {
   // Deletes every record of `tenant`; returns how many there were. Works on
   // a full disk like Evict.
   Result<int64_t> DeleteTuningRecords(const std::string& tenant);
+
+  // --- Bundles (cache_store_bundle.cc, format in bundle.h) ---
+  // The servable entries (and the tuning records) `selection` picks, each
+  // executable read and checked like a hit (a corrupt one is quarantined
+  // and counted in report.skipped_corrupt, not exported); no hit is
+  // counted. The schema version is this store's.
+  Result<Bundle> ExportBundle(const BundleSelection& selection, BundleReport& report);
+  // Writes a decoded (so already verified) bundle in one transaction: an
+  // entry absent (or quarantined) here is stored with its metadata and
+  // creation time (hits start at 0); one stored with the same checksum is
+  // counted present; one stored with other bytes is kept and counted a
+  // conflict. A record identical to a stored one is counted present.
+  // Nothing is written when it fails (kFull, kReadOnly like Put).
+  Result<BundleReport> ImportBundle(const Bundle& bundle);
 
   // Trains a zstd dictionary on up to `max_samples` stored executables and
   // keeps it (for new entries) only when it shrinks a held-out fifth of
