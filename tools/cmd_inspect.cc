@@ -1,4 +1,4 @@
-// kiln inspect {list|show|verify|evict|stats|explain|tuning-records}: look into a cache
+// kiln inspect {list|show|verify|evict|stats|explain|tuning-records|export|import}: look into a cache
 // database without a server (the server may be running: SQLite's WAL lets
 // readers and one writer share the file).
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include "cache/components.h"
 #include "compiler/driver/compile_module.h"
 #include "tools/commands.h"
+#include "tools/inspect_bundle.h"
 #include "tools/load_module.h"
 
 namespace kiln::tools {
@@ -229,20 +230,47 @@ void AddKeyOptions(CLI::App* cmd, InspectArgs& args) {
       ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
 }
 
+// A subcommand callback: runs `fn` on the parsed arguments and reports a
+// failure on stderr with exit code 1.
+template <typename Args>
+std::function<void()> Runner(std::shared_ptr<Args> args, int* exit_code, Status (*fn)(const Args&)) {
+  return [args, exit_code, fn] {
+    if (Status s = fn(*args); !s) {
+      std::fprintf(stderr, "kiln inspect: %s\n", s.error().ToString().c_str());
+      *exit_code = 1;
+    }
+  };
+}
+
+// export FILE / import FILE (inspect_bundle.h).
+void RegisterBundleCommands(CLI::App* cmd, int* exit_code) {
+  auto args = std::make_shared<BundleArgs>();
+  args->db = "./kiln.db";
+  auto run = [args, exit_code](Status (*fn)(const BundleArgs&)) { return Runner(args, exit_code, fn); };
+  auto* out = cmd->add_subcommand("export", "Write entries and tuning records to one bundle file");
+  out->add_option("file", args->file, "Bundle to write (replaced whole, never left half written)")->required();
+  out->add_option("--db", args->db, "Cache database (default ./kiln.db)");
+  out->add_option("--keys", args->keys, "Only these entry keys (32 hex digits each)");
+  out->add_option("--chip", args->chip, "Only entries and records for this chip")
+      ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+  out->add_option("--since", args->since, "Only what was created since (YYYY-MM-DD[THH:MM:SSZ] or Unix seconds)");
+  out->add_option("--tenant", args->tenant, "Only this tenant's entries and records (default: every tenant's)");
+  out->add_flag("--json", args->json, "Print JSON");
+  out->callback(run(ExportBundleFile));
+  auto* in = cmd->add_subcommand("import", "Check a bundle whole, then add what the store lacks");
+  in->add_option("file", args->file, "Bundle to read")->required();
+  in->add_option("--db", args->db, "Cache database (default ./kiln.db; created when absent)");
+  in->add_flag("--json", args->json, "Print JSON");
+  in->callback(run(ImportBundleFile));
+}
+
 }  // namespace
 
 void RegisterInspect(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("inspect", "List, show, verify, evict and explain cache entries; list tuning records");
+  auto* cmd = app.add_subcommand("inspect", "List, show, verify, evict and explain cache entries; list tuning records; export and import bundles");
   cmd->require_subcommand(1);
   auto args = std::make_shared<InspectArgs>();
-  auto run = [args, exit_code](Status (*fn)(const InspectArgs&)) {
-    return [args, exit_code, fn] {
-      if (Status s = fn(*args); !s) {
-        std::fprintf(stderr, "kiln inspect: %s\n", s.error().ToString().c_str());
-        *exit_code = 1;
-      }
-    };
-  };
+  auto run = [args, exit_code](Status (*fn)(const InspectArgs&)) { return Runner(args, exit_code, fn); };
   auto* list = cmd->add_subcommand("list", "List entries");
   AddStoreOptions(list, *args);
   list->add_option("--limit", args->limit, "At most this many entries");
@@ -278,6 +306,7 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
   records->add_option("--limit", args->limit, "At most this many records");
   records->add_flag("--json", args->json, "Print JSON");
   records->callback(run(TuningRecords));
+  RegisterBundleCommands(cmd, exit_code);
 }
 
 }  // namespace kiln::tools
