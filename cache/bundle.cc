@@ -190,9 +190,9 @@ Result<TuningRecord> DecodeRecord(std::string_view payload, size_t index) {
   if (has_measured > 1 || has_error > 1 || has_measured == has_error) {
     return r.Fail("needs either a measured time or an error");
   }
-  if (record.tenant.empty() || record.workload_key.empty() || record.chip.empty()) {
-    return r.Fail("empty tenant, workload key or chip");
-  }
+  // The tenant may be empty: records from before records had tenants
+  // (compiler version 0, never reused) travel as they are.
+  if (record.workload_key.empty() || record.chip.empty()) return r.Fail("empty workload key or chip");
   if (has_measured) record.measured_seconds = measured;
   if (has_error) record.error = std::move(error);
   return record;

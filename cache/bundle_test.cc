@@ -84,6 +84,19 @@ TEST(BundleTest, RoundTripKeepsEverything) {
   EXPECT_EQ(decoded->schema_version, kSchema);
 }
 
+TEST(BundleTest, RecordsFromBeforeTenantsRoundTrip) {
+  Bundle bundle;
+  TuningRecord legacy = TwoEntriesOneRecord().records[0];
+  legacy.tenant = "";
+  legacy.compiler_version = 0;
+  bundle.records.push_back(legacy);
+  auto decoded = DecodeBundle(Encoded(bundle), kSchema, AcceptAll);
+  ASSERT_TRUE(decoded) << decoded.error().ToString();
+  ASSERT_EQ(decoded->records.size(), 1u);
+  EXPECT_EQ(decoded->records[0].tenant, "");
+  EXPECT_EQ(decoded->records[0].compiler_version, 0u);
+}
+
 TEST(BundleTest, EmptyBundleRoundTrips) {
   Bundle empty;
   auto decoded = DecodeBundle(Encoded(empty), kSchema, AcceptAll);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cache/cache_store.h"
+#include "cache/sqlite_connection.h"
 #include "cache/testing/test_store.h"
 
 namespace kiln::cache {
@@ -97,6 +98,30 @@ TEST_F(CacheStoreBundleTest, ImportReproducesTheExportedStore) {
   ASSERT_EQ(bob_records->size(), 1u);
   EXPECT_EQ((*bob_records)[0].compiler_version, 0u);  // kept: never reused
   EXPECT_EQ((*bob_records)[0].created_ms, 200);
+}
+
+TEST_F(CacheStoreBundleTest, RecordsFromBeforeTenantsMoveAsTheyAre) {
+  auto source = Open("source.db");
+  {
+    auto sql = Connection::Open(dir_.File("source.db"), {});
+    ASSERT_TRUE(sql) << sql.error().ToString();
+    ASSERT_TRUE((*sql)->Execute("INSERT INTO tuning_records (tenant, workload_key, chip, compiler_version, plan, "
+                                "measured_seconds, error, created_ms) VALUES ('', 'w', 'v5e', 0, 'p', 0.5, NULL, 9)"));
+  }
+  BundleReport report;
+  auto bundle = source->ExportBundle({}, report);
+  ASSERT_TRUE(bundle) << bundle.error().ToString();
+  auto encoded = EncodeBundle(*bundle);
+  ASSERT_TRUE(encoded);
+  auto decoded = DecodeBundle(*encoded, bundle->schema_version);
+  ASSERT_TRUE(decoded) << decoded.error().ToString();
+  auto target = Open("target.db");
+  auto imported = target->ImportBundle(*decoded);
+  ASSERT_TRUE(imported) << imported.error().ToString();
+  EXPECT_EQ(imported->records, 1);
+  auto counts = target->TuningRecordCounts();
+  ASSERT_TRUE(counts);
+  EXPECT_EQ(counts->at(""), 1);
 }
 
 TEST_F(CacheStoreBundleTest, SecondImportChangesNothing) {
