@@ -5,6 +5,7 @@
 #include <span>
 
 #include "cache/checksum.h"
+#include "cache/migrations.h"
 #include "cache/zstd_codec.h"
 #include "runtime/format/program.h"
 
@@ -198,7 +199,20 @@ Result<TuningRecord> DecodeRecord(std::string_view payload, size_t index) {
   return record;
 }
 
+// kind | length | payload | checksum; sets `checksum`.
+std::string FramedItem(ItemKind kind, std::string_view payload, uint64_t& checksum) {
+  Writer w;
+  w.Put(static_cast<uint8_t>(kind));
+  w.Put(static_cast<uint64_t>(payload.size()));
+  w.out().append(payload);
+  checksum = ItemChecksum(payload);
+  w.Put(checksum);
+  return std::move(w.out());
+}
+
 }  // namespace
+
+uint32_t CurrentSchemaVersion() { return static_cast<uint32_t>(LatestVersion(EmbeddedMigrations())); }
 
 Status VerifyProgramBytes(std::string_view executable) {
   auto program = runtime::ParseProgram(
@@ -207,32 +221,45 @@ Status VerifyProgramBytes(std::string_view executable) {
   return Ok();
 }
 
-Result<std::string> EncodeBundle(const Bundle& bundle) {
+std::string BundleEncoder::Header(const Bundle& versions) const {
   Writer w;
   w.out().append(kMagic);
-  w.Put(bundle.bundle_version);
-  w.Put(bundle.compiler_version);
-  w.Put(bundle.schema_version);
-  std::vector<uint64_t> checksums;
-  auto item = [&](ItemKind kind, std::string_view payload) {
-    w.Put(static_cast<uint8_t>(kind));
-    w.Put(static_cast<uint64_t>(payload.size()));
-    w.out().append(payload);
-    const uint64_t checksum = ItemChecksum(payload);
-    w.Put(checksum);
-    checksums.push_back(checksum);
-  };
-  for (const BundleEntry& entry : bundle.entries) {
-    KILN_ASSIGN_OR_RETURN(std::string payload, EncodeEntry(entry));
-    item(kEntryItem, payload);
-  }
-  for (const TuningRecord& record : bundle.records) item(kRecordItem, EncodeRecord(record));
-  Writer manifest;
-  manifest.Put(static_cast<uint64_t>(bundle.entries.size()));
-  manifest.Put(static_cast<uint64_t>(bundle.records.size()));
-  for (uint64_t c : checksums) manifest.Put(c);
-  item(kManifestItem, manifest.out());
+  w.Put(versions.bundle_version);
+  w.Put(versions.compiler_version);
+  w.Put(versions.schema_version);
   return std::move(w.out());
+}
+
+Result<std::string> BundleEncoder::EntryItem(const BundleEntry& entry) {
+  KILN_ASSIGN_OR_RETURN(std::string payload, EncodeEntry(entry));
+  ++entries_;
+  return FramedItem(kEntryItem, payload, checksums_.emplace_back());
+}
+
+std::string BundleEncoder::RecordItem(const TuningRecord& record) {
+  ++records_;
+  return FramedItem(kRecordItem, EncodeRecord(record), checksums_.emplace_back());
+}
+
+std::string BundleEncoder::Manifest() const {
+  Writer manifest;
+  manifest.Put(entries_);
+  manifest.Put(records_);
+  for (uint64_t c : checksums_) manifest.Put(c);
+  uint64_t unlisted = 0;
+  return FramedItem(kManifestItem, manifest.out(), unlisted);
+}
+
+Result<std::string> EncodeBundle(const Bundle& bundle) {
+  BundleEncoder encoder;
+  std::string out = encoder.Header(bundle);
+  for (const BundleEntry& entry : bundle.entries) {
+    KILN_ASSIGN_OR_RETURN(std::string item, encoder.EntryItem(entry));
+    out += item;
+  }
+  for (const TuningRecord& record : bundle.records) out += encoder.RecordItem(record);
+  out += encoder.Manifest();
+  return out;
 }
 
 Result<Bundle> DecodeBundle(std::string_view bytes, uint32_t max_schema_version, const ExecutableVerifier& verify) {

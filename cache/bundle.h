@@ -72,13 +72,41 @@ struct BundleReport {
   int64_t skipped_corrupt = 0;  // export: entries failing their checksum (quarantined)
 };
 
+// Receives an export item by item (CacheStore::ExportBundle); an error
+// stops the export.
+struct BundleSink {
+  std::function<Status(const BundleEntry&)> entry;
+  std::function<Status(const TuningRecord&)> record;
+};
+
+// This kiln's store schema version (the latest migration).
+uint32_t CurrentSchemaVersion();
+
 // Checks one executable's bytes; the error says what is wrong.
 using ExecutableVerifier = std::function<Status(std::string_view executable)>;
 
 // The runtime's verifier (runtime/format/program.h ParseProgram).
 Status VerifyProgramBytes(std::string_view executable);
 
-// The bundle's bytes. Fails only when an executable cannot be compressed.
+// Writes a bundle piece by piece (for exports larger than memory): the
+// header, then items in any order of entries and records, then the
+// manifest; each call returns the bytes to append. Thread-compatible.
+class BundleEncoder {
+ public:
+  // The header for `bundle`'s versions (its entries and records are not read).
+  std::string Header(const Bundle& versions) const;
+  // Fails only when the executable cannot be compressed.
+  Result<std::string> EntryItem(const BundleEntry& entry);
+  std::string RecordItem(const TuningRecord& record);
+  std::string Manifest() const;
+
+ private:
+  std::vector<uint64_t> checksums_;
+  uint64_t entries_ = 0;
+  uint64_t records_ = 0;
+};
+
+// The bundle's bytes (BundleEncoder over all of it).
 Result<std::string> EncodeBundle(const Bundle& bundle);
 
 // Reads and checks a whole bundle: magic, versions (bundle format must be

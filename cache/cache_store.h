@@ -312,7 +312,10 @@ class CacheStore {
   // The servable entries (and the tuning records) `selection` picks, each
   // executable read and checked like a hit (a corrupt one is quarantined
   // and counted in report.skipped_corrupt, not exported); no hit is
-  // counted. The schema version is this store's.
+  // counted. Entries go to `sink` one at a time (oldest row first), then
+  // the records, oldest first.
+  Status ExportBundle(const BundleSelection& selection, const BundleSink& sink, BundleReport& report);
+  // The same, collected in memory (schema version: CurrentSchemaVersion()).
   Result<Bundle> ExportBundle(const BundleSelection& selection, BundleReport& report);
   // Writes a decoded (so already verified) bundle in one transaction: an
   // entry absent (or quarantined) here is stored with its metadata and

@@ -3,7 +3,6 @@
 #include <limits>
 
 #include "cache/cache_store.h"
-#include "cache/migrations.h"
 #include "cache/store_rows.h"
 
 namespace kiln::cache {
@@ -22,7 +21,21 @@ bool Selected(const BundleSelection& selection, const EntryMetadata& m) {
 
 Result<Bundle> CacheStore::ExportBundle(const BundleSelection& selection, BundleReport& report) {
   Bundle bundle;
-  bundle.schema_version = static_cast<uint32_t>(LatestVersion(EmbeddedMigrations()));
+  bundle.schema_version = CurrentSchemaVersion();
+  BundleSink collect{.entry = [&](const BundleEntry& entry) -> Status {
+                       bundle.entries.push_back(entry);
+                       return Ok();
+                     },
+                     .record = [&](const TuningRecord& record) -> Status {
+                       bundle.records.push_back(record);
+                       return Ok();
+                     }};
+  KILN_RETURN_IF_ERROR(ExportBundle(selection, collect, report));
+  return bundle;
+}
+
+Status CacheStore::ExportBundle(const BundleSelection& selection, const BundleSink& sink, BundleReport& report) {
+  report = {};
   ListFilter filter{.tenant = selection.tenant, .chip = selection.chip, .limit = kExportPage};
   while (true) {
     KILN_ASSIGN_OR_RETURN(std::vector<EntryMetadata> page, List(filter));
@@ -39,19 +52,22 @@ Result<Bundle> CacheStore::ExportBundle(const BundleSelection& selection, Bundle
       entry.metadata = read->metadata;
       entry.executable = read->executable;
       KILN_ASSIGN_OR_RETURN(entry.components, Components(listed.id));
-      KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_->Acquire());
-      KILN_ASSIGN_OR_RETURN(Statement requests,
-                            reader->Prepare("SELECT request_hash FROM request_keys WHERE tenant = ?1 AND key = ?2 "
-                                            "AND chip = ?3 AND format_version = ?4 ORDER BY request_hash"));
-      requests.BindText(1, listed.id.tenant).BindText(2, listed.id.key.Hex()).BindText(3, listed.id.chip);
-      requests.Bind(4, static_cast<int64_t>(listed.id.format_version));
-      while (true) {
-        KILN_ASSIGN_OR_RETURN(bool row, requests.Step());
-        if (!row) break;
-        KILN_ASSIGN_OR_RETURN(Hash128 hash, ParseHash128(requests.ColumnText(0)));
-        entry.request_hashes.push_back(hash);
+      {  // the lease is returned before the sink runs
+        KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_->Acquire());
+        KILN_ASSIGN_OR_RETURN(Statement requests,
+                              reader->Prepare("SELECT request_hash FROM request_keys WHERE tenant = ?1 AND key = ?2 "
+                                              "AND chip = ?3 AND format_version = ?4 ORDER BY request_hash"));
+        requests.BindText(1, listed.id.tenant).BindText(2, listed.id.key.Hex()).BindText(3, listed.id.chip);
+        requests.Bind(4, static_cast<int64_t>(listed.id.format_version));
+        while (true) {
+          KILN_ASSIGN_OR_RETURN(bool row, requests.Step());
+          if (!row) break;
+          KILN_ASSIGN_OR_RETURN(Hash128 hash, ParseHash128(requests.ColumnText(0)));
+          entry.request_hashes.push_back(hash);
+        }
       }
-      bundle.entries.push_back(std::move(entry));
+      KILN_RETURN_IF_ERROR(sink.entry(entry));
+      ++report.entries;
     }
   }
   TuningRecordFilter records{.tenant = selection.tenant, .chip = selection.chip,
@@ -59,11 +75,11 @@ Result<Bundle> CacheStore::ExportBundle(const BundleSelection& selection, Bundle
   KILN_ASSIGN_OR_RETURN(std::vector<TuningRecord> all, TuningRecords(records));
   // Oldest first, so an import adds them in the order they were measured.
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    if (it->created_ms >= selection.since_ms) bundle.records.push_back(std::move(*it));
+    if (it->created_ms < selection.since_ms) continue;
+    KILN_RETURN_IF_ERROR(sink.record(*it));
+    ++report.records;
   }
-  report.entries = static_cast<int64_t>(bundle.entries.size());
-  report.records = static_cast<int64_t>(bundle.records.size());
-  return bundle;
+  return Ok();
 }
 
 Result<BundleReport> CacheStore::ImportBundle(const Bundle& bundle) {

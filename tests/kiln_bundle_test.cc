@@ -155,6 +155,24 @@ TEST_F(KilnBundleTest, ExportFromAMissingStoreCreatesNothing) {
   EXPECT_FALSE(fs::exists(Path("b.kbundle")));
 }
 
+TEST_F(KilnBundleTest, FailedExportLeavesNothingBehind) {
+  const std::string source = FilledSource();
+  const std::string taken = Path("taken");
+  fs::create_directories(taken);
+  // A folder stands where the bundle should go: the export fails at the
+  // rename and leaves the folder as it was and no temporary file.
+  RunResult failed = RunKiln("inspect export " + taken + " --db " + source);
+  EXPECT_EQ(failed.exit_code, 1);
+  EXPECT_NE(failed.err.find("cannot rename"), std::string::npos) << failed.err;
+  EXPECT_TRUE(fs::is_empty(taken));
+  for (const auto& file : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(file.path().filename().string().find(".tmp-"), std::string::npos) << file.path();
+  }
+  RunResult nowhere = RunKiln("inspect export " + Path("missing/b.kbundle") + " --db " + source);
+  EXPECT_EQ(nowhere.exit_code, 1);
+  EXPECT_NE(nowhere.err.find("cannot create"), std::string::npos) << nowhere.err;
+}
+
 TEST_F(KilnBundleTest, DamagedOrForeignBundlesAreRefusedAndChangeNothing) {
   const std::string source = FilledSource();
   const std::string bytes = ReadFile(Export(source));

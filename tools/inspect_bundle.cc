@@ -9,12 +9,13 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "cache/bundle.h"
 #include "cache/cache_store.h"
-#include "cache/migrations.h"
 
 namespace kiln::tools {
 namespace {
@@ -26,35 +27,53 @@ Result<std::unique_ptr<cache::CacheStore>> OpenStore(const std::string& db) {
   return cache::CacheStore::Open(std::move(options));
 }
 
-// Writes `bytes` to `path` via PATH.tmp-PID, synced, then renamed.
-Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
-  const std::string temp = path + ".tmp-" + std::to_string(getpid());
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError(errno, "cannot create " + temp);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error = errno;
-      ::close(fd);
-      ::unlink(temp.c_str());
-      return ErrnoError(error, "cannot write " + temp);
+// A file written under PATH.tmp-PID and renamed to PATH by Commit: until
+// then PATH is untouched, and the temporary file is removed when the
+// writer is dropped (a killed process leaves only the .tmp file).
+class AtomicFileWriter {
+ public:
+  static Result<std::unique_ptr<AtomicFileWriter>> Create(const std::string& path) {
+    std::unique_ptr<AtomicFileWriter> writer(new AtomicFileWriter(path));
+    writer->fd_ = ::open(writer->temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (writer->fd_ < 0) return ErrnoError(errno, "cannot create " + writer->temp_);
+    return writer;
+  }
+  ~AtomicFileWriter() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(temp_.c_str());
+  }
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  Status Append(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return ErrnoError(errno, "cannot write " + temp_);
+      bytes.remove_prefix(static_cast<size_t>(n));
     }
-    done += static_cast<size_t>(n);
+    return Ok();
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const int error = errno;
-    ::unlink(temp.c_str());
-    return ErrnoError(error, "cannot write " + temp);
+  // Syncs, closes and renames into place.
+  Status Commit() {
+    if (::fsync(fd_) != 0) return ErrnoError(errno, "cannot write " + temp_);
+    const int fd = std::exchange(fd_, -1);
+    if (::close(fd) != 0) return ErrnoError(errno, "cannot write " + temp_);
+    if (::rename(temp_.c_str(), path_.c_str()) != 0) {
+      return ErrnoError(errno, "cannot rename " + temp_ + " to " + path_);
+    }
+    committed_ = true;
+    return Ok();
   }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    ::unlink(temp.c_str());
-    return ErrnoError(error, "cannot rename " + temp + " to " + path);
-  }
-  return Ok();
-}
+
+ private:
+  explicit AtomicFileWriter(std::string path)
+      : path_(std::move(path)), temp_(path_ + ".tmp-" + std::to_string(getpid())) {}
+  std::string path_;
+  std::string temp_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
 
 Result<std::string> ReadWholeFile(const std::string& path) {
   std::error_code error;
@@ -124,18 +143,29 @@ Status ExportBundleFile(const BundleArgs& args) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(args.db, error)) return NotFoundError("no cache database " + args.db);
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args.db));
+  KILN_ASSIGN_OR_RETURN(auto out, AtomicFileWriter::Create(args.file));
+  cache::BundleEncoder encoder;
+  cache::Bundle versions;
+  versions.schema_version = cache::CurrentSchemaVersion();
+  KILN_RETURN_IF_ERROR(out->Append(encoder.Header(versions)));
+  cache::BundleSink sink{.entry = [&](const cache::BundleEntry& entry) -> Status {
+                           KILN_ASSIGN_OR_RETURN(std::string item, encoder.EntryItem(entry));
+                           return out->Append(item);
+                         },
+                         .record = [&](const cache::TuningRecord& record) -> Status {
+                           return out->Append(encoder.RecordItem(record));
+                         }};
   cache::BundleReport report;
-  KILN_ASSIGN_OR_RETURN(cache::Bundle bundle, store->ExportBundle(selection, report));
-  KILN_ASSIGN_OR_RETURN(std::string bytes, cache::EncodeBundle(bundle));
-  KILN_RETURN_IF_ERROR(WriteFileAtomically(args.file, bytes));
+  KILN_RETURN_IF_ERROR(store->ExportBundle(selection, sink, report));
+  KILN_RETURN_IF_ERROR(out->Append(encoder.Manifest()));
+  KILN_RETURN_IF_ERROR(out->Commit());
   PrintReport("exported", report, args.json);
   return Ok();
 }
 
 Status ImportBundleFile(const BundleArgs& args) {
   KILN_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(args.file));
-  const auto schema = static_cast<uint32_t>(cache::LatestVersion(cache::EmbeddedMigrations()));
-  auto bundle = cache::DecodeBundle(bytes, schema);
+  auto bundle = cache::DecodeBundle(bytes, cache::CurrentSchemaVersion());
   if (!bundle) return bundle.error().WithContext("refused " + args.file + ", nothing imported");
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args.db));
   KILN_ASSIGN_OR_RETURN(cache::BundleReport report, store->ImportBundle(*bundle));
