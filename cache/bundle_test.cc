@@ -152,6 +152,20 @@ TEST(BundleTest, ForeignMagicAndVersionsAreRefused) {
   EXPECT_NE(Refusal(Encoded(old_entry)).find("entry 1 (alice/"), std::string::npos);
 }
 
+TEST(BundleTest, MissingManifestAndUnknownItemsAreRefused) {
+  const std::string bytes = Encoded(TwoEntriesOneRecord());
+  // The manifest: kind, length, 2 counts and 4 checksums, its checksum.
+  const size_t manifest_size = 1 + 8 + 8 * (2 + 4) + 8;
+  const std::string without = bytes.substr(0, bytes.size() - manifest_size);
+  EXPECT_NE(Refusal(without).find("no manifest at the end"), std::string::npos) << Refusal(without);
+  std::string unknown = bytes;
+  unknown[bytes.size() - manifest_size] = 9;  // the manifest's kind byte
+  EXPECT_NE(Refusal(unknown).find("unknown kind 9"), std::string::npos) << Refusal(unknown);
+  std::string swapped = bytes;
+  swapped[bytes.size() - manifest_size] = 2;  // the manifest read as a record
+  EXPECT_NE(Refusal(swapped).find("tuning record 2"), std::string::npos) << Refusal(swapped);
+}
+
 TEST(BundleTest, TrailingBytesAreRefused) {
   std::string bytes = Encoded(TwoEntriesOneRecord()) + "x";
   EXPECT_NE(Refusal(bytes).find("after the manifest"), std::string::npos);
