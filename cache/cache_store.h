@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "cache/bundle.h"
 #include "cache/entry.h"
 #include "cache/eviction_policy.h"
 #include "cache/hot_set.h"
@@ -106,8 +107,14 @@ struct CacheHit {
   bool from_memory = false;  // served by the hot set
 };
 
-// Entries come back in row id order (stable across calls, not by age);
-// page with `after_row_id` = the last row id seen.
+// How List orders entries: by row id (stable across calls, not by age;
+// page with ListFilter::after_row_id), or most hits, most compile seconds
+// saved (hits x compile seconds), most stored bytes, or oldest first (these
+// ignore after_row_id; ties by row id).
+enum class ListOrder { kRowId, kHits, kSaved, kBytes, kAge };
+
+// Entries come back in `order`; page the row id order with `after_row_id`
+// = the last row id seen.
 struct ListFilter {
   std::optional<std::string> tenant = std::nullopt;
   std::optional<std::string> chip = std::nullopt;
@@ -115,6 +122,18 @@ struct ListFilter {
   bool quarantined_only = false;
   int64_t after_row_id = 0;  // for paging: rows with a larger id
   int limit = 1000;
+  ListOrder order = ListOrder::kRowId;
+};
+
+// What the entries a filter picks add up to (tenant and chip are used;
+// quarantined entries are counted apart and not in the hits).
+struct EntrySummary {
+  int64_t entries = 0;
+  int64_t quarantined_entries = 0;
+  uint64_t raw_bytes = 0;
+  uint64_t stored_bytes = 0;
+  int64_t hits = 0;
+  double compile_seconds_saved = 0;  // sum of hits x compile seconds
 };
 
 // Tuning records come back newest first; each field given must match.
@@ -254,6 +273,9 @@ class CacheStore {
 
   // --- Inspection and maintenance (a CLI wraps these) ---
   Result<std::vector<EntryMetadata>> List(const ListFilter& filter);
+  // Sums over the entries of filter.tenant and filter.chip (one scan of
+  // the entries table; cache_store_summary.cc).
+  Result<EntrySummary> Summarize(const ListFilter& filter);
   Result<std::optional<EntryMetadata>> GetMetadata(const EntryId& id);
   Result<std::vector<KeyComponent>> Components(const EntryId& id);
   // Reads and checks every entry, quarantining those that fail.
@@ -298,6 +320,23 @@ class CacheStore {
   // Deletes every record of `tenant`; returns how many there were. Works on
   // a full disk like Evict.
   Result<int64_t> DeleteTuningRecords(const std::string& tenant);
+
+  // --- Bundles (cache_store_bundle.cc, format in bundle.h) ---
+  // The servable entries (and the tuning records) `selection` picks, each
+  // executable read and checked like a hit (a corrupt one is quarantined
+  // and counted in report.skipped_corrupt, not exported); no hit is
+  // counted. Entries go to `sink` one at a time (oldest row first), then
+  // the records, oldest first.
+  Status ExportBundle(const BundleSelection& selection, const BundleSink& sink, BundleReport& report);
+  // The same, collected in memory (schema version: CurrentSchemaVersion()).
+  Result<Bundle> ExportBundle(const BundleSelection& selection, BundleReport& report);
+  // Writes a decoded (so already verified) bundle in one transaction: an
+  // entry absent (or quarantined) here is stored with its metadata and
+  // creation time (hits start at 0); one stored with the same checksum is
+  // counted present; one stored with other bytes is kept and counted a
+  // conflict. A record identical to a stored one is counted present.
+  // Nothing is written when it fails (kFull, kReadOnly like Put).
+  Result<BundleReport> ImportBundle(const Bundle& bundle);
 
   // Trains a zstd dictionary on up to `max_samples` stored executables and
   // keeps it (for new entries) only when it shrinks a held-out fifth of

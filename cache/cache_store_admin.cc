@@ -20,13 +20,22 @@ Statement& BindId(Statement& statement, const EntryId& id) {
 Result<std::vector<EntryMetadata>> CacheStore::List(const ListFilter& filter) {
   (void)FlushHitStats();  // advisory figures: a full disk must not stop a listing
   KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_->Acquire());
+  const char* order = "id";
+  switch (filter.order) {
+    case ListOrder::kRowId: break;
+    case ListOrder::kHits: order = "hit_count DESC, id"; break;
+    case ListOrder::kSaved: order = "hit_count * compile_seconds DESC, id"; break;
+    case ListOrder::kBytes: order = "stored_bytes DESC, id"; break;
+    case ListOrder::kAge: order = "created_ms, id"; break;
+  }
   KILN_ASSIGN_OR_RETURN(
       Statement select,
-      reader->Prepare("SELECT " KILN_ENTRY_METADATA_COLUMNS " FROM entries WHERE id > ?1 "
-                      "AND (?2 IS NULL OR tenant = ?2) AND (?3 IS NULL OR chip = ?3) "
-                      "AND (?4 IS NULL OR substr(key, 1, length(?4)) = lower(?4)) "
-                      "AND (?5 = 0 OR quarantined = 1) ORDER BY id LIMIT ?6"));
-  select.Bind(1, filter.after_row_id);
+      reader->Prepare(std::string("SELECT " KILN_ENTRY_METADATA_COLUMNS " FROM entries WHERE id > ?1 "
+                                  "AND (?2 IS NULL OR tenant = ?2) AND (?3 IS NULL OR chip = ?3) "
+                                  "AND (?4 IS NULL OR substr(key, 1, length(?4)) = lower(?4)) "
+                                  "AND (?5 = 0 OR quarantined = 1) ORDER BY ") +
+                      order + " LIMIT ?6"));
+  select.Bind(1, filter.order == ListOrder::kRowId ? filter.after_row_id : int64_t{0});
   filter.tenant ? select.BindText(2, *filter.tenant) : select.BindNull(2);
   filter.chip ? select.BindText(3, *filter.chip) : select.BindNull(3);
   filter.key_prefix ? select.BindText(4, *filter.key_prefix) : select.BindNull(4);

@@ -1,4 +1,4 @@
-// kiln inspect {list|show|verify|evict|stats|explain|tuning-records}: look into a cache
+// kiln inspect {list|show|verify|evict|stats|explain|tuning-records|export|import}: look into a cache
 // database without a server (the server may be running: SQLite's WAL lets
 // readers and one writer share the file).
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include "cache/components.h"
 #include "compiler/driver/compile_module.h"
 #include "tools/commands.h"
+#include "tools/inspect_bundle.h"
 #include "tools/load_module.h"
 
 namespace kiln::tools {
@@ -22,12 +23,27 @@ struct InspectArgs {
   std::string plan = "heuristic";
   std::string key;
   std::string file;
-  std::string record_tenant;  // tuning-records: empty for every tenant
+  std::string record_tenant;  // list, stats, tuning-records: empty for every tenant
   std::string workload;       // tuning-records: empty for every subgraph
   std::string record_chip;    // tuning-records: empty for every chip
+  std::string sort = "id";    // list: id, hits, saved, bytes or age
   int limit = 100;
   bool json = false;
 };
+
+// list and stats: --tenant narrows them only when given.
+std::optional<std::string> TenantFilter(const InspectArgs& args) {
+  if (args.record_tenant.empty()) return std::nullopt;
+  return args.record_tenant;
+}
+
+cache::ListOrder ListOrderNamed(const std::string& name) {
+  if (name == "hits") return cache::ListOrder::kHits;
+  if (name == "saved") return cache::ListOrder::kSaved;
+  if (name == "bytes") return cache::ListOrder::kBytes;
+  if (name == "age") return cache::ListOrder::kAge;
+  return cache::ListOrder::kRowId;
+}
 
 Result<std::unique_ptr<cache::CacheStore>> OpenStore(const InspectArgs& args) {
   cache::CacheStoreOptions options;
@@ -62,7 +78,9 @@ nlohmann::json EntryJson(const cache::EntryMetadata& m) {
 Status List(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
   cache::ListFilter filter;
+  filter.tenant = TenantFilter(args);
   filter.limit = args.limit;
+  filter.order = ListOrderNamed(args.sort);
   KILN_ASSIGN_OR_RETURN(auto entries, store->List(filter));
   if (args.json) {
     nlohmann::json out = nlohmann::json::array();
@@ -124,16 +142,36 @@ Status Evict(const InspectArgs& args) {
 Status Stats(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
   KILN_ASSIGN_OR_RETURN(cache::StoreStats s, store->Stats());
-  nlohmann::json out = {{"entries", s.entries},
-                        {"quarantined_entries", s.quarantined_entries},
-                        {"raw_bytes", s.raw_bytes},
-                        {"stored_bytes", s.stored_bytes},
-                        {"file_bytes", s.file_bytes},
-                        {"free_bytes", s.free_bytes},
-                        {"dictionary_id", s.dictionary_id},
-                        {"quarantined_total", s.quarantined_total},
-                        {"evicted_total", s.evicted_total}};
-  std::printf("%s\n", out.dump(args.json ? -1 : 2).c_str());
+  const std::optional<std::string> tenant = TenantFilter(args);
+  KILN_ASSIGN_OR_RETURN(cache::EntrySummary sum, store->Summarize({.tenant = tenant}));
+  if (args.json) {
+    nlohmann::json out = {{"entries", sum.entries},
+                          {"quarantined_entries", sum.quarantined_entries},
+                          {"raw_bytes", sum.raw_bytes},
+                          {"stored_bytes", sum.stored_bytes},
+                          {"hits", sum.hits},
+                          {"compile_seconds_saved", sum.compile_seconds_saved},
+                          {"file_bytes", s.file_bytes},
+                          {"free_bytes", s.free_bytes},
+                          {"dictionary_id", s.dictionary_id},
+                          {"quarantined_total", s.quarantined_total},
+                          {"evicted_total", s.evicted_total}};
+    if (tenant) out["tenant"] = *tenant;
+    std::printf("%s\n", out.dump().c_str());
+    return Ok();
+  }
+  std::printf("%-22s %s\n", "tenant", tenant ? tenant->c_str() : "(every tenant)");
+  std::printf("%-22s %lld (%lld quarantined)\n", "entries", static_cast<long long>(sum.entries),
+              static_cast<long long>(sum.quarantined_entries));
+  std::printf("%-22s %llu raw, %llu stored\n", "bytes", static_cast<unsigned long long>(sum.raw_bytes),
+              static_cast<unsigned long long>(sum.stored_bytes));
+  std::printf("%-22s %lld\n", "hits", static_cast<long long>(sum.hits));
+  std::printf("%-22s %.1f\n", "compile seconds saved", sum.compile_seconds_saved);
+  std::printf("%-22s %llu (%llu free)\n", "file bytes", static_cast<unsigned long long>(s.file_bytes),
+              static_cast<unsigned long long>(s.free_bytes));
+  std::printf("%-22s %u\n", "zstd dictionary", s.dictionary_id);
+  std::printf("%-22s %lld quarantined, %lld evicted\n", "over the file's life",
+              static_cast<long long>(s.quarantined_total), static_cast<long long>(s.evicted_total));
   return Ok();
 }
 
@@ -223,29 +261,65 @@ void AddStoreOptions(CLI::App* cmd, InspectArgs& args) {
   cmd->add_flag("--json", args.json, "Print JSON");
 }
 
+// list and stats: every tenant unless --tenant is given.
+void AddFilteredStoreOptions(CLI::App* cmd, InspectArgs& args) {
+  cmd->add_option("--db", args.db, "Cache database (default ./kiln.db)");
+  cmd->add_option("--tenant", args.record_tenant, "Only this tenant's entries (default: every tenant's)");
+  cmd->add_flag("--json", args.json, "Print JSON");
+}
+
 void AddKeyOptions(CLI::App* cmd, InspectArgs& args) {
   cmd->add_option("key", args.key, "Entry key (32 hex digits)")->required();
   cmd->add_option("--chip", args.chip, "Chip of the entry")
       ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
 }
 
+// A subcommand callback: runs `fn` on the parsed arguments and reports a
+// failure on stderr with exit code 1.
+template <typename Args>
+std::function<void()> Runner(std::shared_ptr<Args> args, int* exit_code, Status (*fn)(const Args&)) {
+  return [args, exit_code, fn] {
+    if (Status s = fn(*args); !s) {
+      std::fprintf(stderr, "kiln inspect: %s\n", s.error().ToString().c_str());
+      *exit_code = 1;
+    }
+  };
+}
+
+// export FILE / import FILE (inspect_bundle.h).
+void RegisterBundleCommands(CLI::App* cmd, int* exit_code) {
+  auto args = std::make_shared<BundleArgs>();
+  args->db = "./kiln.db";
+  auto run = [args, exit_code](Status (*fn)(const BundleArgs&)) { return Runner(args, exit_code, fn); };
+  auto* out = cmd->add_subcommand("export", "Write entries and tuning records to one bundle file");
+  out->add_option("file", args->file, "Bundle to write (replaced whole, never left half written)")->required();
+  out->add_option("--db", args->db, "Cache database (default ./kiln.db)");
+  out->add_option("--keys", args->keys, "Only these entry keys (32 hex digits each)");
+  out->add_option("--chip", args->chip, "Only entries and records for this chip")
+      ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+  out->add_option("--since", args->since, "Only what was created since (YYYY-MM-DD[THH:MM:SSZ] or Unix seconds)");
+  out->add_option("--tenant", args->tenant, "Only this tenant's entries and records (default: every tenant's)");
+  out->add_flag("--json", args->json, "Print JSON");
+  out->callback(run(ExportBundleFile));
+  auto* in = cmd->add_subcommand("import", "Check a bundle whole, then add what the store lacks");
+  in->add_option("file", args->file, "Bundle to read")->required();
+  in->add_option("--db", args->db, "Cache database (default ./kiln.db; created when absent)");
+  in->add_flag("--json", args->json, "Print JSON");
+  in->callback(run(ImportBundleFile));
+}
+
 }  // namespace
 
 void RegisterInspect(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("inspect", "List, show, verify, evict and explain cache entries; list tuning records");
+  auto* cmd = app.add_subcommand("inspect", "List, show, verify, evict and explain cache entries; list tuning records; export and import bundles");
   cmd->require_subcommand(1);
   auto args = std::make_shared<InspectArgs>();
-  auto run = [args, exit_code](Status (*fn)(const InspectArgs&)) {
-    return [args, exit_code, fn] {
-      if (Status s = fn(*args); !s) {
-        std::fprintf(stderr, "kiln inspect: %s\n", s.error().ToString().c_str());
-        *exit_code = 1;
-      }
-    };
-  };
+  auto run = [args, exit_code](Status (*fn)(const InspectArgs&)) { return Runner(args, exit_code, fn); };
   auto* list = cmd->add_subcommand("list", "List entries");
-  AddStoreOptions(list, *args);
+  AddFilteredStoreOptions(list, *args);
   list->add_option("--limit", args->limit, "At most this many entries");
+  list->add_option("--sort", args->sort, "Order: id (default), hits, saved (compile seconds), bytes or age (oldest first)")
+      ->check(CLI::IsMember({"id", "hits", "saved", "bytes", "age"}));
   list->callback(run(List));
   auto* show = cmd->add_subcommand("show", "Show one entry and its key components");
   AddStoreOptions(show, *args);
@@ -258,8 +332,8 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
   AddStoreOptions(evict, *args);
   AddKeyOptions(evict, *args);
   evict->callback(run(Evict));
-  auto* stats = cmd->add_subcommand("stats", "Store totals");
-  AddStoreOptions(stats, *args);
+  auto* stats = cmd->add_subcommand("stats", "Store totals: entries, bytes, hits, compile seconds saved");
+  AddFilteredStoreOptions(stats, *args);
   stats->callback(run(Stats));
   auto* explain = cmd->add_subcommand("explain", "Would FILE hit? If not, what differs from the nearest entry");
   AddStoreOptions(explain, *args);
@@ -278,6 +352,7 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
   records->add_option("--limit", args->limit, "At most this many records");
   records->add_flag("--json", args->json, "Print JSON");
   records->callback(run(TuningRecords));
+  RegisterBundleCommands(cmd, exit_code);
 }
 
 }  // namespace kiln::tools
