@@ -4,6 +4,7 @@
 
 #include <latch>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -52,6 +53,30 @@ void ExpectServed(RawHttpClient& client) {
   Result<RawResponse> response = client.RoundTrip(MakeRequest("GET", "/echo"));
   ASSERT_TRUE(response) << response.error().message;
   EXPECT_EQ(response->status, 200);
+}
+
+// GET `target` on a new connection, retrying (at most 50 times, 20 ms
+// apart) a 503 "overloaded" answer as a client told Retry-After would. A
+// keep-alive connection counts as idle once the loop has finished writing
+// its response, which on a busy machine may be a moment after the client
+// read it: a newcomer in that moment is refused, the next is served.
+// `refused` counts the 503s.
+Result<RawResponse> RoundTripRetrying(const HttpServer& server, const std::string& target, int& refused,
+                                      std::optional<RawHttpClient>* kept = nullptr) {
+  Result<RawResponse> response = InternalError("no attempt");
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    Result<RawHttpClient> client = RawHttpClient::Connect(server.port());
+    if (!client) return client.error();
+    response = client->RoundTrip(MakeRequest("GET", target));
+    if (response && response->status == 503 && response->body.find("\"overloaded\"") != std::string::npos) {
+      ++refused;
+      continue;
+    }
+    if (kept != nullptr) kept->emplace(std::move(*client));
+    return response;
+  }
+  return response;
 }
 
 TEST(HttpServerConnectionsTest, AtTheCapTheLongestIdleConnectionMakesRoom) {
@@ -126,8 +151,10 @@ TEST(HttpServerConnectionsTest, WithNoConnectionIdleANewcomerGets503) {
   }
   // Idle now: a newcomer takes the place of one of them (on its loop or,
   // with nothing idle there, on the other).
-  RawHttpClient later = ConnectOrFail(server->port());
-  ExpectServed(later);
+  int refused_later = 0;
+  Result<RawResponse> later = RoundTripRetrying(*server, "/echo", refused_later);
+  ASSERT_TRUE(later) << later.error().message;
+  EXPECT_EQ(later->status, 200);
   EXPECT_EQ(WaitForMetric(*server, "kiln_http_shed_connections_total", 1), 1);
 }
 
@@ -152,19 +179,23 @@ TEST(HttpServerConnectionsTest, ANewcomerTakesTheRoomOfAnIdleConnectionOnAnother
   Result<RawResponse> first = holder.RoundTrip(MakeRequest("GET", "/where"));  // accepted, idle
   ASSERT_TRUE(first) << first.error().message;
   std::set<std::string> loops = {first->body};
+  int refused = 0;
   for (int i = 0; i < 40; ++i) {
-    RawHttpClient next = ConnectOrFail(server->port());
-    Result<RawResponse> where = next.RoundTrip(MakeRequest("GET", "/where"));
+    std::optional<RawHttpClient> next;
+    Result<RawResponse> where = RoundTripRetrying(*server, "/where", refused, &next);
     ASSERT_TRUE(where) << i << ": " << where.error().message;
     ASSERT_EQ(where->status, 200) << i << ": " << where->body;
     loops.insert(where->body);
     EXPECT_TRUE(holder.WaitForClose()) << i << ": the idle one made room";
-    holder = std::move(next);
+    holder = std::move(*next);
   }
   // 40 newcomers all on one of two loops would be a 1-in-2^39 event.
   EXPECT_EQ(loops.size(), 2u);
+  // Each newcomer served displaced the idle one; a refused one (its
+  // predecessor's response still being written) displaced nothing.
   EXPECT_EQ(MetricValue(*server, "kiln_http_shed_connections_total"), 40);
-  EXPECT_EQ(MetricValue(*server, "kiln_http_refused_connections_total"), 0);
+  EXPECT_EQ(MetricValue(*server, "kiln_http_refused_connections_total"), refused);
+  EXPECT_LE(refused, 5) << "refusals are the rare race, not the rule";
 }
 
 TEST(HttpServerConnectionsTest, ConnectionsThatSentNothingAreIdleToo) {
