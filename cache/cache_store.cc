@@ -37,7 +37,13 @@ Result<std::unique_ptr<CacheStore>> CacheStore::Open(CacheStoreOptions options) 
   const CacheStoreOptions& opts = store->options_;
   KILN_ASSIGN_OR_RETURN(
       store->writer_,
-      Connection::Open(opts.path, {.busy_timeout_ms = opts.busy_timeout_ms, .synchronous_full = opts.synchronous_full}));
+      Connection::Open(opts.path, {.create_if_missing = opts.create_if_missing,
+                                   .busy_timeout_ms = opts.busy_timeout_ms,
+                                   .synchronous_full = opts.synchronous_full}));
+  if (!opts.create_if_missing) {
+    KILN_ASSIGN_OR_RETURN(int64_t version, store->writer_->QueryInt("PRAGMA user_version"));
+    if (version == 0) return InvalidArgumentError(opts.path + " is not a kiln cache database (no kiln schema in it)");
+  }
   KILN_RETURN_IF_ERROR(store->CheckStorage());
   auto migrated = Migrate(*store->writer_, EmbeddedMigrations());
   if (!migrated) return migrated.error().WithContext("cache " + opts.path);
@@ -272,6 +278,9 @@ Result<CacheStore::PreparedEntry> CacheStore::PrepareEntry(const PutRequest& req
   }
   PreparedEntry prepared;
   KILN_ASSIGN_OR_RETURN(prepared.frame, ZstdCompress(request.executable, options_.zstd_level, dictionary.get()));
+  if (!request.source_text.empty() && request.source_text.size() <= kMaxSourceBytes) {
+    KILN_ASSIGN_OR_RETURN(prepared.source_frame, ZstdCompress(request.source_text, options_.zstd_level, nullptr));
+  }
   prepared.entry = std::make_shared<HotEntry>();
   EntryMetadata& metadata = prepared.entry->metadata;
   metadata.id = request.id;
@@ -311,8 +320,7 @@ Status CacheStore::StoreEntry(const PutRequest& request) {
   writer_->ClearLastFailure();
   auto write = [&]() -> Status {
     KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(*writer_));
-    KILN_RETURN_IF_ERROR(WriteEntryRowsLocked(request, prepared.frame, prepared.entry->metadata,
-                                              /*keep_components=*/false));
+    KILN_RETURN_IF_ERROR(WriteEntryRowsLocked(request, prepared, /*keep_components=*/false));
     return transaction.Commit();
   };
   if (Status written = write(); !written) return WriteFailureLocked(written.error());
@@ -321,8 +329,10 @@ Status CacheStore::StoreEntry(const PutRequest& request) {
   return {};
 }
 
-Status CacheStore::WriteEntryRowsLocked(const PutRequest& request, const std::string& frame, EntryMetadata& metadata,
-                                        bool keep_components) {
+Status CacheStore::WriteEntryRowsLocked(const PutRequest& request, PreparedEntry& prepared, bool keep_components) {
+  const std::string& frame = prepared.frame;
+  const std::string& source_frame = prepared.source_frame;
+  EntryMetadata& metadata = prepared.entry->metadata;
   const std::string key_hex = request.id.key.Hex();
   {
     KILN_ASSIGN_OR_RETURN(
@@ -358,6 +368,13 @@ Status CacheStore::WriteEntryRowsLocked(const PutRequest& request, const std::st
   KILN_ASSIGN_OR_RETURN(Statement bytes,
                         writer_->Prepare("INSERT OR REPLACE INTO executables (entry_id, frame) VALUES (?1, ?2)"));
   KILN_RETURN_IF_ERROR(bytes.Bind(1, metadata.row_id).BindBlob(2, frame).Run());
+  if (!source_frame.empty()) {
+    KILN_ASSIGN_OR_RETURN(
+        Statement source,
+        writer_->Prepare("INSERT OR REPLACE INTO entry_sources (entry_id, raw_bytes, frame) VALUES (?1, ?2, ?3)"));
+    source.Bind(1, metadata.row_id).Bind(2, static_cast<int64_t>(request.source_text.size()));
+    KILN_RETURN_IF_ERROR(source.BindBlob(3, source_frame).Run());
+  }
   if (keep_components && request.components.empty()) return WriteRequestKeyLocked(request);
   KILN_ASSIGN_OR_RETURN(Statement clear,
                         writer_->Prepare("DELETE FROM key_components WHERE entry_id = ?1"));

@@ -71,6 +71,10 @@ struct StoredRow;  // store_rows.h
 
 struct CacheStoreOptions {
   std::string path = "kiln-cache.sqlite";
+  // False for tools that only look into an existing store: a missing file
+  // fails with NotFound, and a database without kiln's schema with
+  // InvalidArgument, instead of becoming a new empty store.
+  bool create_if_missing = true;
   uint64_t max_bytes = 0;  // budget for stored (compressed) bytes; 0: none
   uint64_t hot_set_bytes = uint64_t{256} << 20;
   int zstd_level = kDefaultZstdLevel;
@@ -183,7 +187,8 @@ struct StoreStats {
 struct Explanation {
   EntryMetadata nearest;
   std::vector<KeyComponent> nearest_components;
-  int shared_components = 0;
+  int shared_components = 0;         // of all the query's components
+  int module_components_shared = 0;  // parameters, entry body, called computations
   std::vector<std::string> differing;  // component names, see components.h
 };
 
@@ -278,6 +283,9 @@ class CacheStore {
   Result<EntrySummary> Summarize(const ListFilter& filter);
   Result<std::optional<EntryMetadata>> GetMetadata(const EntryId& id);
   Result<std::vector<KeyComponent>> Components(const EntryId& id);
+  // The HLO text the entry was compiled from (PutRequest::source_text), or
+  // nullopt when the entry or its text is absent. Fails on a corrupt frame.
+  Result<std::optional<std::string>> Source(const EntryId& id);
   // Reads and checks every entry, quarantining those that fail.
   Result<VerifyReport> VerifyAll();
   // Removes one entry. False when absent; an error when it is pinned. On a
@@ -296,12 +304,21 @@ class CacheStore {
   StorageHealth Health() const;
   Status FlushHitStats();
 
-  // The stored entry (same tenant, chip and format version)
-  // sharing the most components with `components`, and what differs; empty
-  // when no entry shares any component.
+  // The stored entry of `tenant` and `format_version` nearest to
+  // `components`, and what differs; empty when no entry shares any part of
+  // the module. Nearest: the most module components shared (parameters,
+  // entry body, called computations; options, target and module config
+  // are shared by nearly every entry and do not count), then one for
+  // `chip`, then one with the same options, then the newest. An entry for
+  // another chip is a candidate, so a module cached only for v5e is found
+  // when asked for v6e.
   Result<std::optional<Explanation>> Explain(const std::string& tenant, const std::string& chip,
                                              uint32_t format_version,
                                              const std::vector<KeyComponent>& components);
+  // The `limit` nearest entries in Explain's order, best first.
+  Result<std::vector<Explanation>> NearestEntries(const std::string& tenant, const std::string& chip,
+                                                  uint32_t format_version,
+                                                  const std::vector<KeyComponent>& components, size_t limit);
 
   // --- Tuning records (cache_store_tuning.cc) ---
   // Stores one record. Fails on an empty tenant, workload key or chip, or a
@@ -360,15 +377,16 @@ class CacheStore {
   struct PreparedEntry {
     std::shared_ptr<HotEntry> entry;
     std::string frame;
+    std::string source_frame;  // empty: no source text kept
   };
   // Checks the request and compresses it (outside the writer lock).
   Result<PreparedEntry> PrepareEntry(const PutRequest& request);
   Status StoreEntry(const PutRequest& request);
   // The entry's rows, in the caller's transaction: entry, bytes, key
   // components (kept as they are when `keep_components` and the request has
-  // none) and the request-body mapping. Sets metadata.row_id and hit_count.
-  Status WriteEntryRowsLocked(const PutRequest& request, const std::string& frame, EntryMetadata& metadata,
-                              bool keep_components);
+  // none), the source text when there is one, and the request-body mapping.
+  // Sets prepared.entry->metadata's row_id and hit_count.
+  Status WriteEntryRowsLocked(const PutRequest& request, PreparedEntry& prepared, bool keep_components);
   Status WriteRequestKeyLocked(const PutRequest& request);
   // After a committed write: storage health, the byte estimate, the hot set
   // (the new bytes replace any old ones) and the budget.

@@ -4,6 +4,7 @@
 
 #include "cache/cache_store.h"
 #include "cache/store_rows.h"
+#include "cache/zstd_codec.h"
 
 namespace kiln::cache {
 namespace {
@@ -78,6 +79,23 @@ Result<std::vector<KeyComponent>> CacheStore::Components(const EntryId& id) {
     components.push_back({std::string(select.ColumnText(0)), hash});
   }
   return components;
+}
+
+Result<std::optional<std::string>> CacheStore::Source(const EntryId& id) {
+  KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_->Acquire());
+  KILN_ASSIGN_OR_RETURN(Statement select,
+                        reader->Prepare("SELECT s.raw_bytes, s.frame FROM entry_sources s JOIN entries e ON e.id = s.entry_id "
+                                        "WHERE e.tenant = ?1 AND e.key = ?2 AND e.chip = ?3 AND e.format_version = ?4"));
+  BindId(select, id);
+  KILN_ASSIGN_OR_RETURN(bool found, select.Step());
+  if (!found) return std::nullopt;
+  const int64_t raw_bytes = select.ColumnInt(0);
+  if (raw_bytes < 0 || static_cast<uint64_t>(raw_bytes) > kMaxSourceBytes) {
+    return DataLossError("cache: the source text of " + id.ToString() + " claims " + std::to_string(raw_bytes) + " bytes");
+  }
+  auto text = ZstdDecompress(select.ColumnBlob(1), static_cast<uint64_t>(raw_bytes), nullptr);
+  if (!text) return text.error().WithContext("cache: the source text of " + id.ToString());
+  return std::optional<std::string>(std::move(*text));
 }
 
 Result<VerifyReport> CacheStore::VerifyAll() {

@@ -115,7 +115,7 @@ Result<BundleReport> CacheStore::ImportBundle(const Bundle& bundle) {
                                            "AND chip = ?3 AND format_version = ?4"));
     for (size_t i = 0; i < requests.size(); ++i) {
       const PutRequest& request = requests[i];
-      EntryMetadata& metadata = prepared[i].entry->metadata;
+      const EntryMetadata& metadata = prepared[i].entry->metadata;
       existing.BindText(1, request.id.tenant).BindText(2, request.id.key.Hex()).BindText(3, request.id.chip);
       existing.Bind(4, static_cast<int64_t>(request.id.format_version));
       KILN_ASSIGN_OR_RETURN(bool found, existing.Step());
@@ -126,7 +126,7 @@ Result<BundleReport> CacheStore::ImportBundle(const Bundle& bundle) {
         ++(same ? report.entries_present : report.conflicts);
         continue;
       }
-      KILN_RETURN_IF_ERROR(WriteEntryRowsLocked(request, prepared[i].frame, metadata, /*keep_components=*/false));
+      KILN_RETURN_IF_ERROR(WriteEntryRowsLocked(request, prepared[i], /*keep_components=*/false));
       for (const Hash128& hash : bundle.entries[i].request_hashes) {
         PutRequest mapping = request;
         mapping.request_hash = hash;

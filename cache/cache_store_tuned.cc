@@ -64,8 +64,7 @@ Status CacheStore::ReplaceWithTuned(const PutRequest& tuned, uint64_t expected_c
       }
     }
     KILN_RETURN_IF_ERROR(CheckReplaceable(tuned.id, stored, expected_checksum, tuned.device_seconds));
-    KILN_RETURN_IF_ERROR(WriteEntryRowsLocked(tuned, prepared.frame, prepared.entry->metadata,
-                                              /*keep_components=*/true));
+    KILN_RETURN_IF_ERROR(WriteEntryRowsLocked(tuned, prepared, /*keep_components=*/true));
     return transaction.Commit();
   };
   if (Status swapped = swap(); !swapped) return WriteFailureLocked(swapped.error());

@@ -79,7 +79,12 @@ struct PutRequest {
   double device_seconds = 0;
   std::vector<KeyComponent> components = {};              // for explaining misses
   std::optional<Hash128> request_hash = std::nullopt;   // raw request body -> key map
+  // The HLO text compiled, kept (compressed) for explaining later misses;
+  // empty: keep what the entry had. Texts over kMaxSourceBytes are not kept.
+  std::string_view source_text = {};
 };
+
+inline constexpr size_t kMaxSourceBytes = size_t{64} << 20;
 
 // A measured tuning trial: one candidate plan for one kernel's subgraph on
 // a chip. Records are scoped like entries: a record belongs to one tenant

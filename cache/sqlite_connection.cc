@@ -1,5 +1,6 @@
 #include "cache/sqlite_connection.h"
 
+#include <filesystem>
 #include <utility>
 
 namespace kiln::cache {
@@ -140,9 +141,15 @@ std::string_view Statement::ColumnBlob(int index) const {
 Result<std::unique_ptr<Connection>> Connection::Open(const std::string& path,
                                                      const ConnectionOptions& options) {
   int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_URI;
-  flags |= options.read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  flags |= options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  if (!options.read_only && options.create_if_missing) flags |= SQLITE_OPEN_CREATE;
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK && (rc & 0xff) == SQLITE_CANTOPEN && !options.create_if_missing &&
+      !path.starts_with("file:") && !std::filesystem::exists(path)) {
+    sqlite3_close_v2(db);
+    return NotFoundError("no database at " + path + " (it is not created here)");
+  }
   if (rc != SQLITE_OK) {
     auto error = SqliteError(db, rc, "open " + path);
     sqlite3_close_v2(db);

@@ -70,6 +70,9 @@ class Statement {
 
 struct ConnectionOptions {
   bool read_only = false;
+  // A writable connection creates a missing file unless this is false; a
+  // missing file then fails with NotFound.
+  bool create_if_missing = true;
   int busy_timeout_ms = 5000;
   // WAL with synchronous=NORMAL survives a process crash; FULL also
   // survives power loss at one fsync per commit.

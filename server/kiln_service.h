@@ -155,13 +155,15 @@ class KilnService {
   // `not_stored`: the entry was compiled but not stored, and why.
   http::Response CompileResponse(const EntryView& entry, CacheOutcome outcome, bool fast_path, bool return_executable,
                                  double compile_ms, const CompileTimings& timings, const Error* not_stored = nullptr);
-  // `tune_text`: the module's HLO text, to queue for background tuning
-  // once the miss is answered and stored (empty: none).
+  // `source_text`: the module's HLO text, stored beside the entry and,
+  // with background tuning on, queued to be tuned once the miss is
+  // answered and stored.
   void StartCompile(const std::string& flight_key, std::shared_ptr<hlo::Module> module,
                     driver::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash,
-                    std::string tune_text);
-  Flight CompileAndStore(hlo::Module& module, const driver::CompileOptions& options, const cache::EntryId& id,
-                         const hlo::Hash128& request_hash);
+                    std::string source_text);
+  // `source_text` is the module's HLO text, stored beside the entry.
+  Flight CompileAndStore(hlo::Module& module, std::string_view source_text, const driver::CompileOptions& options,
+                         const cache::EntryId& id, const hlo::Hash128& request_hash);
   Result<std::optional<EntryView>> LookUp(const cache::EntryId& id);
   // routes_explain.cc
   void Explain(Call call);

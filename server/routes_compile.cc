@@ -174,23 +174,22 @@ void KilnService::Compile(Call call) {
                             flight->not_stored ? &*flight->not_stored : nullptr));
   };
   if (flights_.Join(flight_key, std::move(answer)) == SingleFlight<Flight>::Role::kLeader) {
-    // With background tuning the module's text goes along, to be tuned once
-    // the miss is answered.
-    std::string tune_text = options_.tune_in_background_s > 0 ? std::move(request.hlo) : std::string();
+    // The module's text goes along: the store keeps it to explain later
+    // misses, and background tuning tunes it once the miss is answered.
     StartCompile(flight_key, std::shared_ptr<hlo::Module>(std::move(*module)), request.options, id,
-                 request.request_hash, std::move(tune_text));
+                 request.request_hash, std::move(request.hlo));
   }
 }
 
 void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hlo::Module> module,
                                driver::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash,
-                               std::string tune_text) {
-  auto text = std::make_shared<std::string>(std::move(tune_text));
+                               std::string source_text) {
+  auto text = std::make_shared<std::string>(std::move(source_text));
   http::WorkerPool::Task task = [this, flight_key, module, options, id, request_hash, text] {
-    Flight flight = CompileAndStore(*module, options, id, request_hash);
+    Flight flight = CompileAndStore(*module, *text, options, id, request_hash);
     flights_.Finish(flight_key, flight);
     const bool stored = !flight->error && flight->compiled && !flight->not_stored;
-    if (!text->empty() && stored && options.plan == fusion::PlanKind::kHeuristic) {
+    if (options_.tune_in_background_s > 0 && stored && options.plan == fusion::PlanKind::kHeuristic) {
       QueueBackgroundTune(id, std::move(*text), driver::NormalizedOptions(options));
     }
   };
@@ -204,7 +203,8 @@ void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hl
   flights_.Finish(flight_key, refused);
 }
 
-KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, const driver::CompileOptions& options,
+KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, std::string_view source_text,
+                                                 const driver::CompileOptions& options,
                                                  const cache::EntryId& id, const hlo::Hash128& request_hash) {
   auto outcome = std::make_shared<FlightOutcome>();
   // Another flight may have stored the key between this request's lookup
@@ -223,7 +223,8 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, const driv
   const EntryNotes notes = NotesOfCompile(*compiled, options);
   auto executable = std::make_shared<const std::string>(compiled->executable.begin(), compiled->executable.end());
   const std::string notes_text = SerializeEntryNotes(notes);
-  const cache::PutRequest put = PutOfCompile(id, *compiled, options, *executable, notes_text, request_hash);
+  cache::PutRequest put = PutOfCompile(id, *compiled, options, *executable, notes_text, request_hash);
+  put.source_text = source_text;
   auto store_start = Clock::now();
   if (Status stored = store_->Put(put); !stored) {
     const cache::StorageProblem problem = cache::StorageProblemOf(stored.error());

@@ -169,6 +169,29 @@ TEST(ServerE2eTest, ExplainNamesTheDifferingParameter) {
   EXPECT_EQ(ServerEnv::Json(env.Call("GET", "/v1/stats"))["compiles"]["requests"], 1) << "explain never compiles";
 }
 
+// The usual recompile: one constant (a learning rate) changed. The server
+// keeps each compiled module's text, so explain points at the instruction.
+TEST(ServerE2eTest, ExplainPointsAtAChangedConstant) {
+  ServerEnv env;
+  ASSERT_TRUE(env.ok());
+  auto step = [](const std::string& lr) {
+    return "HloModule step\nENTRY main {\n  w = f32[8,128] parameter(0)\n  lr = f32[] constant(" + lr +
+           ")\n  b = f32[8,128] broadcast(lr), dimensions={}\n  ROOT m = f32[8,128] multiply(w, b)\n}\n";
+  };
+  const std::string cached = ServerEnv::Json(env.Call("POST", "/v1/compile", step("0.5"), kText))["key"];
+  json miss = ServerEnv::Json(env.Call("POST", "/v1/explain", step("0.25"), kText));
+  EXPECT_EQ(miss["cached"], false);
+  EXPECT_EQ(miss["nearest"]["key"], cached);
+  EXPECT_EQ(miss["changes_total"], 1);
+  ASSERT_EQ(miss["changes"].size(), 1u);
+  EXPECT_EQ(miss["changes"][0]["line"], 4);
+  EXPECT_EQ(miss["changes"][0]["request"], "%lr = f32[] constant(0.25)");
+  EXPECT_EQ(miss["changes"][0]["cached"], "%lr = f32[] constant(0.5)");
+  EXPECT_EQ(miss["message"], "miss: %lr (line 4) is constant(0.25) here, constant(0.5) in the cached module");
+  json other_chip = ServerEnv::Json(env.Call("POST", "/v1/explain?chip=v6e", step("0.5"), kText));
+  EXPECT_EQ(other_chip["message"], "miss: this module is cached for v5e, not v6e");
+}
+
 // A plan-none compile is stored as plan none (it used to be stored as
 // heuristic, with only its options saying none), and listed as such.
 TEST(ServerE2eTest, PlanNoneEntriesAreStoredAndListedAsNone) {

@@ -1,11 +1,16 @@
-// kiln fingerprint [--chip C] [--plan P] FILE...: one "<32 hex digits>  <file>"
-// line per file, as sha256sum prints. The key is the one `kiln compile` and
-// the server use for the same chip and options.
+// kiln fingerprint [--chip C] [--plan P] [--json] FILE...: one
+// "<32 hex digits>  <file>" line per file, as sha256sum prints, or one JSON
+// array of {"file", "key", "chip", "plan"} (or {"file", "error"}). The key
+// is the one `kiln compile` and the server use for the same chip and
+// options.
 #include <cstdio>
+
+#include <nlohmann/json.hpp>
 
 #include "compiler/hlo/fingerprint.h"
 #include "compiler/driver/compile_module.h"
 #include "tools/commands.h"
+#include "tools/json_error.h"
 #include "tools/load_module.h"
 
 namespace kiln::tools {
@@ -16,6 +21,7 @@ void RegisterFingerprint(CLI::App& app, int* exit_code) {
     std::vector<std::string> files;
     std::string chip = kDefaultChip;
     std::string plan = "heuristic";
+    bool json = false;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--chip", args->chip, "Target chip (v4, v5e, v5p, v6e, tpu7x)")
@@ -23,26 +29,33 @@ void RegisterFingerprint(CLI::App& app, int* exit_code) {
   cmd->add_option("--plan", args->plan, "Fusion plan the key is for: none, heuristic or given")
       ->check(CLI::IsMember({"none", "heuristic", "given"}));
   cmd->add_option("files", args->files, "HLO text files")->required();
+  cmd->add_flag("--json", args->json, "Print one JSON array, an object per file");
   cmd->callback([args, exit_code] {
     driver::CompileOptions compile_options;
     compile_options.chip = args->chip;
     compile_options.plan = *driver::ParsePlanKind(args->plan);  // checked by CLI11
     const hlo::FingerprintOptions options = driver::FingerprintOptionsFor(compile_options);
+    nlohmann::json out = nlohmann::json::array();
     for (const std::string& path : args->files) {
-      auto module = LoadVerifiedModule(path);
-      if (!module) {
-        std::fprintf(stderr, "kiln fingerprint: %s\n", module.error().ToString().c_str());
-        *exit_code = 1;
-        continue;
-      }
-      auto fp = hlo::FingerprintModule(**module, options);
+      auto fp = [&]() -> Result<hlo::Fingerprint> {
+        KILN_ASSIGN_OR_RETURN(auto module, LoadVerifiedModule(path));
+        auto fingerprint = hlo::FingerprintModule(*module, options);
+        if (!fingerprint) return fingerprint.error().WithContext(path);
+        return fingerprint;
+      }();
       if (!fp) {
-        std::fprintf(stderr, "kiln fingerprint: %s: %s\n", path.c_str(), fp.error().ToString().c_str());
+        std::fprintf(stderr, "kiln fingerprint: %s\n", fp.error().ToString().c_str());
         *exit_code = 1;
+        if (args->json) out.push_back({{"file", path}, {"error", ErrorJson(fp.error())}});
         continue;
       }
-      std::printf("%s  %s\n", fp->key.Hex().c_str(), path.c_str());
+      if (args->json) {
+        out.push_back({{"file", path}, {"key", fp->key.Hex()}, {"chip", compile_options.chip}, {"plan", args->plan}});
+      } else {
+        std::printf("%s  %s\n", fp->key.Hex().c_str(), path.c_str());
+      }
     }
+    if (args->json) std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   });
 }
 

@@ -1,23 +1,25 @@
 // kiln inspect {list|show|verify|evict|stats|explain|tuning-records|export|import}: look into a cache
 // database without a server (the server may be running: SQLite's WAL lets
-// readers and one writer share the file).
+// readers and one writer share the file). Every command prints a readable
+// table, or one JSON document with --json (an error too). Only import
+// creates a store; the others fail on a missing one.
 #include <cstdio>
 #include <ctime>
 
 #include <nlohmann/json.hpp>
 
 #include "cache/cache_store.h"
-#include "cache/components.h"
-#include "compiler/driver/compile_module.h"
 #include "tools/commands.h"
 #include "tools/inspect_bundle.h"
-#include "tools/load_module.h"
+#include "tools/inspect_explain.h"
+#include "tools/json_error.h"
+#include "tools/store_open.h"
 
 namespace kiln::tools {
 namespace {
 
 struct InspectArgs {
-  std::string db = "./kiln.db";
+  std::string db;  // empty: ResolveDbPath's default
   std::string tenant = "default";
   std::string chip = kDefaultChip;
   std::string plan = "heuristic";
@@ -46,10 +48,7 @@ cache::ListOrder ListOrderNamed(const std::string& name) {
 }
 
 Result<std::unique_ptr<cache::CacheStore>> OpenStore(const InspectArgs& args) {
-  cache::CacheStoreOptions options;
-  options.path = args.db;
-  options.dictionary_training_puts = 0;
-  return cache::CacheStore::Open(std::move(options));
+  return OpenToolStore(args.db, StoreAccess::kLookOnly);
 }
 
 Result<cache::EntryId> IdFromArgs(const InspectArgs& args) {
@@ -72,7 +71,17 @@ nlohmann::json EntryJson(const cache::EntryMetadata& m) {
           {"stored_bytes", m.stored_bytes},  {"compile_ms", m.compile_seconds * 1e3},
           {"estimated_us", m.device_seconds * 1e6},
           {"hits", m.hit_count},             {"created", IsoTime(m.created_ms)},
-          {"last_hit", IsoTime(m.last_hit_ms)}, {"quarantined", m.quarantined}};
+          {"last_hit", m.hit_count > 0 ? nlohmann::json(IsoTime(m.last_hit_ms)) : nlohmann::json(nullptr)},
+          {"quarantined", m.quarantined}};
+}
+
+// Whether this process printed its JSON document already (a command may
+// print its report and still fail, as verify does on corruption).
+bool json_printed = false;
+
+void PrintJson(const nlohmann::json& value) {
+  json_printed = true;
+  std::printf("%s\n", value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
 Status List(const InspectArgs& args) {
@@ -85,7 +94,7 @@ Status List(const InspectArgs& args) {
   if (args.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& m : entries) out.push_back(EntryJson(m));
-    std::printf("%s\n", out.dump().c_str());
+    PrintJson(out);
     return Ok();
   }
   std::printf("%-32s  %-8s %-5s %-9s %10s %10s %6s  %s\n", "key", "tenant", "chip", "plan", "bytes",
@@ -95,7 +104,7 @@ Status List(const InspectArgs& args) {
                 m.id.tenant.c_str(), m.id.chip.c_str(),
                 std::string(cache::PlanKindName(m.plan_kind)).c_str(),
                 static_cast<unsigned long long>(m.stored_bytes), m.compile_seconds * 1e3,
-                static_cast<long long>(m.hit_count), IsoTime(m.last_hit_ms).c_str(),
+                static_cast<long long>(m.hit_count), m.hit_count > 0 ? IsoTime(m.last_hit_ms).c_str() : "never",
                 m.quarantined ? "  QUARANTINED" : "");
   }
   return Ok();
@@ -109,22 +118,43 @@ Status Show(const InspectArgs& args) {
   nlohmann::json out = EntryJson(*meta);
   KILN_ASSIGN_OR_RETURN(auto components, store->Components(id));
   for (const auto& c : components) out["components"][c.name] = c.hash.Hex();
-  std::printf("%s\n", out.dump(args.json ? -1 : 2).c_str());
+  KILN_ASSIGN_OR_RETURN(std::optional<std::string> source, store->Source(id));
+  out["source_bytes"] = source ? nlohmann::json(source->size()) : nlohmann::json(nullptr);
+  if (args.json) {
+    PrintJson(out);
+    return Ok();
+  }
+  for (const auto& [name, value] : out.items()) {
+    if (name == "components") continue;
+    std::printf("%-16s %s\n", name.c_str(), value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
+  }
+  std::printf("key components:\n");
+  for (const auto& c : components) std::printf("  %-22s %s\n", c.name.c_str(), c.hash.Hex().c_str());
   return Ok();
 }
 
 Status Verify(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
   KILN_ASSIGN_OR_RETURN(cache::VerifyReport report, store->VerifyAll());
-  std::printf("checked %lld entries: %lld ok, %lld already quarantined, %zu newly quarantined; "
+  const bool corrupt = !report.newly_quarantined.empty() || report.integrity_check != "ok";
+  if (args.json) {
+    nlohmann::json out = {{"checked", report.checked},
+                          {"ok", report.ok},
+                          {"already_quarantined", report.already_quarantined},
+                          {"newly_quarantined", nlohmann::json::array()},
+                          {"integrity_check", report.integrity_check},
+                          {"healthy", !corrupt}};
+    for (const auto& m : report.newly_quarantined) out["newly_quarantined"].push_back(EntryJson(m));
+    PrintJson(out);
+  } else {
+    std::printf("checked %lld entries: %lld ok, %lld already quarantined, %zu newly quarantined; "
               "integrity_check: %s\n",
               static_cast<long long>(report.checked), static_cast<long long>(report.ok),
               static_cast<long long>(report.already_quarantined), report.newly_quarantined.size(),
               report.integrity_check.c_str());
-  for (const auto& m : report.newly_quarantined) {
-    std::printf("  corrupt: %s\n", m.id.ToString().c_str());
+    for (const auto& m : report.newly_quarantined) std::printf("  corrupt: %s\n", m.id.ToString().c_str());
   }
-  if (!report.newly_quarantined.empty() || report.integrity_check != "ok") {
+  if (corrupt) {
     return DataLossError("the database holds corrupt entries (quarantined: never served)");
   }
   return Ok();
@@ -135,7 +165,11 @@ Status Evict(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(cache::EntryId id, IdFromArgs(args));
   KILN_ASSIGN_OR_RETURN(bool evicted, store->Evict(id));
   if (!evicted) return NotFoundError("no entry " + id.ToString());
-  std::printf("evicted %s\n", id.ToString().c_str());
+  if (args.json) {
+    PrintJson({{"evicted", true}, {"key", id.key.Hex()}, {"tenant", id.tenant}, {"chip", id.chip}});
+  } else {
+    std::printf("evicted %s\n", id.ToString().c_str());
+  }
   return Ok();
 }
 
@@ -157,7 +191,7 @@ Status Stats(const InspectArgs& args) {
                           {"quarantined_total", s.quarantined_total},
                           {"evicted_total", s.evicted_total}};
     if (tenant) out["tenant"] = *tenant;
-    std::printf("%s\n", out.dump().c_str());
+    PrintJson(out);
     return Ok();
   }
   std::printf("%-22s %s\n", "tenant", tenant ? tenant->c_str() : "(every tenant)");
@@ -175,42 +209,11 @@ Status Stats(const InspectArgs& args) {
   return Ok();
 }
 
-// Why would this file miss? Fingerprints it and names the nearest entry and
-// the components that differ.
+// Why would this file miss? (inspect_explain.h)
 Status Explain(const InspectArgs& args) {
-  KILN_ASSIGN_OR_RETURN(auto module, LoadVerifiedModule(args.file));
-  driver::CompileOptions options;
-  options.chip = args.chip;
-  KILN_ASSIGN_OR_RETURN(options.plan, driver::ParsePlanKind(args.plan));
-  KILN_ASSIGN_OR_RETURN(hlo::Fingerprint fp,
-                        hlo::FingerprintModule(*module, driver::FingerprintOptionsFor(options)));
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
-  cache::EntryId id{args.tenant, fp.key, args.chip, kCompilerFormatVersion};
-  KILN_ASSIGN_OR_RETURN(auto meta, store->GetMetadata(id));
-  if (meta) {
-    std::printf("%s is cached (hits %lld)\n", fp.key.Hex().c_str(),
-                static_cast<long long>(meta->hit_count));
-    return Ok();
-  }
-  KILN_ASSIGN_OR_RETURN(auto explanation, store->Explain(args.tenant, args.chip, id.format_version,
-                                                         cache::KeyComponentsOf(fp)));
-  if (!explanation) {
-    std::printf("%s would miss: no cached entry for chip %s shares any component\n",
-                fp.key.Hex().c_str(), args.chip.c_str());
-    return Ok();
-  }
-  std::printf("%s would miss; nearest entry %s shares %d components; differs in:\n",
-              fp.key.Hex().c_str(), explanation->nearest.id.key.Hex().c_str(),
-              explanation->shared_components);
-  for (const std::string& name : explanation->differing) {
-    std::string detail;
-    if (name.starts_with("parameter ")) {
-      size_t i = std::stoul(name.substr(10));
-      if (i < fp.parameter_shape_text.size()) detail = " (here " + fp.parameter_shape_text[i] + ")";
-    }
-    std::printf("  %s%s\n", name.c_str(), detail.c_str());
-  }
-  return Ok();
+  return ExplainFile(*store, {.file = args.file, .tenant = args.tenant, .chip = args.chip, .plan = args.plan,
+                              .json = args.json});
 }
 
 nlohmann::json RecordJson(const cache::TuningRecord& r) {
@@ -239,7 +242,7 @@ Status TuningRecords(const InspectArgs& args) {
   if (args.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : records) out.push_back(RecordJson(r));
-    std::printf("%s\n", out.dump().c_str());
+    PrintJson(out);
     return Ok();
   }
   std::printf("%-8s %-32s  %-5s %3s %12s  %-20s  %s\n", "tenant", "workload", "chip", "ver", "measured_us",
@@ -256,14 +259,14 @@ Status TuningRecords(const InspectArgs& args) {
 }
 
 void AddStoreOptions(CLI::App* cmd, InspectArgs& args) {
-  cmd->add_option("--db", args.db, "Cache database (default ./kiln.db)");
+  AddDbOption(cmd, &args.db, "Cache database");
   cmd->add_option("--tenant", args.tenant, "Tenant the entries belong to (default: default)");
   cmd->add_flag("--json", args.json, "Print JSON");
 }
 
 // list and stats: every tenant unless --tenant is given.
 void AddFilteredStoreOptions(CLI::App* cmd, InspectArgs& args) {
-  cmd->add_option("--db", args.db, "Cache database (default ./kiln.db)");
+  AddDbOption(cmd, &args.db, "Cache database");
   cmd->add_option("--tenant", args.record_tenant, "Only this tenant's entries (default: every tenant's)");
   cmd->add_flag("--json", args.json, "Print JSON");
 }
@@ -275,13 +278,15 @@ void AddKeyOptions(CLI::App* cmd, InspectArgs& args) {
 }
 
 // A subcommand callback: runs `fn` on the parsed arguments and reports a
-// failure on stderr with exit code 1.
+// failure on stderr with exit code 1 (and, with --json, as the JSON
+// document {"error": ...} on stdout unless `fn` printed one).
 template <typename Args>
 std::function<void()> Runner(std::shared_ptr<Args> args, int* exit_code, Status (*fn)(const Args&)) {
   return [args, exit_code, fn] {
     if (Status s = fn(*args); !s) {
       std::fprintf(stderr, "kiln inspect: %s\n", s.error().ToString().c_str());
       *exit_code = 1;
+      if (args->json && !json_printed) PrintJson({{"error", ErrorJson(s.error())}});
     }
   };
 }
@@ -289,11 +294,10 @@ std::function<void()> Runner(std::shared_ptr<Args> args, int* exit_code, Status 
 // export FILE / import FILE (inspect_bundle.h).
 void RegisterBundleCommands(CLI::App* cmd, int* exit_code) {
   auto args = std::make_shared<BundleArgs>();
-  args->db = "./kiln.db";
   auto run = [args, exit_code](Status (*fn)(const BundleArgs&)) { return Runner(args, exit_code, fn); };
   auto* out = cmd->add_subcommand("export", "Write entries and tuning records to one bundle file");
   out->add_option("file", args->file, "Bundle to write (replaced whole, never left half written)")->required();
-  out->add_option("--db", args->db, "Cache database (default ./kiln.db)");
+  AddDbOption(out, &args->db, "Cache database");
   out->add_option("--keys", args->keys, "Only these entry keys (32 hex digits each)");
   out->add_option("--chip", args->chip, "Only entries and records for this chip")
       ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
@@ -303,7 +307,7 @@ void RegisterBundleCommands(CLI::App* cmd, int* exit_code) {
   out->callback(run(ExportBundleFile));
   auto* in = cmd->add_subcommand("import", "Check a bundle whole, then add what the store lacks");
   in->add_option("file", args->file, "Bundle to read")->required();
-  in->add_option("--db", args->db, "Cache database (default ./kiln.db; created when absent)");
+  AddDbOption(in, &args->db, "Cache database, created when absent");
   in->add_flag("--json", args->json, "Print JSON");
   in->callback(run(ImportBundleFile));
 }
@@ -344,7 +348,7 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"none", "heuristic", "given"}));
   explain->callback(run(Explain));
   auto* records = cmd->add_subcommand("tuning-records", "List autotuning records, newest first");
-  records->add_option("--db", args->db, "Cache database (default ./kiln.db)");
+  AddDbOption(records, &args->db, "Cache database");
   records->add_option("--tenant", args->record_tenant, "Only this tenant's records (default: every tenant's)");
   records->add_option("--workload", args->workload, "Only records of this kernel subgraph key");
   records->add_option("--chip", args->record_chip, "Only records for this chip (default: every chip)")

@@ -16,16 +16,11 @@
 
 #include "cache/bundle.h"
 #include "cache/cache_store.h"
+#include "tools/store_open.h"
 
 namespace kiln::tools {
 namespace {
 
-Result<std::unique_ptr<cache::CacheStore>> OpenStore(const std::string& db) {
-  cache::CacheStoreOptions options;
-  options.path = db;
-  options.dictionary_training_puts = 0;
-  return cache::CacheStore::Open(std::move(options));
-}
 
 // A file written under PATH.tmp-PID and renamed to PATH by Commit: until
 // then PATH is untouched, and the temporary file is removed when the
@@ -140,9 +135,7 @@ Status ExportBundleFile(const BundleArgs& args) {
   if (!args.since.empty()) {
     KILN_ASSIGN_OR_RETURN(selection.since_ms, ParseSinceTime(args.since));
   }
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(args.db, error)) return NotFoundError("no cache database " + args.db);
-  KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args.db));
+  KILN_ASSIGN_OR_RETURN(auto store, OpenToolStore(args.db, StoreAccess::kLookOnly));
   KILN_ASSIGN_OR_RETURN(auto out, AtomicFileWriter::Create(args.file));
   cache::BundleEncoder encoder;
   cache::Bundle versions;
@@ -167,7 +160,7 @@ Status ImportBundleFile(const BundleArgs& args) {
   KILN_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(args.file));
   auto bundle = cache::DecodeBundle(bytes, cache::CurrentSchemaVersion());
   if (!bundle) return bundle.error().WithContext("refused " + args.file + ", nothing imported");
-  KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args.db));
+  KILN_ASSIGN_OR_RETURN(auto store, OpenToolStore(args.db, StoreAccess::kCreateIfMissing));
   KILN_ASSIGN_OR_RETURN(cache::BundleReport report, store->ImportBundle(*bundle));
   PrintReport("imported", report, args.json);
   return Ok();

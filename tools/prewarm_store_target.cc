@@ -33,7 +33,8 @@ Result<JobOutcome> StoreTarget::Make(const CompileJob& job) {
   const std::string executable(compiled.executable.begin(), compiled.executable.end());
   const std::string notes = server::SerializeEntryNotes(server::NotesOfCompile(compiled, job.options));
   const hlo::Hash128 request_hash = server::HashCompileRequestBody(job.source->text, job.options, server::kDefaultTenant);
-  const cache::PutRequest put = server::PutOfCompile(IdOf(job), compiled, job.options, executable, notes, request_hash);
+  cache::PutRequest put = server::PutOfCompile(IdOf(job), compiled, job.options, executable, notes, request_hash);
+  put.source_text = job.source->text;
   if (Status put_status = store_.Put(put); !put_status) return put_status.error().WithContext("storing the entry");
   outcome.compiled = true;
   outcome.compile_seconds = compiled.compile_ms / 1000;
