@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/bundle.h"
 #include "cache/zstd_codec.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
@@ -96,6 +97,27 @@ std::optional<Compiled> CompileFile(const fs::path& path) {
   return Compiled{path.stem().string(), std::move(compiled->executable), std::move(parameters)};
 }
 
+// A bundle of the module's executable (two tenants) and a tuning record.
+void WriteBundleSeed(const fs::path& out, const Compiled& c) {
+  cache::Bundle bundle;
+  bundle.schema_version = cache::CurrentSchemaVersion();
+  for (const char* tenant : {"default", "alice"}) {
+    cache::BundleEntry entry;
+    entry.metadata.id = {tenant, hlo::Hash128{c.executable.size(), 7}, "v5e"};
+    entry.metadata.options = R"({"options":{"plan":"heuristic"},"kernels":1})";
+    entry.metadata.compile_seconds = 0.25;
+    entry.metadata.device_seconds = 1e-5;
+    entry.metadata.created_ms = 1'700'000'000'000;
+    entry.components = {{"entry body", {1, 2}}, {"target", {3, 4}}};
+    entry.request_hashes = {hlo::Hash128{5, 6}};
+    entry.executable.assign(c.executable.begin(), c.executable.end());
+    bundle.entries.push_back(std::move(entry));
+  }
+  bundle.records.push_back({.tenant = "alice", .workload_key = "00112233445566778899aabbccddeeff", .chip = "v5e",
+                            .plan = "tile=128x128", .measured_seconds = 2e-5, .created_ms = 1'700'000'000'000});
+  if (auto encoded = cache::EncodeBundle(bundle)) Write(out / "bundle" / c.name, *encoded);
+}
+
 void WriteModuleSeeds(const fs::path& out, const Compiled& c, const cache::ZstdDictionary* dictionary) {
   std::string_view bytes(reinterpret_cast<const char*>(c.executable.data()), c.executable.size());
   Write(out / "executable" / (c.name + ".payload"), "\x00" + std::string(bytes.substr(32)));
@@ -109,6 +131,7 @@ void WriteModuleSeeds(const fs::path& out, const Compiled& c, const cache::ZstdD
   };
   blob_seed(0, nullptr, ".plain");
   if (dictionary != nullptr) blob_seed(1, dictionary, ".dict");
+  WriteBundleSeed(out, c);
 
   int64_t input_bytes = 0;
   for (const hlo::Shape& shape : c.parameters) input_bytes += shape.IsArray() ? shape.ByteSize() : kMaxInputBytes;

@@ -4,8 +4,8 @@
 # 60), one after another in one process each, from seed corpora: the HLO
 # corpus (../shared/corpus), HLO modules written in the unit tests, inputs
 # kiln_fuzz_seeds makes from compiled corpus modules (executables, zstd
-# blobs, safetensors, JSON tensors, literal files, HTTP requests on every
-# route) and the kept crashers (fuzz/regressions/<harness>/), with the
+# blobs, bundles, safetensors, JSON tensors, literal files, HTTP requests
+# on every route) and the kept crashers (fuzz/regressions/<harness>/), with the
 # dictionaries fuzz/*.dict.
 #
 # Usage: scripts/fuzz.sh [SECONDS] [HARNESS...]   (default: every harness)
@@ -29,7 +29,8 @@ corpus_dir="${KILN_CORPUS_DIR:-$root/../shared/corpus}"
 jobs="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
 seconds="${1:-60}"
 [ $# -gt 0 ] && shift
-all_harnesses=(hlo_text hlo_compile http_request http_server executable safetensors json_tensors literal_file store_blob)
+all_harnesses=(hlo_text hlo_compile http_request http_server executable safetensors json_tensors literal_file store_blob
+               bundle)
 harnesses=("${@:-${all_harnesses[@]}}")
 
 bash "$root/scripts/setup.sh" --fuzz
