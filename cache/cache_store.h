@@ -99,6 +99,8 @@ struct CacheStoreOptions {
   // Room kept free beside the database for deletes on a full disk (see
   // above); 0: none.
   uint64_t reserve_bytes = uint64_t{8} << 20;
+  // The compile log keeps the newest this many (tenant, name, chip, key) rows.
+  int64_t compile_log_rows = 100'000;
   // Milliseconds since the Unix epoch; the system clock when unset.
   std::function<int64_t()> clock = nullptr;
 };
@@ -147,6 +149,29 @@ struct TuningRecordFilter {
   std::optional<std::string> chip = std::nullopt;
   std::optional<uint32_t> compiler_version = std::nullopt;
   int limit = 1000;
+};
+
+// One program a module name was compiled as (the compile_log table): what
+// recompile diagnostics group by name.
+struct CompileRecord {
+  std::string tenant;
+  std::string module_name;
+  std::string chip;
+  Hash128 key;
+  std::string client;                   // the last compile's X-Kiln-Client; empty when none
+  std::vector<std::string> parameters;  // entry parameter shapes ("f32[16,128]")
+  int64_t compiles = 1;
+  double compile_seconds = 0;
+  int64_t first_ms = 0;  // set by the store when 0
+  int64_t last_ms = 0;
+};
+
+struct CompileRecordFilter {
+  std::optional<std::string> tenant = std::nullopt;
+  std::optional<std::string> module_name = std::nullopt;
+  // Only names compiled as at least this many keys (on one chip).
+  int min_keys = 1;
+  int limit = 10000;  // rows
 };
 
 struct VerifyReport {
@@ -319,6 +344,15 @@ class CacheStore {
   Result<std::vector<Explanation>> NearestEntries(const std::string& tenant, const std::string& chip,
                                                   uint32_t format_version,
                                                   const std::vector<KeyComponent>& components, size_t limit);
+
+  // --- Compile log (cache_store_compile_log.cc) ---
+  // Counts one compile of `record` (tenant, module name, chip, key): a new
+  // row, or compiles, seconds, client and last_ms added to the one there.
+  // Returns how many other keys the name had on that chip before. Fails
+  // like Put on a full disk or read-only store.
+  Result<int64_t> RecordCompile(const CompileRecord& record);
+  // Rows oldest first within each (tenant, name, chip), names in order.
+  Result<std::vector<CompileRecord>> CompileRecords(const CompileRecordFilter& filter);
 
   // --- Tuning records (cache_store_tuning.cc) ---
   // Stores one record. Fails on an empty tenant, workload key or chip, or a

@@ -1,5 +1,7 @@
 #include "server/compile_request.h"
 
+#include <algorithm>
+
 #include <charconv>
 
 #include <nlohmann/json.hpp>
@@ -155,6 +157,15 @@ Result<CompileRequest> ParseCompileRequestKey(const http::Request& request, std:
           .WithReason("bad_request");
     }
     out.return_executable = *what == "executable";
+  }
+  if (auto client = request.headers.Get("X-Kiln-Client")) {
+    const bool printable = std::all_of(client->begin(), client->end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+    if (client->size() > kMaxClientBytes || !printable) {
+      return InvalidArgumentError("header X-Kiln-Client: expected at most " + std::to_string(kMaxClientBytes) +
+                                  " printable ASCII characters (e.g. job/host)")
+          .WithReason("bad_request");
+    }
+    out.client = std::string(*client);
   }
   if (request.body.empty())
     return InvalidArgumentError("the body is empty; send HLO text or a JSON CompileRequest").WithReason("bad_request");

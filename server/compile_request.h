@@ -27,7 +27,12 @@ struct CompileRequest {
   driver::CompileOptions options;  // chip, plan, scoped VMEM
   bool return_executable = false;  // ?return=executable
   hlo::Hash128 request_hash;
+  // X-Kiln-Client ("job/host"), for recompile diagnostics; empty when none.
+  // Not part of any key.
+  std::string client;
 };
+
+inline constexpr size_t kMaxClientBytes = 200;
 
 // Takes the body out of `request` (a text body is moved, not copied).
 Result<CompileRequest> ParseCompileRequest(http::Request& request, std::string_view tenant);

@@ -27,4 +27,13 @@ cache::PutRequest PutOfCompile(const cache::EntryId& id, const driver::CompileOu
   };
 }
 
+cache::CompileRecord CompileRecordOf(const hlo::Module& module, const cache::EntryId& id, std::string client) {
+  cache::CompileRecord record{
+      .tenant = id.tenant, .module_name = module.name(), .chip = id.chip, .key = id.key, .client = std::move(client)};
+  for (const hlo::Instruction* parameter : module.entry()->parameters()) {
+    record.parameters.push_back(parameter->shape().ToString());
+  }
+  return record;
+}
+
 }  // namespace kiln::server

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "cache/cache_store.h"
 #include "cache/entry.h"
 #include "compiler/driver/compile_module.h"
 #include "server/entry_json.h"
@@ -26,5 +27,9 @@ EntryNotes NotesOfCompile(const driver::CompileOutput& compiled, const driver::C
 cache::PutRequest PutOfCompile(const cache::EntryId& id, const driver::CompileOutput& compiled,
                                const driver::CompileOptions& options, std::string_view executable,
                                std::string_view notes_text, std::optional<hlo::Hash128> request_hash);
+
+// The compile-log record of `module` (as sent, before its compile's passes
+// change it) stored under `id` by `client`; compile seconds are left 0.
+cache::CompileRecord CompileRecordOf(const hlo::Module& module, const cache::EntryId& id, std::string client);
 
 }  // namespace kiln::server

@@ -117,6 +117,7 @@ void KilnService::ScheduleHitStatsFlush() {
   X("DELETE", "/v1/tune/{id}", Role::kCompile, &KilnService::CancelTune, nullptr)                               \
   X("GET", "/v1/stats", Role::kRead, &KilnService::Stats, nullptr)                                              \
   X("GET", "/v1/entries", Role::kRead, &KilnService::Entries, nullptr)                                          \
+  X("GET", "/v1/recompiles", Role::kRead, &KilnService::Recompiles, nullptr)                                    \
   X("GET", "/v1/pool", Role::kRead, &KilnService::Pool, nullptr)                                                \
   X("GET", "/metrics", Role::kAdmin, &KilnService::Metrics, nullptr)
 

@@ -160,7 +160,10 @@ class KilnService {
   // answered and stored.
   void StartCompile(const std::string& flight_key, std::shared_ptr<hlo::Module> module,
                     driver::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash,
-                    std::string source_text);
+                    std::string source_text, std::string client);
+  // Logs a stored compile for recompile diagnostics (recompile_report.h);
+  // `record` is CompileRecordOf the module as sent, before its compile.
+  void RecordCompile(cache::CompileRecord record, double compile_ms);
   // `source_text` is the module's HLO text, stored beside the entry.
   Flight CompileAndStore(hlo::Module& module, std::string_view source_text, const driver::CompileOptions& options,
                          const cache::EntryId& id, const hlo::Hash128& request_hash);
@@ -194,6 +197,8 @@ class KilnService {
   void Entries(Call call);
   void Pool(Call call);
   void Metrics(Call call);
+  // routes_recompiles.cc
+  void Recompiles(Call call);
   http::Response Health() const;
   int PerKindIndex(int pool_index) const;
 

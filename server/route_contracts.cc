@@ -39,6 +39,7 @@ const std::vector<RouteContract>& Table() {
       {"DELETE", "/v1/tune/{id}", {}},
       {"GET", "/v1/stats", {}},
       {"GET", "/v1/entries", {.query = {"chip", "plan", "sort", "limit", "cursor"}}},
+      {"GET", "/v1/recompiles", {.query = {"name", "min_keys"}}},
       {"GET", "/v1/pool", {}},
       {"GET", "/metrics", {}},
       {"GET", "/healthz", {}},

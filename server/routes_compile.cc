@@ -177,16 +177,20 @@ void KilnService::Compile(Call call) {
     // The module's text goes along: the store keeps it to explain later
     // misses, and background tuning tunes it once the miss is answered.
     StartCompile(flight_key, std::shared_ptr<hlo::Module>(std::move(*module)), request.options, id,
-                 request.request_hash, std::move(request.hlo));
+                 request.request_hash, std::move(request.hlo), std::move(request.client));
   }
 }
 
 void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hlo::Module> module,
                                driver::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash,
-                               std::string source_text) {
+                               std::string source_text, std::string client) {
   auto text = std::make_shared<std::string>(std::move(source_text));
-  http::WorkerPool::Task task = [this, flight_key, module, options, id, request_hash, text] {
+  http::WorkerPool::Task task = [this, flight_key, module, options, id, request_hash, text,
+                                 client = std::move(client)] {
+    // Read before the compile's passes change the module.
+    cache::CompileRecord record = CompileRecordOf(*module, id, client);
     Flight flight = CompileAndStore(*module, *text, options, id, request_hash);
+    if (flight->compiled && !flight->not_stored) RecordCompile(std::move(record), flight->compile_ms);
     flights_.Finish(flight_key, flight);
     const bool stored = !flight->error && flight->compiled && !flight->not_stored;
     if (options_.tune_in_background_s > 0 && stored && options.plan == fusion::PlanKind::kHeuristic) {
@@ -252,6 +256,13 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, std::strin
   };
   if (!outcome->not_stored) Index(outcome->entry, outcome->entry.executable->size());
   return outcome;
+}
+
+void KilnService::RecordCompile(cache::CompileRecord record, double compile_ms) {
+  record.compile_seconds = compile_ms / 1000;
+  // Diagnostics only: a failure to log must not fail the compile.
+  Result<int64_t> other_keys = store_->RecordCompile(record);
+  if (other_keys && *other_keys > 0) metrics_.Recompiled();
 }
 
 void KilnService::AnswerCompile(http::Responder& respond, const EntryView& entry, CacheOutcome outcome,

@@ -26,6 +26,10 @@ ServiceMetrics::ServiceMetrics()
       compile_errors_total_(registry_.AddCounter("kiln_compile_errors_total",
                                                  "Compile requests that failed (bad HLO, unsupported ops).")
                                 .WithLabels({})),
+      recompiles_total_(registry_.AddCounter("kiln_recompiles_total",
+                                             "Compiles of a module name already compiled as another program (same "
+                                             "tenant and chip); GET /v1/recompiles says what changed.")
+                            .WithLabels({})),
       not_stored_(registry_.AddCounter("kiln_cache_not_stored_total",
                                        "Compiles answered but not stored, by why (disk full, read-only store, database locked).",
                                        {"problem"})),

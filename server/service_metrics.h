@@ -52,6 +52,9 @@ class ServiceMetrics {
   void CompileAnswered(CacheOutcome outcome, bool fast_path, double entry_compile_ms);
   // This process compiled an executable in `compile_ms`.
   void Compiled(double compile_ms);
+  // A compile of a module name already compiled as another key (same
+  // tenant and chip): a recompile (GET /v1/recompiles says why).
+  void Recompiled() { recompiles_total_.Increment(); }
   void CompileFailed() {
     compile_errors_.fetch_add(1, std::memory_order_relaxed);
     compile_errors_total_.Increment();
@@ -85,6 +88,7 @@ class ServiceMetrics {
   http::Counter& fast_path_total_;
   http::Counter& saved_seconds_;
   http::Counter& compile_errors_total_;
+  http::Counter& recompiles_total_;
   http::CounterFamily& not_stored_;
   http::Histogram& compile_seconds_;
   http::Gauge& entries_;

@@ -227,4 +227,37 @@ TEST_F(KilnInspectCliTest, ExplainSaysWhichChipTheModuleIsCachedFor) {
   EXPECT_NE(none.out.find("no cached entry shares any part"), std::string::npos) << none.out;
 }
 
+TEST_F(KilnInspectCliTest, RecompilesNamesWhatChangedBetweenAModulesPrograms) {
+  // A dump folder with one step compiled at three batch sizes: each file
+  // a module named jit_train_step, as --xla_dump_to would leave them.
+  fs::create_directories(dir_ / "dump");
+  for (int batch : {8, 12, 24}) {
+    std::string text = TrainStep("0.001");
+    for (size_t at = text.find("16,128"); at != std::string::npos; at = text.find("16,128", at)) {
+      text.replace(at, 6, std::to_string(batch) + ",128");
+    }
+    Write("dump/module_000" + std::to_string(batch) + ".jit_train_step.before_optimizations.txt", text);
+  }
+  RunResult prewarm = RunKiln("prewarm " + (dir_ / "dump").string() + " --db " + db_ + " --json");
+  ASSERT_EQ(prewarm.exit_code, 0) << prewarm.err;
+
+  RunResult table = RunKiln("inspect recompiles --db " + db_);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("parameter 0 dimension 0: 8, 12, 24"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("pad it to a few fixed sizes (e.g. 8, 16, 32)"), std::string::npos) << table.out;
+
+  RunResult r = RunKiln("inspect recompiles --db " + db_ + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json report = json::parse(r.out);
+  ASSERT_EQ(report["modules"].size(), 1u);
+  EXPECT_EQ(report["modules"][0]["module"], "train_step");
+  EXPECT_EQ(report["modules"][0]["keys"], 3);
+  EXPECT_EQ(report["modules"][0]["clients"], json::array({"kiln prewarm"}));
+  EXPECT_EQ(report["storms"], 1);
+  RunResult none = RunKiln("inspect recompiles --db " + db_ + " --min-keys 4 --json");
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_TRUE(json::parse(none.out)["modules"].empty());
+  EXPECT_EQ(RunKiln("inspect recompiles --db " + db_ + " --min-keys 1").exit_code, 2);  // a usage error
+}
+
 }  // namespace

@@ -1,4 +1,4 @@
-// kiln inspect {list|show|verify|evict|stats|explain|tuning-records|export|import}: look into a cache
+// kiln inspect {list|show|verify|evict|stats|explain|recompiles|tuning-records|export|import}: look into a cache
 // database without a server (the server may be running: SQLite's WAL lets
 // readers and one writer share the file). Every command prints a readable
 // table, or one JSON document with --json (an error too). Only import
@@ -12,6 +12,7 @@
 #include "tools/commands.h"
 #include "tools/inspect_bundle.h"
 #include "tools/inspect_explain.h"
+#include "tools/inspect_recompiles.h"
 #include "tools/json_error.h"
 #include "tools/store_open.h"
 
@@ -29,6 +30,8 @@ struct InspectArgs {
   std::string workload;       // tuning-records: empty for every subgraph
   std::string record_chip;    // tuning-records: empty for every chip
   std::string sort = "id";    // list: id, hits, saved, bytes or age
+  std::string module_name;    // recompiles: empty for every name
+  int min_keys = 2;           // recompiles
   int limit = 100;
   bool json = false;
 };
@@ -216,6 +219,14 @@ Status Explain(const InspectArgs& args) {
                               .json = args.json});
 }
 
+// Module names compiled as several programs (inspect_recompiles.h).
+Status Recompiles(const InspectArgs& args) {
+  KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
+  RecompilesArgs recompiles{.tenant = TenantFilter(args), .min_keys = args.min_keys, .json = args.json};
+  if (!args.module_name.empty()) recompiles.name = args.module_name;
+  return PrintRecompiles(*store, recompiles);
+}
+
 nlohmann::json RecordJson(const cache::TuningRecord& r) {
   nlohmann::json out = {{"id", r.id},
                         {"tenant", r.tenant},
@@ -347,6 +358,12 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
   explain->add_option("--plan", args->plan, "Fusion plan")
       ->check(CLI::IsMember({"none", "heuristic", "given"}));
   explain->callback(run(Explain));
+  auto* recompiles = cmd->add_subcommand("recompiles", "Module names compiled as several programs, and what changed");
+  AddFilteredStoreOptions(recompiles, *args);
+  recompiles->add_option("--name", args->module_name, "Only this module name");
+  recompiles->add_option("--min-keys", args->min_keys, "Only names compiled as at least this many programs (default 2)")
+      ->check(CLI::Range(2, 100000));
+  recompiles->callback(run(Recompiles));
   auto* records = cmd->add_subcommand("tuning-records", "List autotuning records, newest first");
   AddDbOption(records, &args->db, "Cache database");
   records->add_option("--tenant", args->record_tenant, "Only this tenant's records (default: every tenant's)");

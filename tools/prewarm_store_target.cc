@@ -25,6 +25,7 @@ Result<JobOutcome> StoreTarget::Make(const CompileJob& job) {
   KILN_ASSIGN_OR_RETURN(bool stored, Contains(job));
   if (stored) return outcome;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, ParseSource(*job.source));
+  cache::CompileRecord record = server::CompileRecordOf(*module, IdOf(job), "kiln prewarm");
   KILN_ASSIGN_OR_RETURN(driver::CompileOutput compiled, driver::CompileModule(*module, job.options));
   if (compiled.fingerprint.key != job.key) {
     return InternalError("the compile's key " + compiled.fingerprint.key.Hex() + " differs from the planned " +
@@ -36,6 +37,10 @@ Result<JobOutcome> StoreTarget::Make(const CompileJob& job) {
   cache::PutRequest put = server::PutOfCompile(IdOf(job), compiled, job.options, executable, notes, request_hash);
   put.source_text = job.source->text;
   if (Status put_status = store_.Put(put); !put_status) return put_status.error().WithContext("storing the entry");
+  // Logged like a server's compile, so a dump folder's recompiles show in
+  // `kiln inspect recompiles`; diagnostics only, a failure is ignored.
+  record.compile_seconds = compiled.compile_ms / 1000;
+  (void)store_.RecordCompile(record);
   outcome.compiled = true;
   outcome.compile_seconds = compiled.compile_ms / 1000;
   outcome.bytes = executable.size();

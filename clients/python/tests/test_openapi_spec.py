@@ -39,6 +39,7 @@ POST /v1/executables/{key}/execute
 POST /v1/explain
 GET /v1/stats
 GET /v1/entries
+GET /v1/recompiles
 GET /v1/pool
 GET /metrics
 GET /healthz

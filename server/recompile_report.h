@@ -1,0 +1,42 @@
+// Recompile diagnostics: which module names a tenant compiled as several
+// programs, and why (the answer of `GET /v1/recompiles` and of
+// `kiln inspect recompiles`).
+//
+// Groups the compile log (CacheStore::CompileRecords) by tenant, module
+// name and chip. For each name compiled as two or more keys it reports the
+// programs, the compile seconds they cost, the parameter dimensions whose
+// sizes changed between them (with every value seen), the constants whose
+// values changed (from the HLO text the entries kept, hlo::DiffModules)
+// and a suggestion: pad a changing dimension to a few sizes, or pass a
+// changing constant as an input. A name with kStormKeys keys or more is a
+// "storm".
+//
+// Pure over its inputs; `read_source` is called from the calling thread.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cache/cache_store.h"
+
+namespace kiln::server {
+
+inline constexpr int kStormKeys = 3;
+// Programs per name whose texts are compared (the newest ones).
+inline constexpr size_t kComparedPrograms = 8;
+
+// The text an entry kept, or nullopt (evicted, or stored without one).
+using SourceReader = std::function<std::optional<std::string>(const cache::EntryId&)>;
+
+// {"modules": [...], "storms": N}; modules with the most programs first
+// (then the most compile seconds), each
+// {"tenant", "module", "chip", "keys", "compiles", "compile_seconds",
+//  "storm", "clients", "programs", "changing_dimensions",
+//  "changing_constants", "other_changes", "suggestion"}.
+nlohmann::json RecompileReport(const std::vector<cache::CompileRecord>& records, const SourceReader& read_source);
+
+}  // namespace kiln::server
