@@ -12,7 +12,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libssl-dev
-  python3 python3-yaml
+  python3 python3-yaml python3-zstandard
 )
 if [ "${1:-}" = "--fuzz" ]; then
   packages+=(clang-16 libclang-rt-16-dev llvm)

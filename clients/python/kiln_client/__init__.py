@@ -10,6 +10,7 @@ See README.md beside this package and schema/openapi.yaml for the API.
 
 from .client import DEFAULT_URL, KilnClient
 from .errors import KilnConnectionError, KilnError, KilnProtocolError
+from .retry import NO_RETRIES, RetryPolicy
 from .results import (CompileResult, Difference, EntryPage, ExecutableBytes, ExecuteResult,
                       ExplainResult, KernelProfile)
 from .safetensors import SafetensorsError
@@ -18,5 +19,5 @@ from .tensor import DTYPES, Tensor
 __all__ = [
     "DEFAULT_URL", "DTYPES", "CompileResult", "Difference", "EntryPage", "ExecutableBytes",
     "ExecuteResult", "ExplainResult", "KernelProfile", "KilnClient", "KilnConnectionError",
-    "KilnError", "KilnProtocolError", "SafetensorsError", "Tensor",
+    "KilnError", "KilnProtocolError", "NO_RETRIES", "RetryPolicy", "SafetensorsError", "Tensor",
 ]

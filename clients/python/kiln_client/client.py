@@ -2,31 +2,47 @@
 
 One client keeps one keep-alive HTTP/1.1 connection (http.client) and sends
 its requests on it one at a time; it is safe to share between threads, which
-then take turns. For parallel requests give each thread its own client.
+then take turns (a thread waiting to retry does not hold the connection). For
+parallel requests give each thread its own client.
 
-A request that fails because the server closed an idle kept-alive connection
-is sent once more on a new one (every kiln operation is idempotent). Errors
-raise KilnError (see errors.py); nothing is retried after the server answered.
+Compiles and explains send the HLO text itself as the body, with the chip and
+options in the query; runs send safetensors. Bodies are zstd-compressed when
+that pays (body_coding.py). A connection the server closed while idle is
+replaced at once; 503 answers and lost connections are retried as retry.py
+says. Errors raise KilnError (see errors.py).
 """
 
 import http.client
+import select
 import socket
 import threading
+import time
 from urllib.parse import urlsplit
 
 from . import wire, zstd
+from .body_coding import RequestCompressor
 from .errors import KilnConnectionError, KilnProtocolError, error_from_response
 from .results import CompileResult, EntryPage, ExecutableBytes, ExplainResult
+from .retry import RetryPolicy
 
 DEFAULT_URL = "http://127.0.0.1:8470"
-# Bodies at least this large are zstd-compressed when zstd is available.
-COMPRESS_MIN_BYTES = 64 << 10
 MAX_ANSWER_BYTES = 1 << 34
+_sleep = time.sleep  # between retries (tests replace it)
 
-# Failures that mean a reused connection went stale before the server read
-# the request.
-_STALE_CONNECTION = (http.client.RemoteDisconnected, http.client.CannotSendRequest,
-                     ConnectionResetError, BrokenPipeError)
+# Failures that mean the connection broke (a kept-alive one may have been
+# closed by the server while idle).
+_BROKEN_CONNECTION = (http.client.RemoteDisconnected, http.client.CannotSendRequest,
+                      http.client.IncompleteRead, ConnectionError)
+
+
+class _Failure(Exception):
+    """A failed send, with what the retry rules need to know about it."""
+
+    def __init__(self, error, sent, stale):
+        super().__init__(str(error))
+        self.error = error      # the KilnError to raise if not retried
+        self.sent = sent        # the whole request reached the server: it may have acted
+        self.stale = stale      # a reused kept-alive connection broke
 
 
 class KilnClient:
@@ -35,25 +51,32 @@ class KilnClient:
     base_url: "http://host:port" (optionally with a path prefix, for a proxy).
     token: bearer token, when the server has an --auth-file.
     namespace: "shared" to use the shared namespace (the token must allow it).
-    compress_requests: None = zstd-compress large bodies when zstd is
-      installed; True = always (ValueError if zstd is missing); False = never.
+    compress_requests: None or "auto" = zstd-compress bodies when it pays
+      (body_coding.py: a zstd codec is installed, the server is not on
+      loopback, the body is 64 KiB or more and shrinks); True or "always" =
+      every body of 64 KiB or more (ValueError without a zstd codec); False or
+      "never" = none.
     timeout: seconds for connecting and for each read (a compile can be slow).
+    retry: a RetryPolicy (retry.py) for 503 answers and lost connections;
+      RetryPolicy(max_attempts=1) never retries.
     """
 
     def __init__(self, base_url=DEFAULT_URL, token=None, *, namespace=None,
-                 compress_requests=None, timeout=600.0):
+                 compress_requests=None, timeout=600.0, retry=None):
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"base_url must be http(s)://host[:port], got {base_url!r}")
-        if compress_requests and not zstd.available():
-            raise ValueError("compress_requests=True needs zstd (Python 3.14+ or zstandard)")
         self._scheme = parts.scheme
         self._host = parts.hostname
         self._port = parts.port
         self._prefix = parts.path.rstrip("/")
         self._timeout = timeout
-        self._compress = zstd.available() if compress_requests is None else compress_requests
-        self._headers = {"User-Agent": "kiln-python-client/1"}
+        mode = _COMPRESSION_MODES.get(compress_requests, compress_requests)
+        self._compressor = RequestCompressor(mode, self._host)
+        self._retry = retry if retry is not None else RetryPolicy()
+        if not isinstance(self._retry, RetryPolicy):
+            raise TypeError(f"retry must be a RetryPolicy, got {type(self._retry).__name__}")
+        self._headers = {"User-Agent": "kiln-python-client/2"}
         if token:
             self._headers["Authorization"] = f"Bearer {token}"
         if namespace:
@@ -176,42 +199,73 @@ class KilnClient:
         return answer.json(request.describe())
 
     def _send(self, request, ok=(200,)):
-        """Sends `request`; returns the Answer, or raises KilnError if its status is not in ok."""
+        """Sends `request`, retrying as retry.py says; returns the Answer, or
+        raises KilnError if its status is not in ok."""
         headers = dict(self._headers)
         headers.update(request.headers)
-        body = request.body
-        if body is not None and self._compress and len(body) >= COMPRESS_MIN_BYTES:
-            body = zstd.compress(body)
-            headers["Content-Encoding"] = "zstd"
-        with self._lock:
-            answer = self._round_trip(request.method, self._prefix + request.path, headers, body,
-                                      request.describe())
-        if answer.status not in ok:
-            raise error_from_response(answer.status, answer.headers, answer.body, request.describe())
-        return answer
+        body, coding = self._compressor.encode(request.body)
+        if coding is not None:
+            headers["Content-Encoding"] = coding
+        target = self._prefix + request.path
+        what = request.describe()
+        start = time.monotonic()
+        attempts = 0
+        replaced_stale = False
+        while True:
+            attempts += 1
+            try:
+                with self._lock:
+                    answer = self._round_trip(request.method, target, headers, body, what)
+            except _Failure as failure:
+                if failure.sent and not request.idempotent:
+                    raise _after(failure.error, attempts) from None
+                if failure.stale and not replaced_stale:
+                    # The server closed a kept-alive connection: once, at once, on a new one.
+                    replaced_stale = True
+                    attempts -= 1
+                    continue
+                wait = self._retry.next_wait(attempts, time.monotonic() - start)
+                if wait is None:
+                    raise _after(failure.error, attempts) from None
+                _sleep(wait)
+                continue
+            if answer.status in ok:
+                return answer
+            error = error_from_response(answer.status, answer.headers, answer.body, what)
+            wait = None
+            if answer.status == 503:
+                wait = self._retry.next_wait(attempts, time.monotonic() - start, error.retry_after)
+            if wait is None:
+                raise _after(error, attempts)
+            _sleep(wait)
 
     def _round_trip(self, method, target, headers, body, what):
-        for attempt in (0, 1):
-            reused = self._connection is not None and self._connection_used
-            connection = self._connect()
-            try:
-                connection.request(method, target, body=body, headers=headers)
-                response = connection.getresponse()
-                data = response.read()
-            except _STALE_CONNECTION as error:
-                self._drop_connection()
-                if reused and attempt == 0:
-                    continue
-                raise KilnConnectionError(f"{what}: connection to {self._host} lost: {error}") from error
-            except (OSError, http.client.HTTPException) as error:
-                self._drop_connection()
-                raise KilnConnectionError(f"{what}: {self._describe_server()}: {error}") from error
-            self._connection_used = True
-            answer_headers = {name.lower(): value for name, value in response.getheaders()}
-            if response.will_close:
-                self._drop_connection()
-            return wire.Answer(response.status, answer_headers, self._decode(answer_headers, data, what))
-        raise AssertionError("unreachable")
+        """One send and its answer on the kept connection; raises _Failure when
+        the connection fails, KilnConnectionError when the answer times out."""
+        reused = self._connection is not None and self._connection_used
+        connection = self._connect(what)
+        try:
+            connection.request(method, target, body=body, headers=headers)
+        except (OSError, http.client.HTTPException) as error:
+            self._drop_connection()
+            raise _Failure(KilnConnectionError(f"{what}: sending to {self._describe_server()} failed: {error}"),
+                           sent=False, stale=reused) from error
+        try:
+            response = connection.getresponse()
+            data = response.read()
+        except TimeoutError as error:
+            self._drop_connection()
+            raise KilnConnectionError(f"{what}: no answer from {self._describe_server()} within "
+                                      f"{self._timeout} s") from error
+        except (OSError, http.client.HTTPException) as error:
+            self._drop_connection()
+            raise _Failure(KilnConnectionError(f"{what}: connection to {self._describe_server()} lost: {error}"),
+                           sent=True, stale=reused and isinstance(error, _BROKEN_CONNECTION)) from error
+        self._connection_used = True
+        answer_headers = {name.lower(): value for name, value in response.getheaders()}
+        if response.will_close:
+            self._drop_connection()
+        return wire.Answer(response.status, answer_headers, self._decode(answer_headers, data, what))
 
     def _decode(self, headers, data, what):
         coding = headers.pop("content-encoding", "identity").strip().lower()
@@ -224,7 +278,11 @@ class KilnClient:
                 raise KilnProtocolError(0, f"{what}: bad zstd answer: {error}") from error
         raise KilnProtocolError(0, f"{what}: answer has unsupported Content-Encoding {coding!r}")
 
-    def _connect(self):
+    def _connect(self, what):
+        """The kept connection, or a new one when there is none or the server has
+        closed it since the last answer (checked without blocking)."""
+        if self._connection is not None and _peer_closed(self._connection.sock):
+            self._drop_connection()
         if self._connection is None:
             kind = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
             self._connection = kind(self._host, self._port, timeout=self._timeout)
@@ -234,7 +292,8 @@ class KilnClient:
                 self._connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             except OSError as error:
                 self._drop_connection()
-                raise KilnConnectionError(f"cannot connect to {self._describe_server()}: {error}") from error
+                raise _Failure(KilnConnectionError(f"{what}: cannot connect to {self._describe_server()}: "
+                                                   f"{error}"), sent=False, stale=False) from error
         return self._connection
 
     def _drop_connection(self):
@@ -247,3 +306,26 @@ class KilnClient:
 
     def __repr__(self):
         return f"KilnClient({self._describe_server()!r})"
+
+
+_COMPRESSION_MODES = {None: "auto", True: "always", False: "never"}
+
+
+def _peer_closed(sock):
+    """True when an idle kept-alive socket has become readable: the server closed
+    it (or sent something unasked, which also makes it unusable)."""
+    if sock is None:
+        return True
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
+
+
+def _after(error, attempts):
+    """`error`, saying how many sends it took when there was more than one."""
+    if attempts > 1:
+        error.attempts = attempts
+        error.args = (f"{error.args[0]} (after {attempts} attempts)",) + error.args[1:]
+    return error

@@ -16,7 +16,11 @@ class KilnError(Exception):
     HLO errors also carry `line` and `column` (1-based, in the HLO text);
     input mismatches carry `parameter` (the input's name, "0", "1", ...),
     `expected` and `got`; 503 answers carry `retry_after` (seconds).
+    `attempts` is how many times the request was sent (more than 1 after
+    retries, see retry.py).
     """
+
+    attempts = 1
 
     def __init__(self, status, code, message, *, line=None, column=None, parameter=None,
                  expected=None, got=None, retry_after=None, body=None):

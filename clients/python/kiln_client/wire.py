@@ -20,7 +20,10 @@ from .tensor import Tensor, as_tensor
 SAFETENSORS_TYPE = "application/vnd.safetensors"
 EXECUTABLE_TYPE = "application/vnd.kiln.executable"
 JSON_TYPE = "application/json"
+HLO_TYPE = "text/plain"
 CHIPS = ("v4", "v5e", "v5p", "v6e", "tpu7x")
+# Compile options a raw HLO body can carry in the query, with their types.
+QUERY_OPTIONS = {"plan": str, "scoped_vmem_bytes": int}
 
 
 @dataclass
@@ -29,6 +32,9 @@ class Request:
     path: str                      # with the query, relative to the API root: "/v1/entries?limit=5"
     headers: dict = field(default_factory=dict)
     body: bytes | None = None
+    # Safe to send again when the answer was lost (see retry.py); False for
+    # requests that may change something twice (delete, start tuning).
+    idempotent: bool = True
 
     def describe(self):
         return f"{self.method} {self.path.split('?', 1)[0]}"
@@ -47,21 +53,43 @@ class Answer:
             raise KilnProtocolError(self.status, f"{what}: answer is not JSON: {error}") from None
 
 
-def _hlo_text(hlo):
+def hlo_bytes(hlo):
+    """The HLO text as the bytes sent: a str is UTF-8 encoded, bytes go verbatim."""
     if isinstance(hlo, str):
-        return hlo
-    if isinstance(hlo, (bytes, bytearray)):
-        return bytes(hlo).decode("utf-8")
+        return hlo.encode("utf-8")
+    if isinstance(hlo, (bytes, bytearray, memoryview)):
+        return bytes(hlo)
     raise TypeError(f"HLO must be str or bytes, got {type(hlo).__name__}")
 
 
-def compile_body(hlo, chip=None, options=None):
-    """The JSON compile/explain body. Keys are sorted so that an identical
-    request is byte-identical and takes the server's fast path."""
-    body = {"hlo": _hlo_text(hlo)}
+def _check_chip(chip):
+    if chip is not None and chip not in CHIPS:
+        raise ValueError(f"unknown chip {chip!r}; expected one of {', '.join(CHIPS)}")
+
+
+def _query_options(options):
+    """The options as query parameters, or None when one has no query parameter
+    (then the JSON form carries them, and the server names what it refuses)."""
+    if not options:
+        return []
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict, got {type(options).__name__}")
+    query = []
+    for name in sorted(options):
+        kind = QUERY_OPTIONS.get(name)
+        value = options[name]
+        if kind is None or not isinstance(value, kind) or isinstance(value, bool):
+            return None
+        query.append((name, str(value)))
+    return query
+
+
+def json_compile_body(hlo, chip=None, options=None):
+    """The JSON compile/explain body (CompileRequest). Keys are sorted so that an
+    identical request is byte-identical and takes the server's fast path."""
+    body = {"hlo": hlo_bytes(hlo).decode("utf-8")}
+    _check_chip(chip)
     if chip is not None:
-        if chip not in CHIPS:
-            raise ValueError(f"unknown chip {chip!r}; expected one of {', '.join(CHIPS)}")
         body["chip"] = chip
     if options:
         if not isinstance(options, dict):
@@ -70,16 +98,31 @@ def compile_body(hlo, chip=None, options=None):
     return json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")
 
 
+def _hlo_request(path, hlo, chip, options, extra_query, accept):
+    """A compile or explain request: the HLO text itself as the body, chip and
+    options in the query (schema/openapi.yaml: ChipQuery, PlanQuery,
+    ScopedVmemBytesQuery). Options the query cannot say go as JSON instead."""
+    _check_chip(chip)
+    options_query = _query_options(options)
+    if options_query is None:
+        query = list(extra_query)
+        return Request("POST", path + ("?" + urlencode(query) if query else ""),
+                       {"Content-Type": JSON_TYPE, "Accept": accept},
+                       json_compile_body(hlo, chip, options))
+    query = ([("chip", chip)] if chip is not None else []) + options_query + list(extra_query)
+    return Request("POST", path + ("?" + urlencode(query) if query else ""),
+                   {"Content-Type": HLO_TYPE, "Accept": accept}, hlo_bytes(hlo))
+
+
 def compile_request(hlo, chip=None, options=None, return_executable=False):
-    path = "/v1/compile?return=executable" if return_executable else "/v1/compile"
-    accept = EXECUTABLE_TYPE if return_executable else JSON_TYPE
-    return Request("POST", path, {"Content-Type": JSON_TYPE, "Accept": accept},
-                   compile_body(hlo, chip, options))
+    if return_executable:
+        return _hlo_request("/v1/compile", hlo, chip, options, [("return", "executable")],
+                            EXECUTABLE_TYPE)
+    return _hlo_request("/v1/compile", hlo, chip, options, [], JSON_TYPE)
 
 
 def explain_request(hlo, chip=None, options=None):
-    return Request("POST", "/v1/explain", {"Content-Type": JSON_TYPE, "Accept": JSON_TYPE},
-                   compile_body(hlo, chip, options))
+    return _hlo_request("/v1/explain", hlo, chip, options, [], JSON_TYPE)
 
 
 def executable_path(key):
@@ -97,7 +140,7 @@ def head_executable_request(key):
 
 
 def delete_executable_request(key):
-    return Request("DELETE", executable_path(key))
+    return Request("DELETE", executable_path(key), idempotent=False)
 
 
 def entries_request(chip=None, plan=None, sort=None, limit=None, cursor=None):
@@ -119,7 +162,7 @@ def tune_request(key=None, max_trials=None, time_budget_s=None, hlo=None, chip=N
         if value is not None:
             body[field] = value
     return Request("POST", "/v1/tune", {"Content-Type": JSON_TYPE, "Accept": JSON_TYPE},
-                   json.dumps(body, sort_keys=True).encode("utf-8"))
+                   json.dumps(body, sort_keys=True).encode("utf-8"), idempotent=False)
 
 
 def tuning_request(job_id, method="GET"):

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from kiln_client import KilnClient, KilnError, Tensor  # noqa: E402
+from kiln_client import KilnClient, KilnError, Tensor, zstd  # noqa: E402
 
 URL = os.environ.get("KILN_URL")
 TOKEN = os.environ.get("KILN_TOKEN")
@@ -55,6 +55,25 @@ ENTRY main {{
   ROOT t = (f32[{first_rows},128], f32[{a},{b}], f32[{c},{d}]) tuple(n0, n1, n2)
 }}
 """
+
+
+def chain_module(length):
+    """A module of `length` adds: about 42 bytes of HLO text per add."""
+    lines = [f"HloModule chain_{length}", "", "ENTRY main {", "  p0 = f32[8,128]{1,0} parameter(0)"]
+    previous = "p0"
+    for i in range(length):
+        lines.append(f"  a{i} = f32[8,128]{{1,0}} add({previous}, p0)")
+        previous = f"a{i}"
+    lines += [f"  ROOT r = f32[8,128]{{1,0}} negate({previous})", "}", ""]
+    return "\n".join(lines)
+
+
+def metric(text, name):
+    """The value of an unlabelled Prometheus series in `text`."""
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"no series {name} in /metrics")
 
 
 # Line 3, column 13: a space where ',' or ']' must be.
@@ -93,7 +112,8 @@ class ServerTest(unittest.TestCase):
     # ---- compile ---------------------------------------------------------
 
     def test_health_needs_no_token(self):
-        health = KilnClient(URL).health()
+        with KilnClient(URL) as client:
+            health = client.health()
         self.assertEqual(health["status"], "ok")
 
     def test_compile_misses_then_hits_with_the_fingerprint_key(self):
@@ -111,6 +131,58 @@ class ServerTest(unittest.TestCase):
         expected = fingerprint(hlo, "v5e")
         if expected is not None:
             self.assertEqual(key, expected)
+
+    def test_a_large_module_misses_then_hits_on_the_fast_path(self):
+        # 1.2 MB of HLO text: more than the server hashes on its loop thread.
+        hlo = chain_module(30000 + random.randint(0, 999))
+        key = self.fresh_key(hlo)
+        first = self.kiln.compile(hlo)
+        hits = [self.kiln.compile(hlo) for _ in range(3)]
+        self.assertEqual((first.key, first.cache), (key, "miss"))
+        for hit in hits:
+            self.assertEqual((hit.key, hit.cache, hit.fast_path), (key, "hit", True))
+        expected = fingerprint(hlo, "v5e")
+        if expected is not None:
+            self.assertEqual(key, expected)
+
+    @unittest.skipUnless(zstd.available(), "no zstd codec (Python 3.14+ or python3-zstandard); "
+                                           "tests/python_client_test.sh runs this with one")
+    def test_a_zstd_compressed_module_compiles_and_hits(self):
+        hlo = chain_module(3000 + random.randint(0, 999))
+        with KilnClient(URL, token=TOKEN, timeout=120, compress_requests="always") as client:
+            key = client.compile(hlo).key
+            client.delete(key)
+            first, second = client.compile(hlo), client.compile(hlo)
+            explained = client.explain(hlo)
+        self.assertEqual((first.key, first.cache), (key, "miss"))
+        self.assertEqual((second.key, second.cache, second.fast_path), (key, "hit", True))
+        self.assertTrue(explained.cached)
+        self.assertEqual(key, self.kiln.compile(hlo).key, "the same key as the plain body")
+
+    def test_options_go_in_the_query(self):
+        hlo = add_module(3, 5)
+        none = self.kiln.compile(hlo, chip="v6e", options={"plan": "none"})
+        heuristic = self.kiln.compile(hlo, chip="v6e", options={"plan": "heuristic", "scoped_vmem_bytes": 0})
+        self.assertEqual((none.chip, none.plan), ("v6e", "none"))
+        self.assertEqual((heuristic.chip, heuristic.plan), ("v6e", "heuristic"))
+        self.assertNotEqual(none.key, heuristic.key)
+        with self.assertRaises(KilnError) as caught:
+            self.kiln.compile(hlo, options={"plann": "none"})
+        self.assertEqual((caught.exception.status, caught.exception.code), (400, "invalid_options"))
+        self.assertIn("plann", caught.exception.message)
+
+    def test_one_connection_serves_every_call(self):
+        hlo = add_module()
+        x = Tensor.from_values([[1, 2, 3], [4, 5, 6]], "f32")
+        with KilnClient(URL, token=TOKEN, timeout=120) as client:
+            before = metric(client.metrics(), "kiln_http_accepted_connections_total")
+            key = client.compile(hlo).key
+            client.compile(hlo)
+            client.execute(key, [x, x])
+            client.explain(hlo)
+            client.stats()
+            after = metric(client.metrics(), "kiln_http_accepted_connections_total")
+        self.assertEqual(after, before, "no new connection after the first")
 
     def test_the_chip_is_part_of_the_key(self):
         hlo = add_module()

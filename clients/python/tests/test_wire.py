@@ -16,24 +16,46 @@ KEY = "8509a329c0908e1bde360d54663719a7"
 
 
 class CompileRequestTest(unittest.TestCase):
-    def test_json_body_is_canonical(self):
+    def test_the_hlo_text_is_the_body_and_the_rest_is_in_the_query(self):
         request = wire.compile_request(HLO, "v6e", {"scoped_vmem_bytes": 1024, "plan": "none"})
-        self.assertEqual((request.method, request.path), ("POST", "/v1/compile"))
-        self.assertEqual(request.headers["Content-Type"], "application/json")
-        self.assertEqual(json.loads(request.body),
-                         {"hlo": HLO, "chip": "v6e", "options": {"plan": "none", "scoped_vmem_bytes": 1024}})
-        # Sorted keys and no spaces: the same call is byte-identical (the server's fast path).
-        self.assertEqual(request.body,
-                         wire.compile_request(HLO, "v6e", {"plan": "none", "scoped_vmem_bytes": 1024}).body)
-        self.assertNotIn(b": ", request.body)
+        self.assertEqual((request.method, request.path),
+                         ("POST", "/v1/compile?chip=v6e&plan=none&scoped_vmem_bytes=1024"))
+        self.assertEqual(request.headers["Content-Type"], "text/plain")
+        self.assertEqual(request.body, HLO.encode())
+        self.assertTrue(request.idempotent, "a compile is idempotent by key")
+
+    def test_bytes_go_verbatim_and_text_as_utf8(self):
+        raw = b"HloModule m\n// \xc3\xa9\n"
+        self.assertIs(wire.compile_request(raw).body, raw)
+        self.assertEqual(wire.compile_request(raw.decode()).body, raw)
+        self.assertEqual(wire.compile_request(bytearray(raw)).body, raw)
 
     def test_defaults_are_left_to_the_server(self):
-        self.assertEqual(json.loads(wire.compile_request(HLO.encode()).body), {"hlo": HLO})
+        request = wire.compile_request(HLO.encode())
+        self.assertEqual(request.path, "/v1/compile")
+        self.assertEqual(request.headers["Accept"], "application/json")
 
     def test_return_executable(self):
-        request = wire.compile_request(HLO, return_executable=True)
-        self.assertEqual(request.path, "/v1/compile?return=executable")
+        request = wire.compile_request(HLO, "v5p", return_executable=True)
+        self.assertEqual(request.path, "/v1/compile?chip=v5p&return=executable")
         self.assertEqual(request.headers["Accept"], "application/vnd.kiln.executable")
+        self.assertEqual(request.body, HLO.encode())
+
+    def test_options_the_query_cannot_say_go_as_json(self):
+        # The server names an unknown option or a wrongly typed one: the JSON form
+        # carries them as given instead of the client guessing.
+        for options in ({"plan": "none", "fuse": True}, {"scoped_vmem_bytes": "1k"},
+                        {"scoped_vmem_bytes": True}):
+            with self.subTest(options=options):
+                request = wire.compile_request(HLO, "v6e", options, return_executable=True)
+                self.assertEqual(request.path, "/v1/compile?return=executable")
+                self.assertEqual(request.headers["Content-Type"], "application/json")
+                self.assertEqual(json.loads(request.body), {"hlo": HLO, "chip": "v6e", "options": options})
+
+    def test_json_body_is_canonical(self):
+        body = wire.json_compile_body(HLO, "v6e", {"scoped_vmem_bytes": 1024, "plan": "none"})
+        self.assertEqual(body, wire.json_compile_body(HLO, "v6e", {"plan": "none", "scoped_vmem_bytes": 1024}))
+        self.assertNotIn(b": ", body)
 
     def test_rejects_unknown_chips_and_bad_types(self):
         with self.assertRaisesRegex(ValueError, "unknown chip 'v9'"):
@@ -43,10 +65,10 @@ class CompileRequestTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             wire.compile_request(HLO, options="plan=none")
 
-    def test_explain_uses_the_compile_body(self):
-        request = wire.explain_request(HLO, "v5p")
-        self.assertEqual(request.path, "/v1/explain")
-        self.assertEqual(request.body, wire.compile_body(HLO, "v5p"))
+    def test_explain_takes_the_compile_form(self):
+        request = wire.explain_request(HLO, "v5p", {"plan": "given"})
+        self.assertEqual(request.path, "/v1/explain?chip=v5p&plan=given")
+        self.assertEqual(request.body, HLO.encode())
 
 
 class OtherRequestsTest(unittest.TestCase):
@@ -54,6 +76,7 @@ class OtherRequestsTest(unittest.TestCase):
         self.assertEqual(wire.get_executable_request(KEY).path, f"/v1/executables/{KEY}")
         self.assertEqual(wire.delete_executable_request("../stats").path, "/v1/executables/..%2Fstats")
         self.assertEqual(wire.head_executable_request(KEY).method, "HEAD")
+        self.assertFalse(wire.delete_executable_request(KEY).idempotent, "a repeated delete answers 404")
         self.assertEqual(wire.get_executable_request(KEY, as_json=True).headers["Accept"],
                          "application/json")
         with self.assertRaises(ValueError):
