@@ -13,6 +13,7 @@ says. Errors raise KilnError (see errors.py).
 """
 
 import http.client
+import os
 import select
 import socket
 import threading
@@ -45,6 +46,12 @@ class _Failure(Exception):
         self.stale = stale      # a reused kept-alive connection broke
 
 
+def default_client_name():
+    """$KILN_CLIENT (e.g. "job-42/host-3"), else "<host>/<pid>", cut to fit."""
+    name = os.environ.get("KILN_CLIENT") or f"{socket.gethostname()}/{os.getpid()}"
+    return "".join(c if 0x20 <= ord(c) < 0x7f else "?" for c in name)[:200]
+
+
 class KilnClient:
     """A client for one kiln server.
 
@@ -59,10 +66,14 @@ class KilnClient:
     timeout: seconds for connecting and for each read (a compile can be slow).
     retry: a RetryPolicy (retry.py) for 503 answers and lost connections;
       RetryPolicy(max_attempts=1) never retries.
+    client_name: who compiles, sent as X-Kiln-Client so the server can tell
+      which job and host recompile (GET /v1/recompiles); default
+      $KILN_CLIENT, else "<host>/<pid>". At most 200 printable ASCII
+      characters (ValueError otherwise); "" sends none.
     """
 
     def __init__(self, base_url=DEFAULT_URL, token=None, *, namespace=None,
-                 compress_requests=None, timeout=600.0, retry=None):
+                 compress_requests=None, timeout=600.0, retry=None, client_name=None):
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"base_url must be http(s)://host[:port], got {base_url!r}")
@@ -83,6 +94,11 @@ class KilnClient:
             self._headers["X-Kiln-Namespace"] = namespace
         if zstd.available():
             self._headers["Accept-Encoding"] = "zstd"
+        name = default_client_name() if client_name is None else client_name
+        if len(name) > 200 or any(not (0x20 <= ord(c) < 0x7f) for c in name):
+            raise ValueError(f"client_name must be at most 200 printable ASCII characters, got {name!r}")
+        if name:
+            self._headers["X-Kiln-Client"] = name
         self._lock = threading.Lock()
         self._connection = None
         self._connection_used = False

@@ -249,6 +249,24 @@ class TransportTest(unittest.TestCase):
         self.assertNotIn("Content-Encoding", small_headers, "a small body goes as it is")
         self.assertEqual(small, HLO.encode())
 
+    def test_every_request_names_its_client(self):
+        self.stub.answers = [Canned(body=COMPILED), Canned(body=COMPILED)]
+        with mock.patch.dict(os.environ, {"KILN_CLIENT": "job-42/host-3"}):
+            named_by_environment = KilnClient(self.stub.url)
+        self.addCleanup(named_by_environment.close)
+        named_by_environment.compile(HLO)
+        named = KilnClient(self.stub.url, client_name="trainer/worker-0")
+        self.addCleanup(named.close)
+        named.compile(HLO)
+        self.assertEqual(self.stub.received[0][2]["X-Kiln-Client"], "job-42/host-3")
+        self.assertEqual(self.stub.received[1][2]["X-Kiln-Client"], "trainer/worker-0")
+        with mock.patch.dict(os.environ, {}, clear=True):
+            self.assertRegex(client_module.default_client_name(), r"^[^/]+/\d+$")
+        with self.assertRaises(ValueError):
+            KilnClient(self.stub.url, client_name="x" * 201)
+        with self.assertRaises(ValueError):
+            KilnClient(self.stub.url, client_name="bad\nname")
+
     def test_auto_compression_leaves_loopback_bodies_alone(self):
         with mock.patch("kiln_client.body_coding.zstd", fake_zstd()):
             client = KilnClient(self.stub.url)  # auto, on 127.0.0.1
