@@ -112,6 +112,8 @@ void KilnService::ScheduleHitStatsFlush() {
   X("GET", "/v1/executables/{key}", Role::kRead, &KilnService::GetExecutable, &KilnService::FastGetExecutable) \
   X("DELETE", "/v1/executables/{key}", Role::kAdmin, &KilnService::DeleteExecutable, nullptr)                   \
   X("POST", "/v1/executables/{key}/execute", Role::kCompile, &KilnService::Execute, nullptr)                    \
+  X("POST", "/v1/executables/{key}/time", Role::kCompile, &KilnService::TimeExecutable, nullptr)               \
+  X("GET", "/v1/executables/{key}/trace", Role::kRead, &KilnService::TraceExecutable, nullptr)                 \
   X("POST", "/v1/tune", Role::kCompile, &KilnService::StartTune, nullptr)                                       \
   X("GET", "/v1/tune/{id}", Role::kRead, &KilnService::GetTune, nullptr)                                        \
   X("DELETE", "/v1/tune/{id}", Role::kCompile, &KilnService::CancelTune, nullptr)                               \

@@ -199,6 +199,10 @@ class KilnService {
   void Metrics(Call call);
   // routes_recompiles.cc
   void Recompiles(Call call);
+  // routes_timing.cc: the entry's simulated profile; `key` gets its hex.
+  Result<runtime::timing::DeviceProfile> SimulateEntry(const Call& call, std::string* key);
+  void TimeExecutable(Call call);
+  void TraceExecutable(Call call);
   http::Response Health() const;
   int PerKindIndex(int pool_index) const;
 

@@ -34,6 +34,8 @@ const std::vector<RouteContract>& Table() {
        {.query = {"timeout"},
         .body_types = {"application/vnd.safetensors", "application/octet-stream",
                        "application/json"}}},
+      {"POST", "/v1/executables/{key}/time", {}},
+      {"GET", "/v1/executables/{key}/trace", {}},
       {"POST", "/v1/tune", {.body_types = {"application/json"}}},
       {"GET", "/v1/tune/{id}", {}},
       {"DELETE", "/v1/tune/{id}", {}},

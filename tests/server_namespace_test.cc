@@ -124,6 +124,10 @@ TEST_F(NamespaceTest, OtherNamespacesAreInvisibleWithoutTheHeader) {
       ExpectLikeNowhere("HEAD", executables, key, "", "", auth);
       ExpectLikeNowhere("DELETE", executables, key, "", "", auth);
       ExpectLikeNowhere("POST", executables, key, "/execute", AddInputs(), std::string(kJsonType) + auth);
+      ExpectLikeNowhere("POST", executables, key, "/time", "", auth);
+      ExpectLikeNowhere("GET", executables, key, "/trace", "", auth);
+      EXPECT_EQ(env_->Call("GET", executables + key + "/trace", "", auth).status, 404);
+      EXPECT_EQ(env_->Call("POST", executables + key + "/time", "", auth).status, token.role >= Role::kCompile ? 404 : 403);
       EXPECT_EQ(env_->Call("GET", executables + key, "", auth).status, 404);
       EXPECT_EQ(env_->Call("DELETE", executables + key, "", auth).status, token.role == Role::kAdmin ? 404 : 403);
       EXPECT_EQ(env_->Call("POST", executables + key + "/execute", AddInputs(), std::string(kJsonType) + auth).status,

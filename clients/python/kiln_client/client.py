@@ -152,7 +152,24 @@ class KilnClient:
         """
         return wire.parse_execute(self._send(wire.execute_request(key, inputs, form)))
 
+    def time(self, key):
+        """The simulated device time without values (no pool chip taken): a
+        dict {"key", "chip", "device_us", "flops", "bytes", "kernels": [...]}.
+        KilnError 422 timing_unavailable when a loop's trip count depends on
+        data (execute it instead)."""
+        return self._json(wire.time_request(key))
+
+    def trace(self, key):
+        """The kernel timeline as Chrome/Perfetto trace-event JSON (a dict);
+        json.dump it to a file and open it in ui.perfetto.dev."""
+        return self._json(wire.trace_request(key))
+
     # ---- observation ---------------------------------------------------------
+
+    def recompiles(self, name=None, min_keys=None):
+        """Module names this tenant compiled as several programs and what
+        changed between them: {"modules": [...], "storms": N}."""
+        return self._json(wire.recompiles_request(name, min_keys))
 
     def stats(self):
         return self._json(wire.get_request("/v1/stats"))

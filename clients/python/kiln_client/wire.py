@@ -143,6 +143,19 @@ def delete_executable_request(key):
     return Request("DELETE", executable_path(key), idempotent=False)
 
 
+def time_request(key):
+    return Request("POST", executable_path(key) + "/time", {"Accept": JSON_TYPE})
+
+
+def trace_request(key):
+    return Request("GET", executable_path(key) + "/trace", {"Accept": JSON_TYPE})
+
+
+def recompiles_request(name=None, min_keys=None):
+    query = {n: v for n, v in (("name", name), ("min_keys", min_keys)) if v is not None}
+    return Request("GET", "/v1/recompiles" + ("?" + urlencode(query) if query else ""), {"Accept": JSON_TYPE})
+
+
 def entries_request(chip=None, plan=None, sort=None, limit=None, cursor=None):
     query = {name: value for name, value in
              (("chip", chip), ("plan", plan), ("sort", sort), ("limit", limit), ("cursor", cursor))

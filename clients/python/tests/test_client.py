@@ -272,6 +272,31 @@ class ServerTest(unittest.TestCase):
             self.kiln.execute(key, [x, Tensor.from_values([[1, 2, 3], [4, 5, 6]], "s32")])
         self.assertEqual((caught.exception.status, caught.exception.parameter), (422, "1"))
 
+    def test_time_and_trace_without_values(self):
+        key = self.kiln.compile(add_module()).key
+        timed = self.kiln.time(key)
+        self.assertEqual(timed["key"], key)
+        self.assertGreater(timed["device_us"], 0)
+        run = self.kiln.execute(key, [Tensor.from_values([[1, 2, 3], [4, 5, 6]], "f32")] * 2)
+        self.assertAlmostEqual(run.device_us, timed["device_us"], places=3)  # execute answers 6 digits
+        events = [e for e in self.kiln.trace(key)["traceEvents"] if e["ph"] == "X"]
+        self.assertEqual(len(events), len(timed["kernels"]))
+        with self.assertRaises(KilnError) as caught:
+            self.kiln.time("0" * 32)
+        self.assertEqual(caught.exception.status, 404)
+
+    def test_recompiles_name_the_changing_dimension(self):
+        dims = [random.randint(2, 60) for _ in range(4)]
+        client = f"job-{random.randint(0, 10**9)}/host-0"
+        with KilnClient(URL, token=TOKEN, client_name=client) as named:
+            for rows in (16, 17, 33):
+                named.compile(negate_module(rows, *dims))
+        report = self.kiln.recompiles(name="negate3", min_keys=3)
+        mine = [m for m in report["modules"] if client in m["clients"]]
+        self.assertEqual(len(mine), 1, report)
+        self.assertIn({"parameter": 0, "dimension": 0, "values": [16, 17, 33]}, mine[0]["changing_dimensions"])
+        self.assertTrue(mine[0]["storm"])
+
     def test_execute_of_an_unknown_key_is_404(self):
         with self.assertRaises(KilnError) as caught:
             self.kiln.execute("0" * 32, [Tensor.from_values([1.0], "f32")])

@@ -36,6 +36,8 @@ GET /v1/executables/{key}
 HEAD /v1/executables/{key}
 DELETE /v1/executables/{key}
 POST /v1/executables/{key}/execute
+POST /v1/executables/{key}/time
+GET /v1/executables/{key}/trace
 POST /v1/explain
 GET /v1/stats
 GET /v1/entries
