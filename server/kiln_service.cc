@@ -115,6 +115,7 @@ void KilnService::ScheduleHitStatsFlush() {
   X("POST", "/v1/executables/{key}/time", Role::kCompile, &KilnService::TimeExecutable, nullptr)               \
   X("GET", "/v1/executables/{key}/trace", Role::kRead, &KilnService::TraceExecutable, nullptr)                 \
   X("POST", "/v1/tune", Role::kCompile, &KilnService::StartTune, nullptr)                                       \
+  X("GET", "/v1/tune", Role::kRead, &KilnService::ListTunes, nullptr)                                           \
   X("GET", "/v1/tune/{id}", Role::kRead, &KilnService::GetTune, nullptr)                                        \
   X("DELETE", "/v1/tune/{id}", Role::kCompile, &KilnService::CancelTune, nullptr)                               \
   X("GET", "/v1/stats", Role::kRead, &KilnService::Stats, nullptr)                                              \

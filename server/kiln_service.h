@@ -186,6 +186,7 @@ class KilnService {
   // routes_tune.cc
   void StartTune(Call call);
   void GetTune(Call call);
+  void ListTunes(Call call);
   void CancelTune(Call call);
   // Queues a background tuning of a stored entry (a miss just answered).
   void QueueBackgroundTune(const cache::EntryId& id, std::string hlo, const driver::CompileOptions& options);

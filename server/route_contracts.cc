@@ -37,6 +37,7 @@ const std::vector<RouteContract>& Table() {
       {"POST", "/v1/executables/{key}/time", {}},
       {"GET", "/v1/executables/{key}/trace", {}},
       {"POST", "/v1/tune", {.body_types = {"application/json"}}},
+      {"GET", "/v1/tune", {.query = {"limit"}}},
       {"GET", "/v1/tune/{id}", {}},
       {"DELETE", "/v1/tune/{id}", {}},
       {"GET", "/v1/stats", {}},

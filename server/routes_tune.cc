@@ -1,7 +1,8 @@
-// POST /v1/tune, GET and DELETE /v1/tune/{id}: autotuning jobs over the
+// POST and GET /v1/tune, GET and DELETE /v1/tune/{id}: autotuning jobs over the
 // store's entries (tune_jobs.h), and the job's work: the tuner on the timing
 // simulator, yielding to the pool's runs (tune_gate.h), with records in the
 // store and the tuned executable swapped in under the entry's key.
+#include <charconv>
 #include <nlohmann/json.hpp>
 
 #include "compiler/hlo/parser.h"
@@ -163,6 +164,22 @@ void KilnService::GetTune(Call call) {
     return call.respond(http::ErrorResponse(NotFoundError("no tuning job " + *id + " for tenant " + call.tenant)));
   }
   call.respond(JobResponse(200, *job));
+}
+
+void KilnService::ListTunes(Call call) {
+  size_t limit = 100;
+  if (auto value = call.request.Query("limit")) {
+    auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), limit);
+    if (ec != std::errc() || end != value->data() + value->size() || limit < 1 || limit > 1000) {
+      return call.respond(http::ErrorResponse(
+          InvalidArgumentError("query parameter limit: expected an integer in [1, 1000], got '" + std::string(*value) +
+                               "'")
+              .WithReason("bad_request")));
+    }
+  }
+  json jobs = json::array();
+  for (const TuneJobView& job : tune_jobs_->List(call.tenant, limit)) jobs.push_back(JobToJson(job));
+  call.respond(http::JsonResponse(200, json{{"jobs", std::move(jobs)}}));
 }
 
 void KilnService::CancelTune(Call call) {

@@ -1,5 +1,7 @@
 #include "server/tune_jobs.h"
 
+#include <algorithm>
+
 #include <chrono>
 #include <cstdio>
 
@@ -85,6 +87,19 @@ std::optional<TuneJobView> TuneJobs::Find(const std::string& tenant, const std::
   auto it = jobs_.find(id);
   if (it == jobs_.end() || it->second->spec.entry.tenant != tenant) return std::nullopt;
   return ViewOf(*it->second);
+}
+
+std::vector<TuneJobView> TuneJobs::List(const std::string& tenant, size_t limit) const {
+  std::lock_guard lock(mu_);
+  std::vector<TuneJobView> jobs;
+  for (const auto& [id, job] : jobs_) {
+    if (job->spec.entry.tenant == tenant) jobs.push_back(ViewOf(*job));
+  }
+  std::sort(jobs.begin(), jobs.end(), [](const TuneJobView& a, const TuneJobView& b) {
+    return a.created_ms != b.created_ms ? a.created_ms > b.created_ms : a.id > b.id;
+  });
+  if (jobs.size() > limit) jobs.resize(limit);
+  return jobs;
 }
 
 Result<TuneJobView> TuneJobs::Cancel(const std::string& tenant, const std::string& id) {

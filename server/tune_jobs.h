@@ -135,6 +135,9 @@ class TuneJobs {
   // The tenant's queued or running job for `key` (any chip), if any.
   std::optional<TuneJobView> Active(const std::string& tenant, const hlo::Hash128& key) const;
   std::optional<TuneJobView> Find(const std::string& tenant, const std::string& id) const;
+  // The tenant's jobs still held (queued, running, and the finished ones
+  // kept), newest first, at most `limit`.
+  std::vector<TuneJobView> List(const std::string& tenant, size_t limit) const;
   // A queued job ends cancelled at once; a running one is asked to stop and
   // ends cancelled after its current trial (unless it finished first).
   Result<TuneJobView> Cancel(const std::string& tenant, const std::string& id);

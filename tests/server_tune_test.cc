@@ -94,6 +94,12 @@ TEST(ServerTuneTest, ADoneJobSwapsTheTunedExecutableInUnderTheSameKey) {
   EXPECT_LT(tuned_us, done["heuristic_us"].get<double>());
   EXPECT_EQ(done["best_us"].get<double>(), tuned_us);
   EXPECT_FALSE(done["finished"].is_null());
+  // The job is listed, and only for its own tenant.
+  json listed = ServerEnv::Json(env.Call("GET", "/v1/tune"))["jobs"];
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["id"], id);
+  EXPECT_EQ(listed[0]["state"], "done");
+  EXPECT_EQ(env.Call("GET", "/v1/tune?limit=0").status, 400);
 
   // The same module compiles to the tuned entry, by fingerprint and by the
   // body seen before (the hit path's memory was refreshed).

@@ -46,6 +46,7 @@ GET /v1/pool
 GET /metrics
 GET /healthz
 POST /v1/tune
+GET /v1/tune
 GET /v1/tune/{id}
 DELETE /v1/tune/{id}
 """.strip().splitlines()
