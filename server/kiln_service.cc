@@ -3,6 +3,7 @@
 #include <map>
 
 #include "server/http/json_response.h"
+#include "server/dashboard_page.h"
 #include "server/route_contracts.h"
 
 namespace kiln::server {
@@ -68,6 +69,17 @@ void KilnService::DropInvalidated(const cache::CacheStore::Invalidations& taken)
     index_.Forget(id);
     programs_.Erase(id);
   }
+}
+
+http::Response KilnService::DashboardResponse() {
+  http::Response response = http::Response::Text(200, std::string(DashboardPage()), "text/html; charset=utf-8");
+  response.headers.Set("Cache-Control", "no-cache");
+  response.headers.Set("X-Content-Type-Options", "nosniff");
+  // Inline script and style only, API calls to this origin only, never framed.
+  response.headers.Set("Content-Security-Policy",
+                       "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+                       "img-src data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+  return response;
 }
 
 http::Handler KilnService::Guard(Role required, RouteFn route) {
@@ -137,6 +149,9 @@ Status KilnService::RegisterRoutes(http::Router& router) {
   KILN_RETURN_IF_ERROR(router.Add("GET", "/healthz",
                                   [this](http::Request, http::Responder respond) { respond(Health()); },
                                   http::Execution::kInline));
+  // The dashboard page: static, no data, so no token (its API calls carry one).
+  KILN_RETURN_IF_ERROR(router.Add("GET", "/", [](http::Request, http::Responder respond) { respond(DashboardResponse()); },
+                                  http::Execution::kInline));
   // What each route accepts (query parameters, body types): route_contracts.cc.
   return DeclareRouteContracts(router);
 }
@@ -147,6 +162,7 @@ std::vector<std::string> KilnService::RouteTable() {
   KILN_SERVICE_ROUTES(KILN_LIST_ROUTE)
 #undef KILN_LIST_ROUTE
   routes.push_back("GET /healthz");
+  routes.push_back("GET /");
   return routes;
 }
 

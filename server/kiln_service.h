@@ -205,6 +205,7 @@ class KilnService {
   void TimeExecutable(Call call);
   void TraceExecutable(Call call);
   http::Response Health() const;
+  static http::Response DashboardResponse();
   int PerKindIndex(int pool_index) const;
 
   const ServiceOptions options_;

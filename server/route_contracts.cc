@@ -46,6 +46,7 @@ const std::vector<RouteContract>& Table() {
       {"GET", "/v1/pool", {}},
       {"GET", "/metrics", {}},
       {"GET", "/healthz", {}},
+      {"GET", "/", {}},
   };
   return table;
 }
