@@ -56,6 +56,19 @@ Result<std::unique_ptr<KilnService>> KilnService::Create(ServiceOptions options)
   service->watcher_ = std::make_unique<StoreWatcher>(
       *service->store_, service->options_.store_watch_interval,
       [self](const cache::CacheStore::Invalidations& taken) { self->DropInvalidated(taken); });
+  service->history_ = std::make_unique<StatsHistory>(
+      [self] {
+        const CompileCounters compiles = self->metrics_.compile_counters();
+        const ExecuteCounters runs = self->metrics_.execute_counters();
+        const auto now = std::chrono::system_clock::now().time_since_epoch();
+        return StatsSample{.unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now).count(),
+                           .hits = compiles.hits + compiles.joined,
+                           .misses = compiles.misses,
+                           .compile_seconds_saved = compiles.compile_ms_saved / 1000,
+                           .executions = runs.requests,
+                           .device_seconds = runs.device_us_total * 1e-6};
+      },
+      service->options_.stats_history_interval, service->options_.stats_history_samples);
   return service;
 }
 
@@ -131,6 +144,7 @@ void KilnService::ScheduleHitStatsFlush() {
   X("GET", "/v1/tune/{id}", Role::kRead, &KilnService::GetTune, nullptr)                                        \
   X("DELETE", "/v1/tune/{id}", Role::kCompile, &KilnService::CancelTune, nullptr)                               \
   X("GET", "/v1/stats", Role::kRead, &KilnService::Stats, nullptr)                                              \
+  X("GET", "/v1/stats/history", Role::kRead, &KilnService::StatsHistoryRoute, nullptr)                          \
   X("GET", "/v1/entries", Role::kRead, &KilnService::Entries, nullptr)                                          \
   X("GET", "/v1/recompiles", Role::kRead, &KilnService::Recompiles, nullptr)                                    \
   X("GET", "/v1/pool", Role::kRead, &KilnService::Pool, nullptr)                                                \

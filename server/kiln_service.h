@@ -41,6 +41,7 @@
 #include "server/http/router.h"
 #include "server/http/worker_pool.h"
 #include "server/program_cache.h"
+#include "server/stats_history.h"
 #include "server/store_watcher.h"
 #include "server/request_key_map.h"
 #include "server/service_metrics.h"
@@ -79,6 +80,10 @@ struct ServiceOptions {
   // (StoreWatcher): an entry evicted, quarantined or rewritten elsewhere is
   // served from memory at most about this long.
   std::chrono::milliseconds store_watch_interval{50};
+  // The counters behind GET /v1/stats/history and the dashboard's charts:
+  // sampled this often, the newest stats_history_samples kept (an hour).
+  std::chrono::milliseconds stats_history_interval{10'000};
+  size_t stats_history_samples = 360;
   // Seconds of tuning queued for every compile miss, after it is answered
   // (`kiln serve --tune-in-background`); 0: off. Dropped, and counted, when
   // the tuning queue is full.
@@ -198,6 +203,7 @@ class KilnService {
   void Entries(Call call);
   void Pool(Call call);
   void Metrics(Call call);
+  void StatsHistoryRoute(Call call);
   // routes_recompiles.cc
   void Recompiles(Call call);
   // routes_timing.cc: the entry's simulated profile; `key` gets its hex.
@@ -223,6 +229,7 @@ class KilnService {
   TuneGate tune_gate_;                  // executes in flight; tuning waits for none
   std::unique_ptr<TuneJobs> tune_jobs_;  // after everything its work uses
   std::unique_ptr<StoreWatcher> watcher_;  // after the caches it drops from
+  std::unique_ptr<StatsHistory> history_;  // samples metrics_
   std::function<bool()> draining_;  // set before serving; then read-only
 
   // Runs waiting per chip kind, and the key each chip is running.

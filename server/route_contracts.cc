@@ -41,6 +41,7 @@ const std::vector<RouteContract>& Table() {
       {"GET", "/v1/tune/{id}", {}},
       {"DELETE", "/v1/tune/{id}", {}},
       {"GET", "/v1/stats", {}},
+      {"GET", "/v1/stats/history", {}},
       {"GET", "/v1/entries", {.query = {"chip", "plan", "sort", "limit", "cursor"}}},
       {"GET", "/v1/recompiles", {.query = {"name", "min_keys"}}},
       {"GET", "/v1/pool", {}},

@@ -105,6 +105,20 @@ void KilnService::Stats(Call call) {
   call.respond(http::JsonResponse(200, body));
 }
 
+void KilnService::StatsHistoryRoute(Call call) {
+  json samples = json::array();
+  for (const StatsSample& sample : history_->Samples()) {
+    samples.push_back({{"time", Rfc3339(sample.unix_ms)},
+                       {"hits", sample.hits},
+                       {"misses", sample.misses},
+                       {"compile_seconds_saved", sample.compile_seconds_saved},
+                       {"executions", sample.executions},
+                       {"device_seconds", sample.device_seconds}});
+  }
+  call.respond(http::JsonResponse(
+      200, json{{"interval_s", std::chrono::duration<double>(history_->interval()).count()}, {"samples", samples}}));
+}
+
 void KilnService::Entries(Call call) {
   const http::Request& request = call.request;
   std::optional<std::string> chip;

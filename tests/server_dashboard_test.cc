@@ -10,6 +10,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "server/auth.h"
 #include "tests/server_test_env.h"
@@ -103,8 +104,34 @@ TEST(ServerDashboardTest, ShowsTheFiguresOfAFilledServerWithoutConsoleErrors) {
   EXPECT_NE(page.dom.find("no tuning jobs"), std::string::npos);
   EXPECT_NE(page.dom.find("data-kernel=\"m\""), std::string::npos) << "the kernel timeline of the chosen entry";
   EXPECT_NE(page.dom.find("id=\"problem\" style=\"display: none;\""), std::string::npos) << "no API call failed";
+  EXPECT_NE(page.dom.find("<polyline points="), std::string::npos) << "the hit-rate chart";
+  EXPECT_EQ(Figure(page.dom, "interval"), "10");
   ASSERT_TRUE(std::filesystem::exists(screenshot));
   EXPECT_GT(std::filesystem::file_size(screenshot), 10'000u);
+}
+
+TEST(ServerDashboardTest, StatsHistoryIsSampledByTheServer) {
+  ServiceOptions options;
+  options.stats_history_interval = std::chrono::milliseconds(20);
+  options.stats_history_samples = 4;
+  ServerEnv env(std::move(options));
+  ASSERT_TRUE(env.ok());
+  ASSERT_EQ(env.Call("POST", "/v1/compile", Step(8), kText).status, 200);
+  ASSERT_EQ(env.Call("POST", "/v1/compile", Step(8), kText).status, 200);
+  nlohmann::json history;
+  for (int i = 0; i < 200; ++i) {  // until a sample after the compiles, at most 4 s
+    history = ServerEnv::Json(env.Call("GET", "/v1/stats/history"));
+    if (!history["samples"].empty() && history["samples"].back()["hits"] == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_DOUBLE_EQ(history["interval_s"].get<double>(), 0.02);
+  ASSERT_FALSE(history["samples"].empty());
+  EXPECT_LE(history["samples"].size(), 4u);
+  const nlohmann::json& last = history["samples"].back();
+  EXPECT_EQ(last["hits"], 1);
+  EXPECT_EQ(last["misses"], 1);
+  EXPECT_GE(last["compile_seconds_saved"].get<double>(), 0);
+  EXPECT_EQ(env.Call("GET", "/v1/stats/history?x=1").status, 400);
 }
 
 TEST(ServerDashboardTest, ATenantSeesOnlyItsOwnFigures) {
