@@ -1,8 +1,12 @@
 // kiln_dot_conv_bench [repetitions]: f32 dot (1024x1024x1024) and a 3x3
 // SAME convolution (batch 8, 56x56, 64->64 channels, NHWC) through the
-// runtime/kernels kernels, next to a direct single-threaded Eigen call for
-// the same math in the same process. Prints GFLOP/s of each and the ratio
-// (target >= 0.8x). Never fails on timing; exits non-zero only if a kernel
+// runtime/kernels kernels at each ISA level this CPU runs, next to a direct
+// single-threaded Eigen call built for this host's best ISA (-march=native,
+// dot_conv_eigen_native.cc) for the same math in the same run. Each level
+// runs in a child process of this one with KILN_ISA set (the level is fixed
+// per process); each child times its level and the baseline, interleaved.
+// Prints GFLOP/s of each and the ratio (target >= 0.8x at the level the
+// dispatcher picks). Never fails on timing; exits non-zero only if a kernel
 // returns an error or the results disagree.
 
 #include <algorithm>
@@ -14,9 +18,14 @@
 #include <random>
 #include <vector>
 
-#include <Eigen/Core>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <string>
+
+#include "bench/dot_conv_eigen_native.h"
 #include "compiler/hlo/parser.h"
+#include "runtime/kernels/isa_level.h"
 #include "runtime/kernels/kernels.h"
 
 namespace {
@@ -24,7 +33,7 @@ namespace {
 using kiln::hlo::Literal;
 using kiln::hlo::PrimitiveType;
 using kiln::hlo::Shape;
-using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using kiln::runtime::IsaLevel;
 
 // Kernels here call no computations; the context only counts.
 class BenchContext : public kiln::runtime::EvalContext {
@@ -67,9 +76,10 @@ float MaxAbsDiff(const Literal& a, const std::vector<float>& b) {
 
 bool Report(const char* name, double flops, double kiln_s, double eigen_s, float diff) {
   const double kiln_gflops = flops / kiln_s * 1e-9, eigen_gflops = flops / eigen_s * 1e-9;
-  std::printf("%-36s kiln %7.2f GFLOP/s (%7.1f ms)  eigen %7.2f GFLOP/s (%7.1f ms)  "
+  const std::string level(kiln::runtime::IsaLevelName(kiln::runtime::ActiveIsaLevel()));
+  std::printf("%-33s %-8s kiln %7.2f GFLOP/s (%7.1f ms)  eigen-native %7.2f GFLOP/s (%7.1f ms)  "
               "ratio %.2fx %s  max|diff| %.2g\n",
-              name, kiln_gflops, kiln_s * 1e3, eigen_gflops, eigen_s * 1e3,
+              name, level.c_str(), kiln_gflops, kiln_s * 1e3, eigen_gflops, eigen_s * 1e3,
               kiln_gflops / eigen_gflops, kiln_gflops / eigen_gflops >= 0.8 ? "(>= 0.8 ok)" : "(< 0.8)",
               diff);
   return diff < 1e-2f;
@@ -104,10 +114,8 @@ ENTRY e {
   });
   std::vector<float> eigen_out(n * n);
   double eigen_s = BestSeconds(reps, [&] {
-    Eigen::Map<const RowMajor> ma(reinterpret_cast<const float*>(a.data().data()), n, n);
-    Eigen::Map<const RowMajor> mb(reinterpret_cast<const float*>(b.data().data()), n, n);
-    Eigen::Map<RowMajor> mc(eigen_out.data(), n, n);
-    mc.noalias() = ma * mb;
+    kiln::bench::NativeSquareGemm(reinterpret_cast<const float*>(a.data().data()),
+                                  reinterpret_cast<const float*>(b.data().data()), eigen_out.data(), n);
   });
   return ok && Report("dot f32 1024x1024x1024", 2.0 * n * n * n, kiln_s, eigen_s,
                       MaxAbsDiff(kiln_out, eigen_out));
@@ -141,41 +149,56 @@ ENTRY e {
     }
     kiln_out = std::move(*r);
   });
-  // Baseline: one im2col over the whole batch and one Eigen GEMM against the
-  // HWIO kernel, which is already a [9*64, 64] row-major matrix.
   const int64_t rows = batch * hw * hw, cols = k * k * ci;
-  std::vector<float> patches, eigen_out(rows * co);
-  const float* in = reinterpret_cast<const float*>(x.data().data());
+  std::vector<float> patches(rows * cols), eigen_out(rows * co);
   double eigen_s = BestSeconds(reps, [&] {
-    patches.assign(rows * cols, 0.0f);
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t y = 0; y < hw; ++y)
-        for (int64_t xx = 0; xx < hw; ++xx) {
-          float* dst = patches.data() + ((b * hw + y) * hw + xx) * cols;
-          for (int64_t dy = 0; dy < k; ++dy)
-            for (int64_t dx = 0; dx < k; ++dx, dst += ci) {
-              const int64_t iy = y + dy - 1, ix = xx + dx - 1;
-              if (iy < 0 || iy >= hw || ix < 0 || ix >= hw) continue;
-              std::copy_n(in + ((b * hw + iy) * hw + ix) * ci, ci, dst);
-            }
-        }
-    Eigen::Map<const RowMajor> mp(patches.data(), rows, cols);
-    Eigen::Map<const RowMajor> mw(reinterpret_cast<const float*>(w.data().data()), cols, co);
-    Eigen::Map<RowMajor> mo(eigen_out.data(), rows, co);
-    mo.noalias() = mp * mw;
+    kiln::bench::NativeConv3x3Nhwc(reinterpret_cast<const float*>(x.data().data()),
+                                   reinterpret_cast<const float*>(w.data().data()), eigen_out.data(),
+                                   patches.data(), batch, hw, ci, co);
   });
   return ok && Report("conv f32 3x3 8x56x56x64->64 NHWC", 2.0 * rows * cols * co, kiln_s,
                       eigen_s, MaxAbsDiff(kiln_out, eigen_out));
+}
+
+
+// Runs this benchmark again with KILN_ISA=level and the given repetitions;
+// true when the child exits 0.
+bool RunLevelInChild(IsaLevel level, int reps) {
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    std::perror("fork");
+    return false;
+  }
+  if (pid == 0) {
+    const std::string name(kiln::runtime::IsaLevelName(level)), reps_arg = std::to_string(reps);
+    setenv("KILN_ISA", name.c_str(), 1);
+    const char* args[] = {"kiln_dot_conv_bench", reps_arg.c_str(), "--one-level", nullptr};
+    execv("/proc/self/exe", const_cast<char* const*>(args));
+    std::perror("execv /proc/self/exe");
+    _exit(127);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
-  std::printf("single-threaded, best of %d (Eigen %d.%d.%d, SIMD: %s)\n", reps,
-              EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION,
-              Eigen::SimdInstructionSetsInUse());
-  const bool dot_ok = BenchDot(reps);
-  const bool conv_ok = BenchConv(reps);
-  return dot_ok && conv_ok ? 0 : 1;
+  if (argc > 2 && std::string(argv[2]) == "--one-level") {
+    const bool dot_ok = BenchDot(reps);
+    const bool conv_ok = BenchConv(reps);
+    return dot_ok && conv_ok ? 0 : 1;
+  }
+  std::printf("single-threaded, best of %d; eigen-native: %s; kiln picks %s on this CPU\n", reps,
+              kiln::bench::NativeEigenDescription(),
+              std::string(kiln::runtime::IsaLevelName(kiln::runtime::BestRunnableIsaLevel())).c_str());
+  bool ok = true;
+  for (IsaLevel level : kiln::runtime::kAllIsaLevels) {
+    if (!kiln::runtime::IsaLevelRunnable(level)) continue;
+    ok = RunLevelInChild(level, reps) && ok;
+  }
+  return ok ? 0 : 1;
 }
