@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -61,7 +62,24 @@ ENTRY %entry_comp {
 TEST_F(KilnCliTest, VersionPrintsTheReleaseAndCompilerFormat) {
   RunResult r = RunKiln("--version");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(^kiln \d+\.\d+\.\d+ \(compiler format \d+\)\n$)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(^kiln \d+\.\d+\.\d+ \(compiler format \d+, kernels (baseline|avx2|avx512)\)\n$)")))
+      << r.out;
+}
+
+// --version names the kernels' ISA level, which KILN_ISA lowers.
+TEST_F(KilnCliTest, VersionNamesTheKernelsIsaLevel) {
+  setenv("KILN_ISA", "baseline", 1);
+  RunResult forced = RunKiln("--version");
+  unsetenv("KILN_ISA");
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_NE(forced.out.find(", kernels baseline)"), std::string::npos) << forced.out;
+
+  setenv("KILN_ISA", "sse9", 1);
+  RunResult bad = RunKiln("--version");
+  unsetenv("KILN_ISA");
+  EXPECT_EQ(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("unknown ISA level 'sse9'"), std::string::npos) << bad.err;
 }
 
 // A mistyped command or option exits 2 with the name it most likely meant.

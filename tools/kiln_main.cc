@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/version.h"
+#include "runtime/kernels/isa_level.h"
 #include "tools/commands.h"
 #include "tools/usage_hints.h"
 
@@ -13,8 +14,13 @@ int main(int argc, char** argv) {
       "kiln: a compile cache for XLA HLO programs.\n"
       "Fingerprints graph-plus-shape, compiles for simulated TPU chips and caches executables."};
   app.require_subcommand(1);
+  // The kernels' ISA level is the one the numerics of `run`, `tune` and the
+  // server use in this process (KILN_ISA may lower it).
   app.set_version_flag("--version", "kiln " + std::string(kiln::kKilnVersion) + " (compiler format " +
-                                        std::to_string(kiln::kCompilerFormatVersion) + ")");
+                                        std::to_string(kiln::kCompilerFormatVersion) + ", kernels " +
+                                        std::string(kiln::runtime::IsaLevelName(
+                                            kiln::runtime::ActiveIsaLevel())) +
+                                        ")");
   int exit_code = 0;
   kiln::tools::RegisterParse(app, &exit_code);
   kiln::tools::RegisterFingerprint(app, &exit_code);
