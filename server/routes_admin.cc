@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/chip/chip_spec.h"
+#include "runtime/kernels/isa_level.h"
 #include "server/entry_json.h"
 #include "server/http/json_response.h"
 #include "server/kiln_service.h"
@@ -285,6 +286,7 @@ http::Response KilnService::Health() const {
   json body = {{"status", draining ? "draining" : "ok"},
                {"version", options_.version},
                {"uptime_s", UptimeSeconds(started_)},
+               {"kernels_isa", runtime::IsaLevelName(runtime::ActiveIsaLevel())},
                {"store", storage.problem == cache::StorageProblem::kNone
                              ? "ok"
                              : std::string(cache::StorageProblemName(storage.problem))}};
