@@ -4,14 +4,20 @@
 // kernels), the operand of its reduction (input kernels; reduced dimensions
 // are walked sequentially into f32 accumulators) or the (batch, M, N, K)
 // GEMM of its dot or convolution (output kernels; a convolution is seen as
-// its implicit GEMM). Blocks tile the two minor dimensions; every other
-// dimension has block 1. A block dimension is either the whole dimension or
-// a multiple of the chip's layout tile: (8,128) for 32-bit types, (16,128)
-// for 16-bit, (32,128) for 8-bit; GEMM blocks are multiples of the MXU
-// size. Blocks are padded to whole tiles when their bytes are counted.
-// Every array the kernel reads or writes gets a block (arrays whose minor
-// dimensions match the iteration space follow its blocks, others are
-// brought in whole); VMEM = 2 x (input + output blocks) for double
+// its implicit GEMM). Every array the kernel reads or writes follows the
+// space as the shared mapping says (runtime/chip/kernel_indexing.h: through
+// transposes, broadcasts, reshapes, slices, reduces and the dot's
+// dimension numbers), so its block is the slice of it one space block
+// needs, and dimensions the mapping cannot place are taken whole.
+// Convolution operands are read as GEMM panels ({bm, bk} and {bk, bn}).
+// Blocks tile the blockable dimensions of the space (its two minor ones and
+// any an array lays out among its tiled two); every other dimension has
+// block 1. A block dimension is either the whole dimension or a multiple of
+// the chip's layout tile: 128 lanes where some array has the dimension
+// minor, else (8,128) rows for 32-bit types, (16,128) for 16-bit, (32,128)
+// for 8-bit; GEMM blocks are multiples of the MXU size. Blocks are padded to
+// whole tiles, as each array's layout orders its dimensions, when their
+// bytes are counted. VMEM = 2 x (input + output blocks) for double
 // buffering, plus accumulators. The largest candidate block that fits the
 // scoped VMEM is chosen.
 //
