@@ -26,7 +26,13 @@ class TileBuilder {
         options_(options),
         indexing_(problem.anchor == nullptr || problem.space == Space::kUntiled
                       ? runtime::KernelIndexing{}
-                      : runtime::IndexKernel(problem.space, problem.anchor, problem.inputs, problem.outputs)) {}
+                      : runtime::IndexKernel(problem.space, problem.anchor, problem.inputs, problem.outputs)) {
+    if (indexing_.kind == Space::kUntiled) return;  // no blocks to cut
+    for (size_t i = 0; i < problem.inputs.size(); ++i) arrays_.push_back(View(problem.inputs[i], indexing_.inputs[i]));
+    for (size_t i = 0; i < problem.outputs.size(); ++i) {
+      arrays_.push_back(View(problem.outputs[i], indexing_.outputs[i]));
+    }
+  }
 
   int64_t Minimal() {
     if (indexing_.kind == Space::kUntiled) return 0;
@@ -53,29 +59,75 @@ class TileBuilder {
   }
 
  private:
-  // The block of `instr` (indexed by `index`) for a space block: each
-  // dimension takes what the mapping says (runtime/chip/kernel_indexing.h),
-  // a dimension it cannot place whole. The minor dimension as laid out must
-  // be whole or lane-aligned.
-  static BlockShape Block(const Instruction* instr, const runtime::ArrayIndex& index, const SpaceBlock& blocks) {
+  // One input or output as its blocks are cut: its dimensions, how they
+  // follow the space, and how memory tiles them.
+  struct ArrayView {
+    const Instruction* instr = nullptr;
+    const Shape* shape = nullptr;  // nullptr for tokens
+    std::vector<int64_t> dims;     // StaticDims
+    const runtime::ArrayIndex* index = nullptr;
+    std::vector<int64_t> laid;     // dimensions as laid out, extent-1 ones left out
+    int64_t minor = -1;            // the lane dimension, or -1
+  };
+
+  static ArrayView View(const Instruction* instr, const runtime::ArrayIndex& index) {
+    ArrayView v;
+    v.instr = instr;
+    v.shape = ArrayShapeOf(instr->shape());
+    if (v.shape == nullptr) return v;
+    v.dims = StaticDims(*v.shape);
+    v.index = &index;
+    for (int64_t d : runtime::PhysicalOrder(*v.shape)) {
+      if (v.shape->dimensions(d) != 1) v.laid.push_back(d);
+    }
+    const std::vector<int64_t> tiled = runtime::TiledDimensions(*v.shape);
+    if (!tiled.empty()) v.minor = tiled.back();
+    return v;
+  }
+
+  // The block of array `a` for a space block: each dimension takes what the
+  // mapping says (runtime/chip/kernel_indexing.h), a dimension it cannot
+  // place whole. The minor dimension as laid out must be whole or
+  // lane-aligned. Bytes padded as PaddedBlockBytes pads them.
+  static void CutBlock(const ArrayView& a, const SpaceBlock& blocks, std::vector<int64_t>& out) {
+    const bool mapped = a.index->size() == a.dims.size();
+    out.resize(a.dims.size());
+    for (size_t d = 0; d < a.dims.size(); ++d) {
+      const int64_t block = mapped ? std::min(a.dims[d], runtime::DimBlock((*a.index)[d], a.dims[d], blocks)) : a.dims[d];
+      out[d] = std::max<int64_t>(block, 1);  // a zero-sized array still has one (empty) block
+    }
+    if (a.minor >= 0) {
+      int64_t& lanes = out[a.minor];
+      if (lanes < a.dims[a.minor] && lanes % kLanes != 0) lanes = a.dims[a.minor];
+    }
+  }
+
+  static int64_t CutBytes(const ArrayView& a, const std::vector<int64_t>& block, std::vector<int64_t>& scratch) {
+    scratch.clear();
+    for (int64_t d : a.laid) scratch.push_back(block[d]);
+    return PaddedBytes(scratch, a.shape->element_type());
+  }
+
+  BlockShape Block(const ArrayView& a, const SpaceBlock& blocks) const {
     BlockShape out;
-    out.instruction = instr->index_in_parent();
-    const Shape* shape = ArrayShapeOf(instr->shape());
-    if (shape == nullptr) return out;
-    const std::vector<int64_t> dims = StaticDims(*shape);
-    const bool mapped = index.size() == dims.size();
-    out.dimensions.resize(dims.size());
-    for (size_t d = 0; d < dims.size(); ++d) {
-      const int64_t block = mapped ? std::min(dims[d], runtime::DimBlock(index[d], dims[d], blocks)) : dims[d];
-      out.dimensions[d] = std::max<int64_t>(block, 1);  // a zero-sized array still has one (empty) block
-    }
-    const std::vector<int64_t> tiled = runtime::TiledDimensions(*shape);
-    if (!tiled.empty()) {
-      int64_t& lanes = out.dimensions[tiled.back()];
-      if (lanes < dims[tiled.back()] && lanes % kLanes != 0) lanes = dims[tiled.back()];
-    }
-    out.bytes = PaddedBlockBytes(*shape, out.dimensions);
+    out.instruction = a.instr->index_in_parent();
+    if (a.shape == nullptr) return out;
+    CutBlock(a, blocks, out.dimensions);
+    std::vector<int64_t> scratch;
+    out.bytes = CutBytes(a, out.dimensions, scratch);
     return out;
+  }
+
+  // VMEM of a space block (Evaluate's vmem_bytes without the blocks).
+  int64_t VmemOf(const SpaceBlock& blocks, int64_t accumulator_bytes) const {
+    std::vector<int64_t> block, scratch;
+    int64_t total = 0;
+    for (const ArrayView& a : arrays_) {
+      if (a.shape == nullptr) continue;
+      CutBlock(a, blocks, block);
+      total = SatAdd(total, CutBytes(a, block, scratch));
+    }
+    return SatAdd(SatMul(total, 2), accumulator_bytes);
   }
 
   // Blocks and VMEM of every input and output for a space block.
@@ -83,13 +135,10 @@ class TileBuilder {
     TileChoice tile;
     tile.tiled = true;
     int64_t total = 0;
-    for (size_t i = 0; i < problem_.inputs.size(); ++i) {
-      tile.inputs.push_back(Block(problem_.inputs[i], indexing_.inputs[i], blocks));
-      total = SatAdd(total, tile.inputs.back().bytes);
-    }
-    for (size_t i = 0; i < problem_.outputs.size(); ++i) {
-      tile.outputs.push_back(Block(problem_.outputs[i], indexing_.outputs[i], blocks));
-      total = SatAdd(total, tile.outputs.back().bytes);
+    for (size_t i = 0; i < arrays_.size(); ++i) {
+      std::vector<BlockShape>& list = i < problem_.inputs.size() ? tile.inputs : tile.outputs;
+      list.push_back(Block(arrays_[i], blocks));
+      total = SatAdd(total, list.back().bytes);
     }
     for (size_t i = 0; i < blocks.size(); ++i) tile.grid.push_back(CeilDiv(indexing_.extents[i], blocks[i]));
     tile.accumulator_bytes = accumulator_bytes;
@@ -143,14 +192,20 @@ class TileBuilder {
     }
     int64_t smallest = 0;
     for (const SpaceBlock& blocks : order) {
-      TileChoice tile = Evaluate(blocks, ReduceAccumulator(blocks));
-      if (smallest_only_) return tile;
-      if (tile.vmem_bytes <= options_.scoped_vmem_bytes) {
+      const int64_t accumulator = ReduceAccumulator(blocks);
+      const int64_t vmem = VmemOf(blocks, accumulator);
+      if (smallest_only_) {
+        TileChoice tile;
+        tile.vmem_bytes = vmem;
+        return tile;
+      }
+      if (vmem <= options_.scoped_vmem_bytes) {
+        TileChoice tile = Evaluate(blocks, accumulator);
         if (all_ == nullptr) return tile;
         all_->push_back(std::move(tile));
         continue;
       }
-      smallest = tile.vmem_bytes;
+      smallest = vmem;
     }
     if (all_ != nullptr && !all_->empty()) return all_->front();
     return TooBig(smallest);
@@ -224,6 +279,7 @@ class TileBuilder {
   const TilingProblem& problem_;
   const TilingOptions& options_;
   const runtime::KernelIndexing indexing_;
+  std::vector<ArrayView> arrays_;  // the inputs, then the outputs
   bool smallest_only_ = false;
   std::vector<TileChoice>* all_ = nullptr;  // All(): collects every fitting tile
 };

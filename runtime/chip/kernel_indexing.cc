@@ -24,12 +24,6 @@ struct Key {
   bool operator==(const Key&) const = default;
 };
 
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    return std::hash<const void*>()(k.instr) * 31 + std::hash<int64_t>()(k.leaf);
-  }
-};
-
 // The array shape of a value, or nullptr (tokens, nested tuples).
 const Shape* ArrayOf(const Key& key) {
   const Shape& shape = key.instr->shape();
@@ -359,18 +353,19 @@ std::vector<DimIndex> Regroup(const ArrayIndex& from, const Shape& from_shape, c
 class Propagator {
  public:
   Propagator(std::span<const Instruction* const> inputs, std::span<const Instruction* const> outputs) {
-    role_.reserve(4 * (inputs.size() + outputs.size()));
-    for (const Instruction* in : inputs) role_[in] = Role::kInput;
+    nodes_.reserve(4 * (inputs.size() + outputs.size()));
+    for (const Instruction* in : inputs) nodes_[in].member = false;
     std::vector<const Instruction*> stack(outputs.begin(), outputs.end());
     while (!stack.empty()) {
       const Instruction* instr = stack.back();
       stack.pop_back();
-      if (!role_.try_emplace(instr, Role::kMember).second) continue;
+      Node& node = nodes_[instr];
+      if (!node.member || node.walked) continue;
+      node.walked = true;
       AddUses(instr);
       for (const Instruction* operand : instr->operands()) stack.push_back(operand);
       if (instr->opcode() == Opcode::kFusion || instr->opcode() == Opcode::kCall) AddCallee(instr);
     }
-    map_.reserve(role_.size());
   }
 
   void Seed(const Key& key, const ArrayIndex& index) { Merge(key, index); }
@@ -385,19 +380,34 @@ class Propagator {
   }
 
   ArrayIndex Get(const Key& key) const {
-    auto it = map_.find(key);
-    if (it != map_.end()) return it->second;
+    auto it = nodes_.find(key.instr);
+    if (it != nodes_.end() && Slot(key) < it->second.values.size()) return it->second.values[Slot(key)];
     return Fresh(key);
   }
 
  private:
-  enum class Role : uint8_t { kInput, kMember };
+  // An instruction of the kernel (member) or one it reads (an input): its
+  // uses inside the kernel and what is known of its value(s), one slot for
+  // an array and one per element of a tuple, made all at once so that
+  // references to them stay valid.
+  struct Node {
+    bool member = true;   // false for inputs
+    bool walked = false;  // its operands are recorded
+    std::vector<const Instruction*> uses;
+    std::vector<ArrayIndex> values;
+  };
+
+  static size_t Slot(const Key& key) { return static_cast<size_t>(key.leaf + 1); }
 
   void AddCallee(const Instruction* caller) {
     for (const Computation* callee : caller->called_computations()) {
       if (!caller_.emplace(callee, caller).second) continue;
       for (const auto& instr : callee->instructions()) {
-        if (role_.try_emplace(instr.get(), Role::kMember).second) AddUses(instr.get());
+        Node& node = nodes_[instr.get()];
+        if (!node.walked) {
+          node.walked = true;
+          AddUses(instr.get());
+        }
         if (instr->opcode() == Opcode::kFusion || instr->opcode() == Opcode::kCall) AddCallee(instr.get());
       }
     }
@@ -407,16 +417,15 @@ class Propagator {
   // kernel's own uses (an input may have thousands elsewhere).
   void AddUses(const Instruction* member) {
     for (const Instruction* operand : member->operands()) {
-      std::vector<const Instruction*>& users = uses_[operand];
+      std::vector<const Instruction*>& users = nodes_[operand].uses;
       if (users.empty() || users.back() != member) users.push_back(member);
     }
   }
 
   bool Inside(const Instruction* instr) const {
-    auto it = role_.find(instr);
-    return it != role_.end() && it->second == Role::kMember;
+    auto it = nodes_.find(instr);
+    return it != nodes_.end() && it->second.member;
   }
-  bool Allowed(const Instruction* instr) const { return role_.contains(instr); }
 
   // Unknown dimensions, except that size-1 dimensions need no parts.
   static ArrayIndex Fresh(const Key& key) {
@@ -426,15 +435,27 @@ class Propagator {
     return index;
   }
 
-  // Learns the dimensions `proposal` knows and `key` does not. `proposal`
-  // may be another key's entry (entries stay put as the map grows).
-  void Merge(const Key& key, const ArrayIndex& proposal) {
-    auto it = map_.find(key);
-    if (it == map_.end()) {
-      if (key.instr == nullptr || !Allowed(key.instr) || ArrayOf(key) == nullptr) return;
-      it = map_.emplace(key, Fresh(key)).first;
+  // What is known of `key`, or nullptr when it is not the kernel's.
+  ArrayIndex* Entry(const Key& key) {
+    if (key.instr == nullptr) return nullptr;
+    auto it = nodes_.find(key.instr);
+    if (it == nodes_.end()) return nullptr;
+    std::vector<ArrayIndex>& values = it->second.values;
+    if (values.empty()) {
+      const Shape& shape = key.instr->shape();
+      const size_t slots = 1 + (shape.IsTuple() ? shape.tuple_shapes().size() : 0);
+      values.reserve(slots);
+      for (size_t s = 0; s < slots; ++s) values.push_back(Fresh(Key{key.instr, static_cast<int64_t>(s) - 1}));
     }
-    ArrayIndex& current = it->second;
+    return Slot(key) < values.size() ? &values[Slot(key)] : nullptr;
+  }
+
+  // Learns the dimensions `proposal` knows and `key` does not. `proposal`
+  // may be another key's entry (entries stay put as the walk goes on).
+  void Merge(const Key& key, const ArrayIndex& proposal) {
+    ArrayIndex* entry = Entry(key);
+    if (entry == nullptr || ArrayOf(key) == nullptr) return;
+    ArrayIndex& current = *entry;
     if (proposal.size() != current.size()) return;
     bool changed = false;
     for (size_t d = 0; d < current.size(); ++d) {
@@ -452,7 +473,7 @@ class Propagator {
     const Shape* from_shape = ArrayOf(from);
     const Shape* to_shape = ArrayOf(to);
     if (from_shape == nullptr || to_shape == nullptr || from_shape->rank() != to_shape->rank()) return;
-    const ArrayIndex& source = map_.at(from);
+    const ArrayIndex& source = *Entry(from);
     if (from_shape->dimensions() == to_shape->dimensions()) {
       Merge(to, source);
       return;
@@ -471,7 +492,7 @@ class Propagator {
     const Shape* from_shape = ArrayOf(from);
     const Shape* to_shape = ArrayOf(to);
     if (from_shape == nullptr || to_shape == nullptr) return;
-    const ArrayIndex& source = map_.at(from);
+    const ArrayIndex& source = *Entry(from);
     ArrayIndex proposal(to_shape->rank());
     if (edge.kind == Edge::Kind::kRegroup) {
       proposal = Regroup(source, *from_shape, *to_shape, edge.physical);
@@ -505,7 +526,7 @@ class Propagator {
 
   void Visit(const Key& key) {
     const Instruction* instr = key.instr;
-    const ArrayIndex& index = map_.at(key);
+    const ArrayIndex& index = *Entry(key);
     // Toward what produced the value.
     if (Inside(instr)) {
       switch (instr->opcode()) {
@@ -544,9 +565,8 @@ class Propagator {
       }
     }
     // Toward the kernel's instructions that read it.
-    auto uses = uses_.find(instr);
-    if (uses == uses_.end()) return;
-    for (const Instruction* user : uses->second) {
+    const std::vector<const Instruction*>& uses = nodes_.at(instr).uses;
+    for (const Instruction* user : uses) {
       switch (user->opcode()) {
         case Opcode::kGetTupleElement: {
           Result<int64_t> i = hlo::GetTupleIndex(*user);
@@ -579,10 +599,8 @@ class Propagator {
     }
   }
 
-  std::unordered_map<const Instruction*, Role> role_;
+  std::unordered_map<const Instruction*, Node> nodes_;
   std::unordered_map<const Computation*, const Instruction*> caller_;
-  std::unordered_map<const Instruction*, std::vector<const Instruction*>> uses_;
-  std::unordered_map<Key, ArrayIndex, KeyHash> map_;
   std::deque<Key> queue_;
 };
 
