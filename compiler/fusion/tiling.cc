@@ -347,6 +347,45 @@ int64_t MinimalVmemBytes(const TilingProblem& problem, const TilingOptions& opti
   return TileBuilder(problem, options).Minimal();
 }
 
+bool FitsScopedVmem(const TilingProblem& problem, const TilingOptions& options, int64_t* needed) {
+  if (problem.space == Space::kLoop || problem.space == Space::kReduce) {
+    // No block is larger than its whole array, padded alike; a reduce's
+    // accumulators cover at most its kept dimensions.
+    int64_t whole = 0;
+    for (const auto* list : {&problem.inputs, &problem.outputs}) {
+      for (const Instruction* instr : *list) {
+        if (const Shape* shape = ArrayShapeOf(instr->shape())) {
+          whole = SatAdd(whole, PaddedBlockBytes(*shape, StaticDims(*shape)));
+        }
+      }
+    }
+    whole = SatMul(whole, 2);
+    bool bounded = true;
+    if (problem.space == Space::kReduce) {
+      const Shape* operand = problem.anchor != nullptr && problem.anchor->operand_count() > 0
+                                 ? ArrayShapeOf(problem.anchor->operand(0)->shape())
+                                 : nullptr;
+      Result<std::vector<int64_t>> reduced = hlo::GetDimensions(*problem.anchor);
+      bounded = operand != nullptr && reduced.has_value();
+      if (bounded) {
+        std::vector<int64_t> kept;
+        const std::vector<int64_t> dims = StaticDims(*operand);
+        for (size_t d = 0; d < dims.size(); ++d) {
+          if (std::find(reduced->begin(), reduced->end(), static_cast<int64_t>(d)) == reduced->end()) {
+            kept.push_back(dims[d]);
+          }
+        }
+        whole = SatAdd(whole, PaddedBytes(kept, PrimitiveType::kF32));
+      }
+    }
+    if (bounded && whole <= options.scoped_vmem_bytes) return true;
+  }
+  const int64_t vmem = MinimalVmemBytes(problem, options);
+  if (vmem <= options.scoped_vmem_bytes) return true;
+  if (needed != nullptr) *needed = vmem;
+  return false;
+}
+
 Status ValidateTile(const TilingProblem& problem, const TileChoice& tile,
                     const TilingOptions& options) {
   if (!tile.tiled) return Ok();

@@ -66,9 +66,15 @@ Result<TileChoice> ChooseTile(const TilingProblem& problem, const TilingOptions&
 Result<std::vector<TileChoice>> TileCandidates(const TilingProblem& problem,
                                                const TilingOptions& options);
 
-// VMEM the kernel needs with its smallest candidate blocks (what the
-// planner checks before fusing); 0 for untiled problems.
+// VMEM the kernel needs with its smallest candidate blocks; 0 for untiled
+// problems.
 int64_t MinimalVmemBytes(const TilingProblem& problem, const TilingOptions& options);
+
+// What the planner checks before fusing: whether MinimalVmemBytes fits the
+// scoped VMEM. A loop or reduce kernel whose arrays all fit whole fits
+// without the indexing walk (planning a long chain checks every growing
+// kernel); otherwise `needed`, when given, gets MinimalVmemBytes.
+bool FitsScopedVmem(const TilingProblem& problem, const TilingOptions& options, int64_t* needed = nullptr);
 
 // Checks an edited tile: one block per input and output, block dimensions
 // within the arrays and aligned, VMEM recomputed and within the scoped

@@ -109,6 +109,29 @@ TEST(TilingTest, NothingFitsGivesAnErrorNamingTheNeed) {
   EXPECT_EQ(MinimalVmemBytes(problem, tiny), 24 << 10);
 }
 
+// The planner's check agrees with MinimalVmemBytes, answering at once when
+// every array fits whole and naming the exact need when nothing fits.
+TEST(TilingTest, FitsScopedVmemAgreesWithTheMinimalVmem) {
+  auto module = ParseVerified(WithType(kElementwise, "f32"));
+  ASSERT_NE(module, nullptr);
+  TilingProblem problem;
+  problem.space = TilingProblem::Space::kLoop;
+  problem.anchor = module->entry()->root();
+  problem.inputs = {module->entry()->parameters()[0], module->entry()->parameters()[1]};
+  problem.outputs = {problem.anchor};
+  TilingOptions roomy;
+  roomy.scoped_vmem_bytes = int64_t{1} << 30;  // all three 64 MiB arrays fit whole
+  EXPECT_TRUE(FitsScopedVmem(problem, roomy));
+  TilingOptions usual;
+  EXPECT_TRUE(FitsScopedVmem(problem, usual));
+  TilingOptions tiny;
+  tiny.scoped_vmem_bytes = 16 << 10;
+  int64_t needed = 0;
+  EXPECT_FALSE(FitsScopedVmem(problem, tiny, &needed));
+  EXPECT_EQ(needed, MinimalVmemBytes(problem, tiny));
+  EXPECT_EQ(needed, 24 << 10);
+}
+
 TEST(TilingTest, DotBlocksAreMultiplesOfTheMxu) {
   auto module = ParseVerified(kDot);
   ASSERT_NE(module, nullptr);
