@@ -19,8 +19,13 @@
 // dimensions to the result and to each other. An array dimension is then a
 // product of parts, each a stretch of one space dimension; a dimension the
 // walk cannot place is "unknown" and is taken whole by every block (an
-// operand that truly is needed whole per step, such as a dot panel, is
-// re-read as the grid moves, and the timing model reports it).
+// operand that truly is needed whole per step is re-read as the grid moves,
+// and the timing model reports it). An output the walk cannot reach from
+// the space through data (a broadcast constant written beside the result)
+// but shaped like the space, or like a reduce's kept dimensions, is written
+// by the same loop and follows it index for index. The blockable
+// dimensions are those an array lays out among its two tiled (minor)
+// dimensions, leaving out dimensions of extent 1, which hold no data.
 //
 // Pure functions over an immutable module; results borrow nothing.
 // Thread-safe.
