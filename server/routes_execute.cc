@@ -212,6 +212,8 @@ void KilnService::Execute(Call call) {
                    {"device_us", device_us},
                    {"flops", profile.value("flops", 0.0)},
                    {"bytes", profile.value("bytes", 0.0)},
+                   {"ideal_bytes", profile.value("ideal_bytes", 0.0)},
+                   {"hfu", profile.value("hfu", 0.0)},
                    {"queue_ms", queue_ms},
                    {"wall_ms", stats.run_seconds * 1000},
                    {"outputs", std::move(values)},

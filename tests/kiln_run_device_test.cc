@@ -147,6 +147,60 @@ TEST_F(KilnRunTest, TimingOnlyTimesABigDotWithoutValues) {
   EXPECT_NE(text.out.find("device time on v5e: "), std::string::npos) << text.out;
 }
 
+// Every kernel reports its ideal bytes (inputs and outputs once) beside the
+// bytes it moves and the inputs it re-reads; the run reports its HFU.
+TEST_F(KilnRunTest, TimingReportsIdealBytesRereadsAndHfu) {
+  RunResult r = Run(Write("dot.hlo", DotModule(8192)) + " --timing-only --json --dot-tiles 512,1024,1024");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto json = ParseJson(r.out);
+  ASSERT_EQ(json["kernels"].size(), 1u) << r.out;
+  const auto& dot = json["kernels"][0];
+  const double array = 2.0 * 8192 * 8192;
+  EXPECT_DOUBLE_EQ(dot["ideal_bytes"].get<double>(), 3 * array) << dot;
+  EXPECT_DOUBLE_EQ(json["ideal_bytes"].get<double>(), 3 * array) << r.out;
+  // The lhs panel is read once per column of blocks, the rhs once per row.
+  ASSERT_EQ(dot["rereads"].size(), 2u) << dot;
+  EXPECT_EQ(dot["rereads"][0]["input"], 0);
+  EXPECT_NEAR(dot["rereads"][0]["times"].get<double>(), 8, 1e-9);
+  EXPECT_EQ(dot["rereads"][1]["input"], 1);
+  EXPECT_NEAR(dot["rereads"][1]["times"].get<double>(), 16, 1e-9);
+  EXPECT_EQ(json["chips"], 1);
+  const double hfu = json["flops"].get<double>() / (json["device_us"].get<double>() * 1e-6 * 1.97e14);
+  EXPECT_NEAR(json["hfu"].get<double>(), hfu, 1e-9) << r.out;
+
+  RunResult text = Run(Path("dot.hlo") + " --timing-only --dot-tiles 512,1024,1024");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("ideal"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("re-reads in0 x8.0, in1 x16.0"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("HFU "), std::string::npos) << text.out;
+}
+
+// The MaxText train step: kernels whose operands are transposed relative to
+// their output (divide.1674, reduce.1453) used to move 5.5 TB each for
+// arrays of a few GB. No kernel without a contraction may move more than 4x
+// its ideal bytes.
+TEST_F(KilnRunTest, MaxTextStepMovesItsArraysNotItsGrid) {
+  std::string module = std::string(KILN_CORPUS_DIR) +
+                       "/hlo/jax-dumps/tools__benchmarks__hlo__nv_maxtext_1n1g_jit_train_step_before_optimization.hlo";
+  if (!std::filesystem::exists(module)) GTEST_SKIP() << "corpus missing: " << module;
+  RunResult r = Run(module + " --timing-only --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto json = ParseJson(r.out);
+  int checked = 0;
+  for (const auto& kernel : json["kernels"]) {
+    const double ideal = kernel["ideal_bytes"].get<double>();
+    ASSERT_GT(ideal, 0) << kernel;
+    if (kernel["mxu_utilization"].get<double>() > 0) continue;
+    ++checked;
+    EXPECT_LE(kernel["bytes"].get<double>(), 4 * ideal) << kernel;
+    const std::string name = kernel["name"];
+    if (name == "divide.1674" || name == "reduce.1453") {
+      EXPECT_LE(kernel["bytes"].get<double>(), 1.1 * ideal) << kernel;
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
+
 TEST_F(KilnRunTest, TooLargeToEvaluateFailsFastButTimingOnlyWorks) {
   // Operands and result of 8 GiB each: over kiln run's 16 GiB budget.
   std::string module = Write("huge.hlo", DotModule(65536));

@@ -36,9 +36,10 @@ std::string FormatRunText(const RunReport& report, bool print_literals);
 // "mean", "nan_count", "first": [...]}], "eval_ms": ...}; with
 // print_literals, each output also has "literal". An executable run adds
 // "key", "plan", "compile_ms" (when compiled here) and the profile's
-// "chip", "device_us", "flops", "bytes" and "kernels" [{"name", "kind",
-// "us", "bound", "flops", "bytes", "mxu_utilization", "grid_steps",
-// "tiling"}] (runtime/timing/profile_output.h), or "device_error". Under
+// "chip", "chips", "device_us", "flops", "bytes", "ideal_bytes", "hfu" and
+// "kernels" [{"name", "kind", "us", "bound", "flops", "bytes",
+// "ideal_bytes", "rereads", "mxu_utilization", "grid_steps", "tiling"}]
+// (runtime/timing/profile_output.h), or "device_error". Under
 // --timing-only there are no "outputs" and no "eval_ms".
 std::string FormatRunJson(const RunReport& report, bool print_literals);
 

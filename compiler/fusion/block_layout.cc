@@ -52,26 +52,15 @@ int64_t PaddedBytes(const std::vector<int64_t>& dims, PrimitiveType type) {
   return SatMul(elements, bytes);
 }
 
-// Block of an array read or written by a kernel iterating over `space`
-// with blocks `block`: dimensions that match the space (aligned from the
-// minor end) follow its blocks; the two minor dimensions are otherwise
-// taken whole, the others one at a time.
-std::vector<int64_t> AlignedBlock(const std::vector<int64_t>& dims,
-                                  const std::vector<int64_t>& space,
-                                  const std::vector<int64_t>& block) {
-  int64_t rank = static_cast<int64_t>(dims.size());
-  int64_t space_rank = static_cast<int64_t>(space.size());
-  std::vector<int64_t> out(rank, 1);
-  for (int64_t i = 1; i <= rank; ++i) {
-    int64_t d = rank - i;
-    int64_t s = space_rank - i;
-    if (s >= 0 && dims[d] == space[s]) {
-      out[d] = block[s];
-    } else {
-      out[d] = i <= 2 ? dims[d] : 1;
-    }
+int64_t PaddedBlockBytes(const Shape& shape, const std::vector<int64_t>& block) {
+  if (!shape.IsArray() || static_cast<int64_t>(block.size()) != shape.rank()) {
+    return PaddedBytes(block, shape.element_type());
   }
-  return out;
+  std::vector<int64_t> laid;
+  for (int64_t d : runtime::PhysicalOrder(shape)) {
+    if (shape.dimensions(d) != 1) laid.push_back(block[d]);
+  }
+  return PaddedBytes(laid, shape.element_type());
 }
 
 // Tile-size candidates for one dimension: descending powers of two from

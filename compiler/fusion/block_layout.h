@@ -42,13 +42,11 @@ std::vector<int64_t> StaticDims(const hlo::Shape& shape);
 // rank-1 block to whole (sublane x 128) tiles, a scalar to one tile).
 int64_t PaddedBytes(const std::vector<int64_t>& dims, hlo::PrimitiveType type);
 
-// Block of an array read or written by a kernel iterating over `space` with
-// blocks `block`: dimensions that match the space (aligned from the minor
-// end) follow its blocks; the two minor dimensions are otherwise taken
-// whole, the others one at a time.
-std::vector<int64_t> AlignedBlock(const std::vector<int64_t>& dims,
-                                  const std::vector<int64_t>& space,
-                                  const std::vector<int64_t>& block);
+// Bytes of a block of an array of `shape`: `block` has one extent per
+// logical dimension and is padded to whole tiles as the shape's layout
+// orders its dimensions (those of extent 1 hold no data and are left out);
+// a block of another rank (a GEMM view) is padded as written.
+int64_t PaddedBlockBytes(const hlo::Shape& shape, const std::vector<int64_t>& block);
 
 // Block-size candidates for one dimension: descending powers of two from
 // `largest` down to `smallest`, clipped to the dimension (a block equal to

@@ -209,8 +209,8 @@ std::optional<Refusal> HeuristicPlanner::CheckFit(const Group& group, const Inst
                        " read " + std::to_string(problem.inputs.size()) + " arrays (limit " +
                        std::to_string(options_.max_kernel_inputs) + ")"};
   }
-  int64_t vmem = MinimalVmemBytes(problem, options_.tiling);
-  if (vmem > options_.tiling.scoped_vmem_bytes) {
+  int64_t vmem = 0;
+  if (!FitsScopedVmem(problem, options_.tiling, &vmem)) {
     // Tiling would fail: no block shape fits.
     return Refusal{DecisionKind::kLegality,
                    "fusing %" + p.name() + " into the kernel of %" + group.root->name() +

@@ -149,8 +149,8 @@ std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b) {
   }
   TilingProblem problem = ProblemOf(merged, nullptr);
   problem.inputs = merged.inputs;
-  int64_t vmem = MinimalVmemBytes(problem, options_.tiling);
-  if (vmem > options_.tiling.scoped_vmem_bytes) {
+  int64_t vmem = 0;
+  if (!FitsScopedVmem(problem, options_.tiling, &vmem)) {
     return illegal("fusing " + pair + " would need " + FormatBytes(vmem) +
                    " of VMEM, scoped VMEM is " + FormatBytes(options_.tiling.scoped_vmem_bytes));
   }

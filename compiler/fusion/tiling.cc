@@ -6,6 +6,7 @@
 #include "compiler/fusion/block_layout.h"
 #include "compiler/fusion/op_class.h"
 #include "compiler/hlo/op_attributes.h"
+#include "runtime/chip/kernel_indexing.h"
 
 namespace kiln::fusion {
 namespace {
@@ -15,32 +16,34 @@ using hlo::PrimitiveType;
 using hlo::Shape;
 using Space = TilingProblem::Space;
 
+// A block extent per space dimension.
+using SpaceBlock = std::vector<int64_t>;
+
 class TileBuilder {
  public:
   TileBuilder(const TilingProblem& problem, const TilingOptions& options)
-      : problem_(problem), options_(options) {
-    if (problem.space == Space::kReduce && problem.anchor != nullptr &&
-        problem.anchor->operand_count() > 0) {
-      reduced_.assign(std::max<int64_t>(problem.anchor->operand(0)->shape().rank(), 0), false);
-      Result<std::vector<int64_t>> reduced = hlo::GetDimensions(*problem.anchor);
-      if (reduced) {
-        for (int64_t d : *reduced) {
-          if (d >= 0 && d < static_cast<int64_t>(reduced_.size())) reduced_[d] = true;
-        }
-      }
+      : problem_(problem),
+        options_(options),
+        indexing_(problem.anchor == nullptr || problem.space == Space::kUntiled
+                      ? runtime::KernelIndexing{}
+                      : runtime::IndexKernel(problem.space, problem.anchor, problem.inputs, problem.outputs)) {
+    if (indexing_.kind == Space::kUntiled) return;  // no blocks to cut
+    for (size_t i = 0; i < problem.inputs.size(); ++i) arrays_.push_back(View(problem.inputs[i], indexing_.inputs[i]));
+    for (size_t i = 0; i < problem.outputs.size(); ++i) {
+      arrays_.push_back(View(problem.outputs[i], indexing_.outputs[i]));
     }
   }
 
   int64_t Minimal() {
-    if (problem_.space == Space::kUntiled || problem_.anchor == nullptr) return 0;
+    if (indexing_.kind == Space::kUntiled) return 0;
     smallest_only_ = true;
-    Result<TileChoice> tile = problem_.space == Space::kContraction ? ChooseGemm() : ChooseLoop();
+    Result<TileChoice> tile = indexing_.kind == Space::kContraction ? ChooseGemm() : ChooseLoop();
     return tile ? tile->vmem_bytes : std::numeric_limits<int64_t>::max();
   }
 
   Result<TileChoice> Choose() {
-    if (problem_.space == Space::kUntiled || problem_.anchor == nullptr) return TileChoice{};
-    if (problem_.space == Space::kContraction) return ChooseGemm();
+    if (indexing_.kind == Space::kUntiled) return TileChoice{};
+    if (indexing_.kind == Space::kContraction) return ChooseGemm();
     return ChooseLoop();
   }
 
@@ -56,162 +59,151 @@ class TileBuilder {
   }
 
  private:
-  // Largest sublane tile among the arrays: blocks must align for all.
-  int64_t Sublane() const {
-    int64_t sub = runtime::kVectorSublanes;
-    for (const auto* list : {&problem_.inputs, &problem_.outputs}) {
-      for (const Instruction* instr : *list) {
-        if (const Shape* s = ArrayShapeOf(instr->shape())) {
-          sub = std::max(sub, SublaneTile(s->element_type()));
-        }
-      }
+  // One input or output as its blocks are cut: its dimensions, how they
+  // follow the space, and how memory tiles them.
+  struct ArrayView {
+    const Instruction* instr = nullptr;
+    const Shape* shape = nullptr;  // nullptr for tokens
+    std::vector<int64_t> dims;     // StaticDims
+    const runtime::ArrayIndex* index = nullptr;
+    std::vector<int64_t> laid;     // dimensions as laid out, extent-1 ones left out
+    int64_t minor = -1;            // the lane dimension, or -1
+  };
+
+  static ArrayView View(const Instruction* instr, const runtime::ArrayIndex& index) {
+    ArrayView v;
+    v.instr = instr;
+    v.shape = ArrayShapeOf(instr->shape());
+    if (v.shape == nullptr) return v;
+    v.dims = StaticDims(*v.shape);
+    v.index = &index;
+    for (int64_t d : runtime::PhysicalOrder(*v.shape)) {
+      if (v.shape->dimensions(d) != 1) v.laid.push_back(d);
     }
-    return sub;
+    const std::vector<int64_t> tiled = runtime::TiledDimensions(*v.shape);
+    if (!tiled.empty()) v.minor = tiled.back();
+    return v;
   }
 
-  const Shape* SpaceShape() const {
-    if (problem_.space == Space::kReduce && problem_.anchor->operand_count() > 0) {
-      return ArrayShapeOf(problem_.anchor->operand(0)->shape());
+  // The block of array `a` for a space block: each dimension takes what the
+  // mapping says (runtime/chip/kernel_indexing.h), a dimension it cannot
+  // place whole. The minor dimension as laid out must be whole or
+  // lane-aligned. Bytes padded as PaddedBlockBytes pads them.
+  static void CutBlock(const ArrayView& a, const SpaceBlock& blocks, std::vector<int64_t>& out) {
+    const bool mapped = a.index->size() == a.dims.size();
+    out.resize(a.dims.size());
+    for (size_t d = 0; d < a.dims.size(); ++d) {
+      const int64_t block = mapped ? std::min(a.dims[d], runtime::DimBlock((*a.index)[d], a.dims[d], blocks)) : a.dims[d];
+      out[d] = std::max<int64_t>(block, 1);  // a zero-sized array still has one (empty) block
     }
-    return ArrayShapeOf(problem_.anchor->shape());
+    if (a.minor >= 0) {
+      int64_t& lanes = out[a.minor];
+      if (lanes < a.dims[a.minor] && lanes % kLanes != 0) lanes = a.dims[a.minor];
+    }
   }
 
-  BlockShape Block(const Instruction* instr, const std::vector<int64_t>& space,
-                   const std::vector<int64_t>& block, bool is_output) const {
+  static int64_t CutBytes(const ArrayView& a, const std::vector<int64_t>& block, std::vector<int64_t>& scratch) {
+    scratch.clear();
+    for (int64_t d : a.laid) scratch.push_back(block[d]);
+    return PaddedBytes(scratch, a.shape->element_type());
+  }
+
+  BlockShape Block(const ArrayView& a, const SpaceBlock& blocks) const {
     BlockShape out;
-    out.instruction = instr->index_in_parent();
-    const Shape* shape = ArrayShapeOf(instr->shape());
-    if (shape == nullptr) return out;
-    std::vector<int64_t> dims = StaticDims(*shape);
-    if (is_output && problem_.space == Space::kReduce && instr == problem_.anchor) {
-      // Kept dimensions of the reduce follow the space's blocks.
-      for (size_t d = 0; d < space.size() && d < reduced_.size(); ++d) {
-        if (!reduced_[d]) out.dimensions.push_back(block[d]);
-      }
-      if (out.dimensions.size() != dims.size()) out.dimensions = dims;
-    } else {
-      out.dimensions = AlignedBlock(dims, space, block);
-    }
-    // A minor block dimension must be whole or lane-aligned; blocks mapped
-    // from a non-minor dimension of the space are widened to the whole.
-    if (!out.dimensions.empty() && out.dimensions.size() == dims.size()) {
-      int64_t& lanes = out.dimensions.back();
-      if (lanes < dims.back() && lanes % kLanes != 0) lanes = dims.back();
-    }
-    out.bytes = PaddedBytes(out.dimensions, shape->element_type());
+    out.instruction = a.instr->index_in_parent();
+    if (a.shape == nullptr) return out;
+    CutBlock(a, blocks, out.dimensions);
+    std::vector<int64_t> scratch;
+    out.bytes = CutBytes(a, out.dimensions, scratch);
     return out;
   }
 
-  // Block(...).bytes without building the block (the candidate search).
-  int64_t BlockBytes(const Instruction* instr, const std::vector<int64_t>& space,
-                     const std::vector<int64_t>& block, bool is_output) const {
-    const Shape* shape = ArrayShapeOf(instr->shape());
-    if (shape == nullptr) return 0;
-    if (is_output && problem_.space == Space::kReduce && instr == problem_.anchor) {
-      return Block(instr, space, block, is_output).bytes;
-    }
-    const std::vector<int64_t>& raw = shape->dimensions();
-    int64_t rank = static_cast<int64_t>(raw.size());
-    int64_t space_rank = static_cast<int64_t>(space.size());
-    int64_t sub = SublaneTile(shape->element_type());
-    int64_t elements = 1;
-    for (int64_t i = 1; i <= rank; ++i) {
-      int64_t d = rank - i;
-      int64_t s = space_rank - i;
-      int64_t dim = std::max<int64_t>(raw[d], raw[d] == hlo::kUnboundedDim ? 1 : 0);
-      int64_t b = s >= 0 && dim == space[s] ? block[s] : (i <= 2 ? dim : 1);
-      if (i == 1 && b < dim && b % kLanes != 0) b = dim;
-      b = std::max<int64_t>(b, 1);
-      if (rank == 1) {
-        b = RoundUp(b, sub * kLanes);
-      } else if (i == 1) {
-        b = RoundUp(b, kLanes);
-      } else if (i == 2) {
-        b = RoundUp(b, sub);
-      }
-      elements = SatMul(elements, b);
-    }
-    if (rank == 0) elements = sub * kLanes;
-    return SatMul(elements, std::max(hlo::HostByteWidth(shape->element_type()), 1));
-  }
-
-  // VMEM of a space block: every input and output block, double-buffered.
-  int64_t VmemOf(const std::vector<int64_t>& space, const std::vector<int64_t>& block,
-                 int64_t accumulator_bytes) const {
+  // VMEM of a space block (Evaluate's vmem_bytes without the blocks).
+  int64_t VmemOf(const SpaceBlock& blocks, int64_t accumulator_bytes) const {
+    std::vector<int64_t> block, scratch;
     int64_t total = 0;
-    for (const Instruction* instr : problem_.inputs) {
-      total = SatAdd(total, BlockBytes(instr, space, block, /*is_output=*/false));
-    }
-    for (const Instruction* instr : problem_.outputs) {
-      total = SatAdd(total, BlockBytes(instr, space, block, /*is_output=*/true));
+    for (const ArrayView& a : arrays_) {
+      if (a.shape == nullptr) continue;
+      CutBlock(a, blocks, block);
+      total = SatAdd(total, CutBytes(a, block, scratch));
     }
     return SatAdd(SatMul(total, 2), accumulator_bytes);
   }
 
-  // Blocks and VMEM of every input/output for a space block.
-  TileChoice Evaluate(const std::vector<int64_t>& space, const std::vector<int64_t>& block,
-                      int64_t accumulator_bytes) const {
+  // Blocks and VMEM of every input and output for a space block.
+  TileChoice Evaluate(const SpaceBlock& blocks, int64_t accumulator_bytes) const {
     TileChoice tile;
     tile.tiled = true;
     int64_t total = 0;
-    for (const Instruction* instr : problem_.inputs) {
-      tile.inputs.push_back(Block(instr, space, block, /*is_output=*/false));
-      total = SatAdd(total, tile.inputs.back().bytes);
+    for (size_t i = 0; i < arrays_.size(); ++i) {
+      std::vector<BlockShape>& list = i < problem_.inputs.size() ? tile.inputs : tile.outputs;
+      list.push_back(Block(arrays_[i], blocks));
+      total = SatAdd(total, list.back().bytes);
     }
-    for (const Instruction* instr : problem_.outputs) {
-      tile.outputs.push_back(Block(instr, space, block, /*is_output=*/true));
-      total = SatAdd(total, tile.outputs.back().bytes);
-    }
-    for (size_t i = 0; i < space.size(); ++i) tile.grid.push_back(CeilDiv(space[i], block[i]));
+    for (size_t i = 0; i < blocks.size(); ++i) tile.grid.push_back(CeilDiv(indexing_.extents[i], blocks[i]));
     tile.accumulator_bytes = accumulator_bytes;
     tile.vmem_bytes = SatAdd(SatMul(total, 2), accumulator_bytes);
     return tile;
   }
 
-  int64_t ReduceAccumulator(const std::vector<int64_t>& space,
-                            const std::vector<int64_t>& block) const {
-    if (problem_.space != Space::kReduce) return 0;
-    BlockShape out = Block(problem_.anchor, space, block, /*is_output=*/true);
-    return PaddedBytes(out.dimensions, PrimitiveType::kF32);
+  // kReduce: f32 accumulators for the reduce's kept dimensions.
+  int64_t ReduceAccumulator(const SpaceBlock& blocks) const {
+    if (indexing_.kind != Space::kReduce) return 0;
+    std::vector<int64_t> kept;
+    for (size_t s = 0; s < blocks.size(); ++s) {
+      if (!indexing_.sequential[s]) kept.push_back(blocks[s]);
+    }
+    return PaddedBytes(kept, PrimitiveType::kF32);
   }
 
+  // Loop and reduce spaces: every combination of candidate blocks on the
+  // blockable dimensions (the rest take 1), largest first.
   Result<TileChoice> ChooseLoop() {
-    const Shape* shape = SpaceShape();
-    if (shape == nullptr) return TileChoice{};
-    const std::vector<int64_t> space = StaticDims(*shape);
-    int64_t rank = static_cast<int64_t>(space.size());
-    int64_t sub = Sublane();
-    std::vector<int64_t> rows =
-        rank >= 2 ? Candidates(space[rank - 2], sub, 1024) : std::vector<int64_t>{1};
-    std::vector<int64_t> lanes =
-        rank >= 1 ? Candidates(space[rank - 1], kLanes, 4096) : std::vector<int64_t>{1};
-    std::vector<std::pair<int64_t, int64_t>> order;
-    for (int64_t r : rows) {
-      for (int64_t l : lanes) order.emplace_back(r, l);
+    const std::vector<int64_t>& space = indexing_.extents;
+    const size_t rank = space.size();
+    std::vector<std::vector<int64_t>> options(rank, std::vector<int64_t>{1});
+    for (size_t s = 0; s < rank; ++s) {
+      if (!indexing_.blockable[s]) continue;
+      options[s] = indexing_.align[s] >= kLanes ? Candidates(space[s], kLanes, 4096)
+                                                : Candidates(space[s], indexing_.align[s], 1024);
     }
-    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-      return a.first * a.second > b.first * b.second;
-    });
-    if (smallest_only_) order.erase(order.begin(), order.end() - 1);
+    std::vector<SpaceBlock> order;
+    if (smallest_only_) {
+      SpaceBlock smallest;
+      for (const std::vector<int64_t>& o : options) smallest.push_back(o.back());
+      order.push_back(std::move(smallest));
+    } else {
+      std::vector<size_t> at(rank, 0);
+      while (true) {
+        SpaceBlock blocks(rank);
+        for (size_t s = 0; s < rank; ++s) blocks[s] = options[s][at[s]];
+        order.push_back(std::move(blocks));
+        size_t s = rank;
+        while (s > 0 && ++at[s - 1] == options[s - 1].size()) at[--s] = 0;
+        if (s == 0) break;
+      }
+      auto volume = [](const SpaceBlock& b) {
+        int64_t v = 1;
+        for (int64_t e : b) v = SatMul(v, e);
+        return v;
+      };
+      std::stable_sort(order.begin(), order.end(),
+                       [&](const SpaceBlock& a, const SpaceBlock& b) { return volume(a) > volume(b); });
+    }
     int64_t smallest = 0;
-    std::vector<int64_t> block(rank, 1);
-    for (const auto& [r, l] : order) {
-      if (rank >= 1) block[rank - 1] = l;
-      if (rank >= 2) block[rank - 2] = r;
-      int64_t accumulator = ReduceAccumulator(space, block);
-      int64_t vmem = VmemOf(space, block, accumulator);
+    for (const SpaceBlock& blocks : order) {
+      const int64_t accumulator = ReduceAccumulator(blocks);
+      const int64_t vmem = VmemOf(blocks, accumulator);
       if (smallest_only_) {
         TileChoice tile;
         tile.vmem_bytes = vmem;
         return tile;
       }
       if (vmem <= options_.scoped_vmem_bytes) {
-        TileChoice tile = Evaluate(space, block, accumulator);
-        if (tile.vmem_bytes <= options_.scoped_vmem_bytes) {
-          if (all_ == nullptr) return tile;
-          all_->push_back(std::move(tile));
-          continue;
-        }
+        TileChoice tile = Evaluate(blocks, accumulator);
+        if (all_ == nullptr) return tile;
+        all_->push_back(std::move(tile));
+        continue;
       }
       smallest = vmem;
     }
@@ -221,14 +213,13 @@ class TileBuilder {
 
   Result<TileChoice> ChooseGemm() {
     const Instruction& op = *problem_.anchor;
-    GemmDims g = GemmOf(op);
-    const Shape* out_shape = ArrayShapeOf(op.shape());
-    if (out_shape == nullptr || op.operand_count() < 2) return TileChoice{};
-    const std::vector<int64_t> out_dims = StaticDims(*out_shape);
+    const int64_t m = indexing_.extents[runtime::KernelIndexing::kM];
+    const int64_t n = indexing_.extents[runtime::KernelIndexing::kN];
+    const int64_t k = indexing_.extents[runtime::KernelIndexing::kK];
     int64_t mxu = std::max<int64_t>(options_.mxu_size, kLanes);
-    std::vector<int64_t> bms = Candidates(g.m, mxu, 1024);
-    std::vector<int64_t> bns = Candidates(g.n, mxu, 1024);
-    std::vector<int64_t> bks = Candidates(g.k, mxu, 2048);
+    std::vector<int64_t> bms = Candidates(m, mxu, 1024);
+    std::vector<int64_t> bns = Candidates(n, mxu, 1024);
+    std::vector<int64_t> bks = Candidates(k, mxu, 2048);
     struct Option {
       int64_t bm, bn, bk;
     };
@@ -243,22 +234,17 @@ class TileBuilder {
       return a.bk > b.bk;
     });
     if (smallest_only_) order.erase(order.begin(), order.end() - 1);
+    // A convolution's operands are read as GEMM panels (its window is built
+    // in VMEM); a dot's follow the mapping like every other array.
+    const bool convolution = op.opcode() == hlo::Opcode::kConvolution;
     const Instruction* lhs = op.operand(0);
     const Instruction* rhs = op.operand(1);
-    int64_t rank = static_cast<int64_t>(out_dims.size());
     TileChoice smallest;
     for (const Option& o : order) {
-      // Epilogue arrays and outputs follow the output block: about bm x bn
-      // over the two minor output dimensions, kept whole or tile-aligned
-      // (the feature dimension of a convolution need not be minor).
-      std::vector<int64_t> block(rank, 1);
-      if (rank >= 1) block[rank - 1] = std::min(std::max(o.bn, kLanes), out_dims[rank - 1]);
-      if (rank >= 2) block[rank - 2] = std::min(RoundUp(o.bm, 32), out_dims[rank - 2]);
       int64_t accumulator = PaddedBytes({o.bm, o.bn}, PrimitiveType::kF32);
-      TileChoice tile = Evaluate(out_dims, block, accumulator);
-      // Operands of the contraction are read as GEMM blocks.
+      TileChoice tile = Evaluate({1, o.bm, o.bn, o.bk}, accumulator);
       int64_t replaced = 0, added = 0;
-      for (size_t i = 0; i < problem_.inputs.size(); ++i) {
+      for (size_t i = 0; convolution && i < problem_.inputs.size(); ++i) {
         const Instruction* in = problem_.inputs[i];
         if (in != lhs && in != rhs) continue;
         BlockShape& b = tile.inputs[i];
@@ -273,7 +259,6 @@ class TileBuilder {
       if (tile.vmem_bytes < std::numeric_limits<int64_t>::max()) {
         tile.vmem_bytes = SatAdd(tile.vmem_bytes - 2 * replaced, SatMul(added, 2));
       }
-      tile.grid = {g.batch, CeilDiv(g.m, o.bm), CeilDiv(g.n, o.bn), CeilDiv(g.k, o.bk)};
       if (smallest_only_ || tile.vmem_bytes <= options_.scoped_vmem_bytes) {
         if (all_ == nullptr || smallest_only_) return tile;
         all_->push_back(std::move(tile));
@@ -293,9 +278,10 @@ class TileBuilder {
 
   const TilingProblem& problem_;
   const TilingOptions& options_;
+  const runtime::KernelIndexing indexing_;
+  std::vector<ArrayView> arrays_;  // the inputs, then the outputs
   bool smallest_only_ = false;
   std::vector<TileChoice>* all_ = nullptr;  // All(): collects every fitting tile
-  std::vector<bool> reduced_;  // kReduce: which space dimensions are reduced
 };
 
 }  // namespace
@@ -361,6 +347,45 @@ int64_t MinimalVmemBytes(const TilingProblem& problem, const TilingOptions& opti
   return TileBuilder(problem, options).Minimal();
 }
 
+bool FitsScopedVmem(const TilingProblem& problem, const TilingOptions& options, int64_t* needed) {
+  if (problem.space == Space::kLoop || problem.space == Space::kReduce) {
+    // No block is larger than its whole array, padded alike; a reduce's
+    // accumulators cover at most its kept dimensions.
+    int64_t whole = 0;
+    for (const auto* list : {&problem.inputs, &problem.outputs}) {
+      for (const Instruction* instr : *list) {
+        if (const Shape* shape = ArrayShapeOf(instr->shape())) {
+          whole = SatAdd(whole, PaddedBlockBytes(*shape, StaticDims(*shape)));
+        }
+      }
+    }
+    whole = SatMul(whole, 2);
+    bool bounded = true;
+    if (problem.space == Space::kReduce) {
+      const Shape* operand = problem.anchor != nullptr && problem.anchor->operand_count() > 0
+                                 ? ArrayShapeOf(problem.anchor->operand(0)->shape())
+                                 : nullptr;
+      Result<std::vector<int64_t>> reduced = hlo::GetDimensions(*problem.anchor);
+      bounded = operand != nullptr && reduced.has_value();
+      if (bounded) {
+        std::vector<int64_t> kept;
+        const std::vector<int64_t> dims = StaticDims(*operand);
+        for (size_t d = 0; d < dims.size(); ++d) {
+          if (std::find(reduced->begin(), reduced->end(), static_cast<int64_t>(d)) == reduced->end()) {
+            kept.push_back(dims[d]);
+          }
+        }
+        whole = SatAdd(whole, PaddedBytes(kept, PrimitiveType::kF32));
+      }
+    }
+    if (bounded && whole <= options.scoped_vmem_bytes) return true;
+  }
+  const int64_t vmem = MinimalVmemBytes(problem, options);
+  if (vmem <= options.scoped_vmem_bytes) return true;
+  if (needed != nullptr) *needed = vmem;
+  return false;
+}
+
 Status ValidateTile(const TilingProblem& problem, const TileChoice& tile,
                     const TilingOptions& options) {
   if (!tile.tiled) return Ok();
@@ -383,18 +408,19 @@ Status ValidateTile(const TilingProblem& problem, const TileChoice& tile,
     int64_t rank = static_cast<int64_t>(block.dimensions.size());
     bool gemm_operand =
         problem.space == Space::kContraction && problem.anchor != nullptr &&
-        problem.anchor->operand_count() >= 2 &&
+        problem.anchor->opcode() == hlo::Opcode::kConvolution && problem.anchor->operand_count() >= 2 &&
         (instr == problem.anchor->operand(0) || instr == problem.anchor->operand(1));
-    if (rank >= 1 && !gemm_operand) {
-      int64_t lanes = block.dimensions[rank - 1];
-      bool gemm_view = rank != shape->rank();
-      bool whole = !gemm_view && lanes >= StaticDims(*shape)[rank - 1];
-      if (!gemm_view && !whole && lanes % kLanes != 0) {
+    const std::vector<int64_t> tiled = runtime::TiledDimensions(*shape);
+    if (!tiled.empty() && !gemm_operand && rank == shape->rank()) {
+      const int64_t minor = tiled.back();
+      int64_t lanes = block.dimensions[minor];
+      bool whole = lanes >= StaticDims(*shape)[minor];
+      if (!whole && lanes % kLanes != 0) {
         return InvalidArgumentError("block of %" + instr->name() + ": minor dimension " + std::to_string(lanes) +
                                     " is neither whole nor a multiple of 128");
       }
     }
-    int64_t bytes = PaddedBytes(block.dimensions, shape->element_type());
+    int64_t bytes = PaddedBlockBytes(*shape, block.dimensions);
     if (bytes != block.bytes) {
       return InvalidArgumentError("block of %" + instr->name() + " says " + std::to_string(block.bytes) +
                                   " bytes, its padded size is " + std::to_string(bytes));

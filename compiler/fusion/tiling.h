@@ -4,14 +4,20 @@
 // kernels), the operand of its reduction (input kernels; reduced dimensions
 // are walked sequentially into f32 accumulators) or the (batch, M, N, K)
 // GEMM of its dot or convolution (output kernels; a convolution is seen as
-// its implicit GEMM). Blocks tile the two minor dimensions; every other
-// dimension has block 1. A block dimension is either the whole dimension or
-// a multiple of the chip's layout tile: (8,128) for 32-bit types, (16,128)
-// for 16-bit, (32,128) for 8-bit; GEMM blocks are multiples of the MXU
-// size. Blocks are padded to whole tiles when their bytes are counted.
-// Every array the kernel reads or writes gets a block (arrays whose minor
-// dimensions match the iteration space follow its blocks, others are
-// brought in whole); VMEM = 2 x (input + output blocks) for double
+// its implicit GEMM). Every array the kernel reads or writes follows the
+// space as the shared mapping says (runtime/chip/kernel_indexing.h: through
+// transposes, broadcasts, reshapes, slices, reduces and the dot's
+// dimension numbers), so its block is the slice of it one space block
+// needs, and dimensions the mapping cannot place are taken whole.
+// Convolution operands are read as GEMM panels ({bm, bk} and {bk, bn}).
+// Blocks tile the blockable dimensions of the space (its two minor ones and
+// any an array lays out among its tiled two); every other dimension has
+// block 1. A block dimension is either the whole dimension or a multiple of
+// the chip's layout tile: 128 lanes where some array has the dimension
+// minor, else (8,128) rows for 32-bit types, (16,128) for 16-bit, (32,128)
+// for 8-bit; GEMM blocks are multiples of the MXU size. Blocks are padded to
+// whole tiles, as each array's layout orders its dimensions, when their
+// bytes are counted. VMEM = 2 x (input + output blocks) for double
 // buffering, plus accumulators. The largest candidate block that fits the
 // scoped VMEM is chosen.
 //
@@ -60,9 +66,15 @@ Result<TileChoice> ChooseTile(const TilingProblem& problem, const TilingOptions&
 Result<std::vector<TileChoice>> TileCandidates(const TilingProblem& problem,
                                                const TilingOptions& options);
 
-// VMEM the kernel needs with its smallest candidate blocks (what the
-// planner checks before fusing); 0 for untiled problems.
+// VMEM the kernel needs with its smallest candidate blocks; 0 for untiled
+// problems.
 int64_t MinimalVmemBytes(const TilingProblem& problem, const TilingOptions& options);
+
+// What the planner checks before fusing: whether MinimalVmemBytes fits the
+// scoped VMEM. A loop or reduce kernel whose arrays all fit whole fits
+// without the indexing walk (planning a long chain checks every growing
+// kernel); otherwise `needed`, when given, gets MinimalVmemBytes.
+bool FitsScopedVmem(const TilingProblem& problem, const TilingOptions& options, int64_t* needed = nullptr);
 
 // Checks an edited tile: one block per input and output, block dimensions
 // within the arrays and aligned, VMEM recomputed and within the scoped

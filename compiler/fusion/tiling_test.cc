@@ -109,6 +109,29 @@ TEST(TilingTest, NothingFitsGivesAnErrorNamingTheNeed) {
   EXPECT_EQ(MinimalVmemBytes(problem, tiny), 24 << 10);
 }
 
+// The planner's check agrees with MinimalVmemBytes, answering at once when
+// every array fits whole and naming the exact need when nothing fits.
+TEST(TilingTest, FitsScopedVmemAgreesWithTheMinimalVmem) {
+  auto module = ParseVerified(WithType(kElementwise, "f32"));
+  ASSERT_NE(module, nullptr);
+  TilingProblem problem;
+  problem.space = TilingProblem::Space::kLoop;
+  problem.anchor = module->entry()->root();
+  problem.inputs = {module->entry()->parameters()[0], module->entry()->parameters()[1]};
+  problem.outputs = {problem.anchor};
+  TilingOptions roomy;
+  roomy.scoped_vmem_bytes = int64_t{1} << 30;  // all three 64 MiB arrays fit whole
+  EXPECT_TRUE(FitsScopedVmem(problem, roomy));
+  TilingOptions usual;
+  EXPECT_TRUE(FitsScopedVmem(problem, usual));
+  TilingOptions tiny;
+  tiny.scoped_vmem_bytes = 16 << 10;
+  int64_t needed = 0;
+  EXPECT_FALSE(FitsScopedVmem(problem, tiny, &needed));
+  EXPECT_EQ(needed, MinimalVmemBytes(problem, tiny));
+  EXPECT_EQ(needed, 24 << 10);
+}
+
 TEST(TilingTest, DotBlocksAreMultiplesOfTheMxu) {
   auto module = ParseVerified(kDot);
   ASSERT_NE(module, nullptr);
@@ -184,6 +207,65 @@ TEST(TilingTest, TileCandidatesFailLikeChooseTileWhenNothingFits) {
   ASSERT_TRUE(untiled.has_value());
   ASSERT_EQ(untiled->size(), 1u);
   EXPECT_FALSE(untiled->front().tiled);
+}
+
+// An operand transposed relative to the output is blocked by the slice of
+// it each block needs: its rows follow the output's major dimension, which
+// becomes blockable, so no block reads it whole or pads its rows.
+TEST(TilingTest, TransposedOperandBlocksFollowTheSpace) {
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY e {
+  x = f32[8,8192,2560] parameter(0)
+  y = f32[8192,8,2560] parameter(1)
+  t = f32[8192,8,2560] transpose(x), dimensions={1,0,2}
+  ROOT a = f32[8192,8,2560] add(t, y)
+})");
+  ASSERT_NE(module, nullptr);
+  TilingOptions tiling;
+  auto kernel = OnlyKernel(*module, tiling);
+  ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+  const TileChoice& tile = kernel->tile;
+  ASSERT_TRUE(tile.tiled);
+  ASSERT_EQ(tile.inputs.size(), 2u);
+  ASSERT_EQ(tile.outputs.size(), 1u);
+  const std::vector<int64_t>& out = tile.outputs[0].dimensions;
+  ASSERT_EQ(out.size(), 3u);
+  // x's block is the output block with its first two dimensions swapped.
+  EXPECT_EQ(tile.inputs[0].dimensions, (std::vector<int64_t>{out[1], out[0], out[2]}));
+  EXPECT_EQ(tile.inputs[1].dimensions, out);
+  EXPECT_GE(out[0], 8) << "the output's major dimension is x's rows";
+  EXPECT_EQ(out[0] % 8, 0);
+  EXPECT_EQ(tile.inputs[0].bytes, tile.outputs[0].bytes);
+  EXPECT_EQ(tile.grid, (std::vector<int64_t>{8192 / out[0], 8 / out[1], (2560 + out[2] - 1) / out[2]}));
+  EXPECT_TRUE(ValidateTile(MakeTilingProblem(*module->entry(), *kernel), tile, tiling).has_value());
+}
+
+// A dot's operand arriving transposed is blocked as it lies: its rows follow
+// n, its columns k.
+TEST(TilingTest, TransposedDotOperandIsBlockedAsItLies) {
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY e {
+  x = bf16[2048,4096] parameter(0)
+  w = bf16[2048,4096] parameter(1)
+  wt = bf16[4096,2048] transpose(w), dimensions={1,0}
+  ROOT d = bf16[2048,2048] dot(x, wt), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_NE(module, nullptr);
+  TilingProblem problem;
+  problem.space = TilingProblem::Space::kContraction;
+  problem.anchor = module->entry()->root();
+  problem.inputs = {module->entry()->parameters()[0], module->entry()->parameters()[1]};
+  problem.outputs = {problem.anchor};
+  auto chosen = ChooseTile(problem, TilingOptions{});
+  ASSERT_TRUE(chosen.has_value()) << chosen.error().message;
+  const TileChoice& tile = *chosen;
+  ASSERT_EQ(tile.inputs.size(), 2u);
+  ASSERT_EQ(tile.grid.size(), 4u);
+  const int64_t bm = 2048 / tile.grid[1], bn = 2048 / tile.grid[2], bk = 4096 / tile.grid[3];
+  EXPECT_EQ(tile.inputs[0].dimensions, (std::vector<int64_t>{bm, bk}));
+  EXPECT_EQ(tile.inputs[1].dimensions, (std::vector<int64_t>{bn, bk}));
 }
 
 }  // namespace

@@ -91,7 +91,7 @@ std::vector<std::vector<int64_t>> SearchSpace(const IterationSpace& space, const
       if (i == Space::kK) options[i] = Candidates(extent, mxu, 16384);
     } else if (rank == 1) {
       options[i] = Candidates(extent, space.sublanes * kLanes, int64_t{1} << 20);
-    } else if (i + 1 == rank) {
+    } else if (i < space.align.size() && space.align[i] >= kLanes) {
       options[i] = Candidates(extent, kLanes, 16384);
     } else {
       options[i] = Candidates(extent, space.sublanes, 2048);
@@ -139,8 +139,19 @@ GridProblem MakeGridProblem(const IterationSpace& space, const KernelWork& work,
     stream.type = a.type;
     stream.output = a.output;
     for (size_t d = 0; d < a.dims.size(); ++d) {
-      int s = a.space_dim[d];
-      stream.axes.push_back(s >= 0 ? BlockAxis{position[s], 1} : BlockAxis{-1, a.dims[d]});
+      BlockAxis axis(-1, std::max<int64_t>(a.dims[d], 1));
+      if (d < a.index.size() && a.index[d].known) {
+        axis.fixed = 1;
+        for (const IndexPart& part : a.index[d].parts) {
+          if (part.space_dim < 0 || part.space_dim >= static_cast<int>(rank)) {
+            axis.fixed *= std::max<int64_t>(part.extent, 1);
+            continue;
+          }
+          axis.parts.push_back(AxisPart{position[part.space_dim], part.inner, part.extent});
+        }
+        if (!axis.parts.empty() && axis.fixed > 1) axis.parts.push_back(AxisPart{-1, 1, axis.fixed});
+      }
+      stream.axes.push_back(std::move(axis));
     }
     problem.streams.push_back(std::move(stream));
   }

@@ -1,5 +1,7 @@
 #include "runtime/timing/device_profile.h"
 
+#include "runtime/chip/chip_spec.h"
+
 namespace kiln::runtime::timing {
 
 std::string_view BoundName(Bound bound) {
@@ -19,8 +21,13 @@ DeviceProfile AssembleProfile(std::string_view chip, std::vector<KernelProfile> 
     profile.seconds += k.seconds;
     profile.flops += k.flops;
     profile.bytes += k.bytes;
+    profile.ideal_bytes += k.ideal_bytes;
   }
   profile.kernels = std::move(kernels);
+  const ChipSpec* spec = FindChip(chip);
+  if (spec != nullptr && profile.seconds > 0) {
+    profile.hfu = profile.flops / (profile.seconds * spec->bf16_flops * profile.chips);
+  }
   return profile;
 }
 

@@ -1,6 +1,8 @@
 #include "runtime/timing/grid_model.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "runtime/timing/tpu_tiles.h"
 
@@ -10,19 +12,45 @@ namespace {
 // Which dimensions a stream's block index depends on.
 bool Follows(const Stream& stream, const std::vector<bool>& moved) {
   for (const BlockAxis& axis : stream.axes) {
-    if (axis.grid_dim >= 0 && moved[axis.grid_dim]) return true;
+    for (const AxisPart& part : axis.parts) {
+      if (part.grid_dim >= 0 && moved[part.grid_dim]) return true;
+    }
   }
   return false;
 }
 
-double InputBytes(const GridProblem& problem, const std::vector<bool>* moved,
-                  std::span<const int64_t> extents) {
-  double total = 0;
-  for (const Stream& s : problem.streams) {
-    if (s.output || (moved != nullptr && !Follows(s, *moved))) continue;
-    total += BlockBytes(s, extents);
+// Elements of one part in a block of `block` grid elements.
+int64_t PartBlock(const AxisPart& part, int64_t block) {
+  const int64_t inner = std::max<int64_t>(part.inner, 1);
+  return std::clamp<int64_t>(CeilDiv(std::max<int64_t>(block, 1), inner), 1, std::max<int64_t>(part.extent, 1));
+}
+
+// The share of the grid's steps whose blocks overlap the stream: below 1
+// when the stream spans less than a grid dimension (its parts along it
+// multiply to less than the extent, e.g. one operand of a concatenate).
+double Coverage(const Stream& stream, const std::vector<int64_t>& count, const std::vector<int64_t>& block,
+                const GridProblem& problem) {
+  double share = 1;
+  for (size_t g = 0; g < problem.dims.size(); ++g) {
+    double span = 1;
+    int64_t finest = std::numeric_limits<int64_t>::max();
+    bool follows = false;
+    for (const BlockAxis& axis : stream.axes) {
+      for (const AxisPart& part : axis.parts) {
+        if (part.grid_dim != static_cast<int>(g)) continue;
+        follows = true;
+        span *= static_cast<double>(std::max<int64_t>(part.extent, 1));
+        finest = std::min(finest, std::max<int64_t>(part.inner, 1));
+      }
+    }
+    if (!follows || count[g] <= 1) continue;
+    span *= static_cast<double>(finest);
+    const double extent = static_cast<double>(problem.dims[g].extent);
+    if (span >= extent) continue;
+    const double touched = std::ceil(span / static_cast<double>(block[g]));
+    share *= std::min(1.0, touched / static_cast<double>(count[g]));
   }
-  return total;
+  return share;
 }
 
 // Steps during which an output block stays resident: the product of the
@@ -32,7 +60,9 @@ std::vector<double> OutputRuns(const GridProblem& problem, const std::vector<int
   std::vector<double> runs;
   for (const Stream& s : problem.streams) {
     int innermost = -1;
-    for (const BlockAxis& axis : s.axes) innermost = std::max(innermost, axis.grid_dim);
+    for (const BlockAxis& axis : s.axes) {
+      for (const AxisPart& part : axis.parts) innermost = std::max(innermost, part.grid_dim);
+    }
     double run = 1;
     for (size_t i = static_cast<size_t>(innermost + 1); i < count.size(); ++i) {
       run *= static_cast<double>(count[i]);
@@ -42,22 +72,40 @@ std::vector<double> OutputRuns(const GridProblem& problem, const std::vector<int
   return runs;
 }
 
-// Output bytes one step writes back: each output block spread over its run.
-double OutputShare(const GridProblem& problem, const std::vector<double>& runs,
-                   std::span<const int64_t> extents) {
-  double total = 0;
-  for (size_t i = 0; i < problem.streams.size(); ++i) {
-    if (problem.streams[i].output) total += BlockBytes(problem.streams[i], extents) / runs[i];
-  }
-  return total;
-}
-
 struct Accumulator {
+  const GridProblem& problem;
+  const std::vector<double>& runs;
+  const std::vector<double>& coverage;
   GridCost cost;
   double bandwidth;
   double overhead;
+  std::vector<double> step_bytes;  // scratch: per stream, one step
 
-  // `count` steady steps with the given compute and transfers.
+  // Bytes each stream moves in one step: inputs whose block index changed
+  // (all of them when `moved` is null), each output block spread over its run.
+  double StepBytes(const std::vector<bool>* moved, std::span<const int64_t> extents, bool inputs, bool outputs) {
+    double total = 0;
+    step_bytes.assign(problem.streams.size(), 0);
+    for (size_t i = 0; i < problem.streams.size(); ++i) {
+      const Stream& s = problem.streams[i];
+      double bytes = 0;
+      if (s.output && outputs) {
+        bytes = BlockBytes(s, extents) / runs[i];
+      } else if (!s.output && inputs && (moved == nullptr || Follows(s, *moved))) {
+        bytes = BlockBytes(s, extents);
+      }
+      step_bytes[i] = bytes * coverage[i];
+      total += step_bytes[i];
+    }
+    return total;
+  }
+
+  void CountBytes(double count) {
+    for (size_t i = 0; i < step_bytes.size(); ++i) cost.stream_bytes[i] += count * step_bytes[i];
+  }
+
+  // `count` steady steps with the given compute and the transfers of the
+  // last StepBytes.
   void AddSteps(double count, double compute, double transfer_bytes) {
     double transfer = transfer_bytes / bandwidth;
     cost.seconds += count * std::max(compute + overhead, transfer);
@@ -66,10 +114,15 @@ struct Accumulator {
     cost.overhead_seconds += count * overhead;
     cost.bytes += count * transfer_bytes;
     cost.steps += count;
+    CountBytes(count);
   }
 };
 
 }  // namespace
+
+BlockAxis::BlockAxis(int grid_dim, int64_t fixed_extent) : fixed(fixed_extent) {
+  if (grid_dim >= 0) parts.push_back(AxisPart{grid_dim, 1, std::numeric_limits<int64_t>::max()});
+}
 
 int64_t GridDim::count() const {
   int64_t b = std::clamp<int64_t>(block, 1, std::max<int64_t>(extent, 1));
@@ -85,11 +138,27 @@ double BlockBytes(const Stream& stream, std::span<const int64_t> extents) {
   std::vector<int64_t> dims;
   dims.reserve(stream.axes.size());
   for (const BlockAxis& axis : stream.axes) {
-    dims.push_back(axis.grid_dim >= 0 ? extents[axis.grid_dim] : axis.fixed);
+    if (axis.parts.empty()) {
+      // A dimension of extent 1 holds no data: it is not one of the tiled
+      // (minor) dimensions.
+      if (axis.fixed > 1) dims.push_back(axis.fixed);
+      continue;
+    }
+    int64_t block = 1;
+    for (const AxisPart& part : axis.parts) {
+      block *= part.grid_dim >= 0 ? PartBlock(part, extents[part.grid_dim]) : std::max<int64_t>(part.extent, 1);
+    }
+    dims.push_back(block);
   }
   if (dims.size() <= 1) return PaddedFlatBytes(stream.type, dims.empty() ? 1.0 : dims[0]);
   RowsLanes split = SplitMinor(dims);
   return PaddedBlockBytes(stream.type, split.planes, split.rows, split.lanes);
+}
+
+double WholeBytes(const Stream& stream, std::span<const GridDim> dims) {
+  std::vector<int64_t> extents;
+  for (const GridDim& d : dims) extents.push_back(std::max<int64_t>(d.extent, 1));
+  return BlockBytes(stream, extents);
 }
 
 double PipelineVmemBytes(const GridProblem& problem) {
@@ -111,16 +180,21 @@ GridCost SimulateGrid(const GridProblem& problem, double hbm_bytes_per_s, double
     block[i] = count[i] == 1 ? tail[i] : std::clamp<int64_t>(d.block, 1, d.extent);
     if (count[i] > 1 && tail[i] != block[i]) ragged.push_back(i);
   }
-  Accumulator acc{{}, hbm_bytes_per_s, step_overhead_s};
   const std::vector<double> runs = OutputRuns(problem, count);
+  std::vector<double> coverage;
+  for (const Stream& s : problem.streams) coverage.push_back(Coverage(s, count, block, problem));
+  Accumulator acc{problem, runs, coverage, {}, hbm_bytes_per_s, step_overhead_s, {}};
+  acc.cost.stream_bytes.assign(problem.streams.size(), 0);
 
   // Step 0: every input block is fetched before compute starts.
   std::vector<int64_t> first(block);
-  double fill_bytes = InputBytes(problem, nullptr, first);
+  double fill_bytes = acc.StepBytes(nullptr, first, /*inputs=*/true, /*outputs=*/false);
+  acc.CountBytes(1);
   acc.cost.seconds += fill_bytes / hbm_bytes_per_s;
   acc.cost.transfer_seconds += fill_bytes / hbm_bytes_per_s;
   acc.cost.bytes += fill_bytes;
-  acc.AddSteps(1, problem.step_compute(first), OutputShare(problem, runs, first));
+  double first_out = acc.StepBytes(nullptr, first, /*inputs=*/false, /*outputs=*/true);
+  acc.AddSteps(1, problem.step_compute(first), first_out);
 
   // Later steps, by the outermost dimension `j` that moved and by which
   // ragged dimensions sit at their last block.
@@ -145,7 +219,7 @@ GridCost SimulateGrid(const GridProblem& problem, double hbm_bytes_per_s, double
         }
       }
       if (steps <= 0) continue;
-      double transfer = InputBytes(problem, &moved, extents) + OutputShare(problem, runs, extents);
+      double transfer = acc.StepBytes(&moved, extents, /*inputs=*/true, /*outputs=*/true);
       acc.AddSteps(steps, problem.step_compute(extents), transfer);
     }
   }
@@ -153,8 +227,8 @@ GridCost SimulateGrid(const GridProblem& problem, double hbm_bytes_per_s, double
   // Drain: the last output blocks finish writing after the last step (their
   // bytes are already counted in the steps' shares).
   double drain_bytes = 0;
-  for (const Stream& s : problem.streams) {
-    if (s.output) drain_bytes += BlockBytes(s, tail);
+  for (size_t i = 0; i < problem.streams.size(); ++i) {
+    if (problem.streams[i].output) drain_bytes += BlockBytes(problem.streams[i], tail) * coverage[i];
   }
   acc.cost.seconds += drain_bytes / hbm_bytes_per_s;
   return acc.cost;

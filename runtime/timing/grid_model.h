@@ -3,10 +3,15 @@
 //
 // The grid is walked in row-major order (the last dimension fastest). A
 // stream is one array the kernel reads (input) or writes (output); each of
-// its dimensions either follows a grid dimension (block extent, smaller at
-// the ragged edge) or is taken whole. A block is transferred when its index
-// changes, i.e. when a grid dimension it follows moves; an input block whose
-// index does not change between steps is not fetched again. An output block
+// its dimensions follows one or more grid dimensions (the parts a reshape
+// splits or merges; block extent, smaller at the ragged edge) or is taken
+// whole. A block is transferred when its index changes, i.e. when a grid
+// dimension it follows moves; an input block whose index does not change
+// between steps is not fetched again, and one taken whole along a
+// dimension is fetched again whenever the grid moves elsewhere (a dot's
+// panels). A stream narrower than the grid along a dimension (an operand
+// of a concatenate or pad) is moved only by the steps whose blocks overlap
+// it. An output block
 // is written back once, after the steps that produce it; its write-back
 // overlaps (double-buffered) the steps of the next block, so its bytes are
 // spread over them. Transfers move whole memory tiles (tpu_tiles.h).
@@ -26,6 +31,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -40,10 +46,24 @@ struct GridDim {
   int64_t tail() const;   // extent of the last block
 };
 
-// One dimension of a stream's block.
+// A stretch of one grid dimension that a stream dimension follows: indices
+// `inner`, 2*`inner`, ... of it, at most `extent` of them (kernel_indexing.h
+// IndexPart). A block takes ceil(block / inner) of them.
+struct AxisPart {
+  int grid_dim = -1;
+  int64_t inner = 1;
+  int64_t extent = std::numeric_limits<int64_t>::max();
+};
+
+// One dimension of a stream's block: the product of its parts, or `fixed`
+// elements (the whole dimension) when it follows no grid dimension.
 struct BlockAxis {
-  int grid_dim = -1;  // the grid dimension it follows, or -1
-  int64_t fixed = 1;  // the extent when it follows none
+  BlockAxis() = default;
+  // Follows all of `grid_dim` (block = the grid block), or is `fixed`
+  // elements when `grid_dim` is -1.
+  BlockAxis(int grid_dim, int64_t fixed);
+  std::vector<AxisPart> parts;
+  int64_t fixed = 1;
 };
 
 struct Stream {
@@ -67,10 +87,15 @@ struct GridCost {
   double overhead_seconds = 0;  // steps x step overhead
   double bytes = 0;             // bytes moved between HBM and VMEM
   double steps = 0;
+  std::vector<double> stream_bytes;  // `bytes` per stream
 };
 
 // Bytes of one stream block at the given grid extents (tile-padded).
 double BlockBytes(const Stream& stream, std::span<const int64_t> extents);
+
+// Bytes of the whole array a stream moves (every dimension at its extent
+// in `dims`), tile-padded: what reading or writing it once costs.
+double WholeBytes(const Stream& stream, std::span<const GridDim> dims);
 
 // VMEM the pipeline needs: two buffers of every stream's full block.
 double PipelineVmemBytes(const GridProblem& problem);

@@ -64,165 +64,88 @@ class ParameterTracer {
   std::unordered_map<const Computation*, const Instruction*> caller_;
 };
 
-SpaceArray Whole(const hlo::Shape& shape, bool output) {
+// A dimension following all of space dimension `s` (no parts when it is 1).
+DimIndex Plain(int s, int64_t extent) {
+  DimIndex d;
+  d.known = true;
+  if (extent > 1) d.parts.push_back(IndexPart{s, 1, extent});
+  return d;
+}
+
+// `shape` as laid out in memory, its dimensions following `index` (logical
+// order; an index of the wrong rank leaves every dimension whole).
+SpaceArray Laid(const hlo::Shape& shape, const ArrayIndex& index, bool output) {
   SpaceArray a;
   a.type = shape.element_type();
-  a.dims = shape.dimensions();
-  a.space_dim.assign(a.dims.size(), -1);
   a.output = output;
-  return a;
-}
-
-// Maps each array dimension to the space dimension of equal extent at the
-// same distance from the minor end.
-SpaceArray AlignedToSpace(const hlo::Shape& shape, std::span<const int64_t> space,
-                          std::span<const int> space_index, bool output) {
-  SpaceArray a = Whole(shape, output);
-  const size_t q = a.dims.size();
-  for (size_t i = 1; i <= std::min(q, space.size()); ++i) {
-    if (a.dims[q - i] == space[space.size() - i]) a.space_dim[q - i] = space_index[space.size() - i];
+  for (int64_t d : PhysicalOrder(shape)) {
+    a.dims.push_back(shape.dimensions(d));
+    a.index.push_back(static_cast<int64_t>(index.size()) == shape.rank() ? index[d] : DimIndex{});
   }
   return a;
 }
 
-// An epilogue input or an output of a contraction kernel: minor dimension
-// n, the rest m (collapsed when they multiply to m) and batch.
-SpaceArray GemmOutputView(const hlo::Shape& shape, const GemmShape& g, bool output) {
-  SpaceArray whole = Whole(shape, output);
-  const std::vector<int64_t>& d = whole.dims;
-  if (d.empty() || d.back() != g.n) return whole;
-  double rest = Product(std::span(d).first(d.size() - 1));
-  SpaceArray a = whole;
-  if (rest == static_cast<double>(g.m)) {
-    a.dims = {g.m, g.n};
-    a.space_dim = {Space::kM, Space::kN};
-  } else if (rest == g.batch * static_cast<double>(g.m) && g.batch > 1) {
-    a.dims = {static_cast<int64_t>(g.batch), g.m, g.n};
-    a.space_dim = {Space::kBatch, Space::kM, Space::kN};
-  } else {
-    a.space_dim.back() = Space::kN;
-    if (d.size() >= 2 && d[d.size() - 2] == g.m) a.space_dim[d.size() - 2] = Space::kM;
-  }
-  return a;
-}
-
-// The dot's lhs ([batch, m, k]) or rhs ([batch, k, n]) as a GEMM block.
+// A contraction operand read as a GEMM panel: the dot's lhs ([batch, m, k])
+// or rhs ([batch, k, n]) oriented as it lies in memory; a convolution's
+// input as rows following m with its features whole (its window is built
+// in VMEM once per m block).
 SpaceArray OperandView(const Contraction& c, hlo::PrimitiveType type, bool lhs) {
   const GemmShape& g = c.gemm;
+  const int64_t batch = static_cast<int64_t>(std::max(g.batch, 1.0));
   SpaceArray a;
   a.type = type;
-  if (lhs) {
-    a.dims = c.lhs_k_minor ? std::vector<int64_t>{g.m, g.k} : std::vector<int64_t>{g.k, g.m};
-    a.space_dim = c.lhs_k_minor ? std::vector<int>{Space::kM, Space::kK}
-                                : std::vector<int>{Space::kK, Space::kM};
-    if (c.instruction != nullptr && c.instruction->opcode() == Opcode::kConvolution) {
-      // The input is read once per m block (its window is built in VMEM):
-      // rows follow m, features are taken whole.
-      a.dims = {g.m, std::max<int64_t>(1, g.k)};
-      a.space_dim = {Space::kM, -1};
-      if (const auto dn = hlo::GetConvolutionDimensionNumbers(*c.instruction)) {
-        const hlo::Shape& in = c.instruction->operand(0)->shape();
-        if (dn->input_feature_dimension < in.rank()) {
-          a.dims[1] = std::max<int64_t>(1, in.dimensions(dn->input_feature_dimension) /
-                                               static_cast<int64_t>(std::max(g.batch, 1.0)));
-        }
+  if (lhs && c.instruction != nullptr && c.instruction->opcode() == Opcode::kConvolution) {
+    int64_t features = std::max<int64_t>(1, g.k);
+    if (const auto dn = hlo::GetConvolutionDimensionNumbers(*c.instruction)) {
+      const hlo::Shape& in = c.instruction->operand(0)->shape();
+      if (dn->input_feature_dimension < in.rank()) {
+        features = std::max<int64_t>(1, in.dimensions(dn->input_feature_dimension) / batch);
       }
     }
+    a.dims = {g.m, features};
+    a.index = {Plain(Space::kM, g.m), DimIndex{}};
+  } else if (lhs) {
+    a.dims = c.lhs_k_minor ? std::vector<int64_t>{g.m, g.k} : std::vector<int64_t>{g.k, g.m};
+    a.index = c.lhs_k_minor ? std::vector<DimIndex>{Plain(Space::kM, g.m), Plain(Space::kK, g.k)}
+                            : std::vector<DimIndex>{Plain(Space::kK, g.k), Plain(Space::kM, g.m)};
   } else {
     a.dims = c.rhs_n_minor ? std::vector<int64_t>{g.k, g.n} : std::vector<int64_t>{g.n, g.k};
-    a.space_dim = c.rhs_n_minor ? std::vector<int>{Space::kK, Space::kN}
-                                : std::vector<int>{Space::kN, Space::kK};
+    a.index = c.rhs_n_minor ? std::vector<DimIndex>{Plain(Space::kK, g.k), Plain(Space::kN, g.n)}
+                            : std::vector<DimIndex>{Plain(Space::kN, g.n), Plain(Space::kK, g.k)};
   }
-  a.dims.insert(a.dims.begin(), static_cast<int64_t>(std::max(g.batch, 1.0)));
-  a.space_dim.insert(a.space_dim.begin(), Space::kBatch);
+  a.dims.insert(a.dims.begin(), batch);
+  a.index.insert(a.index.begin(), Plain(Space::kBatch, batch));
   return a;
 }
 
-IterationSpace ContractionSpace(const hlo::Module& module, const Contraction& c,
-                                std::span<const hlo::Shape* const> inputs,
-                                std::span<const hlo::Shape* const> outputs) {
-  IterationSpace s;
-  s.kind = SpaceKind::kContraction;
-  s.contraction = &c;
-  const GemmShape& g = c.gemm;
-  s.extents = {static_cast<int64_t>(std::max(g.batch, 1.0)), g.m, g.n, g.k};
-  s.sequential = {false, false, false, true};
-  s.blockable = {false, true, true, true};
-  ParameterTracer tracer(module);
-  const Instruction& op = *c.instruction;
-  std::optional<int64_t> lhs_param = tracer.Trace(op.operand(0));
-  std::optional<int64_t> rhs_param = tracer.Trace(op.operand(1));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const hlo::Shape& shape = *inputs[i];
-    const int64_t p = static_cast<int64_t>(i);
-    if (lhs_param == p || (!lhs_param && shape.dimensions() == op.operand(0)->shape().dimensions())) {
-      s.arrays.push_back(OperandView(c, shape.element_type(), /*lhs=*/true));
-    } else if (rhs_param == p ||
-               (!rhs_param && shape.dimensions() == op.operand(1)->shape().dimensions())) {
-      s.arrays.push_back(OperandView(c, shape.element_type(), /*lhs=*/false));
-    } else {
-      s.arrays.push_back(GemmOutputView(shape, g, /*output=*/false));
-    }
-  }
-  for (const hlo::Shape* shape : outputs) s.arrays.push_back(GemmOutputView(*shape, g, true));
-  return s;
+bool FullyKnown(const ArrayIndex& index) {
+  return std::all_of(index.begin(), index.end(), [](const DimIndex& d) { return d.known; });
 }
 
-IterationSpace ReduceSpace(const Instruction& reduce, std::span<const hlo::Shape* const> inputs,
-                           std::span<const hlo::Shape* const> outputs) {
-  IterationSpace s;
-  s.kind = SpaceKind::kReduce;
-  const hlo::Shape& operand = reduce.operand(0)->shape();
-  s.extents = operand.dimensions();
-  const size_t rank = s.extents.size();
-  s.sequential.assign(rank, false);
-  if (auto dims = hlo::GetDimensions(reduce)) {
-    for (int64_t d : *dims) {
-      if (d >= 0 && d < static_cast<int64_t>(rank)) s.sequential[d] = true;
-    }
+// The kernel's boundary values: parameter i for inputs[i], the root (or its
+// tuple's elements) for the outputs; empty when they do not line up.
+struct Boundary {
+  std::vector<const Instruction*> inputs;
+  std::vector<const Instruction*> outputs;
+};
+std::optional<Boundary> KernelBoundary(const hlo::Module& module, size_t inputs, size_t outputs) {
+  const Computation& entry = *module.entry();
+  Boundary b;
+  if (entry.parameter_count() != static_cast<int64_t>(inputs)) return std::nullopt;
+  for (const Instruction* p : entry.parameters()) {
+    if (p == nullptr) return std::nullopt;
+    b.inputs.push_back(p);
   }
-  s.blockable.assign(rank, false);
-  for (size_t i = rank >= 2 ? rank - 2 : 0; i < rank; ++i) s.blockable[i] = true;
-  std::vector<int> all(rank);
-  std::vector<int64_t> kept;
-  std::vector<int> kept_index;
-  for (size_t i = 0; i < rank; ++i) {
-    all[i] = static_cast<int>(i);
-    if (!s.sequential[i]) {
-      kept.push_back(s.extents[i]);
-      kept_index.push_back(static_cast<int>(i));
-    }
+  const Instruction* root = entry.root();
+  if (root == nullptr) return std::nullopt;
+  if (outputs == 1 && root->shape().IsArray()) {
+    b.outputs.push_back(root);
+  } else if (root->opcode() == Opcode::kTuple && root->operand_count() == static_cast<int64_t>(outputs)) {
+    for (const Instruction* o : root->operands()) b.outputs.push_back(o);
+  } else {
+    return std::nullopt;
   }
-  auto map = [&](const hlo::Shape& shape, bool output) {
-    if (shape.dimensions() == s.extents) return AlignedToSpace(shape, s.extents, all, output);
-    if (shape.dimensions() == kept) return AlignedToSpace(shape, kept, kept_index, output);
-    return AlignedToSpace(shape, s.extents, all, output);
-  };
-  for (const hlo::Shape* shape : inputs) s.arrays.push_back(map(*shape, false));
-  for (const hlo::Shape* shape : outputs) s.arrays.push_back(map(*shape, true));
-  return s;
-}
-
-IterationSpace LoopSpace(std::span<const hlo::Shape* const> inputs,
-                         std::span<const hlo::Shape* const> outputs) {
-  IterationSpace s;
-  s.kind = SpaceKind::kLoop;
-  const hlo::Shape* largest = nullptr;
-  for (const hlo::Shape* shape : outputs) {
-    if (largest == nullptr || Product(shape->dimensions()) > Product(largest->dimensions())) {
-      largest = shape;
-    }
-  }
-  if (largest != nullptr) s.extents = largest->dimensions();
-  const size_t rank = s.extents.size();
-  s.sequential.assign(rank, false);
-  s.blockable.assign(rank, false);
-  for (size_t i = rank >= 2 ? rank - 2 : 0; i < rank; ++i) s.blockable[i] = true;
-  std::vector<int> all(rank);
-  for (size_t i = 0; i < rank; ++i) all[i] = static_cast<int>(i);
-  for (const hlo::Shape* shape : inputs) s.arrays.push_back(AlignedToSpace(*shape, s.extents, all, false));
-  for (const hlo::Shape* shape : outputs) s.arrays.push_back(AlignedToSpace(*shape, s.extents, all, true));
-  return s;
+  return b;
 }
 
 }  // namespace
@@ -231,24 +154,65 @@ IterationSpace MakeIterationSpace(const hlo::Module& module, const KernelWork& w
                                   std::span<const hlo::Shape* const> inputs,
                                   std::span<const hlo::Shape* const> outputs) {
   IterationSpace s;
+  auto whole = [&] {
+    s.arrays.clear();
+    for (const hlo::Shape* shape : inputs) s.arrays.push_back(Laid(*shape, {}, false));
+    for (const hlo::Shape* shape : outputs) s.arrays.push_back(Laid(*shape, {}, true));
+  };
   for (const hlo::Shape* shape : inputs) {
     if (!shape->IsArray()) return s;
   }
   for (const hlo::Shape* shape : outputs) {
     if (!shape->IsArray()) return s;
   }
-  if (work.opaque || outputs.empty()) {
-    s.arrays.clear();
-  } else if (const Contraction* c = work.MainContraction()) {
-    s = ContractionSpace(module, *c, inputs, outputs);
+  std::optional<Boundary> boundary = KernelBoundary(module, inputs.size(), outputs.size());
+  const Contraction* main = work.MainContraction();
+  SpaceKind kind = SpaceKind::kUntiled;
+  const Instruction* anchor = nullptr;
+  if (work.opaque || outputs.empty() || !boundary) {
+    kind = SpaceKind::kUntiled;
+  } else if (main != nullptr) {
+    kind = SpaceKind::kContraction;
+    anchor = main->instruction;
   } else if (work.widest_reduce != nullptr && work.widest_reduce->operand(0)->shape().IsArray()) {
-    s = ReduceSpace(*work.widest_reduce, inputs, outputs);
+    kind = SpaceKind::kReduce;
+    anchor = work.widest_reduce;
   } else {
-    s = LoopSpace(inputs, outputs);
+    kind = SpaceKind::kLoop;
+    for (const Instruction* out : boundary->outputs) {
+      if (anchor == nullptr || Product(out->shape().dimensions()) > Product(anchor->shape().dimensions())) {
+        anchor = out;
+      }
+    }
   }
-  if (s.kind == SpaceKind::kUntiled) {
-    for (const hlo::Shape* shape : inputs) s.arrays.push_back(Whole(*shape, false));
-    for (const hlo::Shape* shape : outputs) s.arrays.push_back(Whole(*shape, true));
+  KernelIndexing indexing;
+  if (kind != SpaceKind::kUntiled) indexing = IndexKernel(kind, anchor, boundary->inputs, boundary->outputs);
+  if (indexing.kind == SpaceKind::kUntiled) {
+    whole();
+  } else {
+    s.kind = indexing.kind;
+    s.extents = indexing.extents;
+    s.sequential = indexing.sequential;
+    s.blockable = indexing.blockable;
+    s.align = indexing.align;
+    std::optional<int64_t> lhs_param, rhs_param;
+    if (s.kind == SpaceKind::kContraction) {
+      s.contraction = main;
+      ParameterTracer tracer(module);
+      lhs_param = tracer.Trace(main->instruction->operand(0));
+      rhs_param = tracer.Trace(main->instruction->operand(1));
+    }
+    const bool convolution = main != nullptr && main->instruction->opcode() == Opcode::kConvolution;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const ArrayIndex& index = indexing.inputs[i];
+      const bool lhs = lhs_param == static_cast<int64_t>(i), rhs = rhs_param == static_cast<int64_t>(i);
+      if (s.kind == SpaceKind::kContraction && (lhs || rhs) && (convolution || !FullyKnown(index))) {
+        s.arrays.push_back(OperandView(*main, inputs[i]->element_type(), lhs));
+      } else {
+        s.arrays.push_back(Laid(*inputs[i], index, false));
+      }
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) s.arrays.push_back(Laid(*outputs[i], indexing.outputs[i], true));
   }
   for (const SpaceArray& a : s.arrays) s.sublanes = std::max(s.sublanes, SublaneTile(a.type));
   return s;

@@ -1,17 +1,23 @@
 // The iteration space of a kernel and how its arrays follow it: the bridge
 // between a kernel's HLO (KernelWork) and the block pipeline (grid_model.h).
 //
+// The space and the mapping of every array onto it come from the mapping
+// the compiler's tiling shares (runtime/chip/kernel_indexing.h):
 //  - contraction: the GEMM (batch, m, n, k) of the kernel's main dot or
-//    convolution; k is walked sequentially into an accumulator. The dot's
-//    operands are seen as [batch, m, k] / [batch, k, n] blocks (oriented as
-//    they lie in memory); epilogue inputs and outputs follow (batch, m, n).
+//    convolution; k is walked sequentially into an accumulator. Arrays
+//    follow the dimensions the dot ties them to, whatever their order or
+//    shape; a convolution's operands are read as GEMM panels ([batch, m,
+//    features] and [k, n] as they lie in memory: its input window is built
+//    in VMEM once per m block).
 //  - reduce: the operand of the widest reduce; reduced dimensions are
 //    walked sequentially (innermost), outputs follow the kept dimensions.
-//  - loop: the largest output; arrays follow the dimensions they share with
-//    it, aligned from the minor end; others are brought in whole.
+//  - loop: the largest output; arrays follow the dimensions they reach it
+//    through (transposes, broadcasts, reshapes, slices, ...).
 //  - untiled: kernels with control flow or opaque ops; no grid.
-// Blocks tile the two minor dimensions of loop/reduce spaces and m, n, k of
-// contractions; every other dimension has block 1.
+// An array dimension the mapping cannot place is taken whole by every
+// block. Blocks tile the blockable dimensions (kernel_indexing.h); every
+// other dimension has block 1. Arrays are seen as laid out in memory (their
+// layout's order), so tile padding falls on their true minor dimensions.
 //
 // Plain values; the pointers borrow from the KernelWork and the module.
 #pragma once
@@ -22,6 +28,7 @@
 
 #include "compiler/hlo/module.h"
 #include "compiler/hlo/shape.h"
+#include "runtime/chip/kernel_indexing.h"
 #include "runtime/chip/op_kinds.h"
 #include "runtime/timing/kernel_work.h"
 
@@ -29,12 +36,12 @@ namespace kiln::runtime::timing {
 
 using runtime::SpaceKind;  // runtime/chip/op_kinds.h
 
-// An array as the pipeline moves it: `dims` major to minor, each following
-// space dimension `space_dim[a]` or taken whole (-1).
+// An array as the pipeline moves it: `dims` major to minor as laid out,
+// each following the space parts of `index[a]` (unknown: taken whole).
 struct SpaceArray {
   hlo::PrimitiveType type = hlo::PrimitiveType::kF32;
   std::vector<int64_t> dims;
-  std::vector<int> space_dim;
+  std::vector<DimIndex> index;
   bool output = false;
 };
 
@@ -43,14 +50,18 @@ struct IterationSpace {
   std::vector<int64_t> extents;   // per space dimension
   std::vector<bool> sequential;   // reduction dimensions (walked last)
   std::vector<bool> blockable;    // dimensions whose block may exceed 1
+  std::vector<int64_t> align;     // what their blocks are multiples of
   int64_t sublanes = 8;           // largest sublane tile among the arrays
   std::vector<SpaceArray> arrays; // the kernel's inputs, then its outputs
   const Contraction* contraction = nullptr;  // kContraction: the main one
   // Contraction space dimension numbers.
-  static constexpr int kBatch = 0, kM = 1, kN = 2, kK = 3;
+  static constexpr int kBatch = KernelIndexing::kBatch, kM = KernelIndexing::kM, kN = KernelIndexing::kN,
+                       kK = KernelIndexing::kK;
 };
 
-// `inputs[i]` is entry parameter i's shape, `outputs` the root's arrays.
+// The space of the kernel `module` (its entry's parameters are the inputs,
+// its root or root tuple's elements the outputs; `inputs[i]` is parameter
+// i's shape, `outputs` the root's arrays).
 IterationSpace MakeIterationSpace(const hlo::Module& module, const KernelWork& work,
                                   std::span<const hlo::Shape* const> inputs,
                                   std::span<const hlo::Shape* const> outputs);

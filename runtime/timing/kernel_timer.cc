@@ -25,13 +25,31 @@ Bound Classify(double compute, double memory, double overhead) {
   return Bound::kOverhead;
 }
 
+// Every input and output once, tile-padded as laid out.
+double IdealBytes(const KernelDescription& kernel) {
+  double bytes = 0;
+  for (const hlo::Shape* s : kernel.inputs) bytes += PaddedArrayBytes(*s);
+  for (const hlo::Shape* s : kernel.outputs) bytes += PaddedArrayBytes(*s);
+  return bytes;
+}
+
+// Inputs the grid moves more than once (beyond rounding), and how often.
+std::vector<KernelProfile::Reread> Rereads(const BlockPlan& plan, size_t inputs) {
+  std::vector<KernelProfile::Reread> out;
+  for (size_t i = 0; i < inputs && i < plan.problem.streams.size(); ++i) {
+    const double whole = WholeBytes(plan.problem.streams[i], plan.problem.dims);
+    const double times = whole > 0 ? plan.cost.stream_bytes[i] / whole : 0;
+    if (times > 1.01) out.push_back({static_cast<int>(i), times});
+  }
+  return out;
+}
+
 // The profile of a kernel run from HBM without a block pipeline.
 KernelProfile TimeUntiled(const KernelDescription& kernel, const KernelWork& work,
                           const ChipSpec& chip) {
   KernelProfile p;
-  double bytes = work.loop_bytes;
-  for (const hlo::Shape* s : kernel.inputs) bytes += PaddedArrayBytes(*s);
-  for (const hlo::Shape* s : kernel.outputs) bytes += PaddedArrayBytes(*s);
+  p.ideal_bytes = IdealBytes(kernel);
+  double bytes = work.loop_bytes + p.ideal_bytes;
   double compute = work.vector_ops / chip.vector_flops;
   for (const Contraction& c : work.contractions) compute += MxuSeconds(c, c.gemm, chip) * c.multiplicity;
   p.bytes = bytes;
@@ -67,6 +85,8 @@ Result<KernelProfile> TimeKernel(const KernelDescription& kernel, const ChipSpec
     if (!plan) return fail(plan.error());
     const GridCost& cost = plan->cost;
     p.bytes = cost.bytes;
+    p.ideal_bytes = IdealBytes(kernel);
+    p.rereads = Rereads(*plan, kernel.inputs.size());
     p.compute_seconds = cost.compute_seconds;
     p.memory_seconds = cost.transfer_seconds;
     p.overhead_seconds = cost.overhead_seconds + chip.launch_overhead_s;

@@ -3,7 +3,9 @@
 // Tiled kernels go through the block pipeline (grid_model.h); untiled ones
 // (control flow, sort, scatter, gather, custom calls, collectives) run from
 // HBM as a whole: max(compute, traffic) plus a step overhead per loop
-// iteration. Every kernel pays the chip's launch overhead.
+// iteration. Every kernel pays the chip's launch overhead. The profile
+// carries the kernel's ideal bytes (every input and output once) beside
+// the bytes it moves, and the inputs its grid reads more than once.
 //
 // Pure function; thread-safe. Borrows its arguments for the call.
 #pragma once

@@ -10,10 +10,23 @@ namespace {
 
 constexpr double kMicros = 1e6;
 
+// "in1 x8.0, in2 x4.0": the inputs a kernel re-reads.
+std::string RereadText(const KernelProfile& k) {
+  std::string out;
+  char buffer[48];
+  for (const KernelProfile::Reread& r : k.rereads) {
+    std::snprintf(buffer, sizeof(buffer), "%sin%d x%.1f", out.empty() ? "" : ", ", r.input, r.times);
+    out += buffer;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string Scaled(double value, const char* unit) {
-  static constexpr const char* kPrefixes[] = {"", "K", "M", "G", "T", "P"};
+  static constexpr const char* kPrefixes[] = {"", "K", "M", "G", "T", "P", "E"};
   int i = 0;
-  while (value >= 1000 && i < 5) {
+  while (value >= 1000 && i < 6) {
     value /= 1000;
     ++i;
   }
@@ -22,44 +35,52 @@ std::string Scaled(double value, const char* unit) {
   return buffer;
 }
 
-}  // namespace
-
 nlohmann::json ProfileToJson(const DeviceProfile& profile) {
   nlohmann::json kernels = nlohmann::json::array();
   for (const KernelProfile& k : profile.kernels) {
+    nlohmann::json rereads = nlohmann::json::array();
+    for (const KernelProfile::Reread& r : k.rereads) rereads.push_back({{"input", r.input}, {"times", r.times}});
     kernels.push_back({{"name", k.name},
                        {"kind", k.kind},
                        {"us", k.seconds * kMicros},
                        {"bound", BoundName(k.bound)},
                        {"flops", k.flops},
                        {"bytes", k.bytes},
+                       {"ideal_bytes", k.ideal_bytes},
+                       {"rereads", std::move(rereads)},
                        {"mxu_utilization", k.mxu_utilization},
                        {"grid_steps", k.grid_steps},
                        {"tiling", k.tiling}});
   }
   return {{"chip", profile.chip},
+          {"chips", profile.chips},
           {"device_us", profile.seconds * kMicros},
           {"flops", profile.flops},
           {"bytes", profile.bytes},
+          {"ideal_bytes", profile.ideal_bytes},
+          {"hfu", profile.hfu},
           {"kernels", std::move(kernels)}};
 }
 
 std::string FormatProfile(const DeviceProfile& profile) {
   std::string out;
-  char line[512];
-  std::snprintf(line, sizeof(line), "%-28s %12s  %-8s %12s %12s %6s %10s  %s\n", "kernel", "time",
-                "bound", "flops", "bytes", "mxu", "steps", "tiling");
+  char line[1024];
+  std::snprintf(line, sizeof(line), "%-28s %12s  %-8s %12s %12s %12s %6s %10s  %s\n", "kernel", "time",
+                "bound", "flops", "bytes", "ideal", "mxu", "steps", "tiling");
   out += line;
   for (const KernelProfile& k : profile.kernels) {
-    std::snprintf(line, sizeof(line), "%-28.28s %9.3f us  %-8s %12s %12s %5.1f%% %10.0f  %s\n",
+    const std::string rereads = RereadText(k);
+    std::snprintf(line, sizeof(line), "%-28.28s %9.3f us  %-8s %12s %12s %12s %5.1f%% %10.0f  %s%s%s\n",
                   k.name.c_str(), k.seconds * kMicros, std::string(BoundName(k.bound)).c_str(),
-                  Scaled(k.flops, "FLOP").c_str(), Scaled(k.bytes, "B").c_str(),
-                  k.mxu_utilization * 100, k.grid_steps, k.tiling.c_str());
+                  Scaled(k.flops, "FLOP").c_str(), Scaled(k.bytes, "B").c_str(), Scaled(k.ideal_bytes, "B").c_str(),
+                  k.mxu_utilization * 100, k.grid_steps, k.tiling.c_str(), rereads.empty() ? "" : "; re-reads ",
+                  rereads.c_str());
     out += line;
   }
-  std::snprintf(line, sizeof(line), "device time on %s: %.3f us (%zu kernels, %s, %s)\n",
+  std::snprintf(line, sizeof(line), "device time on %s: %.3f us (%zu kernels, %s, %s moved, %s ideal, HFU %.1f%%)\n",
                 profile.chip.c_str(), profile.seconds * kMicros, profile.kernels.size(),
-                Scaled(profile.flops, "FLOP").c_str(), Scaled(profile.bytes, "B").c_str());
+                Scaled(profile.flops, "FLOP").c_str(), Scaled(profile.bytes, "B").c_str(),
+                Scaled(profile.ideal_bytes, "B").c_str(), profile.hfu * 100);
   out += line;
   return out;
 }
@@ -87,6 +108,7 @@ nlohmann::json ChromeTraceJson(const DeviceProfile& profile, int chip_index) {
                        {{"bound", BoundName(k.bound)},
                         {"flops", k.flops},
                         {"bytes", k.bytes},
+                        {"ideal_bytes", k.ideal_bytes},
                         {"mxu_utilization", k.mxu_utilization},
                         {"grid_steps", k.grid_steps},
                         {"tiling", k.tiling}}}});

@@ -14,12 +14,18 @@
 
 namespace kiln::runtime::timing {
 
-// {"chip", "device_us", "flops", "bytes", "kernels": [{"name", "kind", "us",
-//  "bound", "flops", "bytes", "mxu_utilization", "grid_steps", "tiling"}]}.
+// {"chip", "chips", "device_us", "flops", "bytes", "ideal_bytes", "hfu",
+//  "kernels": [{"name", "kind", "us", "bound", "flops", "bytes",
+//  "ideal_bytes", "rereads": [{"input", "times"}], "mxu_utilization",
+//  "grid_steps", "tiling"}]}.
 nlohmann::json ProfileToJson(const DeviceProfile& profile);
 
-// One line per kernel (name, time, bound, FLOPs, bytes, MXU utilization,
-// steps, tiling) and a total line.
+// `value` with an SI prefix and `unit`: "3.5 GB", "141 TFLOP".
+std::string Scaled(double value, const char* unit);
+
+// One line per kernel (name, time, bound, FLOPs, bytes, ideal bytes, MXU
+// utilization, steps, tiling and the inputs it re-reads) and a total line
+// with the HFU.
 std::string FormatProfile(const DeviceProfile& profile);
 
 // Trace-event JSON: one complete event ("ph":"X", ts/dur in microseconds)

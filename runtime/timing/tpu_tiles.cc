@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace kiln::runtime::timing {
 
@@ -37,10 +38,12 @@ double PaddedArrayBytes(const hlo::Shape& shape) {
     return total;
   }
   if (!shape.IsArray()) return 0;
-  if (shape.rank() <= 1) {
-    return PaddedFlatBytes(shape.element_type(), shape.rank() == 0 ? 1.0 : shape.dimensions(0));
+  std::vector<int64_t> laid;
+  for (int64_t d : PhysicalOrder(shape)) {
+    if (shape.dimensions(d) != 1) laid.push_back(shape.dimensions(d));
   }
-  RowsLanes split = SplitMinor(shape.dimensions());
+  if (laid.size() <= 1) return PaddedFlatBytes(shape.element_type(), laid.empty() ? 1.0 : laid[0]);
+  RowsLanes split = SplitMinor(laid);
   return PaddedBlockBytes(shape.element_type(), split.planes, split.rows, split.lanes);
 }
 

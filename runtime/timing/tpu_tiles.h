@@ -25,8 +25,10 @@ double PaddedBlockBytes(hlo::PrimitiveType type, double planes, int64_t rows, in
 // out flat in whole (sublane x 128) tiles.
 double PaddedFlatBytes(hlo::PrimitiveType type, double elements);
 
-// Bytes of a whole array: rank >= 2 pads its two minor dimensions to tiles,
-// rank 0 and 1 are flat. Tuples sum their elements; tokens are free.
+// Bytes of a whole array: its two minor dimensions (as its layout orders
+// them, leaving out dimensions of extent 1, which hold no data) pad to
+// tiles; with fewer than two such dimensions it is flat. Tuples sum their
+// elements; tokens are free.
 double PaddedArrayBytes(const hlo::Shape& shape);
 
 // Elements the vector unit touches to produce `shape`: the array padded to

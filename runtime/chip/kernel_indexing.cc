@@ -1,0 +1,847 @@
+#include "runtime/chip/kernel_indexing.h"
+
+#include <algorithm>
+#include <deque>
+#include <functional>
+#include <numeric>
+#include <unordered_map>
+
+#include "compiler/hlo/computation.h"
+#include "compiler/hlo/op_attributes.h"
+
+namespace kiln::runtime {
+namespace {
+
+using hlo::Computation;
+using hlo::Instruction;
+using hlo::Opcode;
+using hlo::Shape;
+
+// A value: an array instruction (leaf -1) or element `leaf` of a tuple one.
+struct Key {
+  const Instruction* instr = nullptr;
+  int64_t leaf = -1;
+  bool operator==(const Key&) const = default;
+};
+
+// The array shape of a value, or nullptr (tokens, nested tuples).
+const Shape* ArrayOf(const Key& key) {
+  const Shape& shape = key.instr->shape();
+  if (key.leaf < 0) return shape.IsArray() ? &shape : nullptr;
+  if (!shape.IsTuple() || key.leaf >= static_cast<int64_t>(shape.tuple_shapes().size())) return nullptr;
+  const Shape& element = shape.tuple_shapes(key.leaf);
+  return element.IsArray() ? &element : nullptr;
+}
+
+// The key of an input or output: the array itself or a tuple's first element.
+Key BoundaryKey(const Instruction* instr) {
+  return Key{instr, instr->shape().IsTuple() ? 0 : -1};
+}
+
+// A relation between the dimensions of two values of one instruction.
+struct Edge {
+  enum class Kind { kDims, kRegroup } kind = Kind::kDims;
+  Key a, b;
+  std::vector<std::pair<int64_t, int64_t>> pairs;  // kDims: (a dim, b dim)
+  bool physical = false;  // kRegroup: regroup dims in memory order (bitcast)
+};
+
+int64_t Product(const std::vector<int64_t>& dims) {
+  int64_t p = 1;
+  for (int64_t d : dims) p *= std::max<int64_t>(d, 1);
+  return p;
+}
+
+Edge Identity(Key a, Key b, int64_t rank) {
+  Edge e{Edge::Kind::kDims, a, b, {}, false};
+  for (int64_t d = 0; d < rank; ++d) e.pairs.emplace_back(d, d);
+  return e;
+}
+
+// Dimensions 0..rank-1 in neither `a` nor `b` (a dot operand's free ones).
+std::vector<int64_t> Others(int64_t rank, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(a.begin(), a.end(), d) == a.end() && std::find(b.begin(), b.end(), d) == b.end()) {
+      out.push_back(d);
+    }
+  }
+  return out;
+}
+
+// Ops whose operands of the result's rank follow it dimension for dimension.
+bool KeepsDimensions(Opcode op) {
+  return hlo::IsElementwise(op) || op == Opcode::kMap || op == Opcode::kCopyStart || op == Opcode::kCopyDone ||
+         op == Opcode::kStochasticConvert;
+}
+
+// The dimension relations instruction `instr` makes between its operands
+// and its result(s). Structural instructions (tuple, get-tuple-element,
+// fusion, call, parameter) are linked elsewhere.
+std::vector<Edge> EdgesOf(const Instruction& instr) {
+  std::vector<Edge> edges;
+  const Key result{&instr, -1};
+  const Shape& shape = instr.shape();
+  const Opcode op = instr.opcode();
+  auto operand_key = [&](int64_t i) { return Key{instr.operand(i), -1}; };
+  auto rank_of = [&](int64_t i) { return instr.operand(i)->shape().IsArray() ? instr.operand(i)->shape().rank() : -1; };
+
+  if (KeepsDimensions(op) || op == Opcode::kAddDependency || op == Opcode::kDomain) {
+    if (!shape.IsArray()) return edges;
+    for (int64_t i = 0; i < instr.operand_count(); ++i) {
+      if (rank_of(i) == shape.rank()) edges.push_back(Identity(result, operand_key(i), shape.rank()));
+      if (op == Opcode::kAddDependency || op == Opcode::kDomain) break;
+    }
+    return edges;
+  }
+  switch (op) {
+    case Opcode::kBroadcast: {
+      Result<std::vector<int64_t>> dims = hlo::GetDimensions(instr);
+      if (!dims || instr.operand_count() < 1 || rank_of(0) != static_cast<int64_t>(dims->size())) break;
+      Edge e{Edge::Kind::kDims, result, operand_key(0), {}, false};
+      for (size_t i = 0; i < dims->size(); ++i) e.pairs.emplace_back((*dims)[i], static_cast<int64_t>(i));
+      edges.push_back(std::move(e));
+      break;
+    }
+    case Opcode::kTranspose: {
+      Result<std::vector<int64_t>> perm = hlo::GetDimensions(instr);
+      if (!perm || instr.operand_count() < 1 || rank_of(0) != static_cast<int64_t>(perm->size())) break;
+      Edge e{Edge::Kind::kDims, result, operand_key(0), {}, false};
+      for (size_t i = 0; i < perm->size(); ++i) e.pairs.emplace_back(static_cast<int64_t>(i), (*perm)[i]);
+      edges.push_back(std::move(e));
+      break;
+    }
+    case Opcode::kReshape:
+    case Opcode::kBitcast:
+      if (instr.operand_count() >= 1 && shape.IsArray() && rank_of(0) >= 0) {
+        edges.push_back(Edge{Edge::Kind::kRegroup, result, operand_key(0), {}, op == Opcode::kBitcast});
+      }
+      break;
+    case Opcode::kBitcastConvert: {
+      // Same rank: same dims; a narrowing or widening one adds or drops the
+      // minor dimension.
+      if (instr.operand_count() < 1 || !shape.IsArray() || rank_of(0) < 0) break;
+      int64_t common = std::min(shape.rank(), rank_of(0));
+      edges.push_back(Identity(result, operand_key(0), common));
+      break;
+    }
+    case Opcode::kSlice:
+    case Opcode::kDynamicSlice:
+    case Opcode::kPad:
+    case Opcode::kReverse:
+    case Opcode::kDynamicUpdateSlice:
+      if (instr.operand_count() >= 1 && shape.IsArray() && rank_of(0) == shape.rank()) {
+        edges.push_back(Identity(result, operand_key(0), shape.rank()));
+      }
+      if (op == Opcode::kDynamicUpdateSlice && instr.operand_count() >= 2 && rank_of(1) == shape.rank()) {
+        edges.push_back(Identity(result, operand_key(1), shape.rank()));
+      }
+      break;
+    case Opcode::kConcatenate:
+      if (!shape.IsArray()) break;
+      for (int64_t i = 0; i < instr.operand_count(); ++i) {
+        if (rank_of(i) == shape.rank()) edges.push_back(Identity(result, operand_key(i), shape.rank()));
+      }
+      break;
+    case Opcode::kReduceWindow:
+    case Opcode::kReduce: {
+      const int64_t n = instr.operand_count() / 2;
+      std::vector<int64_t> kept;
+      if (op == Opcode::kReduce) {
+        Result<std::vector<int64_t>> reduced = hlo::GetDimensions(instr);
+        if (!reduced || n < 1 || rank_of(0) < 0) break;
+        for (int64_t d = 0; d < rank_of(0); ++d) {
+          if (std::find(reduced->begin(), reduced->end(), d) == reduced->end()) kept.push_back(d);
+        }
+      } else if (n >= 1 && rank_of(0) >= 0) {
+        for (int64_t d = 0; d < rank_of(0); ++d) kept.push_back(d);
+      }
+      for (int64_t j = 0; j < n; ++j) {
+        if (rank_of(j) != rank_of(0)) continue;
+        Key out{&instr, shape.IsTuple() ? j : -1};
+        const Shape* out_shape = ArrayOf(out);
+        if (out_shape == nullptr || out_shape->rank() != static_cast<int64_t>(kept.size())) continue;
+        Edge e{Edge::Kind::kDims, out, operand_key(j), {}, false};
+        for (size_t i = 0; i < kept.size(); ++i) e.pairs.emplace_back(static_cast<int64_t>(i), kept[i]);
+        edges.push_back(std::move(e));
+        if (j > 0) edges.push_back(Identity(operand_key(0), operand_key(j), rank_of(0)));
+      }
+      break;
+    }
+    case Opcode::kDot: {
+      Result<hlo::DotDimensionNumbers> dn = hlo::GetDotDimensionNumbers(instr);
+      if (!dn || instr.operand_count() < 2 || rank_of(0) < 0 || rank_of(1) < 0 || !shape.IsArray()) break;
+      std::vector<int64_t> lhs_free = Others(rank_of(0), dn->lhs_batch_dimensions, dn->lhs_contracting_dimensions);
+      std::vector<int64_t> rhs_free = Others(rank_of(1), dn->rhs_batch_dimensions, dn->rhs_contracting_dimensions);
+      const size_t nb = dn->lhs_batch_dimensions.size();
+      if (dn->rhs_batch_dimensions.size() != nb ||
+          dn->lhs_contracting_dimensions.size() != dn->rhs_contracting_dimensions.size() ||
+          static_cast<int64_t>(nb + lhs_free.size() + rhs_free.size()) != shape.rank()) {
+        break;
+      }
+      Edge lhs{Edge::Kind::kDims, result, operand_key(0), {}, false};
+      Edge rhs{Edge::Kind::kDims, result, operand_key(1), {}, false};
+      Edge pair{Edge::Kind::kDims, operand_key(0), operand_key(1), {}, false};
+      for (size_t i = 0; i < nb; ++i) {
+        lhs.pairs.emplace_back(static_cast<int64_t>(i), dn->lhs_batch_dimensions[i]);
+        rhs.pairs.emplace_back(static_cast<int64_t>(i), dn->rhs_batch_dimensions[i]);
+        pair.pairs.emplace_back(dn->lhs_batch_dimensions[i], dn->rhs_batch_dimensions[i]);
+      }
+      for (size_t i = 0; i < lhs_free.size(); ++i) lhs.pairs.emplace_back(static_cast<int64_t>(nb + i), lhs_free[i]);
+      for (size_t i = 0; i < rhs_free.size(); ++i) {
+        rhs.pairs.emplace_back(static_cast<int64_t>(nb + lhs_free.size() + i), rhs_free[i]);
+      }
+      for (size_t i = 0; i < dn->lhs_contracting_dimensions.size(); ++i) {
+        pair.pairs.emplace_back(dn->lhs_contracting_dimensions[i], dn->rhs_contracting_dimensions[i]);
+      }
+      edges.push_back(std::move(lhs));
+      edges.push_back(std::move(rhs));
+      edges.push_back(std::move(pair));
+      break;
+    }
+    case Opcode::kConvolution: {
+      Result<hlo::ConvolutionDimensionNumbers> dn = hlo::GetConvolutionDimensionNumbers(instr);
+      Result<int64_t> feature_groups = hlo::GetFeatureGroupCount(instr);
+      Result<int64_t> batch_groups = hlo::GetBatchGroupCount(instr);
+      if (!dn || !feature_groups || !batch_groups || instr.operand_count() < 2 || !shape.IsArray() ||
+          rank_of(0) != shape.rank() || rank_of(1) != shape.rank() ||
+          dn->input_spatial_dimensions.size() != dn->output_spatial_dimensions.size()) {
+        break;
+      }
+      Edge in{Edge::Kind::kDims, result, operand_key(0), {}, false};
+      if (*batch_groups == 1) in.pairs.emplace_back(dn->output_batch_dimension, dn->input_batch_dimension);
+      for (size_t i = 0; i < dn->output_spatial_dimensions.size(); ++i) {
+        in.pairs.emplace_back(dn->output_spatial_dimensions[i], dn->input_spatial_dimensions[i]);
+      }
+      edges.push_back(std::move(in));
+      edges.push_back(Edge{Edge::Kind::kDims, result, operand_key(1),
+                           {{dn->output_feature_dimension, dn->kernel_output_feature_dimension}}, false});
+      if (*feature_groups == 1) {
+        edges.push_back(Edge{Edge::Kind::kDims, operand_key(0), operand_key(1),
+                             {{dn->input_feature_dimension, dn->kernel_input_feature_dimension}}, false});
+      }
+      break;
+    }
+    case Opcode::kBatchNormTraining:
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormGrad: {
+      Result<hlo::BatchNormConfig> config = hlo::GetBatchNormConfig(instr);
+      if (!config || instr.operand_count() < 1 || rank_of(0) <= config->feature_index) break;
+      const int64_t f = config->feature_index;
+      const Key data = operand_key(0);
+      const int64_t rank = rank_of(0);
+      const bool grad = op == Opcode::kBatchNormGrad;
+      edges.push_back(Identity(Key{&instr, shape.IsTuple() ? 0 : -1}, data, rank));
+      if (grad && instr.operand_count() >= 5 && rank_of(4) == rank) edges.push_back(Identity(data, operand_key(4), rank));
+      const int64_t vectors = grad ? 4 : instr.operand_count();
+      for (int64_t i = 1; i < vectors && i < instr.operand_count(); ++i) {
+        if (rank_of(i) == 1) edges.push_back(Edge{Edge::Kind::kDims, operand_key(i), data, {{0, f}}, false});
+      }
+      if (shape.IsTuple()) {
+        for (int64_t j = 1; j < static_cast<int64_t>(shape.tuple_shapes().size()); ++j) {
+          edges.push_back(Edge{Edge::Kind::kDims, Key{&instr, j}, data, {{0, f}}, false});
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return edges;
+}
+
+// A dimension as seen from another value of a different extent (slices,
+// pads, concatenates, windows): a single plain part is resized, anything
+// else is unknown.
+DimIndex Resized(const DimIndex& from, int64_t from_extent, int64_t to_extent) {
+  if (from_extent == to_extent) return from;
+  DimIndex out;
+  if (to_extent <= 1) {
+    out.known = true;
+    return out;
+  }
+  if (from.parts.size() == 1 && from.parts[0].inner == 1) {
+    out.known = true;
+    out.parts = {IndexPart{from.parts[0].space_dim, 1, to_extent}};
+  }
+  return out;
+}
+
+// The dimensions of `to` a reshape or bitcast gives from those of `from`:
+// dimensions are grouped where their running products meet, and a group's
+// parts (major to minor) are cut again for the other side, splitting a part
+// where a cut falls inside it. Groups with an unknown dimension, or cuts
+// that do not divide a part, stay unknown.
+std::vector<DimIndex> Regroup(const ArrayIndex& from, const Shape& from_shape, const Shape& to_shape,
+                              bool physical) {
+  std::vector<DimIndex> out(to_shape.rank());
+  const std::vector<int64_t> from_order =
+      physical ? PhysicalOrder(from_shape) : [&] {
+        std::vector<int64_t> o(from_shape.rank());
+        std::iota(o.begin(), o.end(), 0);
+        return o;
+      }();
+  const std::vector<int64_t> to_order =
+      physical ? PhysicalOrder(to_shape) : [&] {
+        std::vector<int64_t> o(to_shape.rank());
+        std::iota(o.begin(), o.end(), 0);
+        return o;
+      }();
+  auto from_extent = [&](size_t i) { return std::max<int64_t>(from_shape.dimensions(from_order[i]), 1); };
+  auto to_extent = [&](size_t j) { return std::max<int64_t>(to_shape.dimensions(to_order[j]), 1); };
+  if (Product(from_shape.dimensions()) != Product(to_shape.dimensions())) return out;
+  size_t i = 0, j = 0;
+  while (i < from_order.size() || j < to_order.size()) {
+    // One group: the shortest runs of dims on each side with equal products.
+    size_t i0 = i, j0 = j;
+    int64_t pf = 1, pt = 1;
+    if (i < from_order.size()) pf *= from_extent(i++);
+    if (j < to_order.size()) pt *= to_extent(j++);
+    while (pf != pt) {
+      if (pf < pt && i < from_order.size()) {
+        pf *= from_extent(i++);
+      } else if (pt < pf && j < to_order.size()) {
+        pt *= to_extent(j++);
+      } else {
+        return out;
+      }
+    }
+    // Trailing size-1 dimensions join the group that precedes them.
+    while (i < from_order.size() && from_extent(i) == 1 && (j >= to_order.size() || to_extent(j) != 1)) ++i;
+    while (j < to_order.size() && to_extent(j) == 1 && (i >= from_order.size() || from_extent(i) != 1)) ++j;
+    std::vector<IndexPart> parts;
+    bool known = true;
+    for (size_t a = i0; a < i && known; ++a) {
+      const DimIndex& d = from[from_order[a]];
+      known = d.known;
+      int64_t product = 1;
+      for (const IndexPart& p : d.parts) product *= p.extent;
+      if (known && product != from_extent(a)) known = false;
+      parts.insert(parts.end(), d.parts.begin(), d.parts.end());
+    }
+    if (!known) continue;
+    size_t next = 0;
+    for (size_t b = j0; b < j; ++b) {
+      int64_t need = to_extent(b);
+      DimIndex d;
+      d.known = true;
+      while (need > 1 && d.known) {
+        if (next >= parts.size()) {
+          d.known = false;
+          break;
+        }
+        IndexPart& p = parts[next];
+        if (p.extent <= need && need % p.extent == 0) {
+          d.parts.push_back(p);
+          need /= p.extent;
+          ++next;
+        } else if (p.extent > need && p.extent % need == 0) {
+          d.parts.push_back(IndexPart{p.space_dim, p.inner * (p.extent / need), need});
+          p.extent /= need;
+          need = 1;
+        } else {
+          d.known = false;
+        }
+      }
+      if (!d.known) break;
+      out[to_order[b]] = std::move(d);
+    }
+  }
+  return out;
+}
+
+class Propagator {
+ public:
+  Propagator(std::span<const Instruction* const> inputs, std::span<const Instruction* const> outputs) {
+    nodes_.reserve(4 * (inputs.size() + outputs.size()));
+    for (const Instruction* in : inputs) nodes_[in].member = false;
+    std::vector<const Instruction*> stack(outputs.begin(), outputs.end());
+    while (!stack.empty()) {
+      const Instruction* instr = stack.back();
+      stack.pop_back();
+      Node& node = nodes_[instr];
+      if (!node.member || node.walked) continue;
+      node.walked = true;
+      AddUses(instr);
+      for (const Instruction* operand : instr->operands()) stack.push_back(operand);
+      if (instr->opcode() == Opcode::kFusion || instr->opcode() == Opcode::kCall) AddCallee(instr);
+    }
+  }
+
+  void Seed(const Key& key, const ArrayIndex& index) { Merge(key, index); }
+
+  void Run() {
+    // Each run of Visit learns at least one dimension, so the walk ends.
+    while (!queue_.empty()) {
+      Key key = queue_.front();
+      queue_.pop_front();
+      Visit(key);
+    }
+  }
+
+  ArrayIndex Get(const Key& key) const {
+    auto it = nodes_.find(key.instr);
+    if (it != nodes_.end() && Slot(key) < it->second.values.size()) return it->second.values[Slot(key)];
+    return Fresh(key);
+  }
+
+ private:
+  // An instruction of the kernel (member) or one it reads (an input): its
+  // uses inside the kernel and what is known of its value(s), one slot for
+  // an array and one per element of a tuple, made all at once so that
+  // references to them stay valid.
+  struct Node {
+    bool member = true;   // false for inputs
+    bool walked = false;  // its operands are recorded
+    std::vector<const Instruction*> uses;
+    std::vector<ArrayIndex> values;
+  };
+
+  static size_t Slot(const Key& key) { return static_cast<size_t>(key.leaf + 1); }
+
+  void AddCallee(const Instruction* caller) {
+    for (const Computation* callee : caller->called_computations()) {
+      if (!caller_.emplace(callee, caller).second) continue;
+      for (const auto& instr : callee->instructions()) {
+        Node& node = nodes_[instr.get()];
+        if (!node.walked) {
+          node.walked = true;
+          AddUses(instr.get());
+        }
+        if (instr->opcode() == Opcode::kFusion || instr->opcode() == Opcode::kCall) AddCallee(instr.get());
+      }
+    }
+  }
+
+  // Records `member` as a user of its operands: the walk follows only the
+  // kernel's own uses (an input may have thousands elsewhere).
+  void AddUses(const Instruction* member) {
+    for (const Instruction* operand : member->operands()) {
+      std::vector<const Instruction*>& users = nodes_[operand].uses;
+      if (users.empty() || users.back() != member) users.push_back(member);
+    }
+  }
+
+  bool Inside(const Instruction* instr) const {
+    auto it = nodes_.find(instr);
+    return it != nodes_.end() && it->second.member;
+  }
+
+  // Unknown dimensions, except that size-1 dimensions need no parts.
+  static ArrayIndex Fresh(const Key& key) {
+    const Shape* shape = ArrayOf(key);
+    ArrayIndex index(shape != nullptr ? shape->rank() : 0);
+    for (size_t d = 0; d < index.size(); ++d) index[d].known = shape->dimensions(d) <= 1;
+    return index;
+  }
+
+  // What is known of `key`, or nullptr when it is not the kernel's.
+  ArrayIndex* Entry(const Key& key) {
+    if (key.instr == nullptr) return nullptr;
+    auto it = nodes_.find(key.instr);
+    if (it == nodes_.end()) return nullptr;
+    std::vector<ArrayIndex>& values = it->second.values;
+    if (values.empty()) {
+      const Shape& shape = key.instr->shape();
+      const size_t slots = 1 + (shape.IsTuple() ? shape.tuple_shapes().size() : 0);
+      values.reserve(slots);
+      for (size_t s = 0; s < slots; ++s) values.push_back(Fresh(Key{key.instr, static_cast<int64_t>(s) - 1}));
+    }
+    return Slot(key) < values.size() ? &values[Slot(key)] : nullptr;
+  }
+
+  // Learns the dimensions `proposal` knows and `key` does not. `proposal`
+  // may be another key's entry (entries stay put as the walk goes on).
+  void Merge(const Key& key, const ArrayIndex& proposal) {
+    ArrayIndex* entry = Entry(key);
+    if (entry == nullptr || ArrayOf(key) == nullptr) return;
+    ArrayIndex& current = *entry;
+    if (proposal.size() != current.size()) return;
+    bool changed = false;
+    for (size_t d = 0; d < current.size(); ++d) {
+      if (!current[d].known && proposal[d].known) {
+        current[d] = proposal[d];
+        changed = true;
+      }
+    }
+    if (changed) queue_.push_back(key);
+  }
+
+  // `from`'s dimensions for a value `to` of the same rank, dimension for
+  // dimension (resized where the extents differ).
+  void MergeSame(const Key& from, const Key& to) {
+    const Shape* from_shape = ArrayOf(from);
+    const Shape* to_shape = ArrayOf(to);
+    if (from_shape == nullptr || to_shape == nullptr || from_shape->rank() != to_shape->rank()) return;
+    const ArrayIndex& source = *Entry(from);
+    if (from_shape->dimensions() == to_shape->dimensions()) {
+      Merge(to, source);
+      return;
+    }
+    ArrayIndex proposal(to_shape->rank());
+    for (int64_t d = 0; d < to_shape->rank(); ++d) {
+      if (source[d].known) proposal[d] = Resized(source[d], from_shape->dimensions(d), to_shape->dimensions(d));
+    }
+    Merge(to, proposal);
+  }
+
+  // What `edge` says of the side opposite `from`.
+  void Apply(const Edge& edge, const Key& from) {
+    const bool forward = edge.a == from;
+    const Key& to = forward ? edge.b : edge.a;
+    const Shape* from_shape = ArrayOf(from);
+    const Shape* to_shape = ArrayOf(to);
+    if (from_shape == nullptr || to_shape == nullptr) return;
+    const ArrayIndex& source = *Entry(from);
+    ArrayIndex proposal(to_shape->rank());
+    if (edge.kind == Edge::Kind::kRegroup) {
+      proposal = Regroup(source, *from_shape, *to_shape, edge.physical);
+    } else {
+      for (const auto& [da, db] : edge.pairs) {
+        const int64_t s = forward ? da : db;
+        const int64_t t = forward ? db : da;
+        if (s < 0 || t < 0 || s >= from_shape->rank() || t >= to_shape->rank() || !source[s].known) continue;
+        proposal[t] = Resized(source[s], from_shape->dimensions(s), to_shape->dimensions(t));
+      }
+    }
+    Merge(to, proposal);
+  }
+
+  // The relations `instr` makes that involve `key` (its result or one of
+  // its operands), applied from `key`.
+  void ApplyEdgesTouching(const Instruction& instr, const Key& key) {
+    if (KeepsDimensions(instr.opcode()) && instr.shape().IsArray()) {
+      const Key result{&instr, -1};
+      if (key == result) {
+        for (const Instruction* operand : instr.operands()) MergeSame(key, Key{operand, -1});
+      } else {
+        MergeSame(key, result);
+      }
+      return;
+    }
+    for (const Edge& edge : EdgesOf(instr)) {
+      if (edge.a == key || edge.b == key) Apply(edge, key);
+    }
+  }
+
+  void Visit(const Key& key) {
+    const Instruction* instr = key.instr;
+    const ArrayIndex& index = *Entry(key);
+    // Toward what produced the value.
+    if (Inside(instr)) {
+      switch (instr->opcode()) {
+        case Opcode::kGetTupleElement: {
+          Result<int64_t> i = hlo::GetTupleIndex(*instr);
+          if (i && key.leaf < 0) Merge(Key{instr->operand(0), *i}, index);
+          break;
+        }
+        case Opcode::kTuple:
+          if (key.leaf >= 0 && key.leaf < instr->operand_count()) Merge(Key{instr->operand(key.leaf), -1}, index);
+          break;
+        case Opcode::kOptimizationBarrier:
+          if (instr->operand_count() >= 1) Merge(Key{instr->operand(0), key.leaf}, index);
+          break;
+        case Opcode::kFusion:
+        case Opcode::kCall:
+          for (const Computation* callee : instr->called_computations()) {
+            if (callee->root() != nullptr) Merge(Key{callee->root(), key.leaf}, index);
+          }
+          break;
+        case Opcode::kParameter: {
+          auto it = caller_.find(instr->parent());
+          if (it != caller_.end() && instr->parameter_number() < it->second->operand_count()) {
+            Merge(Key{it->second->operand(instr->parameter_number()), key.leaf}, index);
+          }
+          break;
+        }
+        default:
+          ApplyEdgesTouching(*instr, key);
+          break;
+      }
+      // A called computation's root is its caller's value.
+      if (instr->parent() != nullptr && instr == instr->parent()->root()) {
+        auto it = caller_.find(instr->parent());
+        if (it != caller_.end()) Merge(Key{it->second, key.leaf}, index);
+      }
+    }
+    // Toward the kernel's instructions that read it.
+    const std::vector<const Instruction*>& uses = nodes_.at(instr).uses;
+    for (const Instruction* user : uses) {
+      switch (user->opcode()) {
+        case Opcode::kGetTupleElement: {
+          Result<int64_t> i = hlo::GetTupleIndex(*user);
+          if (i && *i == key.leaf) Merge(Key{user, -1}, index);
+          break;
+        }
+        case Opcode::kTuple:
+          for (int64_t j = 0; j < user->operand_count(); ++j) {
+            if (user->operand(j) == instr && key.leaf < 0) Merge(Key{user, j}, index);
+          }
+          break;
+        case Opcode::kOptimizationBarrier:
+          Merge(Key{user, key.leaf}, index);
+          break;
+        case Opcode::kFusion:
+        case Opcode::kCall:
+          for (int64_t j = 0; j < user->operand_count(); ++j) {
+            if (user->operand(j) != instr) continue;
+            for (const Computation* callee : user->called_computations()) {
+              if (j < callee->parameter_count() && callee->parameters()[j] != nullptr) {
+                Merge(Key{callee->parameters()[j], key.leaf}, index);
+              }
+            }
+          }
+          break;
+        default:
+          ApplyEdgesTouching(*user, key);
+          break;
+      }
+    }
+  }
+
+  std::unordered_map<const Instruction*, Node> nodes_;
+  std::unordered_map<const Computation*, const Instruction*> caller_;
+  std::deque<Key> queue_;
+};
+
+// Parts for dimensions `dims` of `extents` (major to minor) forming one
+// space dimension: each takes the product of the later ones as its inner.
+void AssignGroup(ArrayIndex& index, const std::vector<int64_t>& dims, const std::vector<int64_t>& extents,
+                 int space_dim) {
+  int64_t inner = 1;
+  for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
+    const int64_t extent = std::max<int64_t>(extents[*it], 1);
+    index[*it].known = true;
+    index[*it].parts.clear();
+    if (extent > 1) index[*it].parts.push_back(IndexPart{space_dim, inner, extent});
+    inner *= extent;
+  }
+}
+
+ArrayIndex FullIndex(const Shape& shape) {
+  ArrayIndex index(shape.rank());
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    index[d].known = true;
+    if (shape.dimensions(d) > 1) index[d].parts.push_back(IndexPart{static_cast<int>(d), 1, shape.dimensions(d)});
+  }
+  return index;
+}
+
+int64_t ProductOf(const std::vector<int64_t>& extents, const std::vector<int64_t>& dims) {
+  int64_t p = 1;
+  for (int64_t d : dims) {
+    if (d >= 0 && d < static_cast<int64_t>(extents.size())) p *= std::max<int64_t>(extents[d], 1);
+  }
+  return p;
+}
+
+// Seeds a dot's operands and result with the GEMM's (batch, m, n, k).
+bool SeedDot(const Instruction& dot, KernelIndexing& k, Propagator& walk) {
+  Result<hlo::DotDimensionNumbers> dn = hlo::GetDotDimensionNumbers(dot);
+  if (!dn || dot.operand_count() < 2 || !dot.shape().IsArray()) return false;
+  const Shape& lhs = dot.operand(0)->shape();
+  const Shape& rhs = dot.operand(1)->shape();
+  if (!lhs.IsArray() || !rhs.IsArray()) return false;
+  const std::vector<int64_t> lhs_free = Others(lhs.rank(), dn->lhs_batch_dimensions, dn->lhs_contracting_dimensions);
+  const std::vector<int64_t> rhs_free = Others(rhs.rank(), dn->rhs_batch_dimensions, dn->rhs_contracting_dimensions);
+  const size_t nb = dn->lhs_batch_dimensions.size();
+  if (dot.shape().rank() != static_cast<int64_t>(nb + lhs_free.size() + rhs_free.size())) return false;
+  k.extents = {ProductOf(lhs.dimensions(), dn->lhs_batch_dimensions), ProductOf(lhs.dimensions(), lhs_free),
+               ProductOf(rhs.dimensions(), rhs_free), ProductOf(lhs.dimensions(), dn->lhs_contracting_dimensions)};
+  ArrayIndex l(lhs.rank()), r(rhs.rank()), out(dot.shape().rank());
+  AssignGroup(l, dn->lhs_batch_dimensions, lhs.dimensions(), KernelIndexing::kBatch);
+  AssignGroup(l, lhs_free, lhs.dimensions(), KernelIndexing::kM);
+  AssignGroup(l, dn->lhs_contracting_dimensions, lhs.dimensions(), KernelIndexing::kK);
+  AssignGroup(r, dn->rhs_batch_dimensions, rhs.dimensions(), KernelIndexing::kBatch);
+  AssignGroup(r, rhs_free, rhs.dimensions(), KernelIndexing::kN);
+  AssignGroup(r, dn->rhs_contracting_dimensions, rhs.dimensions(), KernelIndexing::kK);
+  std::vector<int64_t> batch(nb), m(lhs_free.size()), n(rhs_free.size());
+  std::iota(batch.begin(), batch.end(), 0);
+  std::iota(m.begin(), m.end(), static_cast<int64_t>(nb));
+  std::iota(n.begin(), n.end(), static_cast<int64_t>(nb + lhs_free.size()));
+  AssignGroup(out, batch, dot.shape().dimensions(), KernelIndexing::kBatch);
+  AssignGroup(out, m, dot.shape().dimensions(), KernelIndexing::kM);
+  AssignGroup(out, n, dot.shape().dimensions(), KernelIndexing::kN);
+  walk.Seed(Key{dot.operand(0), -1}, l);
+  walk.Seed(Key{dot.operand(1), -1}, r);
+  walk.Seed(Key{&dot, -1}, out);
+  return true;
+}
+
+// Seeds a convolution's result: m = batch x output spatial, n = features
+// per group (the groups are the batch). Its operands are read as GEMM
+// panels built in VMEM, which the timing model describes itself.
+bool SeedConvolution(const Instruction& conv, KernelIndexing& k, Propagator& walk) {
+  Result<hlo::ConvolutionDimensionNumbers> dn = hlo::GetConvolutionDimensionNumbers(conv);
+  Result<int64_t> feature_groups = hlo::GetFeatureGroupCount(conv);
+  Result<int64_t> batch_groups = hlo::GetBatchGroupCount(conv);
+  const Shape& out = conv.shape();
+  if (!dn || !feature_groups || !batch_groups || conv.operand_count() < 2 || !out.IsArray() ||
+      !conv.operand(1)->shape().IsArray() || dn->output_feature_dimension >= out.rank() ||
+      dn->output_batch_dimension >= out.rank() || dn->kernel_input_feature_dimension >= conv.operand(1)->shape().rank()) {
+    return false;
+  }
+  const Shape& kernel = conv.operand(1)->shape();
+  const int64_t groups = std::max<int64_t>(1, *feature_groups * *batch_groups);
+  const int64_t features = std::max<int64_t>(out.dimensions(dn->output_feature_dimension), 1);
+  std::vector<int64_t> rows = {dn->output_batch_dimension};
+  rows.insert(rows.end(), dn->output_spatial_dimensions.begin(), dn->output_spatial_dimensions.end());
+  int64_t window = 1;
+  for (int64_t d : dn->kernel_spatial_dimensions) window *= std::max<int64_t>(kernel.dimensions(d), 1);
+  k.extents = {groups, ProductOf(out.dimensions(), rows), std::max<int64_t>(features / groups, 1),
+               std::max<int64_t>(kernel.dimensions(dn->kernel_input_feature_dimension), 1) * window};
+  ArrayIndex index(out.rank());
+  AssignGroup(index, rows, out.dimensions(), KernelIndexing::kM);
+  DimIndex& f = index[dn->output_feature_dimension];
+  f.known = true;
+  f.parts.clear();
+  if (groups > 1) f.parts.push_back(IndexPart{KernelIndexing::kBatch, features / groups, groups});
+  if (features / groups > 1) f.parts.push_back(IndexPart{KernelIndexing::kN, 1, features / groups});
+  walk.Seed(Key{&conv, -1}, index);
+  return true;
+}
+
+}  // namespace
+
+int64_t DimBlock(const DimIndex& dim, int64_t dim_extent, std::span<const int64_t> blocks) {
+  if (!dim.known) return std::max<int64_t>(dim_extent, 1);
+  int64_t block = 1;
+  for (const IndexPart& p : dim.parts) {
+    if (p.space_dim < 0 || p.space_dim >= static_cast<int64_t>(blocks.size())) {
+      block *= p.extent;
+      continue;
+    }
+    const int64_t b = std::max<int64_t>(blocks[p.space_dim], 1);
+    const int64_t inner = std::max<int64_t>(p.inner, 1);
+    block *= std::clamp<int64_t>((b + inner - 1) / inner, 1, std::max<int64_t>(p.extent, 1));
+  }
+  return block;
+}
+
+KernelIndexing IndexKernel(SpaceKind kind, const Instruction* anchor, std::span<const Instruction* const> inputs,
+                           std::span<const Instruction* const> outputs) {
+  KernelIndexing k;
+  Propagator walk(inputs, outputs);
+  bool seeded = false;
+  if (anchor != nullptr) {
+    switch (kind) {
+      case SpaceKind::kLoop: {
+        const Key key = BoundaryKey(anchor);
+        if (const Shape* shape = ArrayOf(key)) {
+          k.extents = shape->dimensions();
+          walk.Seed(key, FullIndex(*shape));
+          seeded = true;
+        }
+        break;
+      }
+      case SpaceKind::kReduce: {
+        const int64_t n = anchor->operand_count() / 2;
+        if (anchor->opcode() != Opcode::kReduce || n < 1 || !anchor->operand(0)->shape().IsArray()) break;
+        const Shape& operand = anchor->operand(0)->shape();
+        k.extents = operand.dimensions();
+        k.sequential.assign(k.extents.size(), false);
+        if (Result<std::vector<int64_t>> dims = hlo::GetDimensions(*anchor)) {
+          for (int64_t d : *dims) {
+            if (d >= 0 && d < operand.rank()) k.sequential[d] = true;
+          }
+        }
+        for (int64_t j = 0; j < n; ++j) {
+          if (anchor->operand(j)->shape().IsArray() && anchor->operand(j)->shape().dimensions() == operand.dimensions()) {
+            walk.Seed(Key{anchor->operand(j), -1}, FullIndex(operand));
+          }
+        }
+        seeded = true;
+        break;
+      }
+      case SpaceKind::kContraction:
+        seeded = anchor->opcode() == Opcode::kDot ? SeedDot(*anchor, k, walk) : SeedConvolution(*anchor, k, walk);
+        if (seeded) k.sequential = {false, false, false, true};
+        break;
+      case SpaceKind::kUntiled:
+        break;
+    }
+  }
+  if (!seeded) {
+    k = KernelIndexing{};
+    k.extents.clear();
+  } else {
+    k.kind = kind;
+    walk.Run();
+    // Outputs the walk cannot tie to the space through data (a broadcast
+    // constant written beside the result) are written by the same loop:
+    // one shaped like the space, or like a reduce's kept dimensions,
+    // follows it index for index.
+    if (kind != SpaceKind::kContraction) {
+      std::vector<int64_t> kept;
+      std::vector<int> kept_dims;
+      for (size_t s = 0; s < k.extents.size(); ++s) {
+        if (kind == SpaceKind::kReduce && k.sequential[s]) continue;
+        kept.push_back(k.extents[s]);
+        kept_dims.push_back(static_cast<int>(s));
+      }
+      for (const Instruction* out : outputs) {
+        const Key key = BoundaryKey(out);
+        const Shape* shape = ArrayOf(key);
+        if (shape == nullptr) continue;
+        ArrayIndex index(shape->rank());
+        if (shape->dimensions() == k.extents) {
+          index = FullIndex(*shape);
+        } else if (shape->dimensions() == kept) {
+          for (size_t d = 0; d < kept.size(); ++d) {
+            index[d].known = true;
+            if (kept[d] > 1) index[d].parts.push_back(IndexPart{kept_dims[d], 1, kept[d]});
+          }
+        } else {
+          continue;
+        }
+        walk.Seed(key, index);
+      }
+      walk.Run();
+    }
+  }
+  for (int64_t& e : k.extents) e = std::max<int64_t>(e, 1);
+  if (k.sequential.size() != k.extents.size()) k.sequential.assign(k.extents.size(), false);
+  for (const Instruction* in : inputs) k.inputs.push_back(walk.Get(BoundaryKey(in)));
+  for (const Instruction* out : outputs) k.outputs.push_back(walk.Get(BoundaryKey(out)));
+  if (!seeded) {
+    for (auto* list : {&k.inputs, &k.outputs}) {
+      for (ArrayIndex& a : *list) {
+        for (DimIndex& d : a) d = DimIndex{};
+      }
+    }
+  }
+
+  const size_t rank = k.extents.size();
+  k.blockable.assign(rank, false);
+  k.align.assign(rank, 1);
+  if (k.kind == SpaceKind::kContraction) {
+    k.blockable = {false, true, true, true};
+  } else if (k.kind != SpaceKind::kUntiled) {
+    std::vector<bool> lanes(rank, false);
+    int64_t sublanes = kVectorSublanes;
+    for (size_t s = rank >= 2 ? rank - 2 : 0; s < rank; ++s) k.blockable[s] = true;
+    if (rank >= 1) lanes[rank - 1] = true;
+    auto mark = [&](const Instruction* instr, const ArrayIndex& index) {
+      const Shape* shape = ArrayOf(BoundaryKey(instr));
+      if (shape == nullptr) return;
+      sublanes = std::max(sublanes, SublaneTile(shape->element_type()));
+      const std::vector<int64_t> tiled = TiledDimensions(*shape);
+      for (size_t i = 0; i < tiled.size(); ++i) {
+        if (tiled[i] >= static_cast<int64_t>(index.size())) continue;
+        for (const IndexPart& p : index[tiled[i]].parts) {
+          if (p.space_dim < 0 || p.space_dim >= static_cast<int>(rank)) continue;
+          k.blockable[p.space_dim] = true;
+          if (i + 1 == tiled.size()) lanes[p.space_dim] = true;
+        }
+      }
+    };
+    for (size_t i = 0; i < inputs.size(); ++i) mark(inputs[i], k.inputs[i]);
+    for (size_t i = 0; i < outputs.size(); ++i) mark(outputs[i], k.outputs[i]);
+    for (size_t s = 0; s < rank; ++s) {
+      if (k.blockable[s]) k.align[s] = lanes[s] ? kLanes : sublanes;
+    }
+  }
+  return k;
+}
+
+}  // namespace kiln::runtime
