@@ -76,10 +76,7 @@ std::string ChangeMessage(const hlo::InstructionChange& change) {
   }
   if (change.value_only) {
     // Just the values: "constant(0.002)" beside "constant(0.001)".
-    auto value = [](const std::string& text) {
-      const size_t at = text.find("constant(");
-      return at == std::string::npos ? text : text.substr(at);
-    };
+    auto value = [](const std::string& text) { return "constant(" + hlo::ConstantValueText(text) + ")"; };
     return where + " is " + value(change.current) + " here, " + value(change.cached) + " in the cached module";
   }
   return where + " changed: " + change.current + " here, " + change.cached + " in the cached module";

@@ -48,15 +48,6 @@ json ChangingDimensions(const std::vector<const cache::CompileRecord*>& programs
   return out;
 }
 
-// The value of a printed constant: "0.001" of "%lr = f32[] constant(0.001)".
-std::string ConstantValue(const std::string& printed) {
-  constexpr std::string_view kOpen = "constant(";
-  const size_t at = printed.find(kOpen);
-  const size_t close = printed.rfind(')');
-  if (at == std::string::npos || close == std::string::npos || close < at + kOpen.size()) return printed;
-  return printed.substr(at + kOpen.size(), close - at - kOpen.size());
-}
-
 struct TextChanges {
   json constants = json::array();  // {"instruction", "computation", "values"}
   size_t other_changes = 0;        // instructions that changed otherwise
@@ -93,7 +84,7 @@ TextChanges CompareTexts(const std::vector<const cache::CompileRecord*>& program
         auto [it, added] = constants.try_emplace(change.instruction, change.computation, std::vector<std::string>{});
         if (added) order.push_back(change.instruction);
         auto& values = it->second.second;
-        for (const std::string& value : {ConstantValue(change.cached), ConstantValue(change.current)}) {
+        for (const std::string& value : {hlo::ConstantValueText(change.cached), hlo::ConstantValueText(change.current)}) {
           if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
         }
       }

@@ -154,6 +154,14 @@ ModuleDiff DiffModules(const Module& cached, const Module& current, size_t max_c
   return differ.Take();
 }
 
+std::string ConstantValueText(const std::string& printed) {
+  constexpr std::string_view kOpen = "constant(";
+  const size_t at = printed.find(kOpen);
+  const size_t close = printed.rfind(')');
+  if (at == std::string::npos || close == std::string::npos || close < at + kOpen.size()) return printed;
+  return printed.substr(at + kOpen.size(), close - at - kOpen.size());
+}
+
 std::string_view InstructionChangeKindName(InstructionChange::Kind kind) {
   switch (kind) {
     case InstructionChange::Kind::kChanged: return "changed";

@@ -40,6 +40,10 @@ struct ModuleDiff {
 ModuleDiff DiffModules(const Module& cached, const Module& current, size_t max_changes = 10,
                        size_t max_text = 160);
 
+// The value of a printed constant, "0.002" of "%lr = f32[] constant(0.002)";
+// `printed` itself when it is not a constant.
+std::string ConstantValueText(const std::string& printed);
+
 std::string_view InstructionChangeKindName(InstructionChange::Kind kind);  // "changed", "added", "removed"
 
 }  // namespace kiln::hlo
