@@ -1,0 +1,176 @@
+// The shared second tier of the cache: entries in Redis, one compile per
+// program across every kiln server that points at it.
+//
+// Layout in Redis (one hash slot per entry, so it works on a cluster):
+//   kiln:{KEY}:CHIP:vFORMAT:TENANT:entry  a one-entry bundle (bundle.h):
+//       metadata, key components, request hashes and the executable
+//       zstd-compressed, every part checksummed; verified before use, and
+//       refused unless it names exactly the entry asked for
+//   kiln:{KEY}:CHIP:vFORMAT:TENANT:lease  the compile lease: a random token,
+//       SET NX PX lease_ttl, renewed every lease_ttl/3 while its holder
+//       compiles, deleted (only by its holder) when it finishes
+// Tenants never share a Redis key: the tenant is part of every key, and
+// the shared namespace is its own tenant. Entries expire after entry_ttl
+// (0: never; then Redis's maxmemory policy evicts, see README).
+//
+// Failure: when Redis cannot be reached, answers slowly or restarts, every
+// call fails fast with Unavailable (reason shared_unavailable) and the
+// tier backs off (backoff_initial doubling to backoff_max) before touching
+// Redis again; the caller serves and compiles locally. Health() and the
+// counters say so. Credentials never appear in messages.
+//
+// Thread-safe. Owns a thread that renews held leases.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "base/status.h"
+#include "cache/bundle.h"
+#include "cache/entry.h"
+#include "cache/shared/redis_client.h"
+#include "cache/shared/redis_url.h"
+
+namespace kiln::cache::shared {
+
+struct SharedTierOptions {
+  RedisUrl url;
+  RedisClientOptions client;
+  std::chrono::milliseconds entry_ttl{std::chrono::hours(24 * 7)};  // 0: no expiry
+  std::chrono::milliseconds lease_ttl{15'000};
+  // The longest a compile waits for another server's lease before it
+  // compiles on its own.
+  std::chrono::milliseconds wait_limit{std::chrono::minutes(30)};
+  std::chrono::milliseconds poll_initial{5};
+  std::chrono::milliseconds poll_max{250};
+  std::chrono::milliseconds backoff_initial{250};
+  std::chrono::milliseconds backoff_max{30'000};
+  // Entries larger than this (encoded) are not published (Redis's default
+  // proto-max-bulk-len is 512 MB).
+  size_t max_value_bytes = size_t{512} << 20;
+  // Checks a fetched executable before it is used (tests may relax it).
+  ExecutableVerifier verify = VerifyProgramBytes;
+};
+
+// What the tier did since it started (kiln_shared_* metrics).
+struct SharedCounters {
+  int64_t hits = 0;         // an entry fetched and verified
+  int64_t misses = 0;       // looked, absent
+  int64_t errors = 0;       // Redis unreachable, slow, or answering errors
+  int64_t corrupt = 0;      // a stored value that failed verification
+  int64_t publishes = 0;    // entries written
+  int64_t lease_waits = 0;  // compiles that waited on another server's lease
+  int64_t takeovers = 0;    // leases taken after their holder went away
+};
+
+struct SharedHealth {
+  bool up = true;          // false while backing off after a failure
+  std::string url;         // redacted
+  std::string last_error;  // empty when none yet
+  int64_t retry_in_ms = 0;  // while down: until the next try
+};
+
+// Where an entry lives in Redis (kiln inspect).
+struct SharedPresence {
+  uint64_t bytes = 0;       // the stored value
+  int64_t expires_in_ms = -1;  // -1: no expiry
+  bool lease_held = false;  // a server is compiling it now
+};
+
+class SharedTier {
+ public:
+  explicit SharedTier(SharedTierOptions options);
+  ~SharedTier();  // releases held leases (best effort), stops the renewer
+  SharedTier(const SharedTier&) = delete;
+  SharedTier& operator=(const SharedTier&) = delete;
+
+  // A held compile lease; released when destroyed. lost() when a renewal
+  // found another holder (the lease expired meanwhile).
+  class Lease {
+   public:
+    ~Lease();
+    bool lost() const { return lost_->load(); }
+
+   private:
+    friend class SharedTier;
+    Lease(SharedTier* tier, std::string key, std::string token);
+    SharedTier* tier_;
+    std::string key_;
+    std::string token_;
+    std::shared_ptr<std::atomic<bool>> lost_;
+  };
+
+  // The verified entry for `id`, or nullopt when Redis has none (or only a
+  // corrupt value, counted).
+  Result<std::optional<BundleEntry>> Fetch(const EntryId& id);
+  // Writes `entry` (with entry_ttl), replacing what is there.
+  Status Publish(const BundleEntry& entry);
+
+  // Fetch, or the lease to compile: the entry when Redis has it or gets it
+  // while this call waits on another server's lease (`waited` says so);
+  // otherwise the lease, held until the Lease is destroyed. Waits at most
+  // wait_limit (then DeadlineExceeded) and stops early when `cancelled`
+  // returns true (Cancelled).
+  struct Claim {
+    std::optional<BundleEntry> entry;
+    std::unique_ptr<Lease> lease;
+    bool waited = false;
+  };
+  Result<Claim> FetchOrLease(const EntryId& id, const std::function<bool()>& cancelled = nullptr);
+
+  // Where `id` lives in Redis; nullopt when absent.
+  Result<std::optional<SharedPresence>> Where(const EntryId& id);
+
+  SharedHealth Health() const;
+  SharedCounters Counters() const;
+  const RedisUrl& url() const { return options_.url; }
+
+  // The Redis keys of `id` (for tests and tools).
+  static std::string EntryKey(const EntryId& id);
+  static std::string LeaseKey(const EntryId& id);
+
+ private:
+  // Runs a pipeline unless backing off; records the outcome in the health.
+  Result<std::vector<RedisReply>> Call(std::string_view key, const std::vector<RedisClient::Command>& commands);
+  // Reads a fetched value; nullopt (counted corrupt) when it does not verify.
+  std::optional<BundleEntry> Verified(const EntryId& id, std::string_view value);
+  Result<std::unique_ptr<Lease>> TryLease(const EntryId& id);
+  void Release(const std::string& key, const std::string& token);
+  void RenewLoop();
+
+  const SharedTierOptions options_;
+  RedisClient client_;
+
+  mutable std::mutex health_mu_;
+  std::chrono::steady_clock::time_point down_until_;  // guarded by health_mu_
+  std::chrono::milliseconds backoff_;                 // guarded by health_mu_
+  bool up_ = true;                                    // guarded by health_mu_
+  std::string last_error_;                            // guarded by health_mu_
+
+  struct AtomicCounters {
+    std::atomic<int64_t> hits{0}, misses{0}, errors{0}, corrupt{0}, publishes{0}, lease_waits{0}, takeovers{0};
+  };
+  AtomicCounters counters_;
+
+  std::mutex leases_mu_;
+  std::condition_variable leases_cv_;
+  struct HeldLease {
+    std::string key;
+    std::string token;
+    std::shared_ptr<std::atomic<bool>> lost;
+  };
+  std::map<std::string, HeldLease> held_;  // by token; guarded by leases_mu_
+  bool stopping_ = false;                  // guarded by leases_mu_
+  std::thread renewer_;
+};
+
+}  // namespace kiln::cache::shared
