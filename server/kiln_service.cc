@@ -31,6 +31,10 @@ Result<std::unique_ptr<KilnService>> KilnService::Create(ServiceOptions options)
   auto store = cache::CacheStore::Open(store_options);
   if (!store) return store.error().WithContext("database " + service->options_.db_path);
   service->store_ = std::move(*store);
+  if (service->options_.shared) {
+    service->shared_ = std::make_unique<cache::shared::SharedTier>(*service->options_.shared);
+    service->shared_metrics_ = std::make_unique<SharedTierMetrics>(service->metrics_.registry());
+  }
 
   runtime::pool::PoolOptions pool_options;
   pool_options.max_queued = service->options_.pool_queue_capacity;

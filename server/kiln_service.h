@@ -33,6 +33,7 @@
 #include "base/status.h"
 #include "base/version.h"
 #include "cache/cache_store.h"
+#include "cache/shared/shared_tier.h"
 #include "compiler/driver/plan_module.h"
 #include "compiler/hlo/module.h"
 #include "runtime/pool/device_pool.h"
@@ -45,6 +46,7 @@
 #include "server/store_watcher.h"
 #include "server/request_key_map.h"
 #include "server/service_metrics.h"
+#include "server/shared_metrics.h"
 #include "server/single_flight.h"
 #include "server/tune_gate.h"
 #include "server/tune_jobs.h"
@@ -88,6 +90,8 @@ struct ServiceOptions {
   // (`kiln serve --tune-in-background`); 0: off. Dropped, and counted, when
   // the tuning queue is full.
   double tune_in_background_s = 0;
+  // The shared second tier (`kiln serve --shared URL`): none when unset.
+  std::optional<cache::shared::SharedTierOptions> shared = std::nullopt;
 };
 
 class KilnService {
@@ -125,6 +129,8 @@ class KilnService {
   // delete reserve), for an operator; empty when it can.
   std::string StoreWarning() const;
   runtime::pool::DevicePool& pool() { return *pool_; }
+  // The shared tier (`--shared`), or null.
+  cache::shared::SharedTier* shared_tier() { return shared_.get(); }
 
  private:
   // A request past authentication: who asks and in which namespace.
@@ -157,9 +163,11 @@ class KilnService {
   void Compile(Call call);
   void AnswerCompile(http::Responder& respond, const EntryView& entry, CacheOutcome outcome, bool fast_path,
                      bool return_executable, double compile_ms, CompileTimings timings);
-  // `not_stored`: the entry was compiled but not stored, and why.
+  // `not_stored`: the entry was compiled but not stored, and why;
+  // `from_shared`: it came from the shared tier (`tier` says so).
   http::Response CompileResponse(const EntryView& entry, CacheOutcome outcome, bool fast_path, bool return_executable,
-                                 double compile_ms, const CompileTimings& timings, const Error* not_stored = nullptr);
+                                 double compile_ms, const CompileTimings& timings, const Error* not_stored = nullptr,
+                                 bool from_shared = false);
   // `source_text`: the module's HLO text, stored beside the entry and,
   // with background tuning on, queued to be tuned once the miss is
   // answered and stored.
@@ -173,6 +181,17 @@ class KilnService {
   Flight CompileAndStore(hlo::Module& module, std::string_view source_text, const driver::CompileOptions& options,
                          const cache::EntryId& id, const hlo::Hash128& request_hash);
   Result<std::optional<EntryView>> LookUp(const cache::EntryId& id);
+  // shared_compile.cc: the entry fetched from the shared tier (and kept
+  // locally), or the lease to compile it; neither when there is no shared
+  // tier or it failed (then the caller compiles without a lease).
+  struct SharedClaim {
+    std::optional<EntryView> entry;
+    bool waited = false;  // another server compiled it while this one waited
+    std::unique_ptr<cache::shared::SharedTier::Lease> lease;
+  };
+  SharedClaim ClaimFromShared(const cache::EntryId& id);
+  // Publishes a stored (or compiled) entry to the shared tier; best effort.
+  void PublishToShared(const cache::PutRequest& put, int64_t created_ms);
   // routes_explain.cc
   void Explain(Call call);
   // routes_executables.cc
@@ -218,6 +237,8 @@ class KilnService {
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   ServiceMetrics metrics_;
   std::unique_ptr<cache::CacheStore> store_;
+  std::unique_ptr<cache::shared::SharedTier> shared_;  // null without --shared
+  std::unique_ptr<SharedTierMetrics> shared_metrics_;  // likewise
   std::unique_ptr<runtime::pool::DevicePool> pool_;
   std::vector<int> per_kind_index_;  // pool chip index -> index among its kind
   std::unique_ptr<http::WorkerPool> compile_threads_;

@@ -270,6 +270,7 @@ void KilnService::Metrics(Call call) {
   }
   Result<std::map<std::string, int64_t>> records = store_->TuningRecordCounts();
   metrics_.SetTuneFigures(tune_jobs_->counts(), records ? *records : std::map<std::string, int64_t>{});
+  if (shared_ != nullptr) shared_metrics_->Update(shared_->Counters(), shared_->Health());
   call.respond(http::Response::Text(200, metrics_.registry().RenderPrometheus(),
                                     std::string(http::kPrometheusContentType)));
 }
@@ -291,6 +292,14 @@ http::Response KilnService::Health() const {
                              ? "ok"
                              : std::string(cache::StorageProblemName(storage.problem))}};
   if (!storage.message.empty()) body["store_message"] = storage.message;
+  // The shared tier being down only costs latency (compiles stay local):
+  // reported, not a reason to take the server out of rotation.
+  if (shared_ != nullptr) {
+    const cache::shared::SharedHealth shared = shared_->Health();
+    body["shared"] = {{"state", shared.up ? "up" : "down"}};
+    if (!shared.last_error.empty()) body["shared"]["last_error"] = shared.last_error;
+    if (!shared.up) body["shared"]["retry_in_ms"] = shared.retry_in_ms;
+  }
   http::Response response = http::JsonResponse(draining ? 503 : 200, body);
   if (draining) response.headers.Set("Retry-After", "1");
   return response;

@@ -59,6 +59,8 @@ struct KilnService::FlightOutcome {
   EntryView entry;
   std::optional<Error> not_stored;  // compiled, but the store could not keep it (why)
   bool compiled = false;  // false: the leader found it stored after all
+  bool from_shared = false;    // fetched from the shared tier
+  bool shared_waited = false;  // ... after waiting on another server's compile
   double compile_ms = 0;
   double store_ms = 0;
 };
@@ -160,7 +162,9 @@ void KilnService::Compile(Call call) {
       return respond(http::ErrorResponse(*flight->error));
     }
     const bool leader = role == SingleFlight<Flight>::Role::kLeader;
-    CacheOutcome outcome = !leader ? CacheOutcome::kJoined : flight->compiled ? CacheOutcome::kMiss : CacheOutcome::kHit;
+    CacheOutcome outcome = !leader || flight->shared_waited ? CacheOutcome::kJoined
+                           : flight->compiled              ? CacheOutcome::kMiss
+                                                           : CacheOutcome::kHit;
     double compile_ms = 0;
     if (outcome == CacheOutcome::kMiss) {
       compile_ms = flight->compile_ms;
@@ -171,7 +175,7 @@ void KilnService::Compile(Call call) {
     timings.compile_ms = compile_ms;
     metrics_.CompileAnswered(outcome, /*fast_path=*/false, flight->entry.entry_compile_ms);
     respond(CompileResponse(flight->entry, outcome, false, return_executable, compile_ms, timings,
-                            flight->not_stored ? &*flight->not_stored : nullptr));
+                            flight->not_stored ? &*flight->not_stored : nullptr, flight->from_shared));
   };
   if (flights_.Join(flight_key, std::move(answer)) == SingleFlight<Flight>::Role::kLeader) {
     // The module's text goes along: the store keeps it to explain later
@@ -218,6 +222,14 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, std::strin
     outcome->entry = std::move(**existing);
     return outcome;
   }
+  // Another server may have it, or be compiling it (then this one waits).
+  SharedClaim shared = ClaimFromShared(id);
+  if (shared.entry) {
+    outcome->entry = std::move(*shared.entry);
+    outcome->from_shared = true;
+    outcome->shared_waited = shared.waited;
+    return outcome;
+  }
   Result<driver::CompileOutput> compiled = driver::CompileModule(module, options);
   if (!compiled) {
     outcome->error = InvalidArgumentError(compiled.error().ToString()).WithReason("compile_failed");
@@ -255,6 +267,8 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, std::strin
       .executable = std::move(executable),
   };
   if (!outcome->not_stored) Index(outcome->entry, outcome->entry.executable->size());
+  // Published before the lease (if any) is released with `shared`.
+  PublishToShared(put, outcome->entry.created_ms);
   return outcome;
 }
 
@@ -273,7 +287,7 @@ void KilnService::AnswerCompile(http::Responder& respond, const EntryView& entry
 
 http::Response KilnService::CompileResponse(const EntryView& entry, CacheOutcome outcome, bool fast_path,
                                             bool return_executable, double compile_ms, const CompileTimings& timings,
-                                            const Error* not_stored) {
+                                            const Error* not_stored, bool from_shared) {
   const std::string key = entry.id.key.Hex();
   http::Response response;
   if (return_executable) {
@@ -293,6 +307,7 @@ http::Response KilnService::CompileResponse(const EntryView& entry, CacheOutcome
         {"executable_bytes", entry.executable ? entry.executable->size() : 0},
         {"created", Rfc3339(entry.created_ms)},
         {"stored", not_stored == nullptr},
+        {"tier", from_shared ? "shared" : "local"},
         {"timings",
          {{"parse_ms", timings.parse_ms},
           {"fingerprint_ms", timings.fingerprint_ms},
@@ -309,6 +324,7 @@ http::Response KilnService::CompileResponse(const EntryView& entry, CacheOutcome
   response.headers.Set("X-Kiln-Stored", not_stored == nullptr ? "true" : "false");
   if (not_stored != nullptr) response.headers.Set("X-Kiln-Store-Error", std::string(not_stored->ReasonOrCodeName()));
   response.headers.Set("X-Kiln-Cache", std::string(CacheOutcomeName(outcome)));
+  response.headers.Set("X-Kiln-Tier", from_shared ? "shared" : "local");
   response.headers.Set("X-Kiln-Compile-Ms", Decimal(compile_ms));
   response.headers.Set("X-Kiln-Kernels", std::to_string(entry.kernels));
   response.headers.Set("X-Kiln-Estimated-Us", Decimal(entry.estimated_us));

@@ -2,6 +2,7 @@
 // store's entries (tune_jobs.h), and the job's work: the tuner on the timing
 // simulator, yielding to the pool's runs (tune_gate.h), with records in the
 // store and the tuned executable swapped in under the entry's key.
+#include <chrono>
 #include <charconv>
 #include <nlohmann/json.hpp>
 
@@ -248,6 +249,11 @@ Result<TuneOutcome> KilnService::RunTuneJob(const TuneJobSpec& spec, TuneProgres
   index_.Forget(spec.entry);
   programs_.Erase(spec.entry);
   outcome.stored = true;
+  // Other servers fetching the key from the shared tier get the tuned bytes.
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  PublishToShared(TunedPut(spec.entry.tenant, result, spec.options), now_ms);
   return outcome;
 }
 

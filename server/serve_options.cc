@@ -123,6 +123,18 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   return std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(ms + 0.5)));
 }
 
+Result<std::chrono::milliseconds> ParseSharedTtl(std::string_view text) {
+  if (text == "0" || EqualsIgnoreCase(text, "none")) return std::chrono::milliseconds(0);
+  if (text.size() > 1 && (text.back() == 'd' || text.back() == 'D')) {
+    auto days = ParseUnsigned(text.substr(0, text.size() - 1), 365, "shared ttl '" + std::string(text) + "'");
+    if (!days || *days == 0) {
+      return InvalidArgumentError("shared ttl '" + std::string(text) + "': expected 1d to 365d, a duration, or 0");
+    }
+    return std::chrono::milliseconds(std::chrono::hours(24) * static_cast<int64_t>(*days));
+  }
+  return ParseDuration(text);
+}
+
 Result<uint64_t> ParseHostMemory(std::string_view text, uint64_t physical_bytes) {
   if (!text.empty() && text.back() == '%') {
     auto percent = ParseUnsigned(text.substr(0, text.size() - 1), 100, "host memory '" + std::string(text) + "'");
@@ -216,6 +228,22 @@ Status ApplyEnvironment(ServeOptions& options, const std::function<bool(std::str
     auto budget = ParseDuration(v);
     if (!budget) return wrap("KILN_TUNE_IN_BACKGROUND", budget.error());
     options.tune_in_background = *budget;
+  }
+  if (const char* v = read("KILN_SHARED"); v && !flag_given("--shared")) options.shared_url = v;
+  if (const char* v = read("KILN_SHARED_TTL"); v && !flag_given("--shared-ttl")) {
+    auto ttl = ParseSharedTtl(v);
+    if (!ttl) return wrap("KILN_SHARED_TTL", ttl.error());
+    options.shared_ttl = *ttl;
+  }
+  if (const char* v = read("KILN_SHARED_LEASE"); v && !flag_given("--shared-lease")) {
+    auto lease = ParseDuration(v);
+    if (!lease) return wrap("KILN_SHARED_LEASE", lease.error());
+    options.shared_lease = *lease;
+  }
+  if (const char* v = read("KILN_SHARED_TIMEOUT"); v && !flag_given("--shared-timeout")) {
+    auto timeout = ParseDuration(v);
+    if (!timeout) return wrap("KILN_SHARED_TIMEOUT", timeout.error());
+    options.shared_timeout = *timeout;
   }
   if (const char* v = read("KILN_HOST_MEMORY"); v && !flag_given("--host-memory")) {
     auto budget = ParseHostMemory(v, PhysicalMemoryBytes());

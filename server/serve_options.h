@@ -3,7 +3,8 @@
 // Every flag has an environment variable (KILN_LISTEN, KILN_DB, KILN_POOL,
 // KILN_COMPILE_THREADS, KILN_MAX_BODY, KILN_MAX_BYTES, KILN_AUTH_FILE,
 // KILN_LOOPS, KILN_ACCESS_LOG, KILN_MAX_CONNECTIONS, KILN_EXECUTE_TIMEOUT,
-// KILN_HOST_MEMORY, KILN_SHUTDOWN_GRACE, KILN_TUNE_IN_BACKGROUND); a
+// KILN_HOST_MEMORY, KILN_SHUTDOWN_GRACE, KILN_TUNE_IN_BACKGROUND,
+// KILN_SHARED, KILN_SHARED_TTL, KILN_SHARED_LEASE, KILN_SHARED_TIMEOUT); a
 // flag given on the command line wins over its variable. Sizes accept a
 // plain byte count or a binary/decimal suffix ("256MiB", "1G", "64k").
 // Errors name the flag or variable and the value. Pure functions (apart
@@ -51,6 +52,15 @@ struct ServeOptions {
   // Every compile miss is queued for this much autotuning once answered
   // (--tune-in-background); 0: off.
   std::chrono::milliseconds tune_in_background{0};
+  // The shared tier (--shared URL, cache/shared/redis_url.h); empty: none.
+  std::string shared_url;
+  // How long an entry lives in Redis (--shared-ttl; 0: until Redis's
+  // maxmemory policy evicts it), how long a compile lease lasts unrenewed
+  // (--shared-lease), and the deadline of one Redis exchange
+  // (--shared-timeout).
+  std::chrono::milliseconds shared_ttl{std::chrono::hours(24 * 7)};
+  std::chrono::milliseconds shared_lease{15'000};
+  std::chrono::milliseconds shared_timeout{2'000};
 };
 
 // "127.0.0.1:8470", "[::1]:8470", ":8470" (loopback), "8470".
@@ -73,6 +83,10 @@ inline constexpr size_t kMaxPoolQueue = 100000;
 // loop's epoll, wakeup and listening descriptors, the signal pipes) with room
 // to spare, and never less than a quarter of the limit.
 uint64_t DefaultMaxConnections(uint64_t open_files_limit, int loops);
+
+// An entry's life in the shared tier: "0" or "none" (no expiry), "7d"
+// (days, at most 365), or a ParseDuration text.
+Result<std::chrono::milliseconds> ParseSharedTtl(std::string_view text);
 
 // "60s", "1.5s", "500ms", "2m", "1h"; bare digits are seconds. Positive and
 // at most 24 hours; rounded to whole milliseconds (at least 1).

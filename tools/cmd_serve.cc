@@ -4,6 +4,8 @@
 //            [--max-connections N] [--execute-timeout 60s]
 //            [--host-memory 50%] [--shutdown-grace 10s]
 //            [--tune-in-background BUDGET]
+//            [--shared URL] [--shared-ttl 7d] [--shared-lease 15s]
+//            [--shared-timeout 2s]
 //            [--print-routes] [--hash-token TOKEN]
 //
 // Serves the HTTP API (schema/openapi.yaml) until SIGTERM or SIGINT, then
@@ -13,13 +15,17 @@
 // KILN_DB, KILN_POOL, KILN_COMPILE_THREADS, KILN_MAX_BODY, KILN_MAX_BYTES,
 // KILN_AUTH_FILE, KILN_LOOPS, KILN_ACCESS_LOG, KILN_MAX_CONNECTIONS, KILN_POOL_QUEUE,
 // KILN_EXECUTE_TIMEOUT, KILN_HOST_MEMORY, KILN_SHUTDOWN_GRACE,
-// KILN_TUNE_IN_BACKGROUND); flags win.
+// KILN_TUNE_IN_BACKGROUND, KILN_SHARED, KILN_SHARED_TTL, KILN_SHARED_LEASE,
+// KILN_SHARED_TIMEOUT); flags win. Redis credentials may come from
+// KILN_SHARED_USER / KILN_SHARED_PASSWORD, and a CA for rediss:// from
+// KILN_SHARED_TLS_CA.
 // `--listen 127.0.0.1:0` takes an ephemeral port; the start line names the
 // port bound.
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -51,6 +57,10 @@ struct ServeArgs {
   std::string host_memory = "50%";
   std::string shutdown_grace = "10s";
   std::string tune_in_background;  // empty: off
+  std::string shared;              // empty: no shared tier
+  std::string shared_ttl = "7d";
+  std::string shared_lease = "15s";
+  std::string shared_timeout = "2s";
   bool print_routes = false;
   std::string hash_token;
 };
@@ -84,6 +94,16 @@ Result<server::ServeOptions> ResolveOptions(const ServeArgs& args, const CLI::Ap
     if (!tune) return tune.error().WithContext("--tune-in-background");
     options.tune_in_background = *tune;
   }
+  options.shared_url = args.shared;
+  auto shared_ttl = server::ParseSharedTtl(args.shared_ttl);
+  if (!shared_ttl) return shared_ttl.error().WithContext("--shared-ttl");
+  options.shared_ttl = *shared_ttl;
+  auto shared_lease = server::ParseDuration(args.shared_lease);
+  if (!shared_lease) return shared_lease.error().WithContext("--shared-lease");
+  options.shared_lease = *shared_lease;
+  auto shared_timeout = server::ParseDuration(args.shared_timeout);
+  if (!shared_timeout) return shared_timeout.error().WithContext("--shared-timeout");
+  options.shared_timeout = *shared_timeout;
   options.host_memory = args.host_memory;
   KILN_RETURN_IF_ERROR(server::ApplyEnvironment(
       options, [&cmd](std::string_view flag) { return cmd.count(std::string(flag)) > 0; }));
@@ -110,6 +130,30 @@ uint64_t ResolveMaxConnections(const server::ServeOptions& options) {
   return options.max_connections;
 }
 
+// The shared tier's settings; fails on a bad URL (never echoing a password).
+Result<cache::shared::SharedTierOptions> SharedTierOptionsOf(const server::ServeOptions& options) {
+  cache::shared::SharedTierOptions shared;
+  KILN_ASSIGN_OR_RETURN(shared.url, cache::shared::ParseRedisUrlWithEnvironment(options.shared_url));
+  shared.entry_ttl = options.shared_ttl;
+  shared.lease_ttl = options.shared_lease;
+  shared.client.connection.command_timeout = options.shared_timeout;
+  shared.client.connection.connect_timeout = std::min<std::chrono::milliseconds>(options.shared_timeout, std::chrono::milliseconds(1000));
+  if (const char* ca = std::getenv("KILN_SHARED_TLS_CA")) shared.client.connection.tls_ca_file = ca;
+  return shared;
+}
+
+// ", shared tier redis://host:port (up)" for the start line; a tier that
+// cannot be reached is a warning, not a reason to stop: the server serves
+// and compiles locally until it comes back.
+std::string SharedTierLine(server::KilnService& service) {
+  cache::shared::SharedTier* shared = service.shared_tier();
+  if (shared == nullptr) return "";
+  Status probe = shared->Probe();
+  if (!probe) std::fprintf(stderr, "kiln serve: warning: %s; serving from the local tier until it answers\n",
+                           probe.error().message.c_str());
+  return ", shared tier " + shared->url().Redacted() + (probe ? " (up)" : " (unreachable)");
+}
+
 Status Serve(const server::ServeOptions& options) {
   // Before the store is opened: another server on this address (most likely
   // a kiln with another store) must keep it alone.
@@ -127,6 +171,9 @@ Status Serve(const server::ServeOptions& options) {
   service_options.host_memory_bytes = *host_memory;
   if (!options.auth_file.empty()) {
     KILN_ASSIGN_OR_RETURN(service_options.auth, server::Authenticator::Load(options.auth_file));
+  }
+  if (!options.shared_url.empty()) {
+    KILN_ASSIGN_OR_RETURN(service_options.shared, SharedTierOptionsOf(options));
   }
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<server::KilnService> service,
                         server::KilnService::Create(std::move(service_options)));
@@ -164,14 +211,15 @@ Status Serve(const server::ServeOptions& options) {
   const uint64_t budget = service->options().host_memory_bytes;
   const std::string memory = budget == 0 ? "no host-memory budget"
                                          : std::to_string(budget >> 20) + " MiB host-memory budget";
+  const std::string shared = SharedTierLine(*service);
   const std::string tuning = options.tune_in_background.count() == 0
                                  ? ""
                                  : ", background tuning " + std::to_string(options.tune_in_background.count()) + " ms";
-  std::printf("kiln serving on http://%s:%u (db %s, pool %s, %d loop thread%s, at most %zu connections, execute timeout %lld ms, %s%s%s)\n",
+  std::printf("kiln serving on http://%s:%u (db %s, pool %s, %d loop thread%s, at most %zu connections, execute timeout %lld ms, %s%s%s%s)\n",
               options.listen.host.c_str(), server.port(), options.db_path.c_str(),
               service->pool().spec().ToString().c_str(), server.loop_count(), server.loop_count() == 1 ? "" : "s",
               max_connections, static_cast<long long>(options.execute_timeout.count()), memory.c_str(),
-              options.auth_file.empty() ? "" : ", auth on", tuning.c_str());
+              options.auth_file.empty() ? "" : ", auth on", tuning.c_str(), shared.c_str());
   std::fflush(stdout);
   int received = 0;
   sigwait(&signals, &received);
@@ -252,6 +300,22 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   cmd->add_option("--tune-in-background", args->tune_in_background,
                   "Autotune every compile miss for this long (30s, 2m) once it is answered; the tuned executable "
                   "replaces the entry when faster. Off by default [KILN_TUNE_IN_BACKGROUND]");
+  cmd->add_option("--shared", args->shared,
+                  "Share compiled entries with other kiln servers through Redis: redis://[user:password@]host:port[/db], "
+                  "rediss:// for TLS, or host:port,host:port,... for a Redis Cluster; a password may come from "
+                  "KILN_SHARED_PASSWORD instead [KILN_SHARED]");
+  cmd->add_option("--shared-ttl", args->shared_ttl,
+                  "How long an entry lives in Redis (7d, 12h; 0 = until Redis's maxmemory policy evicts it) "
+                  "[KILN_SHARED_TTL]")
+      ->capture_default_str();
+  cmd->add_option("--shared-lease", args->shared_lease,
+                  "Compile lease in Redis: renewed while compiling; another server takes over this long after "
+                  "its holder dies [KILN_SHARED_LEASE]")
+      ->capture_default_str();
+  cmd->add_option("--shared-timeout", args->shared_timeout,
+                  "Deadline of one Redis exchange; past it the server backs off and serves locally "
+                  "[KILN_SHARED_TIMEOUT]")
+      ->capture_default_str();
   cmd->add_option("--hash-token", args->hash_token, "Print the SHA-256 of TOKEN for an auth file and exit");
   cmd->callback([args, cmd, exit_code] {
     if (args->print_routes) {

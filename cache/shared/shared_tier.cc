@@ -262,6 +262,12 @@ void SharedTier::RenewLoop() {
   }
 }
 
+Status SharedTier::Probe() {
+  KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> replies, Call("", {{"PING"}}));
+  if (!replies.front().IsStatus("PONG")) return ReplyError("PING", replies.front());
+  return {};
+}
+
 SharedHealth SharedTier::Health() const {
   std::lock_guard lock(health_mu_);
   SharedHealth health;

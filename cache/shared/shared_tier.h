@@ -130,6 +130,9 @@ class SharedTier {
   // Where `id` lives in Redis; nullopt when absent.
   Result<std::optional<SharedPresence>> Where(const EntryId& id);
 
+  // One PING (unless backing off): whether Redis answers now.
+  Status Probe();
+
   SharedHealth Health() const;
   SharedCounters Counters() const;
   const RedisUrl& url() const { return options_.url; }

@@ -1,0 +1,51 @@
+// The shared tier's part in a compile (`kiln serve --shared`): before a
+// local miss compiles, the entry is fetched from Redis (or this server
+// waits on another server's compile lease); after it compiles, the entry is
+// published. Every failure of Redis falls back to the local path: a
+// trainer sees latency, never an error.
+#include "cache/checksum.h"
+#include "server/kiln_service.h"
+
+namespace kiln::server {
+
+KilnService::SharedClaim KilnService::ClaimFromShared(const cache::EntryId& id) {
+  SharedClaim result;
+  if (shared_ == nullptr) return result;
+  Result<cache::shared::SharedTier::Claim> claim = shared_->FetchOrLease(id);
+  if (!claim) return result;  // Redis down, slow or waited too long: compile here (counted by the tier)
+  result.lease = std::move(claim->lease);
+  if (!claim->entry) return result;
+  cache::BundleEntry& entry = *claim->entry;
+  result.waited = claim->waited;
+  EntryView view = ViewOfMetadata(entry.metadata);
+  const uint64_t raw_bytes = entry.executable.size();
+  // The local tier keeps it too (a failure to store is only a lost
+  // shortcut: the next request fetches it again).
+  cache::Bundle bundle;
+  bundle.entries.push_back(entry);
+  const bool stored = static_cast<bool>(store_->ImportBundle(bundle));
+  view.executable = std::make_shared<const std::string>(std::move(entry.executable));
+  if (stored) Index(view, raw_bytes);
+  result.entry = std::move(view);
+  return result;
+}
+
+void KilnService::PublishToShared(const cache::PutRequest& put, int64_t created_ms) {
+  if (shared_ == nullptr) return;
+  cache::BundleEntry entry;
+  entry.metadata.id = put.id;
+  entry.metadata.options = put.options;
+  entry.metadata.plan_kind = put.plan_kind;
+  entry.metadata.raw_bytes = put.executable.size();
+  entry.metadata.checksum = cache::ExecutableChecksum(put.executable);
+  entry.metadata.compile_seconds = put.compile_seconds;
+  entry.metadata.device_seconds = put.device_seconds;
+  entry.metadata.created_ms = created_ms;
+  entry.components = put.components;
+  if (put.request_hash) entry.request_hashes.push_back(*put.request_hash);
+  entry.executable = std::string(put.executable);
+  // Best effort: a failure is counted by the tier and the entry stays local.
+  (void)shared_->Publish(entry);
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,242 @@
+// `kiln serve --shared`: real kiln servers (child processes) sharing a real
+// redis-server on a free loopback port. Skipped, saying why, only when
+// redis-server is not installed (scripts/setup.sh installs it).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cache/shared/testing/redis_server.h"
+#include "tests/kiln_serve_process.h"
+#include "tests/run_kiln.h"
+
+namespace kiln::server::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using cache::shared::testing::RedisServer;
+using json = nlohmann::json;
+
+// A module of its own per `seed` (the constant differs, so the key does).
+std::string SmallModule(int seed) {
+  return "HloModule shared_" + std::to_string(seed) +
+         "\n\nENTRY main {\n  x = f32[8,128]{1,0} parameter(0)\n  c = f32[] constant(" + std::to_string(seed) +
+         ")\n  b = f32[8,128]{1,0} broadcast(c), dimensions={}\n  ROOT y = f32[8,128]{1,0} add(x, b)\n}\n";
+}
+
+// A module that takes a few hundred milliseconds to compile: `dots` chained
+// dots and tanhs (each dot a kernel of its own).
+std::string SlowModule(int seed, int dots = 40000) {
+  // The seed is a constant added first: it changes the key, not the work.
+  std::string text = "HloModule slow\n\nENTRY main {\n  p0 = f32[64,128]{1,0} parameter(0)\n"
+                     "  w = f32[128,128]{1,0} parameter(1)\n  c = f32[] constant(" +
+                     std::to_string(seed) + ")\n  cb = f32[64,128]{1,0} broadcast(c), dimensions={}\n"
+                     "  a0 = f32[64,128]{1,0} add(p0, cb)\n";
+  std::string prev = "a0";
+  for (int i = 0; i < dots; ++i) {
+    const std::string d = "d" + std::to_string(i), t = "t" + std::to_string(i);
+    text += "  " + d + " = f32[64,128]{1,0} dot(" + prev + ", w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
+    text += std::string(i + 1 == dots ? "  ROOT " : "  ") + t + " = f32[64,128]{1,0} tanh(" + d + ")\n";
+    prev = t;
+  }
+  return text + "}\n";
+}
+
+std::vector<std::string> SharedFlags(const RedisServer& redis, std::vector<std::string> more = {}) {
+  std::vector<std::string> flags = {"--shared", redis.url(), "--shared-lease", "1s", "--shared-timeout", "500ms"};
+  flags.insert(flags.end(), more.begin(), more.end());
+  return flags;
+}
+
+json Compile(const KilnServeProcess& server, const std::string& module) {
+  http::testing::RawResponse response = server.Call("POST", "/v1/compile", module, "Content-Type: text/plain\r\n");
+  EXPECT_EQ(response.status, 200) << response.body;
+  json body = json::parse(response.body, nullptr, false);
+  return body.is_discarded() ? json::object() : body;
+}
+
+double Metric(const KilnServeProcess& server, const std::string& name) {
+  const std::string text = server.Call("GET", "/metrics").body;
+  const size_t at = text.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + name.size() + 2));
+}
+
+#define REQUIRE_REDIS()                                                                              \
+  if (!RedisServer::Available()) GTEST_SKIP() << "redis-server is not installed (scripts/setup.sh installs it)"
+
+TEST(ServerSharedTierTest, FortyIdenticalCompilesOverTwoServersCompileOnce) {
+  REQUIRE_REDIS();
+  RedisServer redis;
+  ASSERT_TRUE(redis.ok());
+  KilnServeProcess a(SharedFlags(redis)), b(SharedFlags(redis));
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::string module = SlowModule(1, 4000);
+  std::mutex mu;
+  std::map<std::string, int> outcomes;  // "cache/tier"
+  std::set<std::string> keys;
+  std::vector<std::thread> senders;
+  for (int i = 0; i < 40; ++i) {
+    senders.emplace_back([&, i] {
+      json answer = Compile(i % 2 ? a : b, module);
+      std::lock_guard lock(mu);
+      outcomes[answer.value("cache", "?") + "/" + answer.value("tier", "?")]++;
+      keys.insert(answer.value("key", "?"));
+    });
+  }
+  for (std::thread& t : senders) t.join();
+  EXPECT_EQ(outcomes["miss/local"], 1) << json(outcomes).dump();
+  int answered = 0;
+  for (const auto& [outcome, count] : outcomes) answered += count;
+  EXPECT_EQ(answered, 40);
+  EXPECT_EQ(keys.size(), 1u);
+  // One compile in all: the two servers' compile counters add up to one.
+  EXPECT_EQ(Metric(a, "kiln_shared_publishes_total") + Metric(b, "kiln_shared_publishes_total"), 1);
+}
+
+TEST(ServerSharedTierTest, AServerWithAnEmptyStoreAnswersAHitFromRedisWithTheSameBytes) {
+  REQUIRE_REDIS();
+  RedisServer redis;
+  ASSERT_TRUE(redis.ok());
+  KilnServeProcess a(SharedFlags(redis));
+  ASSERT_TRUE(a.ok());
+  json compiled = Compile(a, SmallModule(2));
+  EXPECT_EQ(compiled.value("cache", ""), "miss");
+  const std::string key = compiled.value("key", "");
+
+  KilnServeProcess c(SharedFlags(redis));
+  ASSERT_TRUE(c.ok());
+  json fetched = Compile(c, SmallModule(2));
+  EXPECT_EQ(fetched.value("cache", ""), "hit");
+  EXPECT_EQ(fetched.value("tier", ""), "shared");
+  EXPECT_EQ(fetched.value("key", ""), key);
+  EXPECT_EQ(fetched.value("estimated_us", 0.0), compiled.value("estimated_us", -1.0));
+  EXPECT_EQ(Metric(c, "kiln_shared_hits_total"), 1);
+  // The same executable bytes, now in c's own store: the next one is local.
+  EXPECT_EQ(c.Call("GET", "/v1/executables/" + key).body, a.Call("GET", "/v1/executables/" + key).body);
+  json again = Compile(c, SmallModule(2));
+  EXPECT_EQ(again.value("cache", ""), "hit");
+  EXPECT_EQ(again.value("tier", ""), "local");
+  // And it runs there.
+  std::string ones = "1";
+  for (int i = 1; i < 8 * 128; ++i) ones += ",1";
+  http::testing::RawResponse ran =
+      c.Call("POST", "/v1/executables/" + key + "/execute",
+             R"({"inputs": [{"shape": [8,128], "dtype": "f32", "data": [)" + ones + "]}]}",
+             "Content-Type: application/json\r\n");
+  json outputs = json::parse(ran.body, nullptr, false);
+  EXPECT_EQ(outputs.dump().find("3.0") != std::string::npos || outputs.dump().find(",3,") != std::string::npos ||
+                outputs.dump().find("[3,") != std::string::npos,
+            true)
+      << ran.body.substr(0, 300);
+  EXPECT_EQ(ran.status, 200) << ran.body;
+}
+
+TEST(ServerSharedTierTest, KillingTheLeaseholderMidCompileLetsAnotherServerFinish) {
+  REQUIRE_REDIS();
+  RedisServer redis;
+  ASSERT_TRUE(redis.ok());
+  KilnServeProcess b(SharedFlags(redis));
+  ASSERT_TRUE(b.ok());
+  // A takes the lease and is frozen, then killed, mid-compile. Should A
+  // finish before it is caught (a fast machine), try another module.
+  bool caught = false;
+  std::string module;
+  for (int attempt = 0; attempt < 3 && !caught; ++attempt) {
+    module = SlowModule(100 + attempt);
+    KilnServeProcess a(SharedFlags(redis));
+    ASSERT_TRUE(a.ok());
+    // Its answer never comes: the connection closes when it is killed.
+    std::thread sender([&] {
+      auto client = http::testing::RawHttpClient::Connect(a.port(), 20s);
+      if (client) (void)client->RoundTrip(http::testing::MakeRequest("POST", "/v1/compile", module, "Content-Type: text/plain\r\n"));
+    });
+    const auto give_up = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < give_up) {
+      auto leases = redis.Command({"KEYS", "kiln:*:lease"});
+      if (leases && !leases->elements.empty()) {
+        a.Signal(SIGSTOP);
+        auto entries = redis.Command({"KEYS", "kiln:*:entry"});
+        caught = entries && entries->elements.empty();
+        break;
+      }
+      std::this_thread::sleep_for(1ms);
+    }
+    a.Signal(SIGKILL);
+    sender.join();
+  }
+  ASSERT_TRUE(caught) << "the leaseholder finished each time before it could be stopped";
+
+  const auto start = std::chrono::steady_clock::now();
+  json finished = Compile(b, module);
+  EXPECT_EQ(finished.value("cache", ""), "miss");  // b compiled it after the lease lapsed
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 200ms);
+  EXPECT_EQ(Metric(b, "kiln_shared_lease_waits_total"), 1);
+  EXPECT_EQ(Metric(b, "kiln_shared_lease_takeovers_total"), 1);
+  auto entries = redis.Command({"KEYS", "kiln:*:entry"});
+  ASSERT_TRUE(entries);
+  EXPECT_EQ(entries->elements.size(), 1u);
+}
+
+TEST(ServerSharedTierTest, KillingRedisKeepsEveryServerAnswering) {
+  REQUIRE_REDIS();
+  RedisServer redis;
+  ASSERT_TRUE(redis.ok());
+  KilnServeProcess a(SharedFlags(redis)), b(SharedFlags(redis));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(Compile(a, SmallModule(10)).value("cache", ""), "miss");
+  EXPECT_EQ(Compile(b, SmallModule(10)).value("tier", ""), "shared");
+  redis.Kill();
+
+  for (KilnServeProcess* server : {&a, &b}) {
+    // What each holds is a local hit; a new module compiles locally.
+    EXPECT_EQ(Compile(*server, SmallModule(10)).value("cache", ""), "hit");
+    json fresh = Compile(*server, SmallModule(11));
+    EXPECT_EQ(fresh.value("cache", ""), "miss");
+    EXPECT_EQ(fresh.value("tier", ""), "local");
+    json health = json::parse(server->Call("GET", "/healthz").body, nullptr, false);
+    EXPECT_EQ(health.value("status", ""), "ok");
+    EXPECT_EQ(health["shared"].value("state", ""), "down") << health.dump();
+    EXPECT_GE(Metric(*server, "kiln_shared_errors_total"), 1);
+    EXPECT_EQ(Metric(*server, "kiln_shared_up"), 0);
+  }
+
+  // Back: the servers find it again after their backoff.
+  ASSERT_TRUE(redis.Restart());
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  json published;
+  for (int seed = 20; std::chrono::steady_clock::now() < give_up; ++seed) {
+    Compile(a, SmallModule(seed));
+    if (Metric(a, "kiln_shared_up") == 1) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(Metric(a, "kiln_shared_up"), 1);
+}
+
+TEST(ServerSharedTierTest, ABadSharedUrlStopsTheServerWithoutEchoingThePassword) {
+  const std::string db = (std::filesystem::temp_directory_path() / "kiln-shared-bad-url.db").string();
+  kiln::testing::RunResult bad =
+      kiln::testing::RunKiln("serve --listen 127.0.0.1:0 --db " + db + " --shared 'redis://:hunter2@127.0.0.1:notaport'");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("port 'notaport'"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.err.find("hunter2"), std::string::npos) << bad.err;
+  std::filesystem::remove(db);
+}
+
+TEST(ServerSharedTierTest, AnUnreachableRedisAtStartIsAWarningNotAFailure) {
+  const uint16_t nobody = cache::shared::testing::FreePort();
+  KilnServeProcess server({"--shared", "redis://:hunter2@127.0.0.1:" + std::to_string(nobody)});
+  ASSERT_TRUE(server.ok());
+  EXPECT_EQ(Compile(server, SmallModule(30)).value("cache", ""), "miss");
+  json health = json::parse(server.Call("GET", "/healthz").body, nullptr, false);
+  EXPECT_EQ(health["shared"].value("state", ""), "down");
+  EXPECT_EQ(health.dump().find("hunter2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln::server::testing
