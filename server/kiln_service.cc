@@ -1,5 +1,6 @@
 #include "server/kiln_service.h"
 
+#include <algorithm>
 #include <map>
 
 #include "server/http/json_response.h"
@@ -17,6 +18,8 @@ KilnService::~KilnService() {
   // pool's callbacks), then the store closes; the watcher before all.
   watcher_.reset();
   tune_jobs_.reset();
+  shared_stopping_ = true;
+  shared_threads_.reset();  // they hand compiles on to the compile threads
   compile_threads_.reset();
   pool_.reset();
   store_.reset();
@@ -34,6 +37,10 @@ Result<std::unique_ptr<KilnService>> KilnService::Create(ServiceOptions options)
   if (service->options_.shared) {
     service->shared_ = std::make_unique<cache::shared::SharedTier>(*service->options_.shared);
     service->shared_metrics_ = std::make_unique<SharedTierMetrics>(service->metrics_.registry());
+    // Mostly waiting on Redis: more threads than compile threads, so
+    // waits on other servers' compiles do not queue behind each other.
+    service->shared_threads_ = std::make_unique<http::WorkerPool>(std::max(8, 4 * service->options_.compile_threads),
+                                                                  service->options_.compile_queue_capacity);
   }
 
   runtime::pool::PoolOptions pool_options;

@@ -118,6 +118,7 @@ class KilnService {
   // end with their answers written; cancels every tuning job (a running one
   // stops after its current trial or kernel). Any thread; does not wait.
   void BeginShutdown(std::chrono::steady_clock::time_point by) {
+    shared_stopping_ = true;
     tune_jobs_->BeginShutdown();
     pool_->Shutdown(by);
   }
@@ -239,6 +240,8 @@ class KilnService {
   std::unique_ptr<cache::CacheStore> store_;
   std::unique_ptr<cache::shared::SharedTier> shared_;  // null without --shared
   std::unique_ptr<SharedTierMetrics> shared_metrics_;  // likewise
+  std::unique_ptr<http::WorkerPool> shared_threads_;   // likewise: looks into Redis, waits on leases
+  std::atomic<bool> shared_stopping_{false};           // ends those waits at shutdown
   std::unique_ptr<runtime::pool::DevicePool> pool_;
   std::vector<int> per_kind_index_;  // pool chip index -> index among its kind
   std::unique_ptr<http::WorkerPool> compile_threads_;

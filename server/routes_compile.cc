@@ -189,11 +189,14 @@ void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hl
                                driver::CompileOptions options, cache::EntryId id, hlo::Hash128 request_hash,
                                std::string source_text, std::string client) {
   auto text = std::make_shared<std::string>(std::move(source_text));
-  http::WorkerPool::Task task = [this, flight_key, module, options, id, request_hash, text,
-                                 client = std::move(client)] {
+  // `lease`: the shared tier's compile lease, held until the entry is
+  // published (null without a shared tier, or when it failed).
+  auto compile = [this, flight_key, module, options, id, request_hash, text, client = std::move(client)](
+                     std::shared_ptr<cache::shared::SharedTier::Lease> lease) {
     // Read before the compile's passes change the module.
     cache::CompileRecord record = CompileRecordOf(*module, id, client);
     Flight flight = CompileAndStore(*module, *text, options, id, request_hash);
+    lease.reset();  // published (or failed): others may look now
     if (flight->compiled && !flight->not_stored) RecordCompile(std::move(record), flight->compile_ms);
     flights_.Finish(flight_key, flight);
     const bool stored = !flight->error && flight->compiled && !flight->not_stored;
@@ -201,14 +204,38 @@ void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hl
       QueueBackgroundTune(id, std::move(*text), driver::NormalizedOptions(options));
     }
   };
-  if (compile_threads_->TrySubmit(task)) return;
-  auto refused = std::make_shared<FlightOutcome>();
-  refused->error =
-      UnavailableError("every compile thread is busy and " + std::to_string(options_.compile_queue_capacity) +
-                       " compiles are waiting; retry later")
-          .WithReason("overloaded")
-          .RetryAfter(1);
-  flights_.Finish(flight_key, refused);
+  auto refuse = [this, flight_key] {
+    auto refused = std::make_shared<FlightOutcome>();
+    refused->error =
+        UnavailableError("every compile thread is busy and " + std::to_string(options_.compile_queue_capacity) +
+                         " compiles are waiting; retry later")
+            .WithReason("overloaded")
+            .RetryAfter(1);
+    flights_.Finish(flight_key, refused);
+  };
+  if (shared_ == nullptr) {
+    http::WorkerPool::Task task = [compile = std::move(compile)]() mutable { compile(nullptr); };
+    if (!compile_threads_->TrySubmit(task)) refuse();
+    return;
+  }
+  // With a shared tier, the look into Redis (and any wait on another
+  // server's compile) runs on the shared threads, so waiting never holds a
+  // compile thread; only a real compile goes on to one.
+  http::WorkerPool::Task claim = [this, flight_key, id, compile = std::move(compile), refuse]() mutable {
+    SharedClaim claimed = ClaimFromShared(id);
+    if (claimed.entry) {
+      auto fetched = std::make_shared<FlightOutcome>();
+      fetched->entry = std::move(*claimed.entry);
+      fetched->from_shared = true;
+      fetched->shared_waited = claimed.waited;
+      flights_.Finish(flight_key, fetched);
+      return;
+    }
+    std::shared_ptr<cache::shared::SharedTier::Lease> lease = std::move(claimed.lease);
+    http::WorkerPool::Task task = [compile = std::move(compile), lease]() mutable { compile(std::move(lease)); };
+    if (!compile_threads_->TrySubmit(task)) refuse();
+  };
+  if (!shared_threads_->TrySubmit(claim)) refuse();
 }
 
 KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, std::string_view source_text,
@@ -220,14 +247,6 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, std::strin
   Result<std::optional<EntryView>> existing = LookUp(id);
   if (existing && *existing) {
     outcome->entry = std::move(**existing);
-    return outcome;
-  }
-  // Another server may have it, or be compiling it (then this one waits).
-  SharedClaim shared = ClaimFromShared(id);
-  if (shared.entry) {
-    outcome->entry = std::move(*shared.entry);
-    outcome->from_shared = true;
-    outcome->shared_waited = shared.waited;
     return outcome;
   }
   Result<driver::CompileOutput> compiled = driver::CompileModule(module, options);
@@ -267,7 +286,7 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, std::strin
       .executable = std::move(executable),
   };
   if (!outcome->not_stored) Index(outcome->entry, outcome->entry.executable->size());
-  // Published before the lease (if any) is released with `shared`.
+  // Published before the caller releases its lease, if it holds one.
   PublishToShared(put, outcome->entry.created_ms);
   return outcome;
 }

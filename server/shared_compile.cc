@@ -11,7 +11,9 @@ namespace kiln::server {
 KilnService::SharedClaim KilnService::ClaimFromShared(const cache::EntryId& id) {
   SharedClaim result;
   if (shared_ == nullptr) return result;
-  Result<cache::shared::SharedTier::Claim> claim = shared_->FetchOrLease(id);
+  // A wait on another server's lease ends when this server shuts down.
+  Result<cache::shared::SharedTier::Claim> claim =
+      shared_->FetchOrLease(id, [this] { return shared_stopping_.load(std::memory_order_relaxed); });
   if (!claim) return result;  // Redis down, slow or waited too long: compile here (counted by the tier)
   result.lease = std::move(claim->lease);
   if (!claim->entry) return result;

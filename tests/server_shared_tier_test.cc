@@ -183,6 +183,39 @@ TEST(ServerSharedTierTest, KillingTheLeaseholderMidCompileLetsAnotherServerFinis
   EXPECT_EQ(entries->elements.size(), 1u);
 }
 
+TEST(ServerSharedTierTest, WaitingOnAnotherServersLeaseHoldsNoCompileThread) {
+  REQUIRE_REDIS();
+  RedisServer redis;
+  ASSERT_TRUE(redis.ok());
+  // X's key, from a server of its own.
+  std::string key;
+  {
+    KilnServeProcess alone({});
+    ASSERT_TRUE(alone.ok());
+    key = Compile(alone, SmallModule(40)).value("key", "");
+  }
+  ASSERT_FALSE(key.empty());
+  // Another server holds X's lease for 3 s (and then goes silent).
+  ASSERT_TRUE(redis.Command({"SET", "kiln:{" + key + "}:v5e:v1:default:lease", "elsewhere:1:0", "PX", "3000"}));
+  KilnServeProcess b(SharedFlags(redis, {"--compile-threads", "1"}));
+  ASSERT_TRUE(b.ok());
+  std::atomic<int> order{0};
+  int x_done = 0, y_done = 0;
+  json x_answer;
+  std::thread x([&] {
+    x_answer = Compile(b, SmallModule(40));
+    x_done = ++order;
+  });
+  std::this_thread::sleep_for(300ms);  // X is waiting on the lease now
+  json y_answer = Compile(b, SmallModule(41));
+  y_done = ++order;
+  x.join();
+  EXPECT_EQ(y_answer.value("cache", ""), "miss");
+  EXPECT_LT(y_done, x_done) << "a compile queued behind a wait on another server's lease";
+  EXPECT_EQ(x_answer.value("cache", ""), "miss");  // taken over once the lease lapsed
+  EXPECT_EQ(Metric(b, "kiln_shared_lease_takeovers_total"), 1);
+}
+
 TEST(ServerSharedTierTest, KillingRedisKeepsEveryServerAnswering) {
   REQUIRE_REDIS();
   RedisServer redis;
