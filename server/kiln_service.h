@@ -187,10 +187,16 @@ class KilnService {
   // tier or it failed (then the caller compiles without a lease).
   struct SharedClaim {
     std::optional<EntryView> entry;
+    std::optional<cache::BundleEntry> fetched;  // what KeepFetched stores, when entry is set
     bool waited = false;  // another server compiled it while this one waited
     std::unique_ptr<cache::shared::SharedTier::Lease> lease;
   };
   SharedClaim ClaimFromShared(const cache::EntryId& id);
+  // Stores a fetched entry in the local tier and indexes it (after the
+  // flight is answered: the import recompresses, about 3x the fetch).
+  void KeepFetched(cache::BundleEntry fetched, const EntryView& view);
+  // An entry KeepFetched is storing now, or nullopt.
+  std::optional<EntryView> FetchedEntry(const cache::EntryId& id);
   // Publishes a stored (or compiled) entry to the shared tier; best effort.
   void PublishToShared(const cache::PutRequest& put, int64_t created_ms);
   // routes_explain.cc
@@ -242,6 +248,10 @@ class KilnService {
   std::unique_ptr<SharedTierMetrics> shared_metrics_;  // likewise
   std::unique_ptr<http::WorkerPool> shared_threads_;   // likewise: looks into Redis, waits on leases
   std::atomic<bool> shared_stopping_{false};           // ends those waits at shutdown
+  // Entries fetched from the shared tier and answered, until KeepFetched
+  // has stored them: LookUp serves them meanwhile instead of fetching again.
+  std::mutex fetched_mu_;
+  std::unordered_map<cache::EntryId, EntryView, cache::EntryIdHash> fetched_;  // guarded by fetched_mu_
   std::unique_ptr<runtime::pool::DevicePool> pool_;
   std::vector<int> per_kind_index_;  // pool chip index -> index among its kind
   std::unique_ptr<http::WorkerPool> compile_threads_;

@@ -68,7 +68,7 @@ struct KilnService::FlightOutcome {
 Result<std::optional<EntryView>> KilnService::LookUp(const cache::EntryId& id) {
   Result<std::optional<cache::CacheHit>> hit = store_->Get(id);
   if (!hit) return std::unexpected(InternalFailure("cache lookup", hit.error()));
-  if (!*hit) return std::optional<EntryView>();
+  if (!*hit) return FetchedEntry(id);
   EntryView view = ViewOf(**hit);
   Index(view, view.executable->size());
   return std::optional<EntryView>(std::move(view));
@@ -229,6 +229,7 @@ void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hl
       fetched->from_shared = true;
       fetched->shared_waited = claimed.waited;
       flights_.Finish(flight_key, fetched);
+      KeepFetched(std::move(*claimed.fetched), fetched->entry);
       return;
     }
     std::shared_ptr<cache::shared::SharedTier::Lease> lease = std::move(claimed.lease);

@@ -17,19 +17,34 @@ KilnService::SharedClaim KilnService::ClaimFromShared(const cache::EntryId& id) 
   if (!claim) return result;  // Redis down, slow or waited too long: compile here (counted by the tier)
   result.lease = std::move(claim->lease);
   if (!claim->entry) return result;
-  cache::BundleEntry& entry = *claim->entry;
   result.waited = claim->waited;
-  EntryView view = ViewOfMetadata(entry.metadata);
-  const uint64_t raw_bytes = entry.executable.size();
-  // The local tier keeps it too (a failure to store is only a lost
-  // shortcut: the next request fetches it again).
-  cache::Bundle bundle;
-  bundle.entries.push_back(entry);
-  const bool stored = static_cast<bool>(store_->ImportBundle(bundle));
-  view.executable = std::make_shared<const std::string>(std::move(entry.executable));
-  if (stored) Index(view, raw_bytes);
-  result.entry = std::move(view);
+  result.entry = ViewOfMetadata(claim->entry->metadata);
+  result.entry->executable = std::make_shared<const std::string>(claim->entry->executable);
+  result.fetched = std::move(claim->entry);
   return result;
+}
+
+void KilnService::KeepFetched(cache::BundleEntry fetched, const EntryView& view) {
+  // A failure to store is only a lost shortcut: the next request fetches
+  // the entry from Redis again.
+  const uint64_t raw_bytes = fetched.executable.size();
+  {
+    std::lock_guard lock(fetched_mu_);
+    fetched_.insert_or_assign(view.id, view);
+  }
+  cache::Bundle bundle;
+  bundle.entries.push_back(std::move(fetched));
+  if (store_->ImportBundle(bundle)) Index(view, raw_bytes);
+  std::lock_guard lock(fetched_mu_);
+  fetched_.erase(view.id);
+}
+
+std::optional<EntryView> KilnService::FetchedEntry(const cache::EntryId& id) {
+  if (shared_ == nullptr) return std::nullopt;
+  std::lock_guard lock(fetched_mu_);
+  auto it = fetched_.find(id);
+  if (it == fetched_.end()) return std::nullopt;
+  return it->second;
 }
 
 void KilnService::PublishToShared(const cache::PutRequest& put, int64_t created_ms) {

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -160,8 +161,11 @@ class RedisServer {
       std::vector<char*> argv;
       for (std::string& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
+      // Never outlives the test (or bench) that started it, even a crashed one.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
       const int null = open("/dev/null", O_WRONLY);
       dup2(null, STDOUT_FILENO);
+      dup2(null, STDERR_FILENO);
       execv(argv[0], argv.data());
       _exit(127);
     }
