@@ -137,6 +137,34 @@ TEST(ServerSharedTierTest, AServerWithAnEmptyStoreAnswersAHitFromRedisWithTheSam
   EXPECT_EQ(ran.status, 200) << ran.body;
 }
 
+TEST(ServerSharedTierTest, InspectShowSaysWhereAnEntryLives) {
+  REQUIRE_REDIS();
+  RedisServer redis;
+  ASSERT_TRUE(redis.ok());
+  KilnServeProcess a(SharedFlags(redis)), c(SharedFlags(redis));
+  ASSERT_TRUE(a.ok() && c.ok());
+  const std::string key = Compile(a, SmallModule(50)).value("key", "");
+  auto show = [&](const KilnServeProcess& server) {
+    kiln::testing::RunResult shown = kiln::testing::RunKiln("inspect show " + key + " --db " + server.db_path().string() +
+                                                            " --shared " + redis.url() + " --json");
+    EXPECT_EQ(shown.exit_code, 0) << shown.err;
+    json out = json::parse(shown.out, nullptr, false);
+    return out.is_object() ? out : json::object();
+  };
+  json on_a = show(a);
+  EXPECT_EQ(on_a.value("local", false), true);
+  EXPECT_EQ(on_a["shared"].value("present", false), true);
+  EXPECT_GT(on_a["shared"].value("expires_in_s", 0.0), 6 * 24 * 3600.0);  // --shared-ttl's 7 days
+  json on_c = show(c);
+  EXPECT_EQ(on_c.value("local", true), false);
+  EXPECT_EQ(on_c["shared"].value("present", false), true);
+  ASSERT_TRUE(redis.Command({"DEL", "kiln:{" + key + "}:v5e:v1:default:entry"}));
+  kiln::testing::RunResult gone = kiln::testing::RunKiln("inspect show " + key + " --db " + c.db_path().string() +
+                                                         " --shared " + redis.url());
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_NE(gone.err.find("here or in the shared tier"), std::string::npos) << gone.err;
+}
+
 TEST(ServerSharedTierTest, KillingTheLeaseholderMidCompileLetsAnotherServerFinish) {
   REQUIRE_REDIS();
   RedisServer redis;

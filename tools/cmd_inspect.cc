@@ -4,6 +4,7 @@
 // table, or one JSON document with --json (an error too). Only import
 // creates a store; the others fail on a missing one.
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include "tools/inspect_bundle.h"
 #include "tools/inspect_explain.h"
 #include "tools/inspect_recompiles.h"
+#include "tools/inspect_where.h"
 #include "tools/json_error.h"
 #include "tools/store_open.h"
 
@@ -31,6 +33,7 @@ struct InspectArgs {
   std::string record_chip;    // tuning-records: empty for every chip
   std::string sort = "id";    // list: id, hits, saved, bytes or age
   std::string module_name;    // recompiles: empty for every name
+  std::string shared;         // show: the shared tier's URL; empty: KILN_SHARED, else local only
   int min_keys = 2;           // recompiles
   int limit = 100;
   bool json = false;
@@ -113,16 +116,33 @@ Status List(const InspectArgs& args) {
   return Ok();
 }
 
+// show: the entry in the local store and, with --shared (or KILN_SHARED),
+// in the shared tier too; absent from both is NotFound.
 Status Show(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
   KILN_ASSIGN_OR_RETURN(cache::EntryId id, IdFromArgs(args));
   KILN_ASSIGN_OR_RETURN(auto meta, store->GetMetadata(id));
-  if (!meta) return NotFoundError("no entry " + id.ToString());
-  nlohmann::json out = EntryJson(*meta);
-  KILN_ASSIGN_OR_RETURN(auto components, store->Components(id));
-  for (const auto& c : components) out["components"][c.name] = c.hash.Hex();
-  KILN_ASSIGN_OR_RETURN(std::optional<std::string> source, store->Source(id));
-  out["source_bytes"] = source ? nlohmann::json(source->size()) : nlohmann::json(nullptr);
+  std::string shared_url = args.shared;
+  if (const char* env = std::getenv("KILN_SHARED"); shared_url.empty() && env != nullptr) shared_url = env;
+  std::optional<nlohmann::json> shared;
+  if (!shared_url.empty()) {
+    Result<nlohmann::json> presence = SharedPresence(shared_url, id);
+    if (!presence) return presence.error().WithContext("looking into the shared tier");
+    shared = *presence;
+  }
+  if (!meta && !(shared && (*shared)["present"].get<bool>())) {
+    return NotFoundError("no entry " + id.ToString() + (shared ? " here or in the shared tier" : ""));
+  }
+  nlohmann::json out = meta ? EntryJson(*meta) : nlohmann::json{{"key", id.key.Hex()}, {"tenant", id.tenant}, {"chip", id.chip}};
+  std::vector<cache::KeyComponent> components;
+  if (meta) {
+    KILN_ASSIGN_OR_RETURN(components, store->Components(id));
+    for (const auto& c : components) out["components"][c.name] = c.hash.Hex();
+    KILN_ASSIGN_OR_RETURN(std::optional<std::string> source, store->Source(id));
+    out["source_bytes"] = source ? nlohmann::json(source->size()) : nlohmann::json(nullptr);
+  }
+  out["local"] = meta.has_value();
+  if (shared) out["shared"] = *shared;
   if (args.json) {
     PrintJson(out);
     return Ok();
@@ -131,8 +151,10 @@ Status Show(const InspectArgs& args) {
     if (name == "components") continue;
     std::printf("%-16s %s\n", name.c_str(), value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
   }
-  std::printf("key components:\n");
-  for (const auto& c : components) std::printf("  %-22s %s\n", c.name.c_str(), c.hash.Hex().c_str());
+  if (meta) {
+    std::printf("key components:\n");
+    for (const auto& c : components) std::printf("  %-22s %s\n", c.name.c_str(), c.hash.Hex().c_str());
+  }
   return Ok();
 }
 
@@ -336,9 +358,11 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
   list->add_option("--sort", args->sort, "Order: id (default), hits, saved (compile seconds), bytes or age (oldest first)")
       ->check(CLI::IsMember({"id", "hits", "saved", "bytes", "age"}));
   list->callback(run(List));
-  auto* show = cmd->add_subcommand("show", "Show one entry and its key components");
+  auto* show = cmd->add_subcommand("show", "Show one entry, its key components and where it lives");
   AddStoreOptions(show, *args);
   AddKeyOptions(show, *args);
+  show->add_option("--shared", args->shared,
+                   "Also look in this shared tier (redis://...; as `kiln serve --shared`) [KILN_SHARED]");
   show->callback(run(Show));
   auto* verify = cmd->add_subcommand("verify", "Check every entry's checksum; quarantine bad ones");
   AddStoreOptions(verify, *args);
