@@ -104,7 +104,16 @@ std::optional<BundleEntry> SharedTier::Verified(const EntryId& id, std::string_v
 
 Result<std::optional<BundleEntry>> SharedTier::Fetch(const EntryId& id) {
   const std::string key = EntryKey(id);
-  KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> replies, Call(key, {{"GET", key}}));
+  // A fetch renews the entry's time to live (GETEX, Redis 6.2+), so what
+  // servers use stays and what nobody asks for expires.
+  const std::string ttl = std::to_string(options_.entry_ttl.count());
+  const bool renew = options_.entry_ttl.count() > 0 && getex_supported_.load(std::memory_order_relaxed);
+  KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> replies,
+                        Call(key, {renew ? RedisClient::Command{"GETEX", key, "PX", ttl} : RedisClient::Command{"GET", key}}));
+  if (renew && replies.front().IsError() && replies.front().text.find("unknown command") != std::string::npos) {
+    getex_supported_ = false;  // an older Redis: plain GET from now on
+    return Fetch(id);
+  }
   const RedisReply& reply = replies.front();
   if (reply.IsError()) {
     counters_.errors++;

@@ -10,8 +10,9 @@
 //       SET NX PX lease_ttl, renewed every lease_ttl/3 while its holder
 //       compiles, deleted (only by its holder) when it finishes
 // Tenants never share a Redis key: the tenant is part of every key, and
-// the shared namespace is its own tenant. Entries expire after entry_ttl
-// (0: never; then Redis's maxmemory policy evicts, see README).
+// the shared namespace is its own tenant. Entries expire entry_ttl after
+// they were last published or fetched (0: never; then Redis's maxmemory
+// policy evicts, see README).
 //
 // Failure: when Redis cannot be reached, answers slowly or restarts, every
 // call fails fast with Unavailable (reason shared_unavailable) and the
@@ -163,6 +164,7 @@ class SharedTier {
     std::atomic<int64_t> hits{0}, misses{0}, errors{0}, corrupt{0}, publishes{0}, lease_waits{0}, takeovers{0};
   };
   AtomicCounters counters_;
+  std::atomic<bool> getex_supported_{true};  // false once Redis refused GETEX
 
   std::mutex leases_mu_;
   std::condition_variable leases_cv_;

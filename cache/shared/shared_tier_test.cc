@@ -90,11 +90,17 @@ TEST_F(SharedTierTest, PublishedEntryIsFetchedWholeAndOnlyUnderItsOwnId) {
   EXPECT_EQ(tier.Counters().hits, 1);
   EXPECT_EQ(tier.Counters().publishes, 1);
 
-  // With a TTL the entry expires on its own.
+  // With a TTL the entry expires on its own, unless it is used: a fetch
+  // renews it.
   auto presence = tier.Where(id);
   ASSERT_TRUE(presence && *presence);
   EXPECT_GT((*presence)->bytes, 0u);
   EXPECT_GT((*presence)->expires_in_ms, 0);
+  ASSERT_TRUE(redis().Command({"PEXPIRE", SharedTier::EntryKey(id), "5000"}));
+  ASSERT_TRUE(tier.Fetch(id));
+  auto renewed = redis().Command({"PTTL", SharedTier::EntryKey(id)});
+  ASSERT_TRUE(renewed);
+  EXPECT_GT(renewed->integer, 24 * 3600 * 1000) << "a fetch did not renew the entry's time to live";
 }
 
 TEST_F(SharedTierTest, CorruptOrMisfiledValuesAreNeverServed) {

@@ -54,6 +54,7 @@ class CompileResult:
     estimated_us: float
     fast_path: bool
     raw: dict = field(repr=False, compare=False)
+    tier: str = "local"   # "shared": fetched from another server's compile (kiln serve --shared)
 
     @classmethod
     def from_json(cls, obj):
@@ -63,7 +64,8 @@ class CompileResult:
                    compile_ms=float(_get(obj, "compile_ms", _NUMBER, what)),
                    kernels=_get(obj, "kernels", int, what),
                    estimated_us=float(_get(obj, "estimated_us", _NUMBER, what)),
-                   fast_path=bool(obj.get("fast_path", False)), raw=obj)
+                   fast_path=bool(obj.get("fast_path", False)), raw=obj,
+                   tier=str(obj.get("tier", "local")))
 
 
 @dataclass(frozen=True)
