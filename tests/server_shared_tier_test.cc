@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -14,6 +15,7 @@
 
 #include "cache/shared/testing/redis_server.h"
 #include "tests/kiln_serve_process.h"
+#include "server/auth.h"
 #include "tests/run_kiln.h"
 
 namespace kiln::server::testing {
@@ -242,6 +244,56 @@ TEST(ServerSharedTierTest, WaitingOnAnotherServersLeaseHoldsNoCompileThread) {
   EXPECT_LT(y_done, x_done) << "a compile queued behind a wait on another server's lease";
   EXPECT_EQ(x_answer.value("cache", ""), "miss");  // taken over once the lease lapsed
   EXPECT_EQ(Metric(b, "kiln_shared_lease_takeovers_total"), 1);
+}
+
+TEST(ServerSharedTierTest, TenantsShareNothingInRedisButTheSharedNamespace) {
+  REQUIRE_REDIS();
+  RedisServer redis;
+  ASSERT_TRUE(redis.ok());
+  const std::filesystem::path tokens = std::filesystem::temp_directory_path() / ("kiln-shared-tokens-" + std::to_string(getpid()));
+  {
+    std::ofstream out(tokens);
+    out << HashToken("alice-token") << " alice compile shared\n" << HashToken("bob-token") << " bob compile shared\n";
+  }
+  KilnServeProcess a(SharedFlags(redis, {"--auth-file", tokens.string()}));
+  KilnServeProcess b(SharedFlags(redis, {"--auth-file", tokens.string()}));
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto compile = [](const KilnServeProcess& server, const std::string& token, bool shared_namespace) {
+    std::string headers = "Content-Type: text/plain\r\nAuthorization: Bearer " + token + "\r\n";
+    if (shared_namespace) headers += "X-Kiln-Namespace: shared\r\n";
+    http::testing::RawResponse response = server.Call("POST", "/v1/compile", SmallModule(60), headers);
+    EXPECT_EQ(response.status, 200) << response.body;
+    json body = json::parse(response.body, nullptr, false);
+    return body.is_object() ? body.value("cache", "") + "/" + body.value("tier", "") : std::string("?");
+  };
+  // The same module, two tenants on two servers: each tenant compiles its own.
+  EXPECT_EQ(compile(a, "alice-token", false), "miss/local");
+  EXPECT_EQ(compile(b, "bob-token", false), "miss/local");
+  EXPECT_EQ(compile(b, "alice-token", false), "hit/shared");
+  // The shared namespace is shared across tenants and servers.
+  EXPECT_EQ(compile(a, "alice-token", true), "miss/local");
+  EXPECT_EQ(compile(b, "bob-token", true), "hit/shared");
+  auto keys = redis.Command({"KEYS", "kiln:*:entry"});
+  ASSERT_TRUE(keys);
+  std::set<std::string> tenants;
+  for (const auto& key : keys->elements) tenants.insert(key.text.substr(key.text.rfind(":", key.text.size() - 7) + 1));
+  EXPECT_EQ(tenants, (std::set<std::string>{"alice:entry", "bob:entry", "shared:entry"}));
+  std::filesystem::remove(tokens);
+}
+
+TEST(ServerSharedTierTest, ServersShareThroughARedisCluster) {
+  REQUIRE_REDIS();
+  cache::shared::testing::RedisCluster cluster;
+  if (!cluster.ok()) GTEST_SKIP() << "could not form a Redis Cluster (redis-cli --cluster create failed)";
+  KilnServeProcess a({"--shared", cluster.url()}), b({"--shared", cluster.url()});
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (int seed = 70; seed < 82; ++seed) {  // keys over every node's slots
+    EXPECT_EQ(Compile(a, SmallModule(seed)).value("cache", ""), "miss");
+    json fetched = Compile(b, SmallModule(seed));
+    EXPECT_EQ(fetched.value("cache", "") + "/" + fetched.value("tier", ""), "hit/shared") << seed;
+  }
+  EXPECT_EQ(Metric(b, "kiln_shared_hits_total"), 12);
+  EXPECT_EQ(Metric(b, "kiln_shared_errors_total"), 0);
 }
 
 TEST(ServerSharedTierTest, KillingRedisKeepsEveryServerAnswering) {
