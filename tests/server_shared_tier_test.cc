@@ -17,6 +17,7 @@
 #include "tests/kiln_serve_process.h"
 #include "server/auth.h"
 #include "tests/run_kiln.h"
+#include "tests/tunable_module.h"
 
 namespace kiln::server::testing {
 namespace {
@@ -294,6 +295,54 @@ TEST(ServerSharedTierTest, ServersShareThroughARedisCluster) {
   }
   EXPECT_EQ(Metric(b, "kiln_shared_hits_total"), 12);
   EXPECT_EQ(Metric(b, "kiln_shared_errors_total"), 0);
+}
+
+TEST(ServerSharedTierTest, ATunedReplacementIsPublishedToo) {
+  REQUIRE_REDIS();
+  RedisServer redis;
+  ASSERT_TRUE(redis.ok());
+  KilnServeProcess a(SharedFlags(redis));
+  ASSERT_TRUE(a.ok());
+  const std::string module = kiln::testing::kTunableModule;
+  EXPECT_EQ(Compile(a, module).value("plan", ""), "heuristic");
+  json request = {{"hlo", module}, {"chip", "v5e"}, {"max_trials", 12}, {"seed", 5}};
+  http::testing::RawResponse started = a.Call("POST", "/v1/tune", request.dump(), "Content-Type: application/json\r\n");
+  ASSERT_EQ(started.status, 202) << started.body;
+  const std::string id = json::parse(started.body).value("id", "");
+  json job;
+  for (int i = 0; i < 1200; ++i) {
+    job = json::parse(a.Call("GET", "/v1/tune/" + id).body, nullptr, false);
+    const std::string state = job.value("state", "");
+    if (state == "done" || state == "failed" || state == "cancelled") break;
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_EQ(job.value("state", ""), "done") << job.dump();
+  ASSERT_TRUE(job.value("stored", false)) << job.dump();
+  EXPECT_EQ(Metric(a, "kiln_shared_publishes_total"), 2);
+
+  KilnServeProcess c(SharedFlags(redis));
+  ASSERT_TRUE(c.ok());
+  json fetched = Compile(c, module);
+  EXPECT_EQ(fetched.value("tier", ""), "shared");
+  EXPECT_EQ(fetched.value("plan", ""), "tuned");
+  EXPECT_NEAR(fetched.value("estimated_us", 0.0), job.value("tuned_us", -1.0), 1e-3);
+}
+
+TEST(ServerSharedTierTest, ASlowRedisCostsLatencyNotErrors) {
+  REQUIRE_REDIS();
+  RedisServer redis;
+  ASSERT_TRUE(redis.ok());
+  KilnServeProcess a(SharedFlags(redis));
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(Compile(a, SmallModule(90)).value("cache", ""), "miss");
+  redis.Pause();  // accepts, never answers
+  const auto start = std::chrono::steady_clock::now();
+  json answered = Compile(a, SmallModule(91));
+  const auto took = std::chrono::steady_clock::now() - start;
+  redis.Resume();
+  EXPECT_EQ(answered.value("cache", "") + "/" + answered.value("tier", ""), "miss/local");
+  EXPECT_LT(took, 10s);  // one --shared-timeout (500ms), not a hang
+  EXPECT_GE(Metric(a, "kiln_shared_errors_total"), 1);
 }
 
 TEST(ServerSharedTierTest, KillingRedisKeepsEveryServerAnswering) {

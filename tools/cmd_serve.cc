@@ -17,8 +17,9 @@
 // KILN_EXECUTE_TIMEOUT, KILN_HOST_MEMORY, KILN_SHUTDOWN_GRACE,
 // KILN_TUNE_IN_BACKGROUND, KILN_SHARED, KILN_SHARED_TTL, KILN_SHARED_LEASE,
 // KILN_SHARED_TIMEOUT); flags win. Redis credentials may come from
-// KILN_SHARED_USER / KILN_SHARED_PASSWORD, and a CA for rediss:// from
-// KILN_SHARED_TLS_CA.
+// KILN_SHARED_USER / KILN_SHARED_PASSWORD, and for rediss:// a CA and a
+// client certificate from KILN_SHARED_TLS_CA, KILN_SHARED_TLS_CERT and
+// KILN_SHARED_TLS_KEY.
 // `--listen 127.0.0.1:0` takes an ephemeral port; the start line names the
 // port bound.
 #include <sys/resource.h>
@@ -138,7 +139,7 @@ Result<cache::shared::SharedTierOptions> SharedTierOptionsOf(const server::Serve
   shared.lease_ttl = options.shared_lease;
   shared.client.connection.command_timeout = options.shared_timeout;
   shared.client.connection.connect_timeout = std::min<std::chrono::milliseconds>(options.shared_timeout, std::chrono::milliseconds(1000));
-  if (const char* ca = std::getenv("KILN_SHARED_TLS_CA")) shared.client.connection.tls_ca_file = ca;
+  cache::shared::ApplyTlsEnvironment(shared.client.connection);
   return shared;
 }
 

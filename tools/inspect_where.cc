@@ -9,7 +9,7 @@ namespace kiln::tools {
 Result<nlohmann::json> SharedPresence(const std::string& url_text, const cache::EntryId& id) {
   cache::shared::SharedTierOptions options;
   KILN_ASSIGN_OR_RETURN(options.url, cache::shared::ParseRedisUrlWithEnvironment(url_text));
-  if (const char* ca = std::getenv("KILN_SHARED_TLS_CA")) options.client.connection.tls_ca_file = ca;
+  cache::shared::ApplyTlsEnvironment(options.client.connection);
   cache::shared::SharedTier tier(options);
   KILN_ASSIGN_OR_RETURN(std::optional<cache::shared::SharedPresence> presence, tier.Where(id));
   nlohmann::json out = {{"url", options.url.Redacted()}, {"present", presence && presence->bytes > 0}};

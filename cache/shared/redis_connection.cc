@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace kiln::cache::shared {
@@ -106,6 +107,12 @@ Result<int> ConnectSocket(const RedisNode& node, Clock::time_point deadline) {
 
 }  // namespace
 
+void ApplyTlsEnvironment(ConnectionOptions& options) {
+  if (const char* ca = std::getenv("KILN_SHARED_TLS_CA")) options.tls_ca_file = ca;
+  if (const char* cert = std::getenv("KILN_SHARED_TLS_CERT")) options.tls_cert_file = cert;
+  if (const char* key = std::getenv("KILN_SHARED_TLS_KEY")) options.tls_key_file = key;
+}
+
 struct RedisConnection::Tls {
   SSL_CTX* context = nullptr;
   SSL* ssl = nullptr;
@@ -144,6 +151,12 @@ Result<std::unique_ptr<RedisConnection>> RedisConnection::Connect(const RedisNod
   if (!options.tls_ca_file.empty() &&
       SSL_CTX_load_verify_locations(tls->context, options.tls_ca_file.c_str(), nullptr) != 1)
     return connection->Broken("cannot read the CA file " + options.tls_ca_file + ": " + OpenSslError());
+  if (!options.tls_cert_file.empty() &&
+      (SSL_CTX_use_certificate_chain_file(tls->context, options.tls_cert_file.c_str()) != 1 ||
+       SSL_CTX_use_PrivateKey_file(tls->context,
+                                   (options.tls_key_file.empty() ? options.tls_cert_file : options.tls_key_file).c_str(),
+                                   SSL_FILETYPE_PEM) != 1))
+    return connection->Broken("cannot read the client certificate " + options.tls_cert_file + ": " + OpenSslError());
   tls->ssl = SSL_new(tls->context);
   if (tls->ssl == nullptr) return connection->Broken("cannot set up TLS: " + OpenSslError());
   SSL_set_fd(tls->ssl, fd);

@@ -46,8 +46,16 @@ struct ConnectionOptions {
   // rediss://: certificates are checked against the system's roots plus
   // this PEM file (KILN_SHARED_TLS_CA), and the node's name.
   std::string tls_ca_file;
+  // A client certificate and its key (PEM), for a Redis that asks for one
+  // (tls-auth-clients yes): KILN_SHARED_TLS_CERT, KILN_SHARED_TLS_KEY.
+  std::string tls_cert_file;
+  std::string tls_key_file;
   size_t max_reply_bytes = size_t{1} << 30;
 };
+
+// Fills the TLS files from KILN_SHARED_TLS_CA, KILN_SHARED_TLS_CERT and
+// KILN_SHARED_TLS_KEY (what `kiln serve` and `kiln inspect` read).
+void ApplyTlsEnvironment(ConnectionOptions& options);
 
 class RedisConnection {
  public:

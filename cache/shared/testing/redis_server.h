@@ -73,6 +73,7 @@ class RedisServer {
   struct Flags {
     std::vector<std::string> extra = {};
     bool tls = false;
+    bool tls_client_certificates = false;  // tls-auth-clients yes: the CA's certificate is also the client's
     bool cluster = false;
   };
 
@@ -103,6 +104,7 @@ class RedisServer {
   std::string url() const { return std::string(flags_.tls ? "rediss" : "redis") + "://127.0.0.1:" + std::to_string(port_); }
   RedisNode node() const { return RedisNode{"127.0.0.1", port_}; }
   std::string ca_file() const { return (dir_ / "cert.pem").string(); }
+  std::string key_file() const { return (dir_ / "key.pem").string(); }
   std::string log() const { return (dir_ / "redis.log").string(); }
 
   void Kill() {
@@ -126,6 +128,10 @@ class RedisServer {
   // One command on a fresh connection (plain only): for checks in tests.
   Result<RedisReply> Command(std::vector<std::string> args) const {
     ConnectionOptions options{.tls = flags_.tls, .tls_ca_file = flags_.tls ? ca_file() : ""};
+    if (flags_.tls_client_certificates) {
+      options.tls_cert_file = ca_file();
+      options.tls_key_file = key_file();
+    }
     KILN_ASSIGN_OR_RETURN(auto connection, RedisConnection::Connect(node(), options));
     std::vector<std::string_view> views(args.begin(), args.end());
     return connection->Run(views);
@@ -136,7 +142,7 @@ class RedisServer {
     const std::string openssl = RedisBinary("openssl");
     if (openssl.empty()) return false;
     return RunToEnd({openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                     "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", (dir_ / "key.pem").string(), "-out",
+                     "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key_file(), "-out",
                      ca_file()},
                     log()) == 0;
   }
@@ -146,8 +152,8 @@ class RedisServer {
                                      "--dir", dir_.string(), "--logfile", log(), "--daemonize", "no"};
     if (flags_.tls) {
       args.insert(args.end(), {"--port", "0", "--tls-port", std::to_string(port_), "--tls-cert-file", ca_file(),
-                               "--tls-key-file", (dir_ / "key.pem").string(), "--tls-ca-cert-file", ca_file(),
-                               "--tls-auth-clients", "no"});
+                               "--tls-key-file", key_file(), "--tls-ca-cert-file", ca_file(),
+                               "--tls-auth-clients", flags_.tls_client_certificates ? "yes" : "no"});
     } else {
       args.insert(args.end(), {"--port", std::to_string(port_)});
     }
