@@ -30,7 +30,7 @@ jobs="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
 seconds="${1:-60}"
 [ $# -gt 0 ] && shift
 all_harnesses=(hlo_text hlo_compile http_request http_server executable safetensors json_tensors literal_file store_blob
-               bundle)
+               bundle redis_reply)
 harnesses=("${@:-${all_harnesses[@]}}")
 
 bash "$root/scripts/setup.sh" --fuzz

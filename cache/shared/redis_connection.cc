@@ -183,6 +183,13 @@ Result<std::unique_ptr<RedisConnection>> RedisConnection::Connect(const RedisNod
   return connection;
 }
 
+std::unique_ptr<RedisConnection> RedisConnection::FromSocket(int fd, RedisNode node, const ConnectionOptions& options) {
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  ConnectionOptions plain = options;
+  plain.tls = false;
+  return std::unique_ptr<RedisConnection>(new RedisConnection(std::move(node), std::move(plain), fd));
+}
+
 Status RedisConnection::WaitFor(short events, Clock::time_point deadline) {
   pollfd p{.fd = fd_, .events = events, .revents = 0};
   for (;;) {

@@ -61,6 +61,10 @@ class RedisConnection {
  public:
   // Connects (and, for TLS, completes the handshake) within connect_timeout.
   static Result<std::unique_ptr<RedisConnection>> Connect(const RedisNode& node, const ConnectionOptions& options);
+  // Takes over an already connected plain socket `fd` (made non-blocking;
+  // closed with the connection): a peer kiln did not dial itself, such as
+  // the fuzzer's hostile Redis. options.tls is ignored.
+  static std::unique_ptr<RedisConnection> FromSocket(int fd, RedisNode node, const ConnectionOptions& options);
   ~RedisConnection();
   RedisConnection(const RedisConnection&) = delete;
   RedisConnection& operator=(const RedisConnection&) = delete;
