@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 namespace kiln::cache::shared {
 namespace {
@@ -39,35 +40,54 @@ std::string OpenSslError() {
   return text;
 }
 
-RedisReply ReplyOf(const redisReply& raw) {
-  RedisReply reply;
-  switch (raw.type) {
-    case REDIS_REPLY_STRING:
-      reply.kind = RedisReply::Kind::kString;
-      reply.text.assign(raw.str, raw.len);
-      break;
-    case REDIS_REPLY_STATUS:
-      reply.kind = RedisReply::Kind::kStatus;
-      reply.text.assign(raw.str, raw.len);
-      break;
-    case REDIS_REPLY_ERROR:
-      reply.kind = RedisReply::Kind::kError;
-      reply.text.assign(raw.str, raw.len);
-      break;
-    case REDIS_REPLY_INTEGER:
-      reply.kind = RedisReply::Kind::kInteger;
-      reply.integer = raw.integer;
-      break;
-    case REDIS_REPLY_ARRAY:
-      reply.kind = RedisReply::Kind::kArray;
-      reply.elements.reserve(raw.elements);
-      for (size_t i = 0; i < raw.elements; ++i) reply.elements.push_back(ReplyOf(*raw.element[i]));
-      break;
-    default:
-      reply.kind = RedisReply::Kind::kNil;
+// hiredis builds replies through these, straight into RedisReply trees: a
+// child lives in its parent's `elements` (sized when the array header is
+// read, never resized), so only a root is ever freed. An array header may
+// announce any count before a single element arrives; past
+// kMaxArrayElements the reply is refused instead of allocated (hiredis's
+// own builder would calloc the whole count: "*2000000000" was an OOM).
+constexpr int kMaxArrayElements = 1 << 16;
+
+void* Place(const redisReadTask* task, RedisReply reply) {
+  if (task->parent != nullptr) {
+    auto* parent = static_cast<RedisReply*>(task->parent->obj);
+    if (task->idx < 0 || static_cast<size_t>(task->idx) >= parent->elements.size()) return nullptr;
+    RedisReply& slot = parent->elements[static_cast<size_t>(task->idx)];
+    slot = std::move(reply);
+    return &slot;
   }
-  return reply;
+  return new (std::nothrow) RedisReply(std::move(reply));
 }
+
+void* CreateString(const redisReadTask* task, char* text, size_t length) {
+  RedisReply reply;
+  reply.kind = task->type == REDIS_REPLY_ERROR    ? RedisReply::Kind::kError
+               : task->type == REDIS_REPLY_STATUS ? RedisReply::Kind::kStatus
+                                                  : RedisReply::Kind::kString;
+  reply.text.assign(text, length);
+  return Place(task, std::move(reply));
+}
+
+void* CreateArray(const redisReadTask* task, int elements) {
+  if (elements < 0 || elements > kMaxArrayElements) return nullptr;  // hiredis reports it as an error
+  RedisReply reply;
+  reply.kind = RedisReply::Kind::kArray;
+  reply.elements.resize(static_cast<size_t>(elements));
+  return Place(task, std::move(reply));
+}
+
+void* CreateInteger(const redisReadTask* task, long long value) {
+  RedisReply reply;
+  reply.kind = RedisReply::Kind::kInteger;
+  reply.integer = value;
+  return Place(task, std::move(reply));
+}
+
+void* CreateNil(const redisReadTask* task) { return Place(task, RedisReply()); }
+
+void FreeReply(void* reply) { delete static_cast<RedisReply*>(reply); }
+
+redisReplyObjectFunctions kReplyFunctions = {CreateString, CreateArray, CreateInteger, CreateNil, FreeReply};
 
 // Connects a non-blocking socket to one of `node`'s addresses by `deadline`.
 Result<int> ConnectSocket(const RedisNode& node, Clock::time_point deadline) {
@@ -266,7 +286,8 @@ Result<std::vector<RedisReply>> RedisConnection::Pipeline(const std::vector<Comm
   }
   KILN_RETURN_IF_ERROR(WriteAll(out, deadline));
 
-  std::unique_ptr<redisReader, void (*)(redisReader*)> reader(redisReaderCreate(), redisReaderFree);
+  std::unique_ptr<redisReader, void (*)(redisReader*)> reader(redisReaderCreateWithFunctions(&kReplyFunctions),
+                                                              redisReaderFree);
   if (!reader) return Broken("out of memory");
   std::vector<RedisReply> replies;
   std::vector<char> buffer(64 << 10);
@@ -276,8 +297,8 @@ Result<std::vector<RedisReply>> RedisConnection::Pipeline(const std::vector<Comm
     if (redisReaderGetReply(reader.get(), &raw) != REDIS_OK)
       return Broken(std::string("malformed reply: ") + reader->errstr);
     if (raw != nullptr) {
-      replies.push_back(ReplyOf(*static_cast<redisReply*>(raw)));
-      freeReplyObject(raw);
+      std::unique_ptr<RedisReply> reply(static_cast<RedisReply*>(raw));
+      replies.push_back(std::move(*reply));
       continue;
     }
     KILN_ASSIGN_OR_RETURN(size_t n, ReadSome(buffer.data(), buffer.size(), deadline));
