@@ -99,7 +99,8 @@ std::vector<uint8_t> SerializeProgram(const Program& p) {
       b, p.format_version, b.CreateString(p.key), b.CreateString(p.chip), b.CreateString(p.plan),
       b.CreateString(p.options), b.CreateVector(buffers), b.CreateVector(kernels),
       b.CreateVector(p.parameters), b.CreateString(p.result_shape), b.CreateVector(p.results),
-      p.peak_hbm_bytes, p.estimated_seconds, p.compile_ms);
+      p.peak_hbm_bytes, p.estimated_seconds, p.compile_ms,
+      p.topology.empty() ? 0 : b.CreateString(p.topology), p.replica_count == 1 ? 0 : p.replica_count);
   fb::FinishExecutableBuffer(b, root);
   return WrapInEnvelope(p.format_version, {b.GetBufferPointer(), b.GetSize()});
 }
@@ -144,6 +145,8 @@ Result<Program> ParseProgram(std::span<const uint8_t> bytes) {
   p.peak_hbm_bytes = e.peak_hbm_bytes();
   p.estimated_seconds = e.estimated_seconds();
   p.compile_ms = e.compile_ms();
+  p.topology = Str(e.topology());
+  p.replica_count = e.replica_count() == 0 ? 1 : e.replica_count();
   KILN_RETURN_IF_ERROR(VerifyProgram(p));
   return p;
 }
