@@ -10,13 +10,6 @@ namespace {
 
 std::string DimsText(const std::vector<int64_t>& dims) { return IntListText(dims, '[', ']'); }
 
-int64_t LeafCount(const hlo::Shape& shape) {
-  if (!shape.IsTuple()) return 1;
-  int64_t n = 0;
-  for (const hlo::Shape& e : shape.tuple_shapes()) n += LeafCount(e);
-  return n;
-}
-
 void CollectLeaves(const hlo::Shape& shape, std::vector<const hlo::Shape*>& out) {
   if (!shape.IsTuple()) {
     out.push_back(&shape);
@@ -26,6 +19,13 @@ void CollectLeaves(const hlo::Shape& shape, std::vector<const hlo::Shape*>& out)
 }
 
 }  // namespace
+
+int64_t ShapeLeafCount(const hlo::Shape& shape) {
+  if (!shape.IsTuple()) return 1;
+  int64_t n = 0;
+  for (const hlo::Shape& e : shape.tuple_shapes()) n += ShapeLeafCount(e);
+  return n;
+}
 
 HloSharding HloSharding::Maximal(int64_t device) {
   HloSharding s(Type::kMaximal);
@@ -143,7 +143,18 @@ std::vector<int64_t> HloSharding::TileIndexOfDevice(int64_t device, int64_t rank
 
 std::vector<HloSharding> HloSharding::LeafShardings(const hlo::Shape& shape) const {
   if (IsTuple()) return tuple_;
-  return std::vector<HloSharding>(LeafCount(shape), *this);
+  return std::vector<HloSharding>(ShapeLeafCount(shape), *this);
+}
+
+HloSharding HloSharding::TupleElement(const hlo::Shape& shape, int64_t index) const {
+  if (!IsTuple()) return *this;
+  size_t first = 0;
+  for (int64_t i = 0; i < index; ++i) first += ShapeLeafCount(shape.tuple_shapes(i));
+  const hlo::Shape& element = shape.tuple_shapes(index);
+  size_t count = ShapeLeafCount(element);
+  if (first + count > tuple_.size()) return Replicate();
+  if (!element.IsTuple()) return tuple_[first];
+  return Tuple(std::vector<HloSharding>(tuple_.begin() + first, tuple_.begin() + first + count));
 }
 
 Status HloSharding::Validate(const hlo::Shape& shape, int64_t num_devices) const {

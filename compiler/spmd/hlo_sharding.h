@@ -91,6 +91,9 @@ class HloSharding {
   // The sharding of each leaf of `shape` (one for an array): a tuple
   // sharding's elements, or this sharding repeated.
   std::vector<HloSharding> LeafShardings(const hlo::Shape& shape) const;
+  // The sharding of element `index` of a value of tuple shape `shape` (a
+  // tuple sharding when that element is a tuple).
+  HloSharding TupleElement(const hlo::Shape& shape, int64_t index) const;
 
   // Checks that the sharding fits `shape` on `num_devices` partitions:
   // tile rank = shape rank (+ subgroup dims), devices 0..num_devices-1 each
@@ -115,6 +118,9 @@ class HloSharding {
   std::vector<SubgroupType> subgroups_;
   std::vector<HloSharding> tuple_;
 };
+
+// Leaves of a shape: 1 for an array, the sum over the elements of a tuple.
+int64_t ShapeLeafCount(const hlo::Shape& shape);
 
 // Parses a sharding's text ("{devices=[2,1]<=[2]}"), spaced as written or
 // canonically. The error says what was expected and where.
