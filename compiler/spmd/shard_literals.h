@@ -16,6 +16,7 @@
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/module.h"
 #include "compiler/spmd/hlo_sharding.h"
+#include "compiler/spmd/sharding_propagation.h"
 
 namespace kiln::spmd {
 
@@ -32,9 +33,13 @@ Result<hlo::Literal> AssembleLiteral(std::span<const hlo::Literal> shards, const
                                      const HloSharding& sharding);
 
 // The sharding of each entry parameter of a module before partitioning
-// (replicated when unannotated) and of its root.
+// (replicated when unannotated) and of its root: its annotation, else the
+// propagated one for result leaves the module header lets keep it
+// (allow_spmd_sharding_propagation_to_output, as XLA), else replicated.
 Result<std::vector<HloSharding>> EntryParameterShardings(const hlo::Module& module, int64_t num_devices);
 Result<HloSharding> EntryRootSharding(const hlo::Module& module, int64_t num_devices);
+// Sharding propagation over the entry with those parameter shardings.
+Result<ShardingMap> PropagateEntry(const hlo::Module& module, int64_t num_devices);
 
 // Per-partition arguments: result[d][i] is partition d's shard of args[i].
 Result<std::vector<std::vector<hlo::Literal>>> SplitArguments(const hlo::Module& module,

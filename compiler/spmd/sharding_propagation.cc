@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "compiler/hlo/op_attributes.h"
-#include "compiler/spmd/dot_dims.h"
+#include "compiler/spmd/op_dims.h"
 #include "compiler/spmd/tile_map.h"
 
 namespace kiln::spmd {
@@ -21,50 +21,6 @@ int64_t TileProduct(const HloSharding& s) {
     for (int64_t i = 0; i < s.data_rank(); ++i) n *= s.tile_dims()[i];
   }
   return n;
-}
-
-// For ops that keep some dimensions of operand 0 whole: dimension j keeps
-// its tiles when keeps(j).
-template <typename Keeps>
-std::vector<int64_t> KeptDims(int64_t rank, Keeps keeps) {
-  std::vector<int64_t> from(rank, -1);
-  for (int64_t j = 0; j < rank; ++j) {
-    if (keeps(j)) from[j] = j;
-  }
-  return from;
-}
-
-// The dimensions of operand 0 an op keeps whole (slice, pad, dynamic-slice,
-// concatenate); nullopt for other ops.
-std::optional<std::vector<int64_t>> WholeDims(const Instruction& instr) {
-  const hlo::Shape& in = instr.operand(0)->shape();
-  int64_t rank = in.rank();
-  switch (instr.opcode()) {
-    case Opcode::kSlice: {
-      auto spec = hlo::GetSliceSpec(instr);
-      if (!spec) return std::nullopt;
-      return KeptDims(rank, [&](int64_t j) {
-        return spec->starts[j] == 0 && spec->limits[j] == in.dimensions(j) && spec->strides[j] == 1;
-      });
-    }
-    case Opcode::kPad: {
-      auto padding = hlo::GetPaddingConfig(instr);
-      if (!padding) return std::nullopt;
-      return KeptDims(rank, [&](int64_t j) { return padding->dimensions[j] == hlo::PaddingDimension{}; });
-    }
-    case Opcode::kDynamicSlice: {
-      auto sizes = hlo::GetDynamicSliceSizes(instr);
-      if (!sizes) return std::nullopt;
-      return KeptDims(rank, [&](int64_t j) { return (*sizes)[j] == in.dimensions(j); });
-    }
-    case Opcode::kConcatenate: {
-      auto dim = hlo::GetSingleDimension(instr);
-      if (!dim) return std::nullopt;
-      return KeptDims(rank, [&](int64_t j) { return j != *dim; });
-    }
-    default:
-      return std::nullopt;
-  }
 }
 
 class Propagator {
@@ -88,7 +44,9 @@ class Propagator {
     if (!s) return std::nullopt;
     return *s;
   }
-  Result<std::optional<HloSharding>> Forward(const Instruction& instr) const;
+    // `settle`: nothing else will be learned; take second choices (a dot laid
+  // out by one operand when both cannot combine).
+  Result<std::optional<HloSharding>> Forward(const Instruction& instr, bool settle) const;
   std::optional<HloSharding> Backward(const Instruction& instr) const;
   std::optional<HloSharding> FromUser(const Instruction& instr, const Instruction& user) const;
 
@@ -97,7 +55,7 @@ class Propagator {
   ShardingMap map_;
 };
 
-Result<std::optional<HloSharding>> Propagator::Forward(const Instruction& instr) const {
+Result<std::optional<HloSharding>> Propagator::Forward(const Instruction& instr, bool settle) const {
   using Out = std::optional<HloSharding>;
   Opcode opcode = instr.opcode();
   // Ops that pass values through whole keep each one's sharding.
@@ -204,6 +162,7 @@ Result<std::optional<HloSharding>> Propagator::Forward(const Instruction& instr)
         }
         if (Result<HloSharding> s = ToSharding(both); s && Informative(*s)) return Out(*s);
       }
+      if (!settle) return Out();  // the users may know better
       if (Result<HloSharding> s = ToSharding(from_lhs); s && Informative(*s)) return Out(*s);
       return Out();
     }
@@ -294,6 +253,18 @@ std::optional<HloSharding> Propagator::Backward(const Instruction& instr) const 
 
 Result<ShardingMap> Propagator::Run(const std::vector<HloSharding>& parameter_shardings) {
   const auto& instructions = computation_.instructions();
+  // The body of a shard_map (its parameters manual, none tiled) is manual
+  // throughout.
+  bool manual_parameter = false;
+  bool tiled_parameter = false;
+  for (const HloSharding& p : parameter_shardings) {
+    for (const HloSharding& leaf : p.tuple_elements().empty() ? std::vector<HloSharding>{p} : p.tuple_elements()) {
+      manual_parameter |= leaf.IsManual();
+      tiled_parameter |= leaf.IsTiled();
+    }
+  }
+  HloSharding fallback =
+      manual_parameter && !tiled_parameter ? HloSharding::Manual() : HloSharding::Replicate();
   for (const auto& instr : instructions) {
     KILN_ASSIGN_OR_RETURN(std::optional<HloSharding> annotated, InstructionSharding(*instr, num_devices_));
     int64_t number = instr->parameter_number();
@@ -309,7 +280,7 @@ Result<ShardingMap> Propagator::Run(const std::vector<HloSharding>& parameter_sh
     bool changed = false;
     for (const auto& instr : instructions) {
       if (map_.contains(instr.get())) continue;
-      KILN_ASSIGN_OR_RETURN(std::optional<HloSharding> s, Forward(*instr));
+      KILN_ASSIGN_OR_RETURN(std::optional<HloSharding> s, Forward(*instr, false));
       if (s) changed |= map_.emplace(instr.get(), std::move(*s)).second;
     }
     for (auto it = instructions.rbegin(); it != instructions.rend(); ++it) {
@@ -318,14 +289,15 @@ Result<ShardingMap> Propagator::Run(const std::vector<HloSharding>& parameter_sh
     }
     if (changed) continue;
     // Nothing more to learn: what has all its operands decided is replicated
-    // (or, for tuples and calls, what its operands make it).
+    // (manual in a shard_map body; for tuples and calls, what its operands
+    // make it).
     for (const auto& instr : instructions) {
       if (map_.contains(instr.get())) continue;
       bool ready = true;
       for (const Instruction* op : instr->operands()) ready &= map_.contains(op);
       if (!ready) continue;
-      KILN_ASSIGN_OR_RETURN(std::optional<HloSharding> s, Forward(*instr));
-      map_.emplace(instr.get(), s.value_or(HloSharding::Replicate()));
+      KILN_ASSIGN_OR_RETURN(std::optional<HloSharding> s, Forward(*instr, true));
+      map_.emplace(instr.get(), s.value_or(fallback));
     }
   }
   return std::move(map_);

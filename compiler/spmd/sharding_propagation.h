@@ -7,8 +7,9 @@
 // dimensions they keep, a dot combines its operands' batch and free
 // dimensions, get-tuple-element/tuple/while/call pass shardings through) or,
 // when no operand says anything, from their users (backward, through the same
-// ops). What stays undecided is replicated; an operand that is manual makes
-// its user manual. A replicated operand says nothing forward, so a constant
+// ops). What stays undecided is replicated (manual in a computation whose
+// parameters are manual and none tiled: a shard_map body); an operand that
+// is manual makes its user manual. A replicated operand says nothing forward, so a constant
 // or broadcast feeding a tiled op is tiled like it.
 //
 // Pure function of the computation; thread-safe.

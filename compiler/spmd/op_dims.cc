@@ -1,4 +1,4 @@
-#include "compiler/spmd/dot_dims.h"
+#include "compiler/spmd/op_dims.h"
 
 #include <algorithm>
 
@@ -13,6 +13,17 @@ std::vector<int64_t> OperandFromResult(const std::vector<int64_t>& result_operan
     if (result_operand[j] >= 0) out[result_operand[j]] = static_cast<int64_t>(j);
   }
   return out;
+}
+
+// For ops that keep some dimensions of operand 0 whole: dimension j keeps
+// its tiles when keeps(j).
+template <typename Keeps>
+std::vector<int64_t> KeptDims(int64_t rank, Keeps keeps) {
+  std::vector<int64_t> from(rank, -1);
+  for (int64_t j = 0; j < rank; ++j) {
+    if (keeps(j)) from[j] = j;
+  }
+  return from;
 }
 
 }  // namespace
@@ -50,6 +61,37 @@ Result<DotDims> DotDimsOf(const hlo::Instruction& dot) {
     return InvalidArgumentError("dot " + dot.name() + ": dimension numbers do not give its result rank");
   }
   return dims;
+}
+
+std::optional<std::vector<int64_t>> WholeDims(const hlo::Instruction& instr) {
+  const hlo::Shape& in = instr.operand(0)->shape();
+  int64_t rank = in.rank();
+  switch (instr.opcode()) {
+    case hlo::Opcode::kSlice: {
+      auto spec = hlo::GetSliceSpec(instr);
+      if (!spec) return std::nullopt;
+      return KeptDims(rank, [&](int64_t j) {
+        return spec->starts[j] == 0 && spec->limits[j] == in.dimensions(j) && spec->strides[j] == 1;
+      });
+    }
+    case hlo::Opcode::kPad: {
+      auto padding = hlo::GetPaddingConfig(instr);
+      if (!padding) return std::nullopt;
+      return KeptDims(rank, [&](int64_t j) { return padding->dimensions[j] == hlo::PaddingDimension{}; });
+    }
+    case hlo::Opcode::kDynamicSlice: {
+      auto sizes = hlo::GetDynamicSliceSizes(instr);
+      if (!sizes) return std::nullopt;
+      return KeptDims(rank, [&](int64_t j) { return (*sizes)[j] == in.dimensions(j); });
+    }
+    case hlo::Opcode::kConcatenate: {
+      auto dim = hlo::GetSingleDimension(instr);
+      if (!dim) return std::nullopt;
+      return KeptDims(rank, [&](int64_t j) { return j != *dim; });
+    }
+    default:
+      return std::nullopt;
+  }
 }
 
 }  // namespace kiln::spmd

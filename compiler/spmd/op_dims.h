@@ -1,9 +1,12 @@
-// Where each dimension of a dot's result comes from: batch dimensions from
-// both operands, then the lhs's free dimensions, then the rhs's (XLA's dot
-// result order). Pure; thread-safe.
+// How ops relate their operands' dimensions to their result's, for
+// carrying tiles through them: a dot's result dimensions come from batch
+// dimensions of both operands, then the lhs's free dimensions, then the
+// rhs's (XLA's order); slice, pad, dynamic-slice and concatenate keep some
+// dimensions whole. Pure; thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "base/status.h"
@@ -29,5 +32,10 @@ struct DotDims {
 
 // Fails on a dot whose dimension numbers do not fit its operands.
 Result<DotDims> DotDimsOf(const hlo::Instruction& dot);
+
+// The dimensions of operand 0 that slice, pad, dynamic-slice and
+// concatenate keep whole, as a map for Remap: entry j is j when dimension j
+// is kept whole, else -1. nullopt for other ops (and bad attributes).
+std::optional<std::vector<int64_t>> WholeDims(const hlo::Instruction& instr);
 
 }  // namespace kiln::spmd
