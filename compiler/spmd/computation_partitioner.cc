@@ -86,7 +86,12 @@ Result<std::pair<std::string, HloSharding>> ComputationPartitioner::Run(const st
 
 Result<PartitionedValue> ComputationPartitioner::Operand(const Instruction& instr, int64_t i,
                                                          const HloSharding& target) {
-  return Reshard(b_, ValueOf(instr.operand(i)), target);
+  // One reshard per value and layout, however many users want it.
+  auto key = std::make_pair(instr.operand(i), target.ToString());
+  if (auto it = resharded_.find(key); it != resharded_.end()) return it->second;
+  KILN_ASSIGN_OR_RETURN(PartitionedValue v, Reshard(b_, ValueOf(instr.operand(i)), target));
+  resharded_.emplace(std::move(key), v);
+  return v;
 }
 
 Result<HloSharding> ComputationPartitioner::Derived(const HloSharding& target, int64_t target_rank,

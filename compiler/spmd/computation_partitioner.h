@@ -100,6 +100,7 @@ class ComputationPartitioner {
   ComputationTextBuilder b_;
   ShardingMap shardings_;
   std::unordered_map<const Instruction*, PartitionedValue> values_;
+  std::map<std::pair<const Instruction*, std::string>, PartitionedValue> resharded_;
 };
 
 }  // namespace kiln::spmd

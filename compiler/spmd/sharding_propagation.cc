@@ -191,6 +191,18 @@ std::optional<HloSharding> Propagator::FromUser(const Instruction& instr, const 
     case Opcode::kWhile:
     case Opcode::kOptimizationBarrier:
       return *us;
+    case Opcode::kGetTupleElement:
+      // Taking the only element of a tuple says how the whole is laid out.
+      if (instr.shape().IsTuple() && instr.shape().tuple_shapes().size() == 1 &&
+          !instr.shape().tuple_shapes(0).IsTuple()) {
+        return HloSharding::Tuple({*us});
+      }
+      return std::nullopt;
+    case Opcode::kCustomCall: {
+      // A Sharding custom call says how its operand should be laid out.
+      auto target = hlo::GetStringAttribute(user, "custom_call_target");
+      return target && *target == "Sharding" ? std::optional<HloSharding>(*us) : std::nullopt;
+    }
     case Opcode::kDynamicUpdateSlice:
       return is_operand0 ? std::optional<HloSharding>(*us) : std::nullopt;
     case Opcode::kBroadcast: {
