@@ -67,6 +67,13 @@ Result<HloSharding> HloSharding::Tiled(std::vector<int64_t> tile_dims, std::vect
   bool data_untiled = true;
   for (int64_t i = 0; i < s.data_rank(); ++i) data_untiled &= s.tile_dims_[i] == 1;
   if (data_untiled && !s.HasManualSubgroup()) return Replicate();
+  s.position_.assign(s.devices_.size(), -1);
+  for (size_t i = 0; i < s.devices_.size(); ++i) {
+    int64_t d = s.devices_[i];
+    if (d >= 0 && d < static_cast<int64_t>(s.position_.size()) && s.position_[d] == -1) {
+      s.position_[d] = static_cast<int64_t>(i);
+    }
+  }
   return s;
 }
 
@@ -129,9 +136,8 @@ std::vector<int64_t> HloSharding::TileCounts(int64_t rank) const {
 
 std::vector<int64_t> HloSharding::TileIndexOfDevice(int64_t device, int64_t rank) const {
   if (!IsTiled()) return std::vector<int64_t>(rank, 0);
-  auto at = std::find(devices_.begin(), devices_.end(), device);
-  if (at == devices_.end()) return {};
-  int64_t linear = at - devices_.begin();
+  if (device < 0 || device >= static_cast<int64_t>(position_.size()) || position_[device] < 0) return {};
+  int64_t linear = position_[device];
   std::vector<int64_t> index(tile_dims_.size());
   for (size_t i = tile_dims_.size(); i-- > 0;) {
     index[i] = linear % tile_dims_[i];

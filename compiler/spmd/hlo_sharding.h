@@ -117,6 +117,9 @@ class HloSharding {
   std::vector<int64_t> devices_;
   std::vector<SubgroupType> subgroups_;
   std::vector<HloSharding> tuple_;
+  // Tiled: where each device id below devices_.size() sits in devices_
+  // (-1: absent), so finding a device's tile takes constant time.
+  std::vector<int64_t> position_;
 };
 
 // Leaves of a shape: 1 for an array, the sum over the elements of a tuple.
