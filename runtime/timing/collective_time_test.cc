@@ -162,8 +162,8 @@ TEST(CollectiveTimeTest, AllGatherRoundAWrappedAxisUsesBothDirections) {
 }
 
 TEST(CollectiveTimeTest, MultiAxisAllGatherUsesEveryAxisAtOnce) {
-  // All 16 chips of a v5p 4x4x1... as x and y of a 4x4x4 cube: two wrapped
-  // axes double the bandwidth of one (the book's n_axes factor).
+  // 16 chips spanning x and y of a v5p 4x4x4 cube: two wrapped axes double
+  // the bandwidth of one (the book's n_axes factor).
   Collective two_axes("bf16[128,1024]",
                       "bf16[2048,1024] all-gather(p), replica_groups=[4,16]<=[64], dimensions={0}");
   const double shard = 128 * 1024 * 2;
