@@ -6,7 +6,9 @@
 #include <string_view>
 
 #include "compiler/driver/compile_module.h"
+#include "compiler/hlo/attribute.h"
 #include "runtime/chip/chip_spec.h"
+#include "runtime/chip/topology.h"
 #include "runtime/eval/evaluator.h"
 #include "runtime/io/tensor_names.h"
 #include "runtime/program/loaded_program.h"
@@ -58,13 +60,43 @@ Status CheckModuleMemory(const hlo::Module& module, const RunOptions& options) {
                       options.module_path + ": " + fits.error().ToString() + std::string(kTimingOnlyHint));
 }
 
-Result<runtime::timing::TimingOptions> MakeTimingOptions(const RunOptions& options) {
+// A module header's `name=N` (replica_count, num_partitions); 1 when absent.
+Result<int64_t> HeaderCount(const hlo::Module& module, std::string_view name) {
+  const hlo::Attribute* a = module.FindAttribute(name);
+  if (a == nullptr) return 1;
+  Result<int64_t> n = hlo::DecodeInt(a->value);
+  if (!n || *n < 1) return InvalidArgumentError("module header " + std::string(name) + "=" + a->value + " is not a positive count");
+  return n;
+}
+
+// The timing flags for a run on `chip`: --dot-tiles, --scoped-vmem, the
+// step budget and the --topology slice. On a slice, `module`'s header
+// (replica_count x num_partitions, when more than one) must account for
+// every chip and says how its copies fill them.
+Result<runtime::timing::TimingOptions> MakeTimingOptions(const RunOptions& options, const runtime::ChipSpec& chip,
+                                                         const hlo::Module* module = nullptr) {
   runtime::timing::TimingOptions timing;
   if (!options.dot_tiles.empty()) {
     KILN_ASSIGN_OR_RETURN(timing.dot_tiles, runtime::timing::ParseDotTiles(options.dot_tiles));
   }
   timing.scoped_vmem_bytes = options.scoped_vmem_bytes;
   timing.iteration_budget = static_cast<double>(options.step_budget);
+  if (options.topology.empty()) return timing;
+  Result<runtime::Topology> topology = runtime::ParseTopology(options.topology, chip);
+  if (!topology) return InvalidArgumentError("--topology: " + topology.error().message);
+  timing.topology = std::move(*topology);
+  if (module == nullptr || timing.chips() == 1) return timing;
+  KILN_ASSIGN_OR_RETURN(int64_t replicas, HeaderCount(*module, "replica_count"));
+  KILN_ASSIGN_OR_RETURN(int64_t partitions, HeaderCount(*module, "num_partitions"));
+  if (replicas * partitions == 1) return timing;
+  if (replicas * partitions != timing.chips()) {
+    return FailedPreconditionError(
+        options.module_path + ": the module runs " + std::to_string(replicas) + " replica(s) x " +
+        std::to_string(partitions) + " partition(s), but --topology " + options.topology + " has " +
+        std::to_string(timing.chips()) + " chips; give a topology of " + std::to_string(replicas * partitions) +
+        " chips");
+  }
+  timing.assignment = {replicas, partitions};
   return timing;
 }
 
@@ -97,9 +129,8 @@ Result<RunReport> RunDirect(const RunOptions& options, const hlo::Module& module
 // Runs (or, under --timing-only, only times) a loaded executable on `chip`.
 // `args` is empty under --timing-only.
 Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& program,
-                     const runtime::ChipSpec& chip, std::span<const hlo::Literal> args,
-                     RunReport& report) {
-  KILN_ASSIGN_OR_RETURN(runtime::timing::TimingOptions timing, MakeTimingOptions(options));
+                     const runtime::ChipSpec& chip, const runtime::timing::TimingOptions& timing,
+                     std::span<const hlo::Literal> args, RunReport& report) {
   report.ran_executable = true;
   report.executable_key = program.program().key;
   report.plan = program.program().plan;
@@ -144,6 +175,7 @@ Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const u
                                    std::string(chip->name) + ": run it without --chip, or compile the module for " +
                                    std::string(chip->name));
   }
+  KILN_ASSIGN_OR_RETURN(runtime::timing::TimingOptions timing, MakeTimingOptions(options, *chip));
   RunReport report;
   report.module_name = std::filesystem::path(options.module_path).filename().string();
   std::vector<hlo::Literal> args;
@@ -153,7 +185,7 @@ Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const u
     if (!shapes) return shapes.error().WithContext(options.module_path);
     KILN_ASSIGN_OR_RETURN(args, LoadArguments(*shapes, options));
   }
-  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, args, report));
+  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, timing, args, report));
   return report;
 }
 
@@ -168,7 +200,7 @@ Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) 
   compile.scoped_vmem_bytes = options.scoped_vmem_bytes;
   KILN_ASSIGN_OR_RETURN(const runtime::ChipSpec* chip, LookUpChip(compile.chip));
   // Fail on bad timing flags before compiling.
-  KILN_RETURN_IF_ERROR(MakeTimingOptions(options));
+  KILN_ASSIGN_OR_RETURN(runtime::timing::TimingOptions timing, MakeTimingOptions(options, *chip, &module));
 
   RunReport report;
   report.module_name = module.name();
@@ -192,7 +224,7 @@ Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) 
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckProgramMemory((*loaded)->program(), options));
   }
-  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, args, report));
+  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, timing, args, report));
   return report;
 }
 

@@ -21,6 +21,24 @@ std::string RereadText(const KernelProfile& k) {
   return out;
 }
 
+// A collective kernel's ICI part: one entry per collective it performs.
+nlohmann::json CollectivesJson(const KernelProfile& k) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const CollectiveTime& c : k.collectives) {
+    out.push_back({{"kind", c.kind},
+                   {"participants", c.participants},
+                   {"groups", c.groups},
+                   {"payload_bytes", c.payload_bytes},
+                   {"ici_bytes", c.ici_bytes},
+                   {"link_bytes", c.link_bytes},
+                   {"us", c.seconds * kMicros},
+                   {"transfer_us", c.transfer_seconds * kMicros},
+                   {"latency_us", c.latency_seconds * kMicros},
+                   {"route", c.route}});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string Scaled(double value, const char* unit) {
@@ -40,19 +58,25 @@ nlohmann::json ProfileToJson(const DeviceProfile& profile) {
   for (const KernelProfile& k : profile.kernels) {
     nlohmann::json rereads = nlohmann::json::array();
     for (const KernelProfile::Reread& r : k.rereads) rereads.push_back({{"input", r.input}, {"times", r.times}});
-    kernels.push_back({{"name", k.name},
-                       {"kind", k.kind},
-                       {"us", k.seconds * kMicros},
-                       {"bound", BoundName(k.bound)},
-                       {"flops", k.flops},
-                       {"bytes", k.bytes},
-                       {"ideal_bytes", k.ideal_bytes},
-                       {"rereads", std::move(rereads)},
-                       {"mxu_utilization", k.mxu_utilization},
-                       {"grid_steps", k.grid_steps},
-                       {"tiling", k.tiling}});
+    nlohmann::json entry = {{"name", k.name},
+                            {"kind", k.kind},
+                            {"us", k.seconds * kMicros},
+                            {"bound", BoundName(k.bound)},
+                            {"flops", k.flops},
+                            {"bytes", k.bytes},
+                            {"ideal_bytes", k.ideal_bytes},
+                            {"rereads", std::move(rereads)},
+                            {"mxu_utilization", k.mxu_utilization},
+                            {"grid_steps", k.grid_steps},
+                            {"tiling", k.tiling}};
+    if (!k.collectives.empty()) {
+      entry["ici_us"] = k.ici_seconds * kMicros;
+      entry["collectives"] = CollectivesJson(k);
+    }
+    kernels.push_back(std::move(entry));
   }
   return {{"chip", profile.chip},
+          {"topology", profile.topology},
           {"chips", profile.chips},
           {"device_us", profile.seconds * kMicros},
           {"flops", profile.flops},
@@ -77,8 +101,11 @@ std::string FormatProfile(const DeviceProfile& profile) {
                   rereads.c_str());
     out += line;
   }
+  const std::string where =
+      profile.chips > 1 ? profile.chip + " " + profile.topology + " (each of " + std::to_string(profile.chips) + " chips)"
+                        : profile.chip;
   std::snprintf(line, sizeof(line), "device time on %s: %.3f us (%zu kernels, %s, %s moved, %s ideal, HFU %.1f%%)\n",
-                profile.chip.c_str(), profile.seconds * kMicros, profile.kernels.size(),
+                where.c_str(), profile.seconds * kMicros, profile.kernels.size(),
                 Scaled(profile.flops, "FLOP").c_str(), Scaled(profile.bytes, "B").c_str(),
                 Scaled(profile.ideal_bytes, "B").c_str(), profile.hfu * 100);
   out += line;
@@ -97,6 +124,14 @@ nlohmann::json ChromeTraceJson(const DeviceProfile& profile, int chip_index) {
                     {"tid", 0},
                     {"args", {{"name", "TensorCore"}}}});
   for (const KernelProfile& k : profile.kernels) {
+    nlohmann::json args = {{"bound", BoundName(k.bound)},
+                           {"flops", k.flops},
+                           {"bytes", k.bytes},
+                           {"ideal_bytes", k.ideal_bytes},
+                           {"mxu_utilization", k.mxu_utilization},
+                           {"grid_steps", k.grid_steps},
+                           {"tiling", k.tiling}};
+    if (!k.collectives.empty()) args["collectives"] = CollectivesJson(k);
     events.push_back({{"name", k.name},
                       {"cat", k.kind.empty() ? "kernel" : k.kind},
                       {"ph", "X"},
@@ -104,14 +139,7 @@ nlohmann::json ChromeTraceJson(const DeviceProfile& profile, int chip_index) {
                       {"dur", k.seconds * kMicros},
                       {"pid", chip_index},
                       {"tid", 0},
-                      {"args",
-                       {{"bound", BoundName(k.bound)},
-                        {"flops", k.flops},
-                        {"bytes", k.bytes},
-                        {"ideal_bytes", k.ideal_bytes},
-                        {"mxu_utilization", k.mxu_utilization},
-                        {"grid_steps", k.grid_steps},
-                        {"tiling", k.tiling}}}});
+                      {"args", std::move(args)}});
   }
   return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}};
 }

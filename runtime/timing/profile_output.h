@@ -14,10 +14,13 @@
 
 namespace kiln::runtime::timing {
 
-// {"chip", "chips", "device_us", "flops", "bytes", "ideal_bytes", "hfu",
-//  "kernels": [{"name", "kind", "us", "bound", "flops", "bytes",
-//  "ideal_bytes", "rereads": [{"input", "times"}], "mxu_utilization",
-//  "grid_steps", "tiling"}]}.
+// {"chip", "topology", "chips", "device_us", "flops", "bytes",
+//  "ideal_bytes", "hfu", "kernels": [{"name", "kind", "us", "bound",
+//  "flops", "bytes", "ideal_bytes", "rereads": [{"input", "times"}],
+//  "mxu_utilization", "grid_steps", "tiling"}]}. A collective kernel timed
+// over a slice's ICI adds "ici_us" and "collectives": [{"kind",
+// "participants", "groups", "payload_bytes", "ici_bytes", "link_bytes",
+// "us", "transfer_us", "latency_us", "route"}].
 nlohmann::json ProfileToJson(const DeviceProfile& profile);
 
 // `value` with an SI prefix and `unit`: "3.5 GB", "141 TFLOP".

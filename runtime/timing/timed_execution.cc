@@ -55,7 +55,7 @@ Result<TimedExecution> ExecuteTimed(const LoadedProgram& program, const ProgramT
     }
     profiles.push_back(std::move(*profile));
   }
-  run.profile = AssembleProfile(timer.chip().name, std::move(profiles));
+  run.profile = AssembleSliceProfile(timer.chip(), std::move(profiles), timer.options());
   return run;
 }
 
