@@ -65,7 +65,7 @@ Status CheckIds(const hlo::Instruction& instr, const std::vector<int64_t>& ids, 
   for (int64_t id : ids) {
     if (id < 0 || id >= limit) {
       return Fail(instr, std::string("names ") + what + " " + std::to_string(id) + ", but the slice runs " +
-                             std::to_string(limit) + " " + what + "s");
+                             std::to_string(limit) + " " + what + (limit == 1 ? "" : "s"));
     }
   }
   return Ok();

@@ -118,6 +118,9 @@ TEST(CollectiveGroupsTest, BadGroupsNameTheInstruction) {
   Collective fits("f32[8]", "f32[8] all-reduce(p), replica_groups={}, to_apply=sum");
   EXPECT_NE(ErrorOf(fits, "2x4", "v5e", {3, 2}).find("3 replicas x 2 partitions do not fill the slice's 8 chips"),
             std::string::npos);
+  Collective one("f32[8]", "f32[8] all-reduce(p), replica_groups={{0,1}}, to_apply=sum");
+  EXPECT_NE(ErrorOf(one, "2x4", "v5e", {1, 8}).find("names replica 1, but the slice runs 1 replica"),
+            std::string::npos);
   Collective pair("f32[8]", "f32[8] collective-permute(p), source_target_pairs={{0,8}}");
   EXPECT_NE(ErrorOf(pair, "2x4", "v5e").find("names replica 8"), std::string::npos);
 }
