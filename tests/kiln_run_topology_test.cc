@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <cmath>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/kiln_run_fixture.h"
 
@@ -23,6 +26,8 @@ ENTRY main {
   ROOT g = bf16[2048,8192] all-gather(p), channel_id=1, replica_groups=[8,4]<=[32], dimensions={0}, use_global_device_ids=true
 }
 )";
+
+std::string CorpusPath(const std::string& relative) { return std::string(KILN_CORPUS_DIR) + "/hlo/" + relative; }
 
 nlohmann::json Json(const RunResult& r) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -66,6 +71,42 @@ TEST_F(KilnRunTest, TopologyIsCheckedAgainstTheChipAndTheModule) {
               "the module runs 1 replica(s) x 32 partition(s), but --topology 2x4 has 8 chips");
   RunResult direct = Run(module + " --direct --topology 4x8");
   EXPECT_NE(direct.exit_code, 0);
+}
+
+// A module traced with global shapes and shardings (one of XLA's e2e
+// tests): --topology partitions it, runs the per-chip program on every chip
+// with values crossing between them, and prints the global result, which
+// equals evaluating the module whole.
+TEST_F(KilnRunTest, TopologyPartitionsAShardedModuleAndGivesTheWholeModulesValues) {
+  const std::string module = CorpusPath("xla-tests/collective_ops_e2e_test__DotContractingNonContractingAndContractingNonContracting.hlo");
+  RunResult sliced = Run(module + " --topology 2x2 --random-inputs 7 --print-literals");
+  RunResult whole = Run(module + " --direct --random-inputs 7 --print-literals");
+  ASSERT_EQ(sliced.exit_code, 0) << sliced.err;
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_NE(sliced.out.find("v5e 2x2 (each of 4 chips)"), std::string::npos) << sliced.out;
+  // The literal lines agree to the corpus tolerance: compare number by number.
+  auto numbers = [](const std::string& text) {
+    std::vector<double> out;
+    const size_t start = text.find("f32[16,4] {");
+    const size_t end = text.find('\n', start);
+    std::string literal = text.substr(start + 10, end - start - 10);
+    for (char& c : literal) c = (c == '{' || c == '}' || c == ',') ? ' ' : c;
+    std::istringstream in(literal);
+    double v;
+    while (in >> v) out.push_back(v);
+    return out;
+  };
+  std::vector<double> a = numbers(sliced.out), b = numbers(whole.out);
+  ASSERT_EQ(a.size(), 64u) << sliced.out;
+  ASSERT_EQ(b.size(), 64u) << whole.out;
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4 * (1 + std::abs(b[i]))) << i;
+}
+
+TEST_F(KilnRunTest, TopologyRefusesAShardedModuleForAnotherDeviceCount) {
+  const std::string module = CorpusPath("xla-tests/collective_ops_e2e_test__DotContractingAndContracting.hlo");
+  RunResult r = Run(module + " --topology 2x2 --random-inputs 1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("2 partition(s), but --topology 2x2 has 4 chips"), std::string::npos) << r.err;
 }
 
 }  // namespace

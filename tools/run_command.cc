@@ -1,12 +1,16 @@
 #include "tools/run_command.h"
 
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <filesystem>
 #include <span>
 #include <string_view>
 
 #include "compiler/driver/compile_module.h"
 #include "compiler/hlo/attribute.h"
+#include "compiler/spmd/shard_literals.h"
+#include "compiler/spmd/spmd_partitioner.h"
 #include "runtime/chip/chip_spec.h"
 #include "runtime/chip/topology.h"
 #include "runtime/eval/evaluator.h"
@@ -15,6 +19,7 @@
 #include "runtime/format/parameter_shapes.h"
 #include "runtime/timing/profile_output.h"
 #include "runtime/timing/timed_execution.h"
+#include "runtime/timing/timed_slice_execution.h"
 #include "runtime/timing/timing_simulator.h"
 #include "tools/load_module.h"
 #include "tools/run_inputs.h"
@@ -126,11 +131,48 @@ Result<RunReport> RunDirect(const RunOptions& options, const hlo::Module& module
   return report;
 }
 
+// How a run on a slice feeds its chips and reads their results: chip d's
+// arguments, and how the chips' results make the program's result (by the
+// root's sharding for a partitioned module; else chip 0's).
+struct SliceRun {
+  std::vector<std::vector<hlo::Literal>> args;
+  std::function<Result<hlo::Literal>(std::span<const hlo::Literal>)> assemble;
+};
+
+// The SliceRun of `module` (as written, before its compile) on `chips`
+// chips: a module with global shapes and shardings gets each chip its
+// shard of `args`; a per-device program gets `args` on every chip.
+Result<SliceRun> PlanSliceRun(const hlo::Module& module, std::span<const hlo::Literal> args, int64_t chips) {
+  SliceRun run;
+  if (!spmd::NeedsPartitioning(module)) {
+    run.args.assign(chips, std::vector<hlo::Literal>(args.begin(), args.end()));
+    run.assemble = [](std::span<const hlo::Literal> results) -> Result<hlo::Literal> { return results[0]; };
+    return run;
+  }
+  KILN_ASSIGN_OR_RETURN(run.args, spmd::SplitArguments(module, args, chips));
+  KILN_ASSIGN_OR_RETURN(spmd::HloSharding root, spmd::EntryRootSharding(module, chips));
+  hlo::Shape shape = module.entry()->root()->shape();
+  run.assemble = [root = std::move(root), shape = std::move(shape)](std::span<const hlo::Literal> results) {
+    return spmd::AssembleLiteral(results, shape, root);
+  };
+  return run;
+}
+
+// The replicas x partitions a slice run uses: the module header's, else
+// one partition per chip.
+runtime::SliceShape SliceShapeOf(const runtime::timing::TimingOptions& timing) {
+  if (timing.assignment.replica_count > 0 && timing.assignment.num_partitions > 0) {
+    return {timing.assignment.replica_count, timing.assignment.num_partitions};
+  }
+  return {1, timing.chips()};
+}
+
 // Runs (or, under --timing-only, only times) a loaded executable on `chip`.
-// `args` is empty under --timing-only.
+// `args` is empty under --timing-only. A program for a slice runs on every
+// chip of it, fed by `slice_run`.
 Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& program,
                      const runtime::ChipSpec& chip, const runtime::timing::TimingOptions& timing,
-                     std::span<const hlo::Literal> args, RunReport& report) {
+                     std::span<const hlo::Literal> args, const SliceRun* slice_run, RunReport& report) {
   report.ran_executable = true;
   report.executable_key = program.program().key;
   report.plan = program.program().plan;
@@ -144,15 +186,32 @@ Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& pr
     runtime::EvalOptions eval_options;
     eval_options.step_budget = options.step_budget;
     auto start = Clock::now();
-    auto run = runtime::timing::ExecuteTimed(program, *timer, args, eval_options);
-    if (!run) return run.error().WithContext(options.module_path);
-    report.eval_ms = MillisecondsSince(start);
-    report.outputs = runtime::io::OutputTensors(run->result);
-    report.computed_values = true;
-    if (run->profile) {
-      report.profile = std::move(*run->profile);
+    Result<runtime::timing::DeviceProfile> profile = runtime::timing::DeviceProfile();
+    if (!program.program().topology.empty()) {
+      SliceRun fallback;
+      if (slice_run == nullptr) {  // an executable file: the same arguments on every chip
+        fallback.args.assign(timing.chips(), std::vector<hlo::Literal>(args.begin(), args.end()));
+        fallback.assemble = [](std::span<const hlo::Literal> results) -> Result<hlo::Literal> { return results[0]; };
+        slice_run = &fallback;
+      }
+      auto run = runtime::timing::ExecuteTimedOnSlice(program, *timer, SliceShapeOf(timing), slice_run->args,
+                                                      eval_options);
+      if (!run) return run.error().WithContext(options.module_path);
+      KILN_ASSIGN_OR_RETURN(hlo::Literal result, slice_run->assemble(run->results));
+      report.outputs = runtime::io::OutputTensors(result);
+      profile = std::move(run->profile);
     } else {
-      report.timing_error = run->profile.error().ToString();
+      auto run = runtime::timing::ExecuteTimed(program, *timer, args, eval_options);
+      if (!run) return run.error().WithContext(options.module_path);
+      report.outputs = runtime::io::OutputTensors(run->result);
+      profile = std::move(run->profile);
+    }
+    report.eval_ms = MillisecondsSince(start);
+    report.computed_values = true;
+    if (profile) {
+      report.profile = std::move(*profile);
+    } else {
+      report.timing_error = profile.error().ToString();
     }
   }
   if (!options.trace_path.empty() && report.profile) {
@@ -185,7 +244,7 @@ Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const u
     if (!shapes) return shapes.error().WithContext(options.module_path);
     KILN_ASSIGN_OR_RETURN(args, LoadArguments(*shapes, options));
   }
-  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, timing, args, report));
+  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, timing, args, nullptr, report));
   return report;
 }
 
@@ -201,13 +260,19 @@ Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) 
   KILN_ASSIGN_OR_RETURN(const runtime::ChipSpec* chip, LookUpChip(compile.chip));
   // Fail on bad timing flags before compiling.
   KILN_ASSIGN_OR_RETURN(runtime::timing::TimingOptions timing, MakeTimingOptions(options, *chip, &module));
+  if (timing.topology) compile.topology = timing.topology->ToString();
 
   RunReport report;
   report.module_name = module.name();
   std::vector<hlo::Literal> args;
+  std::optional<SliceRun> slice_run;
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckModuleMemory(module, options));
     KILN_ASSIGN_OR_RETURN(args, LoadArguments(ModuleParameterShapes(module), options));
+    // Read before the compile: its passes may change the module.
+    if (timing.topology) {
+      KILN_ASSIGN_OR_RETURN(slice_run, PlanSliceRun(module, args, timing.chips()));
+    }
   }
   auto compiled = driver::CompileModule(module, compile);
   if (!compiled) {
@@ -224,7 +289,7 @@ Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) 
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckProgramMemory((*loaded)->program(), options));
   }
-  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, timing, args, report));
+  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, timing, args, slice_run ? &*slice_run : nullptr, report));
   return report;
 }
 

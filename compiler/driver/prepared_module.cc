@@ -2,7 +2,9 @@
 
 #include "compiler/driver/stopwatch.h"
 #include "compiler/passes/pass_pipeline.h"
+#include "compiler/spmd/spmd_partitioner.h"
 #include "runtime/chip/chip_spec.h"
+#include "runtime/chip/topology.h"
 
 namespace kiln::driver {
 namespace {
@@ -20,18 +22,47 @@ Status CheckOptions(const hlo::Module& module, const CompileOptions& options) {
   return Ok();
 }
 
+// The chips `options.topology` names (1 without one).
+Result<int64_t> SliceChips(const CompileOptions& options) {
+  if (options.topology.empty()) return 1;
+  KILN_ASSIGN_OR_RETURN(runtime::Topology topology,
+                        runtime::ParseTopology(options.topology, *runtime::FindChip(options.chip)));
+  return topology.chips();
+}
+
+// For a compile for a slice: the module's per-device program (null when the
+// module already is one, or runs replicated), or why it cannot run there.
+Result<std::shared_ptr<hlo::Module>> PartitionForSlice(const hlo::Module& module, const CompileOptions& options) {
+  KILN_ASSIGN_OR_RETURN(int64_t chips, SliceChips(options));
+  if (options.topology.empty()) return nullptr;
+  if (spmd::NeedsPartitioning(module)) {
+    Result<std::unique_ptr<hlo::Module>> partitioned = spmd::PartitionModule(module, chips);
+    if (!partitioned) return std::unexpected(partitioned.error().WithContext("partitioning for the " + options.topology + " slice"));
+    return std::shared_ptr<hlo::Module>(std::move(*partitioned));
+  }
+  const int64_t devices = spmd::ModuleDeviceCount(module);
+  if (devices != 1 && devices != chips) {
+    return InvalidArgumentError("module " + module.name() + " is a program for " + std::to_string(devices) +
+                                " devices (its header, shardings or replica groups say so), but the " +
+                                options.topology + " slice has " + std::to_string(chips) + " chips");
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 Result<PreparedModule> PreparePasses(hlo::Module& module, const CompileOptions& options) {
   KILN_RETURN_IF_ERROR(CheckOptions(module, options));
   Stopwatch watch;
   PreparedModule out;
-  out.module = &module;
+  KILN_ASSIGN_OR_RETURN(out.partitioned, PartitionForSlice(module, options));
+  hlo::Module& program = out.partitioned ? *out.partitioned : module;
+  out.module = &program;
   if (options.run_passes) {
     passes::PipelineOptions pipeline_options;
     pipeline_options.verify = options.verify_passes;
     passes::PassPipeline pipeline = passes::MakeDefaultPipeline(pipeline_options, InlinesFusions(options));
-    KILN_RETURN_IF_ERROR(pipeline.Run(module));
+    KILN_RETURN_IF_ERROR(pipeline.Run(program));
     out.changed_passes = pipeline.changed_passes();
     out.passes_ran = true;
     out.fusions_inlined = InlinesFusions(options);

@@ -12,6 +12,7 @@
 // already have passed the verifier.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,7 +25,11 @@
 namespace kiln::driver {
 
 struct PreparedModule {
-  const hlo::Module* module = nullptr;  // borrowed; after the passes
+  // After the passes: the caller's module (borrowed), or for a compile for
+  // a slice of a module with global shapes, its per-device program, owned
+  // by `partitioned`.
+  const hlo::Module* module = nullptr;
+  std::shared_ptr<hlo::Module> partitioned;
   // The module as written, before the passes; LowerWithPlan rekeys it with
   // each lowering's options. Empty after PreparePasses.
   std::optional<hlo::Fingerprint> source_fingerprint;
@@ -38,8 +43,12 @@ struct PreparedModule {
 };
 
 // Fingerprints `module`, then runs the passes `options` ask for (run_passes,
-// verify_passes; options.plan says whether fusions are inlined). Fails on
-// an unknown chip or a negative scoped VMEM before doing any work.
+// verify_passes; options.plan says whether fusions are inlined). With a
+// topology, a module with global shapes and sharding annotations is first
+// partitioned into its per-device program (compiler/spmd); a module that is
+// already a per-device program must be one for that many chips. Fails on
+// an unknown chip, a bad topology or a negative scoped VMEM before doing
+// any work.
 Result<PreparedModule> PrepareModule(hlo::Module& module, const CompileOptions& options);
 
 // The pass pipeline alone, without the fingerprint: for planning without
