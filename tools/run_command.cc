@@ -9,8 +9,6 @@
 
 #include "compiler/driver/compile_module.h"
 #include "compiler/hlo/attribute.h"
-#include "compiler/spmd/shard_literals.h"
-#include "compiler/spmd/spmd_partitioner.h"
 #include "runtime/chip/chip_spec.h"
 #include "runtime/chip/topology.h"
 #include "runtime/eval/evaluator.h"
@@ -19,6 +17,7 @@
 #include "runtime/format/parameter_shapes.h"
 #include "runtime/timing/profile_output.h"
 #include "runtime/timing/timed_execution.h"
+#include "runtime/spmd/global_arguments.h"
 #include "runtime/timing/timed_slice_execution.h"
 #include "runtime/timing/timing_simulator.h"
 #include "tools/load_module.h"
@@ -131,33 +130,6 @@ Result<RunReport> RunDirect(const RunOptions& options, const hlo::Module& module
   return report;
 }
 
-// How a run on a slice feeds its chips and reads their results: chip d's
-// arguments, and how the chips' results make the program's result (by the
-// root's sharding for a partitioned module; else chip 0's).
-struct SliceRun {
-  std::vector<std::vector<hlo::Literal>> args;
-  std::function<Result<hlo::Literal>(std::span<const hlo::Literal>)> assemble;
-};
-
-// The SliceRun of `module` (as written, before its compile) on `chips`
-// chips: a module with global shapes and shardings gets each chip its
-// shard of `args`; a per-device program gets `args` on every chip.
-Result<SliceRun> PlanSliceRun(const hlo::Module& module, std::span<const hlo::Literal> args, int64_t chips) {
-  SliceRun run;
-  if (!spmd::NeedsPartitioning(module)) {
-    run.args.assign(chips, std::vector<hlo::Literal>(args.begin(), args.end()));
-    run.assemble = [](std::span<const hlo::Literal> results) -> Result<hlo::Literal> { return results[0]; };
-    return run;
-  }
-  KILN_ASSIGN_OR_RETURN(run.args, spmd::SplitArguments(module, args, chips));
-  KILN_ASSIGN_OR_RETURN(spmd::HloSharding root, spmd::EntryRootSharding(module, chips));
-  hlo::Shape shape = module.entry()->root()->shape();
-  run.assemble = [root = std::move(root), shape = std::move(shape)](std::span<const hlo::Literal> results) {
-    return spmd::AssembleLiteral(results, shape, root);
-  };
-  return run;
-}
-
 // The replicas x partitions a slice run uses: the module header's, else
 // one partition per chip.
 runtime::SliceShape SliceShapeOf(const runtime::timing::TimingOptions& timing) {
@@ -169,10 +141,12 @@ runtime::SliceShape SliceShapeOf(const runtime::timing::TimingOptions& timing) {
 
 // Runs (or, under --timing-only, only times) a loaded executable on `chip`.
 // `args` is empty under --timing-only. A program for a slice runs on every
-// chip of it, fed by `slice_run`.
+// chip of it: global arguments split by its parameter shardings and the
+// global result assembled (a partitioned module), or the same arguments on
+// every chip and chip 0's result (runtime/spmd/global_arguments.h).
 Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& program,
                      const runtime::ChipSpec& chip, const runtime::timing::TimingOptions& timing,
-                     std::span<const hlo::Literal> args, const SliceRun* slice_run, RunReport& report) {
+                     std::span<const hlo::Literal> args, RunReport& report) {
   report.ran_executable = true;
   report.executable_key = program.program().key;
   report.plan = program.program().plan;
@@ -188,16 +162,11 @@ Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& pr
     auto start = Clock::now();
     Result<runtime::timing::DeviceProfile> profile = runtime::timing::DeviceProfile();
     if (!program.program().topology.empty()) {
-      SliceRun fallback;
-      if (slice_run == nullptr) {  // an executable file: the same arguments on every chip
-        fallback.args.assign(timing.chips(), std::vector<hlo::Literal>(args.begin(), args.end()));
-        fallback.assemble = [](std::span<const hlo::Literal> results) -> Result<hlo::Literal> { return results[0]; };
-        slice_run = &fallback;
-      }
-      auto run = runtime::timing::ExecuteTimedOnSlice(program, *timer, SliceShapeOf(timing), slice_run->args,
-                                                      eval_options);
+      const runtime::SliceShape slice = SliceShapeOf(timing);
+      KILN_ASSIGN_OR_RETURN(auto chip_args, runtime::ChipArguments(program.program(), args, slice.devices()));
+      auto run = runtime::timing::ExecuteTimedOnSlice(program, *timer, slice, chip_args, eval_options);
       if (!run) return run.error().WithContext(options.module_path);
-      KILN_ASSIGN_OR_RETURN(hlo::Literal result, slice_run->assemble(run->results));
+      KILN_ASSIGN_OR_RETURN(hlo::Literal result, runtime::ProgramResult(program.program(), std::move(run->results)));
       report.outputs = runtime::io::OutputTensors(result);
       profile = std::move(run->profile);
     } else {
@@ -240,11 +209,13 @@ Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const u
   std::vector<hlo::Literal> args;
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckProgramMemory(program, options));
-    auto shapes = runtime::ProgramParameterShapes(program);
+    auto own = runtime::ProgramParameterShapes(program);
+    if (!own) return own.error().WithContext(options.module_path);
+    auto shapes = runtime::CallerParameterShapes(program, std::move(*own));
     if (!shapes) return shapes.error().WithContext(options.module_path);
     KILN_ASSIGN_OR_RETURN(args, LoadArguments(*shapes, options));
   }
-  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, timing, args, nullptr, report));
+  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, timing, args, report));
   return report;
 }
 
@@ -265,14 +236,9 @@ Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) 
   RunReport report;
   report.module_name = module.name();
   std::vector<hlo::Literal> args;
-  std::optional<SliceRun> slice_run;
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckModuleMemory(module, options));
     KILN_ASSIGN_OR_RETURN(args, LoadArguments(ModuleParameterShapes(module), options));
-    // Read before the compile: its passes may change the module.
-    if (timing.topology) {
-      KILN_ASSIGN_OR_RETURN(slice_run, PlanSliceRun(module, args, timing.chips()));
-    }
   }
   auto compiled = driver::CompileModule(module, compile);
   if (!compiled) {
@@ -289,7 +255,7 @@ Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) 
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckProgramMemory((*loaded)->program(), options));
   }
-  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, timing, args, slice_run ? &*slice_run : nullptr, report));
+  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, timing, args, report));
   return report;
 }
 

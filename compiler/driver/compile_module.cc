@@ -69,8 +69,13 @@ Result<CompileOutput> LowerPlanned(const PreparedModule& prepared, const Compile
   if (!normalized.topology.empty()) {
     out.program.topology = normalized.topology;
     KILN_ASSIGN_OR_RETURN(out.program.replica_count, ReplicaCount(module));
-    KILN_ASSIGN_OR_RETURN(int64_t chips, runtime::ProgramChipCount(out.program));
-    (void)chips;  // checked: the replicas divide the slice
+    if (prepared.global_signature) {
+      out.program.global_parameter_shapes = prepared.global_signature->parameter_shapes;
+      out.program.parameter_shardings = prepared.global_signature->parameter_shardings;
+      out.program.global_result_shape = prepared.global_signature->result_shape;
+      out.program.result_sharding = prepared.global_signature->result_sharding;
+    }
+    KILN_RETURN_IF_ERROR(runtime::VerifyProgram(out.program));
   }
 
   for (const fusion::Kernel& k : compiled.plan.kernels) {

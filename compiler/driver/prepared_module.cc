@@ -2,6 +2,7 @@
 
 #include "compiler/driver/stopwatch.h"
 #include "compiler/passes/pass_pipeline.h"
+#include "compiler/spmd/shard_literals.h"
 #include "compiler/spmd/spmd_partitioner.h"
 #include "runtime/chip/chip_spec.h"
 #include "runtime/chip/topology.h"
@@ -30,6 +31,21 @@ Result<int64_t> SliceChips(const CompileOptions& options) {
   return topology.chips();
 }
 
+// The entry signature of a module partitioned over `chips` devices.
+Result<PreparedModule::GlobalSignature> GlobalSignatureOf(const hlo::Module& module, int64_t chips) {
+  PreparedModule::GlobalSignature signature;
+  KILN_ASSIGN_OR_RETURN(std::vector<spmd::HloSharding> parameters, spmd::EntryParameterShardings(module, chips));
+  const auto& params = module.entry()->parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
+    signature.parameter_shapes.push_back(params[i]->shape().ToString());
+    signature.parameter_shardings.push_back(parameters[i].ToString());
+  }
+  KILN_ASSIGN_OR_RETURN(spmd::HloSharding root, spmd::EntryRootSharding(module, chips));
+  signature.result_shape = module.entry()->root()->shape().ToString();
+  signature.result_sharding = root.ToString();
+  return signature;
+}
+
 // For a compile for a slice: the module's per-device program (null when the
 // module already is one, or runs replicated), or why it cannot run there.
 Result<std::shared_ptr<hlo::Module>> PartitionForSlice(const hlo::Module& module, const CompileOptions& options) {
@@ -56,6 +72,10 @@ Result<PreparedModule> PreparePasses(hlo::Module& module, const CompileOptions& 
   Stopwatch watch;
   PreparedModule out;
   KILN_ASSIGN_OR_RETURN(out.partitioned, PartitionForSlice(module, options));
+  if (out.partitioned) {
+    KILN_ASSIGN_OR_RETURN(int64_t chips, SliceChips(options));
+    KILN_ASSIGN_OR_RETURN(out.global_signature, GlobalSignatureOf(module, chips));
+  }
   hlo::Module& program = out.partitioned ? *out.partitioned : module;
   out.module = &program;
   if (options.run_passes) {

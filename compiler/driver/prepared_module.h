@@ -30,6 +30,16 @@ struct PreparedModule {
   // by `partitioned`.
   const hlo::Module* module = nullptr;
   std::shared_ptr<hlo::Module> partitioned;
+  // With `partitioned`: the source entry's parameter shapes and shardings
+  // and its result's (HLO text), which the executable carries so a run can
+  // take global arguments and give the global result.
+  struct GlobalSignature {
+    std::vector<std::string> parameter_shapes;
+    std::vector<std::string> parameter_shardings;
+    std::string result_shape;
+    std::string result_sharding;
+  };
+  std::optional<GlobalSignature> global_signature;
   // The module as written, before the passes; LowerWithPlan rekeys it with
   // each lowering's options. Empty after PreparePasses.
   std::optional<hlo::Fingerprint> source_fingerprint;

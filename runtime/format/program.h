@@ -81,6 +81,14 @@ struct Program {
   // partitions each.
   std::string topology;
   uint32_t replica_count = 1;
+  // For a program partitioned from a module with global shapes and
+  // shardings: each entry parameter's global shape and sharding (HLO text)
+  // and the result's. A run splits global arguments and assembles the
+  // global result by them. Empty otherwise: arguments are each chip's own.
+  std::vector<std::string> global_parameter_shapes;
+  std::vector<std::string> parameter_shardings;
+  std::string global_result_shape;
+  std::string result_sharding;
   bool operator==(const Program&) const = default;
 };
 

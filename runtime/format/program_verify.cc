@@ -47,6 +47,14 @@ Result<int64_t> ProgramChipCount(const Program& p) {
 
 Status VerifyProgram(const Program& p) {
   KILN_RETURN_IF_ERROR(ProgramChipCount(p));
+  const bool global = !p.global_parameter_shapes.empty() || !p.parameter_shardings.empty() ||
+                      !p.global_result_shape.empty() || !p.result_sharding.empty();
+  if (global && (p.topology.empty() || p.global_parameter_shapes.size() != p.parameter_shardings.size() ||
+                 p.global_result_shape.empty() || p.result_sharding.empty())) {
+    return DataLossError("the global signature of a partitioned program is incomplete (" +
+                         std::to_string(p.global_parameter_shapes.size()) + " shapes, " +
+                         std::to_string(p.parameter_shardings.size()) + " shardings, topology '" + p.topology + "')");
+  }
   const size_t n = p.buffers.size();
   std::vector<bool> written(n, false);
   for (size_t i = 0; i < n; ++i) {
