@@ -204,7 +204,8 @@ void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hl
     lease.reset();  // published (or failed): others may look now
     if (flight->compiled && !flight->not_stored) RecordCompile(std::move(record), flight->compile_ms);
     const bool stored = !flight->error && flight->compiled && !flight->not_stored;
-    if (options_.tune_in_background_s > 0 && stored && options.plan == fusion::PlanKind::kHeuristic) {
+    if (options_.tune_in_background_s > 0 && stored && options.plan == fusion::PlanKind::kHeuristic &&
+        options.topology.empty()) {
       QueueBackgroundTune(id, std::move(*text), driver::NormalizedOptions(options));
     }
   };

@@ -1,6 +1,7 @@
 #include "runtime/timing/timed_execution.h"
 #include "runtime/timing/timed_slice_execution.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +74,20 @@ Result<TimedExecution> ExecuteTimed(const LoadedProgram& program, const ProgramT
   KILN_ASSIGN_OR_RETURN(run.result, ExecuteProgram(program, args, options, recorded.observers));
   run.profile = TimeRun(timer, recorded);
   return run;
+}
+
+Result<TimingOptions> ProgramSliceTiming(const Program& program, const ChipSpec& chip, TimingOptions base) {
+  if (program.topology.empty()) return base;
+  KILN_ASSIGN_OR_RETURN(Topology topology, ParseTopology(program.topology, chip));
+  base.topology = std::move(topology);
+  const SliceShape slice = ProgramSliceShape(program, base.chips());
+  base.assignment = {slice.replicas, slice.partitions};
+  return base;
+}
+
+SliceShape ProgramSliceShape(const Program& program, int64_t chips) {
+  const int64_t replicas = std::max<int64_t>(program.replica_count, 1);
+  return {replicas, chips / replicas};
 }
 
 Result<TimedSliceExecution> ExecuteTimedOnSlice(const LoadedProgram& program, const ProgramTimer& timer,

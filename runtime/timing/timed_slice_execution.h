@@ -21,6 +21,14 @@ struct TimedSliceExecution {
   Result<DeviceProfile> profile;      // an error leaves `results` valid
 };
 
+// `base` with the slice `program` was compiled for (its topology, parsed
+// for `chip`, and its replicas x partitions); `base` itself for a one-chip
+// program.
+Result<TimingOptions> ProgramSliceTiming(const Program& program, const ChipSpec& chip, TimingOptions base = {});
+
+// The replicas x partitions of a program's slice.
+SliceShape ProgramSliceShape(const Program& program, int64_t chips);
+
 // args[d] are chip d's arguments; `slice` must hold args.size() chips.
 Result<TimedSliceExecution> ExecuteTimedOnSlice(const LoadedProgram& program, const ProgramTimer& timer,
                                                 SliceShape slice, std::span<const std::vector<hlo::Literal>> args,
