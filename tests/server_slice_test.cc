@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,19 @@ TEST(ServerSliceTest, AShardedModuleCompiledForASliceRunsThereWithTheWholeModule
   auto timed = env.Call("POST", "/v1/executables/" + key + "/time");
   ASSERT_EQ(timed.status, 200) << timed.body;
   EXPECT_EQ(ServerEnv::Json(timed)["topology"], "2x2") << timed.body.substr(0, 400);
+  // The trace has a track per chip of the slice, each with every kernel.
+  auto trace = env.Call("GET", "/v1/executables/" + key + "/trace");
+  ASSERT_EQ(trace.status, 200) << trace.body.substr(0, 300);
+  std::set<int> tracks;
+  size_t kernel_events = 0;
+  const json events = json::parse(trace.body)["traceEvents"];
+  for (const json& event : events) {
+    if (event.value("ph", "") != "X") continue;
+    tracks.insert(event["pid"].get<int>());
+    ++kernel_events;
+  }
+  EXPECT_EQ(tracks, (std::set<int>{0, 1, 2, 3}));
+  EXPECT_EQ(kernel_events, 4 * ServerEnv::Json(timed)["kernels"].size());
 }
 
 TEST(ServerSliceTest, ATopologyThePoolLacksOrTheChipCannotHaveIsAClearError) {

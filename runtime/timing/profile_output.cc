@@ -1,5 +1,6 @@
 #include "runtime/timing/profile_output.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -114,32 +115,37 @@ std::string FormatProfile(const DeviceProfile& profile) {
 
 nlohmann::json ChromeTraceJson(const DeviceProfile& profile, int chip_index) {
   nlohmann::json events = nlohmann::json::array();
-  events.push_back({{"name", "process_name"},
-                    {"ph", "M"},
-                    {"pid", chip_index},
-                    {"args", {{"name", profile.chip + " chip " + std::to_string(chip_index)}}}});
-  events.push_back({{"name", "thread_name"},
-                    {"ph", "M"},
-                    {"pid", chip_index},
-                    {"tid", 0},
-                    {"args", {{"name", "TensorCore"}}}});
-  for (const KernelProfile& k : profile.kernels) {
-    nlohmann::json args = {{"bound", BoundName(k.bound)},
-                           {"flops", k.flops},
-                           {"bytes", k.bytes},
-                           {"ideal_bytes", k.ideal_bytes},
-                           {"mxu_utilization", k.mxu_utilization},
-                           {"grid_steps", k.grid_steps},
-                           {"tiling", k.tiling}};
-    if (!k.collectives.empty()) args["collectives"] = CollectivesJson(k);
-    events.push_back({{"name", k.name},
-                      {"cat", k.kind.empty() ? "kernel" : k.kind},
-                      {"ph", "X"},
-                      {"ts", k.start_seconds * kMicros},
-                      {"dur", k.seconds * kMicros},
-                      {"pid", chip_index},
-                      {"tid", 0},
-                      {"args", std::move(args)}});
+  // One track per chip of a slice (every chip runs every kernel of the
+  // per-chip program at the same time), up to kMaxTraceChips.
+  const int first = profile.chips > 1 ? 0 : chip_index;
+  const int tracks = profile.chips > 1 ? std::min(profile.chips, kMaxTraceChips) : 1;
+  for (int chip = first; chip < first + tracks; ++chip) {
+    std::string name = profile.chip + " chip " + std::to_string(chip);
+    if (profile.chips > 1) name += " of " + profile.topology;
+    if (profile.chips > tracks && chip == first + tracks - 1) {
+      name += " (the first " + std::to_string(tracks) + " of " + std::to_string(profile.chips) + " chips shown)";
+    }
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", chip}, {"args", {{"name", name}}}});
+    events.push_back(
+        {{"name", "thread_name"}, {"ph", "M"}, {"pid", chip}, {"tid", 0}, {"args", {{"name", "TensorCore"}}}});
+    for (const KernelProfile& k : profile.kernels) {
+      nlohmann::json args = {{"bound", BoundName(k.bound)},
+                             {"flops", k.flops},
+                             {"bytes", k.bytes},
+                             {"ideal_bytes", k.ideal_bytes},
+                             {"mxu_utilization", k.mxu_utilization},
+                             {"grid_steps", k.grid_steps},
+                             {"tiling", k.tiling}};
+      if (!k.collectives.empty()) args["collectives"] = CollectivesJson(k);
+      events.push_back({{"name", k.name},
+                        {"cat", k.kind.empty() ? "kernel" : k.kind},
+                        {"ph", "X"},
+                        {"ts", k.start_seconds * kMicros},
+                        {"dur", k.seconds * kMicros},
+                        {"pid", chip},
+                        {"tid", 0},
+                        {"args", std::move(args)}});
+    }
   }
   return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}};
 }
