@@ -12,24 +12,11 @@ namespace {
 using hlo::Instruction;
 using hlo::Opcode;
 
-enum class GroupMode { kCrossReplica, kCrossReplicaAndPartition, kFlattened, kCrossPartition };
-
 // all-reduce, all-gather and reduce-scatter carry use_global_device_ids
 // (false when absent); the other collectives have no such attribute.
 bool HasGlobalIdsAttribute(Opcode op) {
   return op == Opcode::kAllReduce || op == Opcode::kAllReduceStart || op == Opcode::kAllGather ||
          op == Opcode::kAllGatherStart || op == Opcode::kReduceScatter;
-}
-
-Result<GroupMode> ModeOf(const Instruction& instr) {
-  KILN_ASSIGN_OR_RETURN(std::optional<int64_t> channel, hlo::GetChannelId(instr));
-  KILN_ASSIGN_OR_RETURN(bool global_ids, hlo::GetBoolAttributeOr(instr, "use_global_device_ids", false));
-  if (!channel) {
-    if (global_ids) return std::unexpected(InstrError(instr, "use_global_device_ids=true needs a channel_id"));
-    return GroupMode::kCrossReplica;
-  }
-  if (!HasGlobalIdsAttribute(instr.opcode())) return GroupMode::kCrossPartition;
-  return global_ids ? GroupMode::kFlattened : GroupMode::kCrossReplicaAndPartition;
 }
 
 // How many ids the groups of `mode` range over.
@@ -38,7 +25,7 @@ int64_t IdCount(GroupMode mode, const SliceDevice& device) {
     case GroupMode::kCrossReplica:
     case GroupMode::kCrossReplicaAndPartition: return device.replica_count;
     case GroupMode::kCrossPartition: return device.partition_count;
-    case GroupMode::kFlattened: return device.device_count();
+    case GroupMode::kFlattenedId: return device.device_count();
   }
   return 0;
 }
@@ -49,7 +36,7 @@ int64_t OwnId(GroupMode mode, const SliceDevice& device) {
     case GroupMode::kCrossReplica:
     case GroupMode::kCrossReplicaAndPartition: return device.replica;
     case GroupMode::kCrossPartition: return device.partition;
-    case GroupMode::kFlattened: return device.id();
+    case GroupMode::kFlattenedId: return device.id();
   }
   return 0;
 }
@@ -61,8 +48,19 @@ std::string SliceText(const SliceDevice& device) {
 
 }  // namespace
 
+Result<GroupMode> CollectiveGroupMode(const Instruction& instr) {
+  KILN_ASSIGN_OR_RETURN(std::optional<int64_t> channel, hlo::GetChannelId(instr));
+  KILN_ASSIGN_OR_RETURN(bool global_ids, hlo::GetBoolAttributeOr(instr, "use_global_device_ids", false));
+  if (!channel) {
+    if (global_ids) return std::unexpected(InstrError(instr, "use_global_device_ids=true needs a channel_id"));
+    return GroupMode::kCrossReplica;
+  }
+  if (!HasGlobalIdsAttribute(instr.opcode())) return GroupMode::kCrossPartition;
+  return global_ids ? GroupMode::kFlattenedId : GroupMode::kCrossReplicaAndPartition;
+}
+
 Result<std::vector<int64_t>> CollectiveGroup(const Instruction& instr, const SliceDevice& device) {
-  KILN_ASSIGN_OR_RETURN(GroupMode mode, ModeOf(instr));
+  KILN_ASSIGN_OR_RETURN(GroupMode mode, CollectiveGroupMode(instr));
   KILN_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups, hlo::GetReplicaGroups(instr));
   const int64_t count = IdCount(mode, device);
   const int64_t own = OwnId(mode, device);
@@ -102,7 +100,7 @@ Result<std::vector<int64_t>> CollectiveGroup(const Instruction& instr, const Sli
     case GroupMode::kCrossPartition:
       for (int64_t p : *mine) out.push_back(device.replica * device.partition_count + p);
       break;
-    case GroupMode::kFlattened:
+    case GroupMode::kFlattenedId:
       out = *mine;
       break;
   }

@@ -24,6 +24,13 @@
 
 namespace kiln::runtime {
 
+// XLA's group modes (above); the timing simulator prices groups by them too.
+enum class GroupMode : uint8_t { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition, kFlattenedId };
+
+// The collective's group mode; an error for use_global_device_ids=true
+// without a channel_id.
+Result<GroupMode> CollectiveGroupMode(const hlo::Instruction& collective);
+
 // One device of a slice.
 struct SliceDevice {
   int64_t replica_count = 1;

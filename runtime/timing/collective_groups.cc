@@ -11,20 +11,6 @@ namespace {
 
 using hlo::Opcode;
 
-// Ops whose HLO carries use_global_device_ids (XLA: a bool, so always set).
-bool HasGlobalDeviceIdsField(Opcode op) {
-  switch (op) {
-    case Opcode::kAllReduce:
-    case Opcode::kAllReduceStart:
-    case Opcode::kAllGather:
-    case Opcode::kAllGatherStart:
-    case Opcode::kReduceScatter:
-      return true;
-    default:
-      return false;
-  }
-}
-
 struct Layout {
   int64_t replicas = 1;
   int64_t partitions = 1;
@@ -72,17 +58,6 @@ Status CheckIds(const hlo::Instruction& instr, const std::vector<int64_t>& ids, 
 }
 
 }  // namespace
-
-Result<GroupMode> CollectiveGroupMode(const hlo::Instruction& collective) {
-  KILN_ASSIGN_OR_RETURN(std::optional<int64_t> channel, hlo::GetChannelId(collective));
-  KILN_ASSIGN_OR_RETURN(bool global_ids, hlo::GetBoolAttributeOr(collective, "use_global_device_ids", false));
-  if (!channel) {
-    if (global_ids) return Fail(collective, "use_global_device_ids=true needs a channel_id");
-    return GroupMode::kCrossReplica;
-  }
-  if (!HasGlobalDeviceIdsField(collective.opcode())) return GroupMode::kCrossPartition;
-  return global_ids ? GroupMode::kFlattenedId : GroupMode::kCrossReplicaAndPartition;
-}
 
 Result<std::vector<std::vector<int64_t>>> ParticipantGroups(const hlo::Instruction& collective, int64_t chips,
                                                             const SliceAssignment& assignment) {

@@ -21,10 +21,9 @@
 
 #include "base/status.h"
 #include "compiler/hlo/instruction.h"
+#include "runtime/eval/collective_groups.h"  // GroupMode, CollectiveGroupMode
 
 namespace kiln::runtime::timing {
-
-enum class GroupMode : uint8_t { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition, kFlattenedId };
 
 // How the program's replicas and partitions fill the slice's chips. Both 0
 // (the default): the slice runs one program per chip, as replicas for a
@@ -33,10 +32,6 @@ struct SliceAssignment {
   int64_t replica_count = 0;
   int64_t num_partitions = 0;
 };
-
-// The collective instruction's group mode; an error for
-// use_global_device_ids=true without a channel_id.
-Result<GroupMode> CollectiveGroupMode(const hlo::Instruction& collective);
 
 // The device groups of `collective` on a slice of `chips` chips, each in the
 // order its replica group lists it. Errors: an id outside the replicas,
