@@ -10,6 +10,7 @@
 
 #include "compiler/driver/compile_module.h"
 #include "runtime/chip/chip_spec.h"
+#include "runtime/chip/topology.h"
 #include "server/http/header_map.h"
 
 namespace kiln::server {
@@ -111,6 +112,11 @@ Result<void> ApplyJsonOptions(driver::CompileOptions& options, const json& objec
       if (!value.is_string())
         return InvalidArgumentError("options: plan must be a string").WithReason("invalid_options");
       if (auto set = SetPlan(options, value.get<std::string>()); !set) return set;
+    } else if (field == "topology") {
+      if (!value.is_string()) {
+        return InvalidArgumentError("options: topology must be a string like \"2x4\"").WithReason("invalid_options");
+      }
+      options.topology = value.get<std::string>();
     } else if (field == "scoped_vmem_bytes") {
       if (!value.is_number_integer() || value.get<int64_t>() < 0) {
         return InvalidArgumentError("options: scoped_vmem_bytes must be a non-negative integer")
@@ -118,10 +124,21 @@ Result<void> ApplyJsonOptions(driver::CompileOptions& options, const json& objec
       }
       options.scoped_vmem_bytes = value.get<int64_t>();
     } else {
-      return InvalidArgumentError("options: unknown field '" + field + "'; expected one of plan, scoped_vmem_bytes")
+      return InvalidArgumentError("options: unknown field '" + field + "'; expected one of plan, scoped_vmem_bytes, topology")
           .WithReason("invalid_options");
     }
   }
+  return {};
+}
+
+Result<void> CheckTopology(driver::CompileOptions& options) {
+  if (options.topology.empty()) return {};
+  const runtime::ChipSpec* chip = runtime::FindChip(options.chip);
+  if (chip == nullptr) return {};
+  Result<runtime::Topology> topology = runtime::ParseTopology(options.topology, *chip);
+  if (!topology) return InvalidArgumentError("options: " + topology.error().message).WithReason("invalid_options");
+  // One chip is no slice: the same key as no topology.
+  options.topology = topology->chips() == 1 ? std::string() : topology->ToString();
   return {};
 }
 
@@ -150,6 +167,7 @@ Result<CompileRequest> ParseCompileRequestKey(const http::Request& request, std:
   if (auto vmem = request.Query("scoped_vmem_bytes")) {
     if (auto set = SetScopedVmemText(out.options, *vmem); !set) return std::unexpected(set.error());
   }
+  if (auto topology = request.Query("topology")) out.options.topology = std::string(*topology);
   if (auto what = request.Query("return")) {
     if (*what != "summary" && *what != "executable") {
       return InvalidArgumentError("query parameter return: expected summary or executable, got '" + std::string(*what) +
@@ -173,6 +191,7 @@ Result<CompileRequest> ParseCompileRequestKey(const http::Request& request, std:
     if (auto parsed = ParseJsonBody(request.body, out); !parsed) return std::unexpected(parsed.error());
   }
   if (auto fits = CheckScopedVmem(out.options); !fits) return std::unexpected(fits.error());
+  if (auto fits = CheckTopology(out.options); !fits) return std::unexpected(fits.error());
   out.request_hash = HashCompileRequestBody(request.body, out.options, tenant);
   return out;
 }

@@ -53,6 +53,9 @@ Result<void> SetChip(driver::CompileOptions& options, std::string_view chip);
 Result<void> ApplyJsonOptions(driver::CompileOptions& options, const nlohmann::json& object);
 // 400 invalid_options when scoped_vmem_bytes exceeds the chip's VMEM.
 Result<void> CheckScopedVmem(const driver::CompileOptions& options);
+// Checks options.topology against the chip and puts it in canonical form
+// ("2x4"; a one-chip topology becomes none).
+Result<void> CheckTopology(driver::CompileOptions& options);
 // The request hash of a text `body` compiled with `options` for `tenant`:
 // what ParseCompileRequestKey computes, for tools that store entries the
 // server's fast path should find (kiln prewarm).

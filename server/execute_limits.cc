@@ -156,6 +156,10 @@ Error RefusedRunError(const Error& error, const std::string& key, const std::str
     return UnavailableError("the server is shutting down: " + error.message).WithReason("draining").RetryAfter(1);
   }
   if (error.reason() == pool::kChipNotInPool) {
+    // A slice job's error names the topology and the --pool that has it.
+    if (error.message.find(" slice of topology ") != std::string::npos) {
+      return FailedPreconditionError(error.message).WithReason("chip_not_in_pool");
+    }
     return FailedPreconditionError("the executable targets " + kind + "; the pool has " + pool_spec)
         .WithReason("chip_not_in_pool");
   }

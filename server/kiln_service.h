@@ -178,9 +178,12 @@ class KilnService {
   // Logs a stored compile for recompile diagnostics (recompile_report.h);
   // `record` is CompileRecordOf the module as sent, before its compile.
   void RecordCompile(cache::CompileRecord record, double compile_ms);
-  // `source_text` is the module's HLO text, stored beside the entry.
+  // `source_text` is the module's HLO text, stored beside the entry. With
+  // a shared tier, `to_publish` receives the compiled entry, for the caller
+  // to publish once the trainer has its answer (PublishToShared).
   Flight CompileAndStore(hlo::Module& module, std::string_view source_text, const driver::CompileOptions& options,
-                         const cache::EntryId& id, const hlo::Hash128& request_hash);
+                         const cache::EntryId& id, const hlo::Hash128& request_hash,
+                         std::optional<cache::BundleEntry>* to_publish = nullptr);
   Result<std::optional<EntryView>> LookUp(const cache::EntryId& id);
   // shared_compile.cc: the entry fetched from the shared tier (and kept
   // locally), or the lease to compile it; neither when there is no shared
@@ -197,8 +200,11 @@ class KilnService {
   void KeepFetched(cache::BundleEntry fetched, const EntryView& view);
   // An entry KeepFetched is storing now, or nullopt.
   std::optional<EntryView> FetchedEntry(const cache::EntryId& id);
-  // Publishes a stored (or compiled) entry to the shared tier; best effort.
-  void PublishToShared(const cache::PutRequest& put, int64_t created_ms);
+  // The shared tier's copy of a stored (or compiled) entry.
+  static cache::BundleEntry SharedEntryOf(const cache::PutRequest& put, int64_t created_ms);
+  // Publishes an entry to the shared tier (a Redis round trip and a zstd
+  // pass: off the trainer's path); best effort.
+  void PublishToShared(cache::BundleEntry entry);
   // routes_explain.cc
   void Explain(Call call);
   // routes_executables.cc

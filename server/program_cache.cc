@@ -1,6 +1,8 @@
 #include "server/program_cache.h"
 
 #include "runtime/format/parameter_shapes.h"
+#include "runtime/spmd/global_arguments.h"
+#include "runtime/timing/timed_slice_execution.h"
 #include "server/executable_signature.h"
 #include "server/execute_limits.h"
 
@@ -12,9 +14,16 @@ Result<std::shared_ptr<const ReadyProgram>> LoadReadyProgram(std::span<const uin
   const runtime::Program& program = ready->program->program();
   ready->chip = runtime::FindChip(program.chip);
   if (ready->chip == nullptr) return DataLossError("executable targets unknown chip '" + program.chip + "'");
-  KILN_ASSIGN_OR_RETURN(ready->parameter_shapes, runtime::ProgramParameterShapes(program));
-  ready->run_host_bytes = ProgramRunHostBytes(*ready->program, ready->parameter_shapes);
-  KILN_ASSIGN_OR_RETURN(ready->timer, runtime::timing::ProgramTimer::Create(*ready->program, *ready->chip));
+  KILN_ASSIGN_OR_RETURN(std::vector<hlo::Shape> own, runtime::ProgramParameterShapes(program));
+  KILN_ASSIGN_OR_RETURN(runtime::timing::TimingOptions timing, runtime::timing::ProgramSliceTiming(program, *ready->chip));
+  // Every chip of a slice holds its own copy of the run's values.
+  ready->run_host_bytes = ProgramRunHostBytes(*ready->program, own) * static_cast<uint64_t>(timing.chips());
+  KILN_ASSIGN_OR_RETURN(ready->parameter_shapes, runtime::CallerParameterShapes(program, std::move(own)));
+  if (timing.topology) {
+    for (int64_t d : timing.topology->dims) ready->topology.push_back(static_cast<int>(d));
+    ready->slice = runtime::timing::ProgramSliceShape(program, timing.chips());
+  }
+  KILN_ASSIGN_OR_RETURN(ready->timer, runtime::timing::ProgramTimer::Create(*ready->program, *ready->chip, timing));
   return std::shared_ptr<const ReadyProgram>(std::move(ready));
 }
 

@@ -21,6 +21,7 @@
 #include "compiler/hlo/shape.h"
 #include "runtime/chip/chip_spec.h"
 #include "runtime/program/loaded_program.h"
+#include "runtime/spmd/slice_execution.h"
 #include "runtime/timing/timing_simulator.h"
 
 namespace kiln::server {
@@ -29,7 +30,10 @@ struct ReadyProgram {
   std::unique_ptr<runtime::LoadedProgram> program;
   std::unique_ptr<runtime::timing::ProgramTimer> timer;  // borrows *program
   const runtime::ChipSpec* chip = nullptr;                 // the executable's chip (static table)
-  std::vector<hlo::Shape> parameter_shapes;
+  std::vector<hlo::Shape> parameter_shapes;  // what the caller sends (global ones for a partitioned module)
+  // The pool slice a program for a topology runs on ({2, 4}); empty: one chip.
+  std::vector<int> topology;
+  runtime::SliceShape slice;  // its replicas x partitions
   uint64_t run_host_bytes = 0;  // host memory a run needs besides its answer (execute_limits.h)
 
   ~ReadyProgram() { timer.reset(); }  // the timer before the program it borrows

@@ -195,12 +195,17 @@ void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hl
                      std::shared_ptr<cache::shared::SharedTier::Lease> lease) {
     // Read before the compile's passes change the module.
     cache::CompileRecord record = CompileRecordOf(*module, id, client);
-    Flight flight = CompileAndStore(*module, *text, options, id, request_hash);
+    std::optional<cache::BundleEntry> to_publish;
+    Flight flight = CompileAndStore(*module, *text, options, id, request_hash, &to_publish);
+    // The trainer is answered first; the entry is published while the
+    // lease is still held, so servers waiting on it find the entry.
+    flights_.Finish(flight_key, flight);
+    if (to_publish) PublishToShared(std::move(*to_publish));
     lease.reset();  // published (or failed): others may look now
     if (flight->compiled && !flight->not_stored) RecordCompile(std::move(record), flight->compile_ms);
-    flights_.Finish(flight_key, flight);
     const bool stored = !flight->error && flight->compiled && !flight->not_stored;
-    if (options_.tune_in_background_s > 0 && stored && options.plan == fusion::PlanKind::kHeuristic) {
+    if (options_.tune_in_background_s > 0 && stored && options.plan == fusion::PlanKind::kHeuristic &&
+        options.topology.empty()) {
       QueueBackgroundTune(id, std::move(*text), driver::NormalizedOptions(options));
     }
   };
@@ -241,7 +246,8 @@ void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hl
 
 KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, std::string_view source_text,
                                                  const driver::CompileOptions& options,
-                                                 const cache::EntryId& id, const hlo::Hash128& request_hash) {
+                                                 const cache::EntryId& id, const hlo::Hash128& request_hash,
+                                                 std::optional<cache::BundleEntry>* to_publish) {
   auto outcome = std::make_shared<FlightOutcome>();
   // Another flight may have stored the key between this request's lookup
   // and its flight.
@@ -287,8 +293,7 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, std::strin
       .executable = std::move(executable),
   };
   if (!outcome->not_stored) Index(outcome->entry, outcome->entry.executable->size());
-  // Published before the caller releases its lease, if it holds one.
-  PublishToShared(put, outcome->entry.created_ms);
+  if (to_publish != nullptr && shared_ != nullptr) *to_publish = SharedEntryOf(put, outcome->entry.created_ms);
   return outcome;
 }
 

@@ -6,7 +6,9 @@
 #include "runtime/io/safetensors.h"
 #include "runtime/io/tensor_names.h"
 #include "runtime/timing/profile_output.h"
+#include "runtime/spmd/global_arguments.h"
 #include "runtime/timing/timed_execution.h"
+#include "runtime/timing/timed_slice_execution.h"
 #include "server/execute_inputs.h"
 #include "server/execute_limits.h"
 #include "server/http/header_map.h"
@@ -73,6 +75,21 @@ struct RunState {
   std::optional<runtime::timing::TimedExecution> run;
 };
 
+// Runs the program on its chip, or on every chip of its slice (global
+// arguments split, the global result assembled).
+Result<runtime::timing::TimedExecution> RunOnChips(const ReadyProgram& ready, std::span<const hlo::Literal> inputs,
+                                                   const runtime::EvalOptions& eval) {
+  if (ready.topology.empty()) return runtime::timing::ExecuteTimed(*ready.program, *ready.timer, inputs, eval);
+  const runtime::Program& program = ready.program->program();
+  KILN_ASSIGN_OR_RETURN(auto chip_args, runtime::ChipArguments(program, inputs, ready.slice.devices()));
+  KILN_ASSIGN_OR_RETURN(runtime::timing::TimedSliceExecution run,
+                        runtime::timing::ExecuteTimedOnSlice(*ready.program, *ready.timer, ready.slice, chip_args, eval));
+  runtime::timing::TimedExecution out;
+  KILN_ASSIGN_OR_RETURN(out.result, runtime::ProgramResult(program, std::move(run.results)));
+  out.profile = std::move(run.profile);
+  return out;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const ReadyProgram>> KilnService::ReadyProgramFor(const cache::EntryId& id) {
@@ -124,6 +141,7 @@ void KilnService::Execute(Call call) {
   runtime::pool::Job job;
   job.client = call.tenant;
   job.chip_kind = program.chip;
+  job.topology = (*ready)->topology;
   job.hbm_bytes = program.peak_hbm_bytes;
   job.host_bytes = RunHostBytes(**ready, state->answer_form == Form::kJson);
   job.deadline = received + *timeout;
@@ -141,8 +159,7 @@ void KilnService::Execute(Call call) {
     runtime::EvalOptions eval;
     eval.step_budget = state->step_budget;
     eval.interrupt = state->interrupt.get();
-    Result<runtime::timing::TimedExecution> run =
-        runtime::timing::ExecuteTimed(*state->program->program, *state->program->timer, state->inputs, eval);
+    Result<runtime::timing::TimedExecution> run = RunOnChips(*state->program, state->inputs, eval);
     {
       std::lock_guard lock(pool_mu_);
       running_key_[chip.index].clear();

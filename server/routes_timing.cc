@@ -17,7 +17,7 @@ Result<runtime::timing::DeviceProfile> KilnService::SimulateEntry(const Call& ca
   KILN_ASSIGN_OR_RETURN(cache::EntryId id, FindEntry(call.tenant, call.request.PathParam("key").value_or("")));
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ReadyProgram> ready, ReadyProgramFor(id));
   *key = id.key.Hex();
-  auto profile = runtime::timing::SimulateProgram(*ready->program, *ready->chip);
+  auto profile = runtime::timing::SimulateProgram(*ready->program, *ready->chip, ready->timer->options());
   // A loop whose trip count depends on data cannot be timed without values.
   if (!profile) return std::move(profile.error()).WithReason("timing_unavailable");
   return profile;

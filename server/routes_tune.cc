@@ -253,7 +253,7 @@ Result<TuneOutcome> KilnService::RunTuneJob(const TuneJobSpec& spec, TuneProgres
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
-  PublishToShared(TunedPut(spec.entry.tenant, result, spec.options), now_ms);
+  PublishToShared(SharedEntryOf(TunedPut(spec.entry.tenant, result, spec.options), now_ms));
   return outcome;
 }
 

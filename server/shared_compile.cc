@@ -47,8 +47,7 @@ std::optional<EntryView> KilnService::FetchedEntry(const cache::EntryId& id) {
   return it->second;
 }
 
-void KilnService::PublishToShared(const cache::PutRequest& put, int64_t created_ms) {
-  if (shared_ == nullptr) return;
+cache::BundleEntry KilnService::SharedEntryOf(const cache::PutRequest& put, int64_t created_ms) {
   cache::BundleEntry entry;
   entry.metadata.id = put.id;
   entry.metadata.options = put.options;
@@ -61,6 +60,11 @@ void KilnService::PublishToShared(const cache::PutRequest& put, int64_t created_
   entry.components = put.components;
   if (put.request_hash) entry.request_hashes.push_back(*put.request_hash);
   entry.executable = std::string(put.executable);
+  return entry;
+}
+
+void KilnService::PublishToShared(cache::BundleEntry entry) {
+  if (shared_ == nullptr) return;
   // Best effort: a failure is counted by the tier and the entry stays local.
   (void)shared_->Publish(entry);
 }

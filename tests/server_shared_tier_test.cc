@@ -70,6 +70,19 @@ double Metric(const KilnServeProcess& server, const std::string& name) {
   return at == std::string::npos ? -1 : std::stod(text.substr(at + name.size() + 2));
 }
 
+// A compile is answered before its entry is published (the publish is off
+// the trainer's path): waits, bounded, until `servers` have published `n`
+// entries between them.
+void WaitForPublishes(std::initializer_list<const KilnServeProcess*> servers, double n) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < give_up) {
+    double published = 0;
+    for (const KilnServeProcess* server : servers) published += Metric(*server, "kiln_shared_publishes_total");
+    if (published >= n) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
 #define REQUIRE_REDIS()                                                                              \
   if (!RedisServer::Available()) GTEST_SKIP() << "redis-server is not installed (scripts/setup.sh installs it)"
 
@@ -99,6 +112,7 @@ TEST(ServerSharedTierTest, FortyIdenticalCompilesOverTwoServersCompileOnce) {
   EXPECT_EQ(answered, 40);
   EXPECT_EQ(keys.size(), 1u);
   // One compile in all: the two servers' compile counters add up to one.
+  WaitForPublishes({&a, &b}, 1);
   EXPECT_EQ(Metric(a, "kiln_shared_publishes_total") + Metric(b, "kiln_shared_publishes_total"), 1);
 }
 
@@ -111,6 +125,7 @@ TEST(ServerSharedTierTest, AServerWithAnEmptyStoreAnswersAHitFromRedisWithTheSam
   json compiled = Compile(a, SmallModule(2));
   EXPECT_EQ(compiled.value("cache", ""), "miss");
   const std::string key = compiled.value("key", "");
+  WaitForPublishes({&a}, 1);
 
   KilnServeProcess c(SharedFlags(redis));
   ASSERT_TRUE(c.ok());
@@ -147,6 +162,7 @@ TEST(ServerSharedTierTest, InspectShowSaysWhereAnEntryLives) {
   KilnServeProcess a(SharedFlags(redis)), c(SharedFlags(redis));
   ASSERT_TRUE(a.ok() && c.ok());
   const std::string key = Compile(a, SmallModule(50)).value("key", "");
+  WaitForPublishes({&a}, 1);
   auto show = [&](const KilnServeProcess& server) {
     kiln::testing::RunResult shown = kiln::testing::RunKiln("inspect show " + key + " --db " + server.db_path().string() +
                                                             " --shared " + redis.url() + " --json");
@@ -209,6 +225,7 @@ TEST(ServerSharedTierTest, KillingTheLeaseholderMidCompileLetsAnotherServerFinis
   EXPECT_GE(std::chrono::steady_clock::now() - start, 200ms);
   EXPECT_EQ(Metric(b, "kiln_shared_lease_waits_total"), 1);
   EXPECT_EQ(Metric(b, "kiln_shared_lease_takeovers_total"), 1);
+  WaitForPublishes({&b}, 1);
   auto entries = redis.Command({"KEYS", "kiln:*:entry"});
   ASSERT_TRUE(entries);
   EXPECT_EQ(entries->elements.size(), 1u);
@@ -270,9 +287,11 @@ TEST(ServerSharedTierTest, TenantsShareNothingInRedisButTheSharedNamespace) {
   // The same module, two tenants on two servers: each tenant compiles its own.
   EXPECT_EQ(compile(a, "alice-token", false), "miss/local");
   EXPECT_EQ(compile(b, "bob-token", false), "miss/local");
+  WaitForPublishes({&a}, 1);
   EXPECT_EQ(compile(b, "alice-token", false), "hit/shared");
   // The shared namespace is shared across tenants and servers.
   EXPECT_EQ(compile(a, "alice-token", true), "miss/local");
+  WaitForPublishes({&a}, 2);
   EXPECT_EQ(compile(b, "bob-token", true), "hit/shared");
   auto keys = redis.Command({"KEYS", "kiln:*:entry"});
   ASSERT_TRUE(keys);
@@ -290,6 +309,7 @@ TEST(ServerSharedTierTest, ServersShareThroughARedisCluster) {
   ASSERT_TRUE(a.ok() && b.ok());
   for (int seed = 70; seed < 82; ++seed) {  // keys over every node's slots
     EXPECT_EQ(Compile(a, SmallModule(seed)).value("cache", ""), "miss");
+    WaitForPublishes({&a}, seed - 70 + 1);
     json fetched = Compile(b, SmallModule(seed));
     EXPECT_EQ(fetched.value("cache", "") + "/" + fetched.value("tier", ""), "hit/shared") << seed;
   }
@@ -318,6 +338,7 @@ TEST(ServerSharedTierTest, ATunedReplacementIsPublishedToo) {
   }
   ASSERT_EQ(job.value("state", ""), "done") << job.dump();
   ASSERT_TRUE(job.value("stored", false)) << job.dump();
+  WaitForPublishes({&a}, 2);
   EXPECT_EQ(Metric(a, "kiln_shared_publishes_total"), 2);
 
   KilnServeProcess c(SharedFlags(redis));
@@ -352,6 +373,7 @@ TEST(ServerSharedTierTest, KillingRedisKeepsEveryServerAnswering) {
   KilnServeProcess a(SharedFlags(redis)), b(SharedFlags(redis));
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(Compile(a, SmallModule(10)).value("cache", ""), "miss");
+  WaitForPublishes({&a}, 1);
   EXPECT_EQ(Compile(b, SmallModule(10)).value("tier", ""), "shared");
   redis.Kill();
 

@@ -1,7 +1,7 @@
 // kiln run FILE [--inputs F.safetensors | --input-literals F.txt |
 //   --random-inputs SEED] [--outputs OUT.safetensors] [--print-literals]
 //   [--json] [--step-budget N] [--chip C] [--plan none|heuristic|given]
-//   [--scoped-vmem B] [--dot-tiles BM,BN,BK] [--trace F.json]
+//   [--scoped-vmem B] [--dot-tiles BM,BN,BK] [--topology AxB[xC]] [--trace F.json]
 //   [--timing-only | --direct]
 // Compiles the module (FILE may also be a kiln executable), runs the
 // executable on host inputs and prints its outputs, device time and kernel
@@ -51,6 +51,9 @@ void RegisterRun(CLI::App& app, int* exit_code) {
                    ->check(CLI::NonNegativeNumber);
   auto* tiles = cmd->add_option("--dot-tiles", options->dot_tiles,
                                 "force the block shape BM,BN,BK of every dot kernel (timing)");
+  auto* topology = cmd->add_option("--topology", options->topology,
+                                   "run on a slice of chips (\"2x4\", \"2x2x1\"; default one chip): one copy "
+                                   "per chip, collectives timed over its ICI");
   auto* trace = cmd->add_option("--trace", options->trace_path,
                                 "write the kernel timeline as a Chrome trace (opens in Perfetto)");
   auto* timing_only = cmd->add_flag("--timing-only", options->timing_only,
@@ -60,7 +63,7 @@ void RegisterRun(CLI::App& app, int* exit_code) {
   for (CLI::Option* value_flag : {inputs, literals, random, outputs, print}) {
     timing_only->excludes(value_flag);
   }
-  for (CLI::Option* compile_flag : {chip, plan, vmem, tiles, trace, timing_only}) {
+  for (CLI::Option* compile_flag : {chip, plan, vmem, tiles, topology, trace, timing_only}) {
     direct->excludes(compile_flag);
   }
 

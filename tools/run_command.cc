@@ -1,18 +1,24 @@
 #include "tools/run_command.h"
 
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <filesystem>
 #include <span>
 #include <string_view>
 
 #include "compiler/driver/compile_module.h"
+#include "compiler/hlo/attribute.h"
 #include "runtime/chip/chip_spec.h"
+#include "runtime/chip/topology.h"
 #include "runtime/eval/evaluator.h"
 #include "runtime/io/tensor_names.h"
 #include "runtime/program/loaded_program.h"
 #include "runtime/format/parameter_shapes.h"
 #include "runtime/timing/profile_output.h"
 #include "runtime/timing/timed_execution.h"
+#include "runtime/spmd/global_arguments.h"
+#include "runtime/timing/timed_slice_execution.h"
 #include "runtime/timing/timing_simulator.h"
 #include "tools/load_module.h"
 #include "tools/run_inputs.h"
@@ -58,13 +64,43 @@ Status CheckModuleMemory(const hlo::Module& module, const RunOptions& options) {
                       options.module_path + ": " + fits.error().ToString() + std::string(kTimingOnlyHint));
 }
 
-Result<runtime::timing::TimingOptions> MakeTimingOptions(const RunOptions& options) {
+// A module header's `name=N` (replica_count, num_partitions); 1 when absent.
+Result<int64_t> HeaderCount(const hlo::Module& module, std::string_view name) {
+  const hlo::Attribute* a = module.FindAttribute(name);
+  if (a == nullptr) return 1;
+  Result<int64_t> n = hlo::DecodeInt(a->value);
+  if (!n || *n < 1) return InvalidArgumentError("module header " + std::string(name) + "=" + a->value + " is not a positive count");
+  return n;
+}
+
+// The timing flags for a run on `chip`: --dot-tiles, --scoped-vmem, the
+// step budget and the --topology slice. On a slice, `module`'s header
+// (replica_count x num_partitions, when more than one) must account for
+// every chip and says how its copies fill them.
+Result<runtime::timing::TimingOptions> MakeTimingOptions(const RunOptions& options, const runtime::ChipSpec& chip,
+                                                         const hlo::Module* module = nullptr) {
   runtime::timing::TimingOptions timing;
   if (!options.dot_tiles.empty()) {
     KILN_ASSIGN_OR_RETURN(timing.dot_tiles, runtime::timing::ParseDotTiles(options.dot_tiles));
   }
   timing.scoped_vmem_bytes = options.scoped_vmem_bytes;
   timing.iteration_budget = static_cast<double>(options.step_budget);
+  if (options.topology.empty()) return timing;
+  Result<runtime::Topology> topology = runtime::ParseTopology(options.topology, chip);
+  if (!topology) return InvalidArgumentError("--topology: " + topology.error().message);
+  timing.topology = std::move(*topology);
+  if (module == nullptr || timing.chips() == 1) return timing;
+  KILN_ASSIGN_OR_RETURN(int64_t replicas, HeaderCount(*module, "replica_count"));
+  KILN_ASSIGN_OR_RETURN(int64_t partitions, HeaderCount(*module, "num_partitions"));
+  if (replicas * partitions == 1) return timing;
+  if (replicas * partitions != timing.chips()) {
+    return FailedPreconditionError(
+        options.module_path + ": the module runs " + std::to_string(replicas) + " replica(s) x " +
+        std::to_string(partitions) + " partition(s), but --topology " + options.topology + " has " +
+        std::to_string(timing.chips()) + " chips; give a topology of " + std::to_string(replicas * partitions) +
+        " chips");
+  }
+  timing.assignment = {replicas, partitions};
   return timing;
 }
 
@@ -94,12 +130,23 @@ Result<RunReport> RunDirect(const RunOptions& options, const hlo::Module& module
   return report;
 }
 
+// The replicas x partitions a slice run uses: the module header's, else
+// one partition per chip.
+runtime::SliceShape SliceShapeOf(const runtime::timing::TimingOptions& timing) {
+  if (timing.assignment.replica_count > 0 && timing.assignment.num_partitions > 0) {
+    return {timing.assignment.replica_count, timing.assignment.num_partitions};
+  }
+  return {1, timing.chips()};
+}
+
 // Runs (or, under --timing-only, only times) a loaded executable on `chip`.
-// `args` is empty under --timing-only.
+// `args` is empty under --timing-only. A program for a slice runs on every
+// chip of it: global arguments split by its parameter shardings and the
+// global result assembled (a partitioned module), or the same arguments on
+// every chip and chip 0's result (runtime/spmd/global_arguments.h).
 Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& program,
-                     const runtime::ChipSpec& chip, std::span<const hlo::Literal> args,
-                     RunReport& report) {
-  KILN_ASSIGN_OR_RETURN(runtime::timing::TimingOptions timing, MakeTimingOptions(options));
+                     const runtime::ChipSpec& chip, const runtime::timing::TimingOptions& timing,
+                     std::span<const hlo::Literal> args, RunReport& report) {
   report.ran_executable = true;
   report.executable_key = program.program().key;
   report.plan = program.program().plan;
@@ -113,15 +160,27 @@ Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& pr
     runtime::EvalOptions eval_options;
     eval_options.step_budget = options.step_budget;
     auto start = Clock::now();
-    auto run = runtime::timing::ExecuteTimed(program, *timer, args, eval_options);
-    if (!run) return run.error().WithContext(options.module_path);
-    report.eval_ms = MillisecondsSince(start);
-    report.outputs = runtime::io::OutputTensors(run->result);
-    report.computed_values = true;
-    if (run->profile) {
-      report.profile = std::move(*run->profile);
+    Result<runtime::timing::DeviceProfile> profile = runtime::timing::DeviceProfile();
+    if (!program.program().topology.empty()) {
+      const runtime::SliceShape slice = SliceShapeOf(timing);
+      KILN_ASSIGN_OR_RETURN(auto chip_args, runtime::ChipArguments(program.program(), args, slice.devices()));
+      auto run = runtime::timing::ExecuteTimedOnSlice(program, *timer, slice, chip_args, eval_options);
+      if (!run) return run.error().WithContext(options.module_path);
+      KILN_ASSIGN_OR_RETURN(hlo::Literal result, runtime::ProgramResult(program.program(), std::move(run->results)));
+      report.outputs = runtime::io::OutputTensors(result);
+      profile = std::move(run->profile);
     } else {
-      report.timing_error = run->profile.error().ToString();
+      auto run = runtime::timing::ExecuteTimed(program, *timer, args, eval_options);
+      if (!run) return run.error().WithContext(options.module_path);
+      report.outputs = runtime::io::OutputTensors(run->result);
+      profile = std::move(run->profile);
+    }
+    report.eval_ms = MillisecondsSince(start);
+    report.computed_values = true;
+    if (profile) {
+      report.profile = std::move(*profile);
+    } else {
+      report.timing_error = profile.error().ToString();
     }
   }
   if (!options.trace_path.empty() && report.profile) {
@@ -144,16 +203,19 @@ Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const u
                                    std::string(chip->name) + ": run it without --chip, or compile the module for " +
                                    std::string(chip->name));
   }
+  KILN_ASSIGN_OR_RETURN(runtime::timing::TimingOptions timing, MakeTimingOptions(options, *chip));
   RunReport report;
   report.module_name = std::filesystem::path(options.module_path).filename().string();
   std::vector<hlo::Literal> args;
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckProgramMemory(program, options));
-    auto shapes = runtime::ProgramParameterShapes(program);
+    auto own = runtime::ProgramParameterShapes(program);
+    if (!own) return own.error().WithContext(options.module_path);
+    auto shapes = runtime::CallerParameterShapes(program, std::move(*own));
     if (!shapes) return shapes.error().WithContext(options.module_path);
     KILN_ASSIGN_OR_RETURN(args, LoadArguments(*shapes, options));
   }
-  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, args, report));
+  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, timing, args, report));
   return report;
 }
 
@@ -168,7 +230,8 @@ Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) 
   compile.scoped_vmem_bytes = options.scoped_vmem_bytes;
   KILN_ASSIGN_OR_RETURN(const runtime::ChipSpec* chip, LookUpChip(compile.chip));
   // Fail on bad timing flags before compiling.
-  KILN_RETURN_IF_ERROR(MakeTimingOptions(options));
+  KILN_ASSIGN_OR_RETURN(runtime::timing::TimingOptions timing, MakeTimingOptions(options, *chip, &module));
+  if (timing.topology) compile.topology = timing.topology->ToString();
 
   RunReport report;
   report.module_name = module.name();
@@ -192,7 +255,7 @@ Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) 
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckProgramMemory((*loaded)->program(), options));
   }
-  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, args, report));
+  KILN_RETURN_IF_ERROR(RunExecutable(options, **loaded, *chip, timing, args, report));
   return report;
 }
 

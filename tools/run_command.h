@@ -6,7 +6,9 @@
 // the timing simulator with the loop trips and branches each kernel took.
 // --direct evaluates the module as written (no compile, no device time);
 // --timing-only times the executable without computing values, so modules
-// far too large to evaluate here are still timed.
+// far too large to evaluate here are still timed. --topology runs the
+// program on a slice, one copy per chip: its collectives are timed over the
+// slice's ICI (the values are still one chip's evaluation).
 //
 // RunModule owns nothing beyond its call; errors are values with a
 // one-line message naming the file or flag at fault. A module or executable
@@ -46,6 +48,7 @@ struct RunOptions {
   bool timing_only = false;       // --timing-only: device time, no values
   std::string trace_path;         // --trace F.json: Chrome trace of the kernels
   std::string dot_tiles;          // --dot-tiles BM,BN,BK
+  std::string topology;           // --topology 2x4: the slice; empty: one chip
 };
 
 struct RunReport {

@@ -181,7 +181,8 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
   if (out.peak_bytes > hbm_bytes) {
     return ResourceExhaustedError("program needs " + FormatBytes(out.peak_bytes) + " of HBM at peak (parameters " +
                                   FormatBytes(out.parameter_bytes) + ", constants " + FormatBytes(out.constant_bytes) +
-                                  ", temporaries " + FormatBytes(out.slot_bytes) + "); chip " + std::string(chip_name) +
+                                  ", temporaries " + FormatBytes(out.slot_bytes) + ", at most " +
+                                  FormatBytes(out.max_live_bytes) + " live at once); chip " + std::string(chip_name) +
                                   " has " + FormatBytes(hbm_bytes));
   }
   return out;

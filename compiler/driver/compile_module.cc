@@ -10,6 +10,22 @@ namespace kiln::driver {
 
 namespace {
 
+// The module header's replica_count (1 when absent).
+Result<uint32_t> ReplicaCount(const hlo::Module& module) {
+  const hlo::Attribute* attribute = module.FindAttribute("replica_count");
+  if (attribute == nullptr) return 1;
+  uint32_t count = 0;
+  bool digits = !attribute->value.empty() && attribute->value.size() <= 6;
+  for (char c : attribute->value) {
+    digits = digits && c >= '0' && c <= '9';
+    count = count * 10 + static_cast<uint32_t>(c - '0');
+  }
+  if (!digits || count == 0) {
+    return InvalidArgumentError("HloModule header: replica_count=" + attribute->value + " is not a positive integer");
+  }
+  return count;
+}
+
 Status CheckFingerprinted(const PreparedModule& prepared) {
   if (prepared.source_fingerprint) return Ok();
   return FailedPreconditionError("the module was prepared without its fingerprint: use PrepareModule");
@@ -50,6 +66,17 @@ Result<CompileOutput> LowerPlanned(const PreparedModule& prepared, const Compile
   in.options_json = OptionsJson(normalized);
   in.peak_hbm_bytes = static_cast<uint64_t>(std::max<int64_t>(compiled.buffers.peak_bytes, 0));
   KILN_ASSIGN_OR_RETURN(out.program, lowering::LowerToProgram(in));
+  if (!normalized.topology.empty()) {
+    out.program.topology = normalized.topology;
+    KILN_ASSIGN_OR_RETURN(out.program.replica_count, ReplicaCount(module));
+    if (prepared.global_signature) {
+      out.program.global_parameter_shapes = prepared.global_signature->parameter_shapes;
+      out.program.parameter_shardings = prepared.global_signature->parameter_shardings;
+      out.program.global_result_shape = prepared.global_signature->result_shape;
+      out.program.result_sharding = prepared.global_signature->result_sharding;
+    }
+    KILN_RETURN_IF_ERROR(runtime::VerifyProgram(out.program));
+  }
 
   for (const fusion::Kernel& k : compiled.plan.kernels) {
     if (k.instructions.size() > 1) out.fused_instructions += static_cast<int64_t>(k.instructions.size());

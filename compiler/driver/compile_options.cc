@@ -25,12 +25,15 @@ std::string CanonicalOptionsText(const CompileOptions& options) {
   if (options.scoped_vmem_bytes != 0) {
     text += ";scoped_vmem_bytes=" + std::to_string(options.scoped_vmem_bytes);
   }
+  if (!options.topology.empty()) text += ";topology=" + options.topology;
   return text;
 }
 
 std::string OptionsJson(const CompileOptions& options) {
-  return "{\"plan\":\"" + std::string(fusion::PlanKindName(options.plan)) +
-         "\",\"scoped_vmem_bytes\":" + std::to_string(options.scoped_vmem_bytes) + "}";
+  std::string json = "{\"plan\":\"" + std::string(fusion::PlanKindName(options.plan)) +
+                     "\",\"scoped_vmem_bytes\":" + std::to_string(options.scoped_vmem_bytes);
+  if (!options.topology.empty()) json += ",\"topology\":\"" + options.topology + "\"";
+  return json + "}";
 }
 
 hlo::FingerprintOptions FingerprintOptionsFor(const CompileOptions& options) {

@@ -19,6 +19,10 @@ struct CompileOptions {
   std::string chip = "v5e";
   // Scoped VMEM per kernel; 0 takes the chip's default (16 MiB).
   int64_t scoped_vmem_bytes = 0;
+  // The slice the program runs on, one copy per chip, in ParseTopology's
+  // canonical form ("2x4"); empty: one chip. Part of the key: a per-device
+  // program for 8 chips is not the one for 4.
+  std::string topology;
   bool run_passes = true;
   // Verify after every pass (on in test builds).
 #ifdef NDEBUG

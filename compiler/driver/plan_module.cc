@@ -23,12 +23,15 @@ Result<CompiledPlan> CompletePlan(const PreparedModule& prepared, const CompileO
   out.plan = std::move(plan);
   Stopwatch watch;
 
-  // A module with global shapes and sharding annotations runs over that
-  // many chips: its buffers must fit their combined HBM.
+  // A per-device program for a slice (a topology) must fit one chip. A
+  // module with global shapes and sharding annotations compiled without a
+  // topology runs over that many chips: its buffers must fit their
+  // combined HBM.
   const hlo::Computation& entry = *prepared.module->entry();
-  int64_t devices = fusion::ShardedDeviceCount(entry);
+  int64_t devices = options.topology.empty() ? fusion::ShardedDeviceCount(entry) : 1;
   out.devices = devices;
   std::string target = std::string(out.chip->name);
+  if (!options.topology.empty()) target = "one " + target + " chip of the " + options.topology + " slice";
   if (devices > 1) target = std::to_string(devices) + " x " + target + " (sharding annotations)";
   Result<buffers::BufferAssignment> assigned =
       buffers::AssignBuffers(entry, out.plan, out.chip->hbm_bytes * devices, target);

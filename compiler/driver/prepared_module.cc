@@ -2,7 +2,10 @@
 
 #include "compiler/driver/stopwatch.h"
 #include "compiler/passes/pass_pipeline.h"
+#include "compiler/spmd/shard_literals.h"
+#include "compiler/spmd/spmd_partitioner.h"
 #include "runtime/chip/chip_spec.h"
+#include "runtime/chip/topology.h"
 
 namespace kiln::driver {
 namespace {
@@ -20,18 +23,66 @@ Status CheckOptions(const hlo::Module& module, const CompileOptions& options) {
   return Ok();
 }
 
+// The chips `options.topology` names (1 without one).
+Result<int64_t> SliceChips(const CompileOptions& options) {
+  if (options.topology.empty()) return 1;
+  KILN_ASSIGN_OR_RETURN(runtime::Topology topology,
+                        runtime::ParseTopology(options.topology, *runtime::FindChip(options.chip)));
+  return topology.chips();
+}
+
+// The entry signature of a module partitioned over `chips` devices.
+Result<PreparedModule::GlobalSignature> GlobalSignatureOf(const hlo::Module& module, int64_t chips) {
+  PreparedModule::GlobalSignature signature;
+  KILN_ASSIGN_OR_RETURN(std::vector<spmd::HloSharding> parameters, spmd::EntryParameterShardings(module, chips));
+  const auto& params = module.entry()->parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
+    signature.parameter_shapes.push_back(params[i]->shape().ToString());
+    signature.parameter_shardings.push_back(parameters[i].ToString());
+  }
+  KILN_ASSIGN_OR_RETURN(spmd::HloSharding root, spmd::EntryRootSharding(module, chips));
+  signature.result_shape = module.entry()->root()->shape().ToString();
+  signature.result_sharding = root.ToString();
+  return signature;
+}
+
+// For a compile for a slice: the module's per-device program (null when the
+// module already is one, or runs replicated), or why it cannot run there.
+Result<std::shared_ptr<hlo::Module>> PartitionForSlice(const hlo::Module& module, const CompileOptions& options) {
+  KILN_ASSIGN_OR_RETURN(int64_t chips, SliceChips(options));
+  if (options.topology.empty()) return nullptr;
+  if (spmd::NeedsPartitioning(module)) {
+    Result<std::unique_ptr<hlo::Module>> partitioned = spmd::PartitionModule(module, chips);
+    if (!partitioned) return std::unexpected(partitioned.error().WithContext("partitioning for the " + options.topology + " slice"));
+    return std::shared_ptr<hlo::Module>(std::move(*partitioned));
+  }
+  const int64_t devices = spmd::ModuleDeviceCount(module);
+  if (devices != 1 && devices != chips) {
+    return InvalidArgumentError("module " + module.name() + " is a program for " + std::to_string(devices) +
+                                " devices (its header, shardings or replica groups say so), but the " +
+                                options.topology + " slice has " + std::to_string(chips) + " chips");
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 Result<PreparedModule> PreparePasses(hlo::Module& module, const CompileOptions& options) {
   KILN_RETURN_IF_ERROR(CheckOptions(module, options));
   Stopwatch watch;
   PreparedModule out;
-  out.module = &module;
+  KILN_ASSIGN_OR_RETURN(out.partitioned, PartitionForSlice(module, options));
+  if (out.partitioned) {
+    KILN_ASSIGN_OR_RETURN(int64_t chips, SliceChips(options));
+    KILN_ASSIGN_OR_RETURN(out.global_signature, GlobalSignatureOf(module, chips));
+  }
+  hlo::Module& program = out.partitioned ? *out.partitioned : module;
+  out.module = &program;
   if (options.run_passes) {
     passes::PipelineOptions pipeline_options;
     pipeline_options.verify = options.verify_passes;
     passes::PassPipeline pipeline = passes::MakeDefaultPipeline(pipeline_options, InlinesFusions(options));
-    KILN_RETURN_IF_ERROR(pipeline.Run(module));
+    KILN_RETURN_IF_ERROR(pipeline.Run(program));
     out.changed_passes = pipeline.changed_passes();
     out.passes_ran = true;
     out.fusions_inlined = InlinesFusions(options);

@@ -12,6 +12,7 @@
 // already have passed the verifier.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,7 +25,21 @@
 namespace kiln::driver {
 
 struct PreparedModule {
-  const hlo::Module* module = nullptr;  // borrowed; after the passes
+  // After the passes: the caller's module (borrowed), or for a compile for
+  // a slice of a module with global shapes, its per-device program, owned
+  // by `partitioned`.
+  const hlo::Module* module = nullptr;
+  std::shared_ptr<hlo::Module> partitioned;
+  // With `partitioned`: the source entry's parameter shapes and shardings
+  // and its result's (HLO text), which the executable carries so a run can
+  // take global arguments and give the global result.
+  struct GlobalSignature {
+    std::vector<std::string> parameter_shapes;
+    std::vector<std::string> parameter_shardings;
+    std::string result_shape;
+    std::string result_sharding;
+  };
+  std::optional<GlobalSignature> global_signature;
   // The module as written, before the passes; LowerWithPlan rekeys it with
   // each lowering's options. Empty after PreparePasses.
   std::optional<hlo::Fingerprint> source_fingerprint;
@@ -38,8 +53,12 @@ struct PreparedModule {
 };
 
 // Fingerprints `module`, then runs the passes `options` ask for (run_passes,
-// verify_passes; options.plan says whether fusions are inlined). Fails on
-// an unknown chip or a negative scoped VMEM before doing any work.
+// verify_passes; options.plan says whether fusions are inlined). With a
+// topology, a module with global shapes and sharding annotations is first
+// partitioned into its per-device program (compiler/spmd); a module that is
+// already a per-device program must be one for that many chips. Fails on
+// an unknown chip, a bad topology or a negative scoped VMEM before doing
+// any work.
 Result<PreparedModule> PrepareModule(hlo::Module& module, const CompileOptions& options);
 
 // The pass pipeline alone, without the fingerprint: for planning without

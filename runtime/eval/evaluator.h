@@ -21,6 +21,8 @@
 
 namespace kiln::runtime {
 
+struct SliceMember;  // slice_rendezvous.h
+
 // Told the control flow an evaluation takes, for callers that price a run
 // (the timing simulator counts loop trips and branches). Called on the
 // evaluating thread; the instructions belong to the evaluated module.
@@ -47,6 +49,11 @@ struct EvalOptions {
   // Borrowed; when set, the units this evaluation charged are added to it
   // (also when it fails), so a caller can spread one budget over many calls.
   int64_t* units_charged = nullptr;
+  // Borrowed; set when this evaluation is one device of a simulated slice
+  // (runtime/spmd/slice_execution.h): its collectives meet the other
+  // devices' and replica-id / partition-id say which device it is. nullptr:
+  // one chip, the only member of every collective group.
+  const SliceMember* slice = nullptr;
 };
 
 // Evaluates the module's entry computation. `args[i]` is parameter i; its

@@ -9,6 +9,7 @@
 #include "runtime/eval/dynamic_shapes.h"
 #include "runtime/eval/instruction_error.h"
 #include "runtime/eval/shape_ops.h"
+#include "runtime/eval/slice_rendezvous.h"
 #include "runtime/kernels/kernels.h"
 
 namespace kiln::runtime {
@@ -17,21 +18,6 @@ namespace {
 using hlo::Instruction;
 using hlo::Literal;
 using hlo::Opcode;
-
-// The code of a run stopped for `reason`.
-ErrorCode StopCode(StopReason reason) {
-  switch (reason) {
-    case StopReason::kCancelled:
-      return ErrorCode::kCancelled;
-    case StopReason::kDeadline:
-      return ErrorCode::kDeadlineExceeded;
-    case StopReason::kShutdown:
-      return ErrorCode::kUnavailable;
-    case StopReason::kNone:
-      break;
-  }
-  return ErrorCode::kInternal;
-}
 
 // Calls nest (while bodies, fusions, kernels calling back): bound the depth
 // so a malformed module cannot overflow the stack.
@@ -184,7 +170,7 @@ Status Interpreter::Charge(int64_t elements) {
                                                  : std::string();
   if (stopped) {
     const StopReason reason = options_.interrupt->reason();
-    return Error::Coded(StopCode(reason), "stopped (" + std::string(StopReasonText(reason)) + ")" + in);
+    return Error::Coded(StopErrorCode(reason), "stopped (" + std::string(StopReasonText(reason)) + ")" + in);
   }
   return ResourceExhaustedError("step budget of " + std::to_string(options_.step_budget) + " exhausted" + in);
 }
@@ -383,8 +369,9 @@ Result<Value> Interpreter::EvalInstruction(const Instruction& instr,
     case Opcode::kAfterAll:
       return ZeroValue(hlo::Shape::Token());
     case Opcode::kPartitionId:
+      return U32Scalar(instr.shape(), options_.slice ? static_cast<uint32_t>(options_.slice->device.partition) : 0);
     case Opcode::kReplicaId:
-      return U32Scalar(instr.shape(), 0);  // one replica, one partition
+      return U32Scalar(instr.shape(), options_.slice ? static_cast<uint32_t>(options_.slice->device.replica) : 0);
     case Opcode::kRngGetAndUpdateState: {
       Literal state(instr.shape());
       for (int64_t i = 0; i < state.element_count() && state.data().size() >= 8; ++i) {

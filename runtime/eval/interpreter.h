@@ -60,8 +60,11 @@ class Interpreter final : public EvalContext {
   Result<Value> EvalMap(const hlo::Instruction& instr, std::span<const Value> operands);
   Result<Value> EvalAsync(const hlo::Instruction& instr, std::span<const Value> operands);
 
-  // passthrough_ops.cc
+  // collective_ops.cc
   Result<Value> EvalCollective(const hlo::Instruction& instr, std::span<const Value> operands);
+  Result<Value> EvalCollectiveOnOneChip(const hlo::Instruction& instr, std::span<const Value> operands,
+                                        const hlo::Shape& result_shape, bool tuple_start);
+  // passthrough_ops.cc
   Result<Value> EvalCustomCall(const hlo::Instruction& instr, std::span<const Value> operands);
 
   EvalOptions options_;

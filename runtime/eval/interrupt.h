@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "base/status.h"
+
 namespace kiln::runtime {
 
 enum class StopReason : uint8_t {
@@ -34,6 +36,18 @@ constexpr std::string_view StopReasonText(StopReason reason) {
     case StopReason::kShutdown: return "server shutting down";
   }
   return "";
+}
+
+// The error code of a run stopped for `reason`: cancelled, deadline
+// exceeded, or unavailable for a shutdown.
+constexpr ErrorCode StopErrorCode(StopReason reason) {
+  switch (reason) {
+    case StopReason::kCancelled: return ErrorCode::kCancelled;
+    case StopReason::kDeadline: return ErrorCode::kDeadlineExceeded;
+    case StopReason::kShutdown: return ErrorCode::kUnavailable;
+    case StopReason::kNone: break;
+  }
+  return ErrorCode::kInternal;
 }
 
 class Interrupt {

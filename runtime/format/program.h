@@ -76,6 +76,19 @@ struct Program {
   uint64_t peak_hbm_bytes = 0;
   double estimated_seconds = 0;
   double compile_ms = 0;
+  // The slice the program runs on, one copy per chip ("2x4"); empty: one
+  // chip. Its chips are replica_count replicas of (chips / replica_count)
+  // partitions each.
+  std::string topology;
+  uint32_t replica_count = 1;
+  // For a program partitioned from a module with global shapes and
+  // shardings: each entry parameter's global shape and sharding (HLO text)
+  // and the result's. A run splits global arguments and assembles the
+  // global result by them. Empty otherwise: arguments are each chip's own.
+  std::vector<std::string> global_parameter_shapes;
+  std::vector<std::string> parameter_shardings;
+  std::string global_result_shape;
+  std::string result_sharding;
   bool operator==(const Program&) const = default;
 };
 
@@ -84,6 +97,13 @@ struct Program {
 // before it is read, each buffer written at most once, results defined.
 // The error names the kernel or buffer at fault.
 Status VerifyProgram(const Program& program);
+
+// Most chips a program's topology may name (a TPU7x pod: 9,216).
+inline constexpr int64_t kMaxProgramChips = 16384;
+
+// The chips the program runs on: 1 without a topology, else the product of
+// its axes. Errors (data loss) for a malformed topology or replica count.
+Result<int64_t> ProgramChipCount(const Program& program);
 
 // Executable bytes (envelope + FlatBuffer) for `program`.
 std::vector<uint8_t> SerializeProgram(const Program& program);

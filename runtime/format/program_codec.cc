@@ -99,7 +99,12 @@ std::vector<uint8_t> SerializeProgram(const Program& p) {
       b, p.format_version, b.CreateString(p.key), b.CreateString(p.chip), b.CreateString(p.plan),
       b.CreateString(p.options), b.CreateVector(buffers), b.CreateVector(kernels),
       b.CreateVector(p.parameters), b.CreateString(p.result_shape), b.CreateVector(p.results),
-      p.peak_hbm_bytes, p.estimated_seconds, p.compile_ms);
+      p.peak_hbm_bytes, p.estimated_seconds, p.compile_ms,
+      p.topology.empty() ? 0 : b.CreateString(p.topology), p.replica_count == 1 ? 0 : p.replica_count,
+      p.global_parameter_shapes.empty() ? 0 : b.CreateVectorOfStrings(p.global_parameter_shapes),
+      p.parameter_shardings.empty() ? 0 : b.CreateVectorOfStrings(p.parameter_shardings),
+      p.global_result_shape.empty() ? 0 : b.CreateString(p.global_result_shape),
+      p.result_sharding.empty() ? 0 : b.CreateString(p.result_sharding));
   fb::FinishExecutableBuffer(b, root);
   return WrapInEnvelope(p.format_version, {b.GetBufferPointer(), b.GetSize()});
 }
@@ -144,6 +149,16 @@ Result<Program> ParseProgram(std::span<const uint8_t> bytes) {
   p.peak_hbm_bytes = e.peak_hbm_bytes();
   p.estimated_seconds = e.estimated_seconds();
   p.compile_ms = e.compile_ms();
+  p.topology = Str(e.topology());
+  p.replica_count = e.replica_count() == 0 ? 1 : e.replica_count();
+  if (e.global_parameter_shapes()) {
+    for (const flatbuffers::String* shape : *e.global_parameter_shapes()) p.global_parameter_shapes.push_back(Str(shape));
+  }
+  if (e.parameter_shardings()) {
+    for (const flatbuffers::String* sharding : *e.parameter_shardings()) p.parameter_shardings.push_back(Str(sharding));
+  }
+  p.global_result_shape = Str(e.global_result_shape());
+  p.result_sharding = Str(e.result_sharding());
   KILN_RETURN_IF_ERROR(VerifyProgram(p));
   return p;
 }

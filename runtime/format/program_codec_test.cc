@@ -51,6 +51,23 @@ TEST(ProgramCodecTest, RoundTripsExactly) {
   EXPECT_EQ(SerializeProgram(*back), bytes);
 }
 
+TEST(ProgramCodecTest, RoundTripsTheSliceAProgramRunsOn) {
+  Program p = AddProgram();
+  p.topology = "2x4";
+  p.replica_count = 2;
+  auto back = ParseProgram(SerializeProgram(p));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->topology, "2x4");
+  EXPECT_EQ(back->replica_count, 2u);
+  EXPECT_EQ(ProgramChipCount(*back).value_or(-1), 8);
+  // A one-chip program stores neither field and reads back as one chip.
+  auto one = ParseProgram(SerializeProgram(AddProgram()));
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->topology, "");
+  EXPECT_EQ(one->replica_count, 1u);
+  EXPECT_EQ(ProgramChipCount(*one).value_or(-1), 1);
+}
+
 TEST(ProgramCodecTest, RejectsEveryTruncation) {
   std::vector<uint8_t> bytes = SerializeProgram(AddProgram());
   for (size_t n = 0; n < bytes.size(); n += 7) {
@@ -160,6 +177,23 @@ TEST(ProgramVerifyTest, RejectsOutOfRangeAndDoubleWrites) {
   EXPECT_NE(s.error().message.find("already holds a value"), std::string::npos);
   p = AddProgram();
   p.parameters = {0};
+  EXPECT_FALSE(VerifyProgram(p));
+}
+
+TEST(ProgramVerifyTest, RejectsMalformedSlices) {
+  for (const char* bad : {"2x", "x4", "2xx4", "0x4", "2*4", "2x-4", "999999x2", "128x128x128"}) {
+    Program p = AddProgram();
+    p.topology = bad;
+    auto s = VerifyProgram(p);
+    EXPECT_FALSE(s) << bad;
+  }
+  Program p = AddProgram();
+  p.topology = "2x4";
+  p.replica_count = 3;
+  auto s = VerifyProgram(p);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("does not split into 3 replicas"), std::string::npos);
+  p.replica_count = 0;
   EXPECT_FALSE(VerifyProgram(p));
 }
 

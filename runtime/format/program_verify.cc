@@ -1,5 +1,7 @@
 // VerifyProgram: the structural checks every Program passes before it runs.
+#include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/format/program.h"
@@ -13,7 +15,46 @@ std::string KernelLabel(const Program& p, size_t k) {
 
 }  // namespace
 
+Result<int64_t> ProgramChipCount(const Program& p) {
+  if (p.topology.empty()) {
+    if (p.replica_count != 1) return DataLossError("a one-chip program names " + std::to_string(p.replica_count) + " replicas");
+    return 1;
+  }
+  int64_t chips = 1;
+  size_t start = 0;
+  while (start <= p.topology.size()) {
+    const size_t x = std::min(p.topology.find('x', start), p.topology.size());
+    const std::string_view axis = std::string_view(p.topology).substr(start, x - start);
+    int64_t size = 0;
+    bool digits = !axis.empty() && axis.size() <= 5;
+    for (char c : axis) {
+      digits = digits && c >= '0' && c <= '9';
+      size = size * 10 + (c - '0');
+    }
+    if (!digits || size < 1) return DataLossError("topology '" + p.topology + "' is not AxB[xC] positive sizes");
+    chips *= size;
+    if (chips > kMaxProgramChips) {
+      return DataLossError("topology '" + p.topology + "' has more than " + std::to_string(kMaxProgramChips) + " chips");
+    }
+    start = x + 1;
+  }
+  if (p.replica_count < 1 || chips % p.replica_count != 0) {
+    return DataLossError("topology '" + p.topology + "' does not split into " + std::to_string(p.replica_count) +
+                         " replicas");
+  }
+  return chips;
+}
+
 Status VerifyProgram(const Program& p) {
+  KILN_RETURN_IF_ERROR(ProgramChipCount(p));
+  const bool global = !p.global_parameter_shapes.empty() || !p.parameter_shardings.empty() ||
+                      !p.global_result_shape.empty() || !p.result_sharding.empty();
+  if (global && (p.topology.empty() || p.global_parameter_shapes.size() != p.parameter_shardings.size() ||
+                 p.global_result_shape.empty() || p.result_sharding.empty())) {
+    return DataLossError("the global signature of a partitioned program is incomplete (" +
+                         std::to_string(p.global_parameter_shapes.size()) + " shapes, " +
+                         std::to_string(p.parameter_shardings.size()) + " shardings, topology '" + p.topology + "')");
+  }
   const size_t n = p.buffers.size();
   std::vector<bool> written(n, false);
   for (size_t i = 0; i < n; ++i) {

@@ -48,6 +48,7 @@ Result<std::unique_ptr<DevicePool>> DevicePool::Create(const PoolSpec& spec, Poo
   }
   std::unique_ptr<DevicePool> pool(new DevicePool(spec, options));
   for (const PoolGroup& group : spec.groups) {
+    Chip* leader = nullptr;
     for (int i = 0; i < group.count; ++i) {
       auto chip = std::make_unique<Chip>();
       chip->context.index = static_cast<int>(pool->chips_.size());
@@ -56,6 +57,14 @@ Result<std::unique_ptr<DevicePool>> DevicePool::Create(const PoolSpec& spec, Poo
       chip->status.index = chip->context.index;
       chip->status.kind = std::string(group.chip->name);
       chip->status.group = chip->context.group;
+      if (!group.topology.empty()) {
+        if (leader == nullptr) {
+          leader = chip.get();
+          leader->slice_kind = group.Label();
+        }
+        leader->slice.push_back(chip.get());
+        chip->in_slice = true;
+      }
       pool->chips_.push_back(std::move(chip));
     }
   }
@@ -94,7 +103,23 @@ DevicePool::~DevicePool() {
 
 Status DevicePool::Submit(Job job) {
   if (!job.run || !job.done) return InternalError("a pool job needs both run and done");
-  if (!job.chip_kind.empty()) {
+  std::string queue_kind;
+  if (!job.topology.empty()) {
+    const ChipSpec* kind = FindChip(job.chip_kind);
+    for (const PoolGroup& group : spec_.groups) {
+      if (kind != nullptr && group.chip == kind && group.topology == job.topology) queue_kind = group.Label();
+    }
+    if (queue_kind.empty()) {
+      PoolGroup wanted{kind, 0, job.topology};
+      std::string shape = wanted.Label().substr(wanted.Label().find(':') + 1);
+      return FailedPreconditionError("no " + (job.chip_kind.empty() ? std::string("chip") : job.chip_kind) +
+                                     " slice of topology " + shape + " in this pool (" + spec_.ToString() +
+                                     "); start the server with --pool " +
+                                     (job.chip_kind.empty() ? std::string("v5e") : job.chip_kind) + ":" + shape)
+          .WithReason(std::string(kChipNotInPool));
+    }
+    job.chip_kind = std::string(kind->name);
+  } else if (!job.chip_kind.empty()) {
     const ChipSpec* kind = FindChip(job.chip_kind);
     bool present = false;
     for (const auto& chip : chips_) present = present || chip->context.chip == kind;
@@ -103,6 +128,7 @@ Status DevicePool::Submit(Job job) {
           .WithReason(std::string(kChipNotInPool));
     }
     job.chip_kind = std::string(kind->name);  // canonical spelling
+    queue_kind = job.chip_kind;
   }
   if (!job.interrupt) job.interrupt = std::make_shared<Interrupt>();
   {
@@ -122,15 +148,14 @@ Status DevicePool::Submit(Job job) {
           .WithReason(std::string(kPoolSaturated));
     }
     std::string client = job.client;
-    std::string kind = job.chip_kind;
-    queue_.Push(std::move(client), std::move(kind), Pending{std::move(job), Clock::now()});
+    queue_.Push(std::move(client), std::move(queue_kind), Pending{std::move(job), Clock::now()});
   }
   work_ready_.notify_all();
   watch_.notify_all();
   return {};
 }
 
-Status DevicePool::RunJob(const Chip& chip, Job& job, double& device_seconds) {
+Status DevicePool::RunJob(const Chip& chip, const ChipContext& context, Job& job, double& device_seconds) {
   const ChipSpec& spec = *chip.context.chip;
   if (job.hbm_bytes > static_cast<uint64_t>(spec.hbm_bytes)) {
     return ResourceExhaustedError("execution needs " + Gigabytes(static_cast<double>(job.hbm_bytes)) +
@@ -138,7 +163,7 @@ Status DevicePool::RunJob(const Chip& chip, Job& job, double& device_seconds) {
                                   std::string(spec.name) + ") has " + Gigabytes(static_cast<double>(spec.hbm_bytes)));
   }
   try {
-    Result<double> seconds = job.run(chip.context);
+    Result<double> seconds = job.run(context);
     if (!seconds) return std::unexpected(seconds.error());
     device_seconds = *seconds;
     return Ok();
@@ -153,21 +178,65 @@ bool DevicePool::FitsMemory(const Job& job) const {
   return options_.host_memory_bytes == 0 || host_in_use_ + job.host_bytes <= options_.host_memory_bytes;
 }
 
+ChipContext DevicePool::GatherSlice(Chip& leader, std::unique_lock<std::mutex>& lock) {
+  for (Chip* member : leader.slice) member->reserved = member != &leader;
+  work_ready_.wait(lock, [&] {
+    if (stopping_) return true;
+    for (Chip* member : leader.slice) {
+      if (member != &leader && member->status.busy) return false;
+    }
+    return true;
+  });
+  ChipContext context = leader.context;
+  context.chips = static_cast<int>(leader.slice.size());
+  for (const PoolGroup& group : spec_.groups) {
+    if (group.Label() == leader.slice_kind) context.topology = group.topology;
+  }
+  return context;
+}
+
+void DevicePool::ReleaseChips(const std::vector<Chip*>& chips, const JobStats& stats, bool failed) {
+  for (Chip* chip : chips) {
+    chip->reserved = false;
+    chip->status.busy = false;
+    chip->status.client.clear();
+    chip->status.busy_seconds += stats.run_seconds;
+    chip->status.device_seconds += stats.device_seconds;
+    ++chip->status.jobs_run;
+    if (failed) ++chip->status.jobs_failed;
+  }
+}
+
 void DevicePool::WorkerLoop(Chip& chip) {
   const std::string_view kind = chip.context.chip->name;
   auto admit = [this](const Pending& pending) { return FitsMemory(pending.job); };
+  // One-chip jobs of its kind (or any), and its slice's jobs on a slice's
+  // first chip.
+  auto runs = [&](std::string_view k) {
+    return k.empty() || k == kind || (!chip.slice_kind.empty() && k == chip.slice_kind);
+  };
   while (true) {
     std::optional<std::pair<std::string, Pending>> next;
+    ChipContext context = chip.context;
+    std::vector<Chip*> held = {&chip};
     {
       std::unique_lock<std::mutex> lock(mu_);
-      work_ready_.wait(lock, [&] { return stopping_ || queue_.HasWorkFor(kind, admit); });
+      work_ready_.wait(lock, [&] { return stopping_ || (!chip.reserved && queue_.HasWorkIf(runs, admit)); });
       if (stopping_) return;
-      next = queue_.Pop(kind, admit);
+      next = queue_.PopIf(runs, admit);
       if (!next) continue;
       chip.status.busy = true;
       chip.status.client = next->first;
       chip.running = &next->second;
       host_in_use_ += next->second.job.host_bytes;
+      if (!next->second.job.topology.empty()) {
+        context = GatherSlice(chip, lock);
+        held = chip.slice;
+        for (Chip* member : held) {
+          member->status.busy = true;
+          member->status.client = next->first;
+        }
+      }
     }
     watch_.notify_all();  // a running job's deadline to watch
     Pending& pending = next->second;
@@ -175,7 +244,7 @@ void DevicePool::WorkerLoop(Chip& chip) {
     JobStats stats;
     stats.chip = chip.context.index;
     stats.queued_seconds = ToSeconds(start - pending.submitted);
-    Status outcome = RunJob(chip, pending.job, stats.device_seconds);
+    Status outcome = RunJob(chip, context, pending.job, stats.device_seconds);
     stats.run_seconds = ToSeconds(Clock::now() - start);
     // A run the pool stopped ends for that reason, whatever it returned on
     // the way out; one that finished anyway keeps its result.
@@ -189,17 +258,16 @@ void DevicePool::WorkerLoop(Chip& chip) {
       std::lock_guard<std::mutex> lock(mu_);
       chip.running = nullptr;
       host_in_use_ -= pending.job.host_bytes;
-      chip.status.busy = false;
-      chip.status.client.clear();
-      chip.status.busy_seconds += stats.run_seconds;
-      chip.status.device_seconds += stats.device_seconds;
-      ++chip.status.jobs_run;
-      if (!outcome) ++chip.status.jobs_failed;
+      ReleaseChips(held, stats, !outcome);
       if (stats.end == JobEnd::kCancelled) ++cancelled_total_;
       if (stats.end == JobEnd::kDeadline) ++deadline_total_;
     }
-    // The memory it held may admit jobs other chips are waiting for.
-    if (pending.job.host_bytes > 0) work_ready_.notify_all();
+    // The memory it held may admit jobs other chips are waiting for; a
+    // slice's first chip may be waiting for this one; a slice's chips are
+    // free again.
+    if (pending.job.host_bytes > 0 || chip.in_slice) {
+      work_ready_.notify_all();
+    }
     pending.job.done(std::move(outcome), stats);
   }
 }

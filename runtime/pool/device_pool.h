@@ -18,8 +18,16 @@
 // Shutdown(by) refuses new jobs and stops every job still queued or running
 // at `by`.
 //
+// Slices. A spec group with a topology ("v5e:2x4") is a slice: its chips
+// run one-chip jobs like any other, and a job that asks for that topology
+// gets all of them at once. The slice's first chip takes such jobs in its
+// turn of the fair queue; it then keeps its other chips from starting new
+// work, waits for their running jobs to end and runs the slice job, which
+// sees ChipContext::chips and ::topology. Every chip of the slice counts the
+// job's busy and device time.
+//
 // Failures: Submit refuses a job when the queue is full, when no chip of the
-// requested kind exists, when its host memory exceeds the whole budget or
+// requested kind (no slice of the requested topology) exists, when its host memory exceeds the whole budget or
 // after Shutdown (the error's reason says which, kPoolSaturated and the
 // others below). A job whose declared HBM need
 // exceeds the chip's HBM completes with an error without running; a job that
@@ -55,11 +63,13 @@
 
 namespace kiln::runtime::pool {
 
-// The chip a job runs on.
+// The chip a job runs on; for a slice job, the first chip of its slice.
 struct ChipContext {
   int index = 0;                    // position in the pool
   const ChipSpec* chip = nullptr;
   std::string group;                // "v5e:2x2"
+  int chips = 1;                    // chips the job holds (the slice's, from index on)
+  std::vector<int> topology;        // the slice's shape; empty for a one-chip job
 };
 
 using PoolClock = std::chrono::steady_clock;
@@ -89,8 +99,12 @@ struct JobStats {
 
 struct Job {
   std::string client;        // fairness key (API key, user, ...)
-  std::string chip_kind;     // "v5e", ...; empty: any chip
-  uint64_t hbm_bytes = 0;    // peak HBM + argument bytes the run needs
+  std::string chip_kind;     // "v5e", ...; empty: any chip (required with topology)
+  // A slice job needs every chip of a pool slice of this shape ("v5e:2x4"
+  // in the spec -> {2, 4}) at once; empty: one chip. The slice is
+  // allocated whole: its chips take no other work until the job ends.
+  std::vector<int> topology;
+  uint64_t hbm_bytes = 0;    // peak HBM + argument bytes the run needs (per chip)
   uint64_t host_bytes = 0;   // host memory the run needs, held while it runs
   // The job must have ended by then; max(): no deadline.
   PoolClock::time_point deadline = PoolClock::time_point::max();
@@ -191,6 +205,13 @@ class DevicePool {
     ChipStatus status;
     Pending* running = nullptr;  // guarded by mu_; the job on the chip
     std::thread worker;
+    // Slices: the label its slice jobs queue under ("v5e:2x4") and the
+    // slice's chips, on the slice's first chip only; `reserved` (guarded by
+    // mu_) keeps a chip from starting work while its slice gathers.
+    std::string slice_kind;
+    std::vector<Chip*> slice;
+    bool reserved = false;
+    bool in_slice = false;  // one of a slice's chips
   };
   struct Ended {
     Pending pending;
@@ -201,7 +222,13 @@ class DevicePool {
   DevicePool(PoolSpec spec, PoolOptions options);
   void WorkerLoop(Chip& chip);
   // Runs one job on `chip` (outside the lock) and returns its outcome.
-  Status RunJob(const Chip& chip, Job& job, double& device_seconds);
+  Status RunJob(const Chip& chip, const ChipContext& context, Job& job, double& device_seconds);
+  // For a slice job on `leader`: reserves the slice's other chips and waits
+  // (lock held) until none runs a job or the pool stops. Returns the
+  // context the job runs with.
+  ChipContext GatherSlice(Chip& leader, std::unique_lock<std::mutex>& lock);
+  // Marks the chips a job held idle and counts its time (mu_ held).
+  void ReleaseChips(const std::vector<Chip*>& chips, const JobStats& stats, bool failed);
   // device_pool_watchdog.cc: deadlines, cancellation, memory waits, shutdown.
   void WatchdogLoop();
   // Takes out the queued jobs that must end now and stops the running ones

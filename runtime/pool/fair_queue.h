@@ -2,8 +2,9 @@
 // the clients that have work, so a client flooding the queue delays others
 // by at most one job each turn.
 //
-// A job may ask for one chip kind ("" = any); Pop(kind) takes the next job,
-// in round-robin order, that a chip of `kind` may run, skipping (without
+// A job may ask for one chip kind ("" = any) or a slice ("v5e:2x4");
+// Pop(kind) takes the next job, in round-robin order, that a chip of `kind`
+// may run (PopIf: whose kind a predicate accepts), skipping (without
 // reordering) clients whose queued jobs all need another kind. Pop and
 // HasWorkFor may also be given an admission test (the pool's host-memory
 // budget): jobs it refuses are skipped the same way and stay queued.
@@ -38,10 +39,15 @@ class FairQueue {
   // The next job a chip of `kind` may run and `admit` accepts, or nullopt.
   template <typename Admit = AdmitAll>
   std::optional<std::pair<std::string, Job>> Pop(std::string_view kind, const Admit& admit = {}) {
+    return PopIf([kind](std::string_view k) { return k.empty() || k == kind; }, admit);
+  }
+  // The next job whose kind `runs(kind)` accepts and `admit` accepts.
+  template <typename Runs, typename Admit = AdmitAll>
+  std::optional<std::pair<std::string, Job>> PopIf(const Runs& runs, const Admit& admit = {}) {
     for (auto turn = rotation_.begin(); turn != rotation_.end(); ++turn) {
       auto& queue = queues_[*turn];
       for (auto it = queue.begin(); it != queue.end(); ++it) {
-        if (!it->kind.empty() && it->kind != kind) continue;
+        if (!runs(std::string_view(it->kind))) continue;
         if (!admit(it->job)) continue;
         std::pair<std::string, Job> out{*turn, std::move(it->job)};
         queue.erase(it);
@@ -61,9 +67,14 @@ class FairQueue {
   // True when Pop(kind, admit) would return a job.
   template <typename Admit = AdmitAll>
   bool HasWorkFor(std::string_view kind, const Admit& admit = {}) const {
+    return HasWorkIf([kind](std::string_view k) { return k.empty() || k == kind; }, admit);
+  }
+  // True when PopIf(runs, admit) would return a job.
+  template <typename Runs, typename Admit = AdmitAll>
+  bool HasWorkIf(const Runs& runs, const Admit& admit = {}) const {
     for (const auto& [client, queue] : queues_) {
       for (const Entry& e : queue) {
-        if ((e.kind.empty() || e.kind == kind) && admit(e.job)) return true;
+        if (runs(std::string_view(e.kind)) && admit(e.job)) return true;
       }
     }
     return false;

@@ -1,6 +1,7 @@
 #include "runtime/timing/device_profile.h"
 
 #include "runtime/chip/chip_spec.h"
+#include "runtime/chip/topology.h"
 
 namespace kiln::runtime::timing {
 
@@ -9,13 +10,20 @@ std::string_view BoundName(Bound bound) {
     case Bound::kCompute: return "compute";
     case Bound::kMemory: return "memory";
     case Bound::kOverhead: return "overhead";
+    case Bound::kIci: return "ici";
   }
   return "overhead";
 }
 
-DeviceProfile AssembleProfile(std::string_view chip, std::vector<KernelProfile> kernels) {
+DeviceProfile AssembleProfile(std::string_view chip, std::vector<KernelProfile> kernels,
+                              std::string_view topology, int chips) {
   DeviceProfile profile;
   profile.chip = std::string(chip);
+  const ChipSpec* spec = FindChip(chip);
+  profile.topology = !topology.empty() ? std::string(topology)
+                     : spec != nullptr ? SingleChip(*spec).ToString()
+                                       : "1x1";
+  profile.chips = chips;
   for (KernelProfile& k : kernels) {
     k.start_seconds = profile.seconds;
     profile.seconds += k.seconds;
@@ -24,10 +32,7 @@ DeviceProfile AssembleProfile(std::string_view chip, std::vector<KernelProfile> 
     profile.ideal_bytes += k.ideal_bytes;
   }
   profile.kernels = std::move(kernels);
-  const ChipSpec* spec = FindChip(chip);
-  if (spec != nullptr && profile.seconds > 0) {
-    profile.hfu = profile.flops / (profile.seconds * spec->bf16_flops * profile.chips);
-  }
+  if (spec != nullptr && profile.seconds > 0) profile.hfu = profile.flops / (profile.seconds * spec->bf16_flops);
   return profile;
 }
 

@@ -11,10 +11,28 @@
 
 namespace kiln::runtime::timing {
 
-// What limited a kernel: MXU/vector compute, HBM traffic, or fixed costs
-// (launch and per-step overhead).
-enum class Bound : uint8_t { kCompute, kMemory, kOverhead };
-std::string_view BoundName(Bound bound);  // "compute", "memory", "overhead"
+// What limited a kernel: MXU/vector compute, HBM traffic, fixed costs
+// (launch and per-step overhead), or a collective's ICI transfers.
+enum class Bound : uint8_t { kCompute, kMemory, kOverhead, kIci };
+std::string_view BoundName(Bound bound);  // "compute", "memory", "overhead", "ici"
+
+// A collective's time over the slice's ICI (collective_time.h): bytes over
+// links at the chip's per-link bandwidth plus hops at its hop latency.
+struct CollectiveTime {
+  std::string kind;              // "all-gather", "all-reduce", ...
+  int64_t participants = 0;      // devices in the largest group
+  int64_t groups = 0;            // groups (or permute pairs) run at once
+  // Bytes per participant as the op defines them: all-gather's input shard,
+  // all-reduce's, reduce-scatter's and all-to-all's input, the permuted or
+  // broadcast operand.
+  double payload_bytes = 0;
+  double ici_bytes = 0;          // bytes one participant sends over ICI
+  double link_bytes = 0;         // bytes over the busiest link, one way
+  double transfer_seconds = 0;   // link_bytes at the per-link bandwidth
+  double latency_seconds = 0;    // hops in sequence x hop latency
+  double seconds = 0;            // transfer + latency
+  std::string route;             // "line x(4)", "ring x(16) + line y(8)", ...
+};
 
 struct KernelProfile {
   std::string name;
@@ -42,23 +60,32 @@ struct KernelProfile {
   double memory_seconds = 0;   // all transfers at HBM bandwidth
   double overhead_seconds = 0; // launch + step overheads
   std::string tiling;          // "512x1024x1024 (default)", "untiled", ...
+  // Collective kernels on a slice: the ICI part of `seconds`. A -done
+  // kernel of an async pair has none (its transfer is its -start's).
+  std::vector<CollectiveTime> collectives;
+  double ici_seconds = 0;
 };
 
 struct DeviceProfile {
   std::string chip;
-  int chips = 1;       // chips the program runs on (one until SPMD programs run on slices)
+  // The slice the program runs on, one copy per chip ("2x4", 8); a single
+  // chip is "1x1" (or "1x1x1").
+  std::string topology;
+  int chips = 1;
   double seconds = 0;  // device time of the whole execution
-  double flops = 0;
+  double flops = 0;    // one chip's
   double bytes = 0;
   double ideal_bytes = 0;  // the kernels' ideal_bytes summed
-  // Hardware FLOP utilization: flops / (seconds x the chip's peak bf16
-  // FLOP/s x chips); 0 when the chip is unknown or no time passed.
+  // Hardware FLOP utilization of each chip: flops / (seconds x the chip's
+  // peak bf16 FLOP/s); 0 when the chip is unknown or no time passed.
   double hfu = 0;
   std::vector<KernelProfile> kernels;  // in execution order
 };
 
 // Lays `kernels` end to end (start_seconds), sums the totals and computes
-// the HFU against `chip`'s peak (runtime/chip/chip_spec.h).
-DeviceProfile AssembleProfile(std::string_view chip, std::vector<KernelProfile> kernels);
+// the HFU against `chip`'s peak (runtime/chip/chip_spec.h). `topology` and
+// `chips` name the slice; empty: one chip.
+DeviceProfile AssembleProfile(std::string_view chip, std::vector<KernelProfile> kernels,
+                              std::string_view topology = "", int chips = 1);
 
 }  // namespace kiln::runtime::timing

@@ -1,9 +1,12 @@
 #include "runtime/timing/kernel_timer.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime/timing/block_plan.h"
+#include "runtime/timing/collective_time.h"
 #include "runtime/timing/kernel_space.h"
 #include "runtime/timing/tpu_tiles.h"
 
@@ -19,7 +22,8 @@ std::string Join(const std::vector<int64_t>& blocks) {
   return out.empty() ? "scalar" : out;
 }
 
-Bound Classify(double compute, double memory, double overhead) {
+Bound Classify(double compute, double memory, double overhead, double ici) {
+  if (ici > 0 && ici >= compute && ici >= memory && ici >= overhead) return Bound::kIci;
   if (compute >= memory && compute >= overhead) return Bound::kCompute;
   if (memory >= overhead) return Bound::kMemory;
   return Bound::kOverhead;
@@ -62,6 +66,78 @@ KernelProfile TimeUntiled(const KernelDescription& kernel, const KernelWork& wor
   return p;
 }
 
+// The collectives a kernel's entry performs (an async-start's wrapped one
+// included), and whether it completes an async pair instead.
+struct KernelCollectives {
+  std::vector<const hlo::Instruction*> started;
+  bool completes = false;
+};
+
+bool WrapsCollective(const hlo::Instruction& async) {
+  for (const hlo::Computation* callee : async.called_computations()) {
+    for (const auto& instr : callee->instructions()) {
+      if (IsTimedCollective(instr->opcode())) return true;
+    }
+  }
+  return false;
+}
+
+KernelCollectives FindCollectives(const hlo::Module& module) {
+  KernelCollectives found;
+  for (const auto& owned : module.entry()->instructions()) {
+    const hlo::Instruction& instr = *owned;
+    switch (instr.opcode()) {
+      case hlo::Opcode::kAllGatherDone:
+      case hlo::Opcode::kAllReduceDone:
+      case hlo::Opcode::kCollectivePermuteDone:
+        found.completes = true;
+        break;
+      case hlo::Opcode::kAsyncStart:
+        for (const hlo::Computation* callee : instr.called_computations()) {
+          for (const auto& inner : callee->instructions()) {
+            if (IsTimedCollective(inner->opcode())) found.started.push_back(inner.get());
+          }
+        }
+        break;
+      case hlo::Opcode::kAsyncDone:
+        found.completes = found.completes || WrapsCollective(instr);
+        break;
+      default:
+        if (IsTimedCollective(instr.opcode())) found.started.push_back(&instr);
+    }
+  }
+  return found;
+}
+
+// A collective kernel on a slice: its HBM traffic and any reduction as an
+// untiled kernel, overlapped with its ICI transfers. The -done half of an
+// async pair only waits: its transfer was timed at the -start.
+Result<std::optional<KernelProfile>> TimeOnSlice(const KernelDescription& kernel, const KernelWork& work,
+                                                 const ChipSpec& chip, const TimingOptions& options) {
+  KernelCollectives found = FindCollectives(*kernel.module);
+  if (found.started.empty() && !found.completes) return std::nullopt;
+  KernelProfile p;
+  if (found.started.empty()) {
+    p.overhead_seconds = chip.launch_overhead_s;
+    p.seconds = p.overhead_seconds;
+    p.grid_steps = 1;
+    p.tiling = "ici (async done: timed at its start)";
+    return p;
+  }
+  p = TimeUntiled(kernel, work, chip);
+  std::string routes;
+  for (const hlo::Instruction* c : found.started) {
+    KILN_ASSIGN_OR_RETURN(CollectiveTime t, TimeCollective(*c, *options.topology, chip, options.assignment));
+    p.ici_seconds += t.seconds;
+    if (!routes.empty()) routes += "; ";
+    routes += t.kind + " " + t.route;
+    p.collectives.push_back(std::move(t));
+  }
+  p.seconds = p.overhead_seconds + std::max({p.compute_seconds, p.memory_seconds, p.ici_seconds});
+  p.tiling = "ici: " + routes;
+  return std::optional<KernelProfile>(std::move(p));
+}
+
 }  // namespace
 
 Result<KernelProfile> TimeKernel(const KernelDescription& kernel, const ChipSpec& chip,
@@ -74,9 +150,17 @@ Result<KernelProfile> TimeKernel(const KernelDescription& kernel, const ChipSpec
   Result<KernelWork> work = AnalyzeKernelWork(*kernel.module, work_options);
   if (!work) return fail(work.error());
 
+  std::optional<KernelProfile> on_slice;
+  if (options.chips() > 1) {
+    Result<std::optional<KernelProfile>> sliced = TimeOnSlice(kernel, *work, chip, options);
+    if (!sliced) return fail(sliced.error());
+    on_slice = std::move(*sliced);
+  }
   IterationSpace space = MakeIterationSpace(*kernel.module, *work, kernel.inputs, kernel.outputs);
   KernelProfile p;
-  if (space.kind == SpaceKind::kUntiled) {
+  if (on_slice) {
+    p = std::move(*on_slice);
+  } else if (space.kind == SpaceKind::kUntiled) {
     p = TimeUntiled(kernel, *work, chip);
   } else {
     static const ProgramTiling kNoTiling;
@@ -97,7 +181,7 @@ Result<KernelProfile> TimeKernel(const KernelDescription& kernel, const ChipSpec
   p.name = std::string(kernel.name);
   p.kind = std::string(kernel.kind);
   p.flops = work->Flops();
-  p.bound = Classify(p.compute_seconds, p.memory_seconds, p.overhead_seconds);
+  p.bound = Classify(p.compute_seconds, p.memory_seconds, p.overhead_seconds, p.ici_seconds);
   double mxu_flops = work->ContractionFlops();
   if (mxu_flops > 0 && p.seconds > 0) {
     const Contraction* main = work->MainContraction();

@@ -7,6 +7,12 @@
 // carries the kernel's ideal bytes (every input and output once) beside
 // the bytes it moves, and the inputs its grid reads more than once.
 //
+// On a slice of several chips (TimingOptions::topology), a kernel holding a
+// collective is timed as an untiled kernel whose HBM traffic overlaps the
+// collective's ICI transfers (collective_time.h): launch overhead plus the
+// longest of compute, HBM and ICI. The -done kernel of an async pair costs
+// its launch only, so a pair's transfer is counted once.
+//
 // Pure function; thread-safe. Borrows its arguments for the call.
 #pragma once
 

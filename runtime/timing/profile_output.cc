@@ -1,5 +1,6 @@
 #include "runtime/timing/profile_output.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,24 @@ std::string RereadText(const KernelProfile& k) {
   for (const KernelProfile::Reread& r : k.rereads) {
     std::snprintf(buffer, sizeof(buffer), "%sin%d x%.1f", out.empty() ? "" : ", ", r.input, r.times);
     out += buffer;
+  }
+  return out;
+}
+
+// A collective kernel's ICI part: one entry per collective it performs.
+nlohmann::json CollectivesJson(const KernelProfile& k) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const CollectiveTime& c : k.collectives) {
+    out.push_back({{"kind", c.kind},
+                   {"participants", c.participants},
+                   {"groups", c.groups},
+                   {"payload_bytes", c.payload_bytes},
+                   {"ici_bytes", c.ici_bytes},
+                   {"link_bytes", c.link_bytes},
+                   {"us", c.seconds * kMicros},
+                   {"transfer_us", c.transfer_seconds * kMicros},
+                   {"latency_us", c.latency_seconds * kMicros},
+                   {"route", c.route}});
   }
   return out;
 }
@@ -40,19 +59,25 @@ nlohmann::json ProfileToJson(const DeviceProfile& profile) {
   for (const KernelProfile& k : profile.kernels) {
     nlohmann::json rereads = nlohmann::json::array();
     for (const KernelProfile::Reread& r : k.rereads) rereads.push_back({{"input", r.input}, {"times", r.times}});
-    kernels.push_back({{"name", k.name},
-                       {"kind", k.kind},
-                       {"us", k.seconds * kMicros},
-                       {"bound", BoundName(k.bound)},
-                       {"flops", k.flops},
-                       {"bytes", k.bytes},
-                       {"ideal_bytes", k.ideal_bytes},
-                       {"rereads", std::move(rereads)},
-                       {"mxu_utilization", k.mxu_utilization},
-                       {"grid_steps", k.grid_steps},
-                       {"tiling", k.tiling}});
+    nlohmann::json entry = {{"name", k.name},
+                            {"kind", k.kind},
+                            {"us", k.seconds * kMicros},
+                            {"bound", BoundName(k.bound)},
+                            {"flops", k.flops},
+                            {"bytes", k.bytes},
+                            {"ideal_bytes", k.ideal_bytes},
+                            {"rereads", std::move(rereads)},
+                            {"mxu_utilization", k.mxu_utilization},
+                            {"grid_steps", k.grid_steps},
+                            {"tiling", k.tiling}};
+    if (!k.collectives.empty()) {
+      entry["ici_us"] = k.ici_seconds * kMicros;
+      entry["collectives"] = CollectivesJson(k);
+    }
+    kernels.push_back(std::move(entry));
   }
   return {{"chip", profile.chip},
+          {"topology", profile.topology},
           {"chips", profile.chips},
           {"device_us", profile.seconds * kMicros},
           {"flops", profile.flops},
@@ -77,8 +102,11 @@ std::string FormatProfile(const DeviceProfile& profile) {
                   rereads.c_str());
     out += line;
   }
+  const std::string where =
+      profile.chips > 1 ? profile.chip + " " + profile.topology + " (each of " + std::to_string(profile.chips) + " chips)"
+                        : profile.chip;
   std::snprintf(line, sizeof(line), "device time on %s: %.3f us (%zu kernels, %s, %s moved, %s ideal, HFU %.1f%%)\n",
-                profile.chip.c_str(), profile.seconds * kMicros, profile.kernels.size(),
+                where.c_str(), profile.seconds * kMicros, profile.kernels.size(),
                 Scaled(profile.flops, "FLOP").c_str(), Scaled(profile.bytes, "B").c_str(),
                 Scaled(profile.ideal_bytes, "B").c_str(), profile.hfu * 100);
   out += line;
@@ -87,31 +115,37 @@ std::string FormatProfile(const DeviceProfile& profile) {
 
 nlohmann::json ChromeTraceJson(const DeviceProfile& profile, int chip_index) {
   nlohmann::json events = nlohmann::json::array();
-  events.push_back({{"name", "process_name"},
-                    {"ph", "M"},
-                    {"pid", chip_index},
-                    {"args", {{"name", profile.chip + " chip " + std::to_string(chip_index)}}}});
-  events.push_back({{"name", "thread_name"},
-                    {"ph", "M"},
-                    {"pid", chip_index},
-                    {"tid", 0},
-                    {"args", {{"name", "TensorCore"}}}});
-  for (const KernelProfile& k : profile.kernels) {
-    events.push_back({{"name", k.name},
-                      {"cat", k.kind.empty() ? "kernel" : k.kind},
-                      {"ph", "X"},
-                      {"ts", k.start_seconds * kMicros},
-                      {"dur", k.seconds * kMicros},
-                      {"pid", chip_index},
-                      {"tid", 0},
-                      {"args",
-                       {{"bound", BoundName(k.bound)},
-                        {"flops", k.flops},
-                        {"bytes", k.bytes},
-                        {"ideal_bytes", k.ideal_bytes},
-                        {"mxu_utilization", k.mxu_utilization},
-                        {"grid_steps", k.grid_steps},
-                        {"tiling", k.tiling}}}});
+  // One track per chip of a slice (every chip runs every kernel of the
+  // per-chip program at the same time), up to kMaxTraceChips.
+  const int first = profile.chips > 1 ? 0 : chip_index;
+  const int tracks = profile.chips > 1 ? std::min(profile.chips, kMaxTraceChips) : 1;
+  for (int chip = first; chip < first + tracks; ++chip) {
+    std::string name = profile.chip + " chip " + std::to_string(chip);
+    if (profile.chips > 1) name += " of " + profile.topology;
+    if (profile.chips > tracks && chip == first + tracks - 1) {
+      name += " (the first " + std::to_string(tracks) + " of " + std::to_string(profile.chips) + " chips shown)";
+    }
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", chip}, {"args", {{"name", name}}}});
+    events.push_back(
+        {{"name", "thread_name"}, {"ph", "M"}, {"pid", chip}, {"tid", 0}, {"args", {{"name", "TensorCore"}}}});
+    for (const KernelProfile& k : profile.kernels) {
+      nlohmann::json args = {{"bound", BoundName(k.bound)},
+                             {"flops", k.flops},
+                             {"bytes", k.bytes},
+                             {"ideal_bytes", k.ideal_bytes},
+                             {"mxu_utilization", k.mxu_utilization},
+                             {"grid_steps", k.grid_steps},
+                             {"tiling", k.tiling}};
+      if (!k.collectives.empty()) args["collectives"] = CollectivesJson(k);
+      events.push_back({{"name", k.name},
+                        {"cat", k.kind.empty() ? "kernel" : k.kind},
+                        {"ph", "X"},
+                        {"ts", k.start_seconds * kMicros},
+                        {"dur", k.seconds * kMicros},
+                        {"pid", chip},
+                        {"tid", 0},
+                        {"args", std::move(args)}});
+    }
   }
   return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}};
 }

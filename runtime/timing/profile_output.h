@@ -14,10 +14,13 @@
 
 namespace kiln::runtime::timing {
 
-// {"chip", "chips", "device_us", "flops", "bytes", "ideal_bytes", "hfu",
-//  "kernels": [{"name", "kind", "us", "bound", "flops", "bytes",
-//  "ideal_bytes", "rereads": [{"input", "times"}], "mxu_utilization",
-//  "grid_steps", "tiling"}]}.
+// {"chip", "topology", "chips", "device_us", "flops", "bytes",
+//  "ideal_bytes", "hfu", "kernels": [{"name", "kind", "us", "bound",
+//  "flops", "bytes", "ideal_bytes", "rereads": [{"input", "times"}],
+//  "mxu_utilization", "grid_steps", "tiling"}]}. A collective kernel timed
+// over a slice's ICI adds "ici_us" and "collectives": [{"kind",
+// "participants", "groups", "payload_bytes", "ici_bytes", "link_bytes",
+// "us", "transfer_us", "latency_us", "route"}].
 nlohmann::json ProfileToJson(const DeviceProfile& profile);
 
 // `value` with an SI prefix and `unit`: "3.5 GB", "141 TFLOP".
@@ -29,8 +32,11 @@ std::string Scaled(double value, const char* unit);
 std::string FormatProfile(const DeviceProfile& profile);
 
 // Trace-event JSON: one complete event ("ph":"X", ts/dur in microseconds)
-// per kernel on the track (pid = chip, tid = TensorCore) of `chip_index`,
-// with metadata events naming the tracks.
+// per kernel on a chip's track (pid = chip, tid = TensorCore), with
+// metadata events naming the tracks. A one-chip run has the track of
+// `chip_index`; a slice's run one track per chip, up to kMaxTraceChips,
+// each with every kernel (the chips run the per-chip program in step).
+inline constexpr int kMaxTraceChips = 64;
 nlohmann::json ChromeTraceJson(const DeviceProfile& profile, int chip_index = 0);
 Status WriteChromeTrace(const DeviceProfile& profile, const std::string& path);
 

@@ -8,6 +8,8 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "runtime/chip/topology.h"
+#include "runtime/timing/collective_groups.h"
 
 namespace kiln::runtime::timing {
 
@@ -37,6 +39,16 @@ struct TimingOptions {
   // While-loop iterations per kernel beyond which timing gives up with a
   // "step budget" error (runaway loops).
   double iteration_budget = static_cast<double>(int64_t{1} << 34);
+  // The slice the program runs on, one copy per chip (`--topology 2x4`);
+  // nullopt or one chip: collectives are timed as local copies, as on a
+  // single chip. On a slice, collective kernels are timed over its ICI
+  // (collective_time.h), with `assignment` saying how the program's
+  // replicas and partitions fill it.
+  std::optional<Topology> topology;
+  SliceAssignment assignment;
+
+  // The topology's chips, or 1.
+  int64_t chips() const { return topology ? topology->chips() : 1; }
 };
 
 // Parses "BM,BN,BK" (three positive integers); the error quotes the text.

@@ -57,6 +57,12 @@ Result<KernelProfile> ProgramTimer::TimeKernel(size_t k, const ControlFlowCounts
   return Compute(k, counts);
 }
 
+DeviceProfile AssembleSliceProfile(const ChipSpec& chip, std::vector<KernelProfile> kernels,
+                                   const TimingOptions& options) {
+  const std::string topology = options.topology ? options.topology->ToString() : SingleChip(chip).ToString();
+  return AssembleProfile(chip.name, std::move(kernels), topology, static_cast<int>(options.chips()));
+}
+
 Result<DeviceProfile> SimulateProgram(const LoadedProgram& program, const ChipSpec& chip,
                                       const TimingOptions& options) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<ProgramTimer> timer, ProgramTimer::Create(program, chip, options));
@@ -66,7 +72,7 @@ Result<DeviceProfile> SimulateProgram(const LoadedProgram& program, const ChipSp
     KILN_ASSIGN_OR_RETURN(KernelProfile profile, timer->TimeKernel(k));
     kernels.push_back(std::move(profile));
   }
-  return AssembleProfile(chip.name, std::move(kernels));
+  return AssembleSliceProfile(chip, std::move(kernels), options);
 }
 
 }  // namespace kiln::runtime::timing

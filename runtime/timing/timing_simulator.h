@@ -39,6 +39,7 @@ class ProgramTimer {
 
   size_t kernel_count() const { return kernels_.size(); }
   const ChipSpec& chip() const { return chip_; }
+  const TimingOptions& options() const { return options_; }
 
   // The profile of one run of kernel `k`. `counts` is the control flow the
   // executor observed in that run; nullptr means "derive it statically".
@@ -59,6 +60,11 @@ class ProgramTimer {
   TimingOptions options_;
   std::vector<KernelEntry> kernels_;
 };
+
+// AssembleProfile for a run on `chip`, on the slice `options` names (one
+// chip when it names none).
+DeviceProfile AssembleSliceProfile(const ChipSpec& chip, std::vector<KernelProfile> kernels,
+                                   const TimingOptions& options);
 
 // Times every kernel once, in execution order, without values.
 Result<DeviceProfile> SimulateProgram(const LoadedProgram& program, const ChipSpec& chip,

@@ -1,0 +1,37 @@
+// Sharding propagation: a sharding for every instruction of a computation,
+// from the annotations it has and the shardings of its parameters.
+//
+// Annotated instructions keep their annotation. The others take one from
+// their operands (forward: elementwise ops take the most tiled operand's,
+// broadcast/transpose/reshape/reduce/slice/pad carry tiles through the
+// dimensions they keep, a dot combines its operands' batch and free
+// dimensions, get-tuple-element/tuple/while/call pass shardings through) or,
+// when no operand says anything, from their users (backward, through the same
+// ops). What stays undecided is replicated (manual in a computation whose
+// parameters are manual and none tiled: a shard_map body); an operand that
+// is manual makes its user manual. A replicated operand says nothing forward, so a constant
+// or broadcast feeding a tiled op is tiled like it.
+//
+// Pure function of the computation; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "compiler/hlo/computation.h"
+#include "compiler/spmd/hlo_sharding.h"
+
+namespace kiln::spmd {
+
+using ShardingMap = std::unordered_map<const hlo::Instruction*, HloSharding>;
+
+// Shardings for every instruction of `computation` run on `num_devices`
+// partitions whose parameter i is laid out as parameter_shardings[i]
+// (missing entries: the parameter's annotation, else replicated). Fails on an
+// annotation that does not parse or fit (the error names the instruction).
+Result<ShardingMap> PropagateShardings(const hlo::Computation& computation,
+                                       const std::vector<HloSharding>& parameter_shardings, int64_t num_devices);
+
+}  // namespace kiln::spmd

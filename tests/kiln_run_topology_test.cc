@@ -1,0 +1,113 @@
+// End-to-end tests of `kiln run --topology`: a program run on a slice has
+// its collectives timed over ICI and reported as kernels; the flag is
+// checked against the chip and the module's replica and partition counts.
+// Drives the real binary.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/kiln_run_fixture.h"
+
+namespace kiln {
+namespace {
+
+using testing::ExpectError;
+using testing::KilnRunTest;
+using testing::RunResult;
+
+// AllGather over 4 of the 32 chips (the scaling book's v5e example).
+constexpr const char* kGatherModule = R"(HloModule gather, num_partitions=32
+ENTRY main {
+  p = bf16[512,8192] parameter(0)
+  ROOT g = bf16[2048,8192] all-gather(p), channel_id=1, replica_groups=[8,4]<=[32], dimensions={0}, use_global_device_ids=true
+}
+)";
+
+std::string CorpusPath(const std::string& relative) { return std::string(KILN_CORPUS_DIR) + "/hlo/" + relative; }
+
+nlohmann::json Json(const RunResult& r) {
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto json = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(json.is_discarded()) << r.out;
+  return json;
+}
+
+TEST_F(KilnRunTest, TopologyTimesCollectivesOverIci) {
+  const std::string module = Write("gather.hlo", kGatherModule);
+  nlohmann::json slice = Json(Run(module + " --timing-only --json --topology 4x8"));
+  EXPECT_EQ(slice["topology"], "4x8");
+  EXPECT_EQ(slice["chips"], 32);
+  ASSERT_EQ(slice["kernels"].size(), 1u);
+  const nlohmann::json& kernel = slice["kernels"][0];
+  EXPECT_EQ(kernel["bound"], "ici");
+  EXPECT_EQ(kernel["collectives"][0]["kind"], "all-gather");
+  EXPECT_EQ(kernel["collectives"][0]["participants"], 4);
+  EXPECT_EQ(kernel["collectives"][0]["route"], "line x(4)");
+  EXPECT_NEAR(kernel["us"].get<double>(), 680, 0.25 * 680);
+
+  nlohmann::json one = Json(Run(module + " --timing-only --json"));
+  EXPECT_EQ(one["topology"], "1x1");
+  EXPECT_EQ(one["chips"], 1);
+  EXPECT_FALSE(one["kernels"][0].contains("collectives"));
+  EXPECT_LT(one["device_us"].get<double>(), slice["device_us"].get<double>());
+
+  RunResult text = Run(module + " --timing-only --topology 4x8");
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("ici: all-gather line x(4)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("device time on v5e 4x8 (each of 32 chips)"), std::string::npos) << text.out;
+}
+
+TEST_F(KilnRunTest, TopologyIsCheckedAgainstTheChipAndTheModule) {
+  const std::string module = Write("gather.hlo", kGatherModule);
+  ExpectError(Run(module + " --timing-only --topology 3x"), "--topology: bad topology '3x' for v5e");
+  ExpectError(Run(module + " --timing-only --topology 2x2x8"), "v5e slices are 2D");
+  ExpectError(Run(module + " --timing-only --chip v5p --topology 4x8"), "v5p slices are 3D");
+  ExpectError(Run(module + " --timing-only --topology 32x32"), "at most 16 wide");
+  ExpectError(Run(module + " --timing-only --topology 2x4"),
+              "the module runs 1 replica(s) x 32 partition(s), but --topology 2x4 has 8 chips");
+  RunResult direct = Run(module + " --direct --topology 4x8");
+  EXPECT_NE(direct.exit_code, 0);
+}
+
+// A module traced with global shapes and shardings (one of XLA's e2e
+// tests): --topology partitions it, runs the per-chip program on every chip
+// with values crossing between them, and prints the global result, which
+// equals evaluating the module whole.
+TEST_F(KilnRunTest, TopologyPartitionsAShardedModuleAndGivesTheWholeModulesValues) {
+  const std::string module = CorpusPath("xla-tests/collective_ops_e2e_test__DotContractingNonContractingAndContractingNonContracting.hlo");
+  RunResult sliced = Run(module + " --topology 2x2 --random-inputs 7 --print-literals");
+  RunResult whole = Run(module + " --direct --random-inputs 7 --print-literals");
+  ASSERT_EQ(sliced.exit_code, 0) << sliced.err;
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_NE(sliced.out.find("v5e 2x2 (each of 4 chips)"), std::string::npos) << sliced.out;
+  // The literal lines agree to the corpus tolerance: compare number by number.
+  auto numbers = [](const std::string& text) {
+    std::vector<double> out;
+    const size_t start = text.find("f32[16,4] {");
+    const size_t end = text.find('\n', start);
+    std::string literal = text.substr(start + 10, end - start - 10);
+    for (char& c : literal) c = (c == '{' || c == '}' || c == ',') ? ' ' : c;
+    std::istringstream in(literal);
+    double v;
+    while (in >> v) out.push_back(v);
+    return out;
+  };
+  std::vector<double> a = numbers(sliced.out), b = numbers(whole.out);
+  ASSERT_EQ(a.size(), 64u) << sliced.out;
+  ASSERT_EQ(b.size(), 64u) << whole.out;
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4 * (1 + std::abs(b[i]))) << i;
+}
+
+TEST_F(KilnRunTest, TopologyRefusesAShardedModuleForAnotherDeviceCount) {
+  const std::string module = CorpusPath("xla-tests/collective_ops_e2e_test__DotContractingAndContracting.hlo");
+  RunResult r = Run(module + " --topology 2x2 --random-inputs 1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("2 partition(s), but --topology 2x2 has 4 chips"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace kiln
