@@ -54,7 +54,7 @@ Form AnswerForm(const http::Request& request, Form request_form) {
   return request_form;
 }
 
-std::string Decimal(double value) {
+std::string SixSignificantDigits(double value) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.6g", value);
   return text;
@@ -202,7 +202,7 @@ void KilnService::Execute(Call call) {
       runtime::io::SafetensorsFile file;
       file.tensors = std::move(outputs);
       file.metadata = {{"kiln.key", state->key},         {"kiln.device", device},
-                       {"kiln.device_us", Decimal(device_us)}, {"kiln.queue_ms", Decimal(queue_ms)},
+                       {"kiln.device_us", SixSignificantDigits(device_us)}, {"kiln.queue_ms", SixSignificantDigits(queue_ms)},
                        {"kiln.kernels", kernels_text}};
       Result<std::string> bytes = runtime::io::SerializeSafetensors(file);
       if (!bytes) {
@@ -240,8 +240,8 @@ void KilnService::Execute(Call call) {
     }
     response.headers.Set("X-Kiln-Key", state->key);
     response.headers.Set("X-Kiln-Device", device);
-    response.headers.Set("X-Kiln-Device-Us", Decimal(device_us));
-    response.headers.Set("X-Kiln-Queue-Ms", Decimal(queue_ms));
+    response.headers.Set("X-Kiln-Device-Us", SixSignificantDigits(device_us));
+    response.headers.Set("X-Kiln-Queue-Ms", SixSignificantDigits(queue_ms));
     if (kernels_text.size() <= kMaxProfileHeaderBytes) response.headers.Set("X-Kiln-Profile", kernels_text);
     state->respond(std::move(response));
   };

@@ -11,9 +11,9 @@ namespace {
 using nlohmann::json;
 using testing::ServerEnv;
 
-constexpr std::string_view kText = "Content-Type: text/plain\r\n";
+using testing::kText;
 
-std::string Bearer(std::string_view token) { return "Authorization: Bearer " + std::string(token) + "\r\n"; }
+using testing::Bearer;
 
 std::string WithText(std::string_view token) { return std::string(kText) + Bearer(token); }
 

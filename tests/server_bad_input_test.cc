@@ -17,8 +17,8 @@ using testing::MakeRequest;
 using testing::RawHttpClient;
 using testing::ServerEnv;
 
-constexpr std::string_view kText = "Content-Type: text/plain\r\n";
-constexpr std::string_view kJson = "Content-Type: application/json\r\n";
+using testing::kText;
+using testing::kJson;
 
 // Line 3, column 13: a space where ',' or ']' must be.
 constexpr std::string_view kMalformed = "HloModule bad\nENTRY e {\n  p = f32[2 3] parameter(0)\n  ROOT n = f32[2,3] negate(p)\n}\n";

@@ -20,7 +20,7 @@ namespace {
 
 using testing::ServerEnv;
 
-constexpr std::string_view kText = "Content-Type: text/plain\r\n";
+using testing::kText;
 
 std::string Step(int batch) {
   const std::string shape = "f32[" + std::to_string(batch) + ",128]";

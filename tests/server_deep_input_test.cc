@@ -28,7 +28,7 @@ using nlohmann::json;
 using testing::RawHttpClient;
 using testing::RawResponse;
 
-constexpr std::string_view kText = "Content-Type: text/plain\r\n";
+using testing::kText;
 
 // `kiln serve` on an ephemeral loopback port with a fresh database, as a
 // child process; stopped with SIGTERM (then SIGKILL) when destroyed.

@@ -20,8 +20,8 @@ namespace {
 using testing::ServerEnv;
 using nlohmann::json;
 
-constexpr std::string_view kText = "Content-Type: text/plain\r\n";
-constexpr std::string_view kJson = "Content-Type: application/json\r\n";
+using testing::kText;
+using testing::kJson;
 
 TEST(ServerE2eTest, CompileMissesThenHitsWithTheFingerprintKey) {
   ServerEnv env;

@@ -26,8 +26,8 @@ using testing::kSpinInputs;
 using testing::kSpinModule;
 using testing::ServerEnv;
 
-constexpr std::string_view kText = "Content-Type: text/plain\r\n";
-constexpr std::string_view kJson = "Content-Type: application/json\r\n";
+using testing::kText;
+using testing::kJson;
 
 // A 4-byte input broadcast to 4 GB.
 constexpr const char* kBillionModule = R"(HloModule billion

@@ -31,8 +31,8 @@ using testing::kSpinInputs;
 using testing::kSpinModule;
 using testing::ServerEnv;
 
-constexpr std::string_view kText = "Content-Type: text/plain\r\n";
-constexpr std::string_view kJson = "Content-Type: application/json\r\n";
+using testing::kText;
+using testing::kJson;
 
 // A module that takes a noticeable time to parse and compile (about a
 // second here): a chain of `length` elementwise ops.

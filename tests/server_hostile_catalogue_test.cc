@@ -34,8 +34,8 @@ using testing::kAddInputs;
 using testing::KilnServeProcess;
 using namespace std::string_literals;
 
-constexpr std::string_view kText = "Content-Type: text/plain\r\n";
-constexpr std::string_view kJson = "Content-Type: application/json\r\n";
+using testing::kText;
+using testing::kJson;
 constexpr std::string_view kSafetensors = "Content-Type: application/vnd.safetensors\r\n";
 constexpr int kMaxBodyBytes = 1 << 20;  // --max-body 1MiB
 

@@ -48,9 +48,9 @@ ServiceOptions WithTokens() {
   return options;
 }
 
-std::string Bearer(std::string_view token) { return "Authorization: Bearer " + std::string(token) + "\r\n"; }
+using testing::Bearer;
 constexpr std::string_view kSharedHeader = "X-Kiln-Namespace: shared\r\n";
-constexpr std::string_view kText = "Content-Type: text/plain\r\n";
+using testing::kText;
 constexpr std::string_view kJsonType = "Content-Type: application/json\r\n";
 constexpr std::string_view kNowhere = "0123456789abcdef0123456789abcdef";
 

@@ -13,7 +13,7 @@ namespace {
 using nlohmann::json;
 using testing::ServerEnv;
 
-constexpr std::string_view kText = "Content-Type: text/plain\r\n";
+using testing::kText;
 
 std::string Step(int batch, const std::string& lr) {
   const std::string shape = "f32[" + std::to_string(batch) + ",128]";

@@ -20,8 +20,8 @@ namespace {
 using nlohmann::json;
 using testing::ServerEnv;
 
-constexpr std::string_view kText = "Content-Type: text/plain\r\n";
-constexpr std::string_view kJson = "Content-Type: application/json\r\n";
+using testing::kText;
+using testing::kJson;
 
 // XLA's collective_ops_e2e_test DotContractingNonContractingAndContractingNonContracting.
 constexpr char kShardedDot[] = R"(HloModule module, num_partitions=4

@@ -11,7 +11,7 @@ namespace {
 using nlohmann::json;
 using testing::ServerEnv;
 
-constexpr std::string_view kText = "Content-Type: text/plain\r\n";
+using testing::kText;
 constexpr std::string_view kShared = "Content-Type: text/plain\r\nX-Kiln-Namespace: shared\r\n";
 
 std::string Compile(const ServerEnv& env, const std::string& hlo, std::string_view headers, std::string_view query = "") {

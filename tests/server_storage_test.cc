@@ -32,7 +32,7 @@ using http::testing::RawResponse;
 using nlohmann::json;
 using testing::ServerEnv;
 
-constexpr std::string_view kText = "Content-Type: text/plain\r\n";
+using testing::kText;
 
 // Empties the write-ahead log (so every write must grow a file), then makes
 // the disk of `dir` exactly full.

@@ -16,7 +16,7 @@ using testing::RunCommand;
 using testing::ServerEnv;
 
 // Compiles `module`; the answer's "cache" field and key.
-std::pair<std::string, std::string> Compile(const ServerEnv& env, const std::string& module) {
+std::pair<std::string, std::string> CompileModule(const ServerEnv& env, const std::string& module) {
   nlohmann::json answer = ServerEnv::Json(env.Call("POST", "/v1/compile", module));
   if (!answer.is_object() || !answer.contains("cache")) return {"", ""};
   return {answer["cache"].get<std::string>(), answer["key"].get<std::string>()};
@@ -42,15 +42,15 @@ TEST(ServerStoreWatchTest, AnEntryEvictedByAnotherProcessIsNoLongerServed) {
   ServerEnv env;
   ASSERT_TRUE(env.ok());
   const std::string module = testing::NegateModule(8);
-  auto [first, key] = Compile(env, module);
+  auto [first, key] = CompileModule(env, module);
   ASSERT_EQ(first, "miss");
-  ASSERT_EQ(Compile(env, module).first, "hit");
+  ASSERT_EQ(CompileModule(env, module).first, "hit");
   ASSERT_EQ(env.Call("GET", "/v1/executables/" + key).status, 200);  // held in memory now
 
   EvictElsewhere(env, key);
   EXPECT_EQ(StatusWithin(env, key, 404), 404) << "still served from memory after the eviction";
-  EXPECT_EQ(Compile(env, module).first, "miss") << "compiled again, not answered from a stale copy";
-  EXPECT_EQ(Compile(env, module).first, "hit");
+  EXPECT_EQ(CompileModule(env, module).first, "miss") << "compiled again, not answered from a stale copy";
+  EXPECT_EQ(CompileModule(env, module).first, "hit");
 }
 
 // The control: with the watcher effectively off, the same eviction leaves
@@ -62,12 +62,12 @@ TEST(ServerStoreWatchTest, WithoutWatchingTheHeldCopyIsServed) {
   ServerEnv env(options);
   ASSERT_TRUE(env.ok());
   const std::string module = testing::NegateModule(16);
-  auto [first, key] = Compile(env, module);
+  auto [first, key] = CompileModule(env, module);
   ASSERT_EQ(first, "miss");
-  ASSERT_EQ(Compile(env, module).first, "hit");
+  ASSERT_EQ(CompileModule(env, module).first, "hit");
   EvictElsewhere(env, key);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_EQ(Compile(env, module).first, "hit");
+  EXPECT_EQ(CompileModule(env, module).first, "hit");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,11 @@ namespace kiln::server::testing {
 using http::testing::MakeRequest;
 using http::testing::RawHttpClient;
 using http::testing::RawResponse;
+
+// Header lines for Call's `headers`.
+inline constexpr std::string_view kText = "Content-Type: text/plain\r\n";
+inline constexpr std::string_view kJson = "Content-Type: application/json\r\n";
+inline std::string Bearer(std::string_view token) { return "Authorization: Bearer " + std::string(token) + "\r\n"; }
 
 inline constexpr const char* kAddModule = R"(HloModule add, entry_computation_layout={(f32[2,3]{1,0}, f32[2,3]{1,0})->f32[2,3]{1,0}}
 

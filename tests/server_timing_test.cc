@@ -12,8 +12,8 @@ namespace {
 using nlohmann::json;
 using testing::ServerEnv;
 
-constexpr std::string_view kText = "Content-Type: text/plain\r\n";
-constexpr std::string_view kJson = "Content-Type: application/json\r\n";
+using testing::kText;
+using testing::kJson;
 
 TEST(ServerTimingTest, TimeAnswersTheProfileAnExecuteReportsWithoutValues) {
   ServerEnv env;

@@ -17,11 +17,11 @@ namespace {
 using nlohmann::json;
 using testing::ServerEnv;
 
-constexpr std::string_view kJson = "Content-Type: application/json\r\n";
+using testing::kJson;
 
 constexpr const char* kTunable = kiln::testing::kTunableModule;
 
-std::string Bearer(std::string_view token) { return "Authorization: Bearer " + std::string(token) + "\r\n"; }
+using testing::Bearer;
 
 json Compile(const ServerEnv& env, std::string_view headers = {}) {
   auto response = env.Call("POST", "/v1/compile", json{{"hlo", kTunable}, {"chip", "v5e"}}.dump(),
@@ -70,7 +70,7 @@ TEST(ServerTuneTest, ADoneJobSwapsTheTunedExecutableInUnderTheSameKey) {
   json compiled = Compile(env);
   ASSERT_EQ(compiled["plan"], "heuristic");
   const std::string key = compiled["key"];
-  constexpr std::string_view kText = "Content-Type: text/plain\r\n";
+  using testing::kText;
   // A text body, answered from memory on the loop thread once seen.
   ASSERT_EQ(env.Call("POST", "/v1/compile", kTunable, kText).status, 200);
   EXPECT_EQ(ServerEnv::Json(env.Call("POST", "/v1/compile", kTunable, kText))["fast_path"], true);

@@ -18,10 +18,6 @@ namespace fs = std::filesystem;
 
 constexpr int kMaxDepth = 128;
 
-bool EndsWith(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
 // "module_0012." followed by at least one more character.
 bool IsDumpModuleName(std::string_view name) {
   if (name.substr(0, 7) != "module_") return false;
@@ -88,9 +84,9 @@ NameClass ClassifyDumpName(const std::string& file_name) {
   const std::string_view name = StripCompressionSuffix(file_name);
   NameClass out;
   if (IsDumpModuleName(name)) {
-    if (EndsWith(name, ".before_optimizations.txt") || EndsWith(name, ".before_optimizations.hlo")) {
+    if (name.ends_with(".before_optimizations.txt") || name.ends_with(".before_optimizations.hlo")) {
       out.stage = DumpStage::kBefore;
-    } else if (EndsWith(name, "after_optimizations.txt") || EndsWith(name, "after_optimizations.hlo")) {
+    } else if (name.ends_with("after_optimizations.txt") || name.ends_with("after_optimizations.hlo")) {
       out.stage = DumpStage::kAfter;
     } else {
       out.skip = true;
@@ -103,7 +99,7 @@ NameClass ClassifyDumpName(const std::string& file_name) {
       ".md", ".csv", ".mlir", ".ptx", ".cubin", ".neff", ".kexe", ".db", ".sqlite", ".safetensors",
       "-wal", "-shm", "-journal", "-reserve"};  // SQLite's files beside a store, kiln's delete reserve
   for (std::string_view extension : kNotHlo) {
-    if (EndsWith(name, extension)) {
+    if (name.ends_with(extension)) {
       out.skip = true;
       out.reason = "not HLO text (by its name)";
       return out;

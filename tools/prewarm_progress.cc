@@ -9,7 +9,7 @@
 namespace kiln::tools {
 namespace {
 
-std::string Clock(double seconds) {
+std::string MinutesSeconds(double seconds) {
   const int64_t s = static_cast<int64_t>(seconds + 0.5);
   char text[32];
   std::snprintf(text, sizeof(text), "%lld:%02lld", static_cast<long long>(s / 60), static_cast<long long>(s % 60));
@@ -59,8 +59,8 @@ std::string ProgressMeter::Line(bool final) const {
   char figures[96];
   std::snprintf(figures, sizeof(figures), " %.1f/s", rate);
   line += figures;
-  if (final) return line + " in " + Clock(seconds);
-  line += done_ > 0 && rate > 0 ? " ETA " + Clock(static_cast<double>(total_ - done_) / rate) : " ETA --:--";
+  if (final) return line + " in " + MinutesSeconds(seconds);
+  line += done_ > 0 && rate > 0 ? " ETA " + MinutesSeconds(static_cast<double>(total_ - done_) / rate) : " ETA --:--";
   if (!current_.empty()) line += "  " + Tail(current_, terminal_ ? 60 : 200);
   return line;
 }

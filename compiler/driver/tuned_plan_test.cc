@@ -17,7 +17,7 @@ using passes::testing::ParseVerified;
 
 // A loop chain into a dot with a bias and activation epilogue: fused edges to
 // un-fuse, and a dot consumer that refuses fused producers (legality).
-constexpr std::string_view kModule = R"(HloModule tuned
+constexpr std::string_view kTunedModule = R"(HloModule tuned
 ENTRY e {
   x = f32[256,512] parameter(0)
   w = f32[512,256] parameter(1)
@@ -39,7 +39,7 @@ struct Fixture {
 
 Fixture Prepare() {
   Fixture f;
-  f.module = ParseVerified(kModule);
+  f.module = ParseVerified(kTunedModule);
   EXPECT_NE(f.module, nullptr);
   CompileOptions options;
   auto prepared = PrepareModule(*f.module, options);

@@ -19,7 +19,7 @@ constexpr std::array<std::string_view, 3> kNonSemanticAttributes = {"metadata", 
                                                                     "origin"};
 
 template <size_t N>
-bool Contains(const std::array<std::string_view, N>& set, std::string_view name) {
+bool ContainsName(const std::array<std::string_view, N>& set, std::string_view name) {
   for (std::string_view s : set) {
     if (s == name) return true;
   }
@@ -61,11 +61,11 @@ Result<std::vector<int64_t>> LexIntList(Lexer& lex) {
 }  // namespace
 
 bool IsComputationAttribute(std::string_view name) {
-  return Contains(kComputationAttributes, name);
+  return ContainsName(kComputationAttributes, name);
 }
-bool IsRawAttribute(std::string_view name) { return Contains(kRawAttributes, name); }
+bool IsRawAttribute(std::string_view name) { return ContainsName(kRawAttributes, name); }
 bool IsNonSemanticAttribute(std::string_view name) {
-  return Contains(kNonSemanticAttributes, name);
+  return ContainsName(kNonSemanticAttributes, name);
 }
 
 Result<int64_t> DecodeInt(std::string_view text) {

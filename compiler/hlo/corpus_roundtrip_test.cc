@@ -218,7 +218,7 @@ TEST(CorpusRoundTripTest, ModulesEqualSeesSmallChangesInCorpusModules) {
 
 // ---------------------------------------------------------------- ModulesEqual
 
-std::unique_ptr<Module> Parse(std::string_view text) {
+std::unique_ptr<Module> ParseTestModule(std::string_view text) {
   Result<std::unique_ptr<Module>> m = ParseModule(text, "t.hlo");
   EXPECT_TRUE(m.has_value()) << m.error().message << "\n" << text;
   return m ? std::move(*m) : nullptr;
@@ -226,8 +226,8 @@ std::unique_ptr<Module> Parse(std::string_view text) {
 
 // The reason ModulesEqual gives, or "equal".
 std::string Difference(std::string_view a, std::string_view b) {
-  auto ma = Parse(a);
-  auto mb = Parse(b);
+  auto ma = ParseTestModule(a);
+  auto mb = ParseTestModule(b);
   if (ma == nullptr || mb == nullptr) return "parse error";
   std::string why = "stale";
   if (ModulesEqual(*ma, *mb, &why)) {
@@ -270,7 +270,7 @@ std::string Edit(std::string_view from, std::string_view to) {
 
 TEST(ModulesEqualTest, EqualModulesAndReflexivity) {
   EXPECT_EQ(Difference(kBase, kBase), "equal");
-  auto m = Parse(kBase);
+  auto m = ParseTestModule(kBase);
   ASSERT_NE(m, nullptr);
   EXPECT_TRUE(ModulesEqual(*m, *m));
   // Spacing, comments, '%' and old-style typed operands do not matter.
@@ -345,8 +345,8 @@ TEST(ModulesEqualTest, EntryAndAsyncDifferences) {
 }
 
 TEST(ModulesEqualTest, WhyMayBeNull) {
-  auto a = Parse(kBase);
-  auto b = Parse(Edit("dimensions={0}", "dimensions={1}"));
+  auto a = ParseTestModule(kBase);
+  auto b = ParseTestModule(Edit("dimensions={0}", "dimensions={1}"));
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   EXPECT_FALSE(ModulesEqual(*a, *b));

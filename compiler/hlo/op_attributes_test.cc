@@ -22,7 +22,7 @@ namespace {
   return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
 }
 
-std::unique_ptr<Module> Parse(std::string_view text) {
+std::unique_ptr<Module> ParseModuleText(std::string_view text) {
   Result<std::unique_ptr<Module>> m = ParseModule(text, "test.hlo");
   EXPECT_TRUE(m.has_value()) << m.error().ToString();
   return m ? std::move(*m) : nullptr;
@@ -209,7 +209,7 @@ ENTRY main {
 )";
 
 TEST(AccessorTest, DotDimensionNumbers) {
-  auto m = Parse(kModule);
+  auto m = ParseModuleText(kModule);
   ASSERT_TRUE(m);
   Result<DotDimensionNumbers> d = GetDotDimensionNumbers(*Find(*m, "dot"));
   ASSERT_TRUE(d) << d.error().ToString();
@@ -223,7 +223,7 @@ TEST(AccessorTest, DotDimensionNumbers) {
 }
 
 TEST(AccessorTest, ComparisonDirectionAndType) {
-  auto m = Parse(kModule);
+  auto m = ParseModuleText(kModule);
   ASSERT_TRUE(m);
   Result<Comparison> c = GetComparison(*Find(*m, "cmp"));
   ASSERT_TRUE(c) << c.error().ToString();
@@ -243,7 +243,7 @@ TEST(AccessorTest, ComparisonDirectionAndType) {
 }
 
 TEST(AccessorTest, GatherAndScatterDimensionNumbers) {
-  auto m = Parse(kModule);
+  auto m = ParseModuleText(kModule);
   ASSERT_TRUE(m);
   Result<GatherDimensionNumbers> g = GetGatherDimensionNumbers(*Find(*m, "g"));
   ASSERT_TRUE(g) << g.error().ToString();
@@ -264,7 +264,7 @@ TEST(AccessorTest, GatherAndScatterDimensionNumbers) {
 }
 
 TEST(AccessorTest, SmallAttributes) {
-  auto m = Parse(kModule);
+  auto m = ParseModuleText(kModule);
   ASSERT_TRUE(m);
   Result<std::vector<int64_t>> dims = GetDimensions(*Find(*m, "t"));
   ASSERT_TRUE(dims);
@@ -288,7 +288,7 @@ TEST(AccessorTest, SmallAttributes) {
 }
 
 TEST(AccessorTest, CollectiveAttributes) {
-  auto m = Parse(kModule);
+  auto m = ParseModuleText(kModule);
   ASSERT_TRUE(m);
   Result<std::vector<std::vector<int64_t>>> groups = GetReplicaGroups(*Find(*m, "ar"));
   ASSERT_TRUE(groups) << groups.error().ToString();
@@ -306,7 +306,7 @@ TEST(AccessorTest, CollectiveAttributes) {
 }
 
 TEST(AccessorTest, ErrorsNameTheInstructionAndAttribute) {
-  auto m = Parse(kModule);
+  auto m = ParseModuleText(kModule);
   ASSERT_TRUE(m);
   Result<std::vector<int64_t>> missing = GetDimensions(*Find(*m, "dot"));
   ASSERT_FALSE(missing);
@@ -326,7 +326,7 @@ TEST(AccessorTest, ErrorsNameTheInstructionAndAttribute) {
 }
 
 TEST(AccessorTest, WindowPaddingAndSliceOnInstructions) {
-  auto m = Parse(R"(
+  auto m = ParseModuleText(R"(
 HloModule w
 add {
   a = f32[] parameter(0)

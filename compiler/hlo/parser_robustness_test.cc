@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/hlo/parser.h"
+#include "compiler/hlo/test_corpus.h"
 
 namespace kiln::hlo {
 namespace {
@@ -67,7 +68,7 @@ constexpr uint32_t kSeed = 20240917;
 
 // ---------------------------------------------------------------- corpus
 
-fs::path CorpusRoot() { return fs::path(KILN_CORPUS_DIR); }
+using testing::CorpusRoot;
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -144,10 +145,10 @@ std::vector<std::string> SampleSources() {
 
 // An invalid_argument error placed in `file` at a line and column inside
 // the input, with a message, rendered "<file>:<line>:<col>: <text>".
-testing::AssertionResult IsPositionedError(const Error& error, std::string_view file, std::string_view input) {
+::testing::AssertionResult IsPositionedError(const Error& error, std::string_view file, std::string_view input) {
   const std::string text = error.ToString();
   auto bad = [&](std::string_view why) {
-    return testing::AssertionFailure() << why << ": \"" << text.substr(0, 200) << "\"";
+    return ::testing::AssertionFailure() << why << ": \"" << text.substr(0, 200) << "\"";
   };
   if (error.code != ErrorCode::kInvalidArgument) return bad("code " + std::string(ErrorCodeName(error.code)));
   if (error.message.empty()) return bad("empty error message");
@@ -162,7 +163,7 @@ testing::AssertionResult IsPositionedError(const Error& error, std::string_view 
   const std::string position =
       std::string(file) + ":" + std::to_string(error.where().line) + ":" + std::to_string(error.where().column) + ": ";
   if (!text.starts_with(position)) return bad("the text does not start with \"" + position + "\"");
-  return testing::AssertionSuccess();
+  return ::testing::AssertionSuccess();
 }
 
 // Runs the parsers and checks the outcome; counts calls, errors and time.
@@ -201,7 +202,7 @@ class Harness {
   }
   void Check(const Error& error, std::string_view file, std::string_view input, std::string_view what) {
     ++errors_;
-    testing::AssertionResult ok = IsPositionedError(error, file, input);
+    ::testing::AssertionResult ok = IsPositionedError(error, file, input);
     if (!ok && ++bad_ <= kMaxReported) ADD_FAILURE() << what << ": " << ok.message();
   }
 
@@ -248,7 +249,7 @@ std::string Display(const fs::path& p) { return p.lexically_relative(CorpusRoot(
 
 // ---------------------------------------------------------------- corpus modules
 
-class CorpusModuleRobustnessTest : public testing::TestWithParam<std::string> {
+class CorpusModuleRobustnessTest : public ::testing::TestWithParam<std::string> {
  protected:
   const std::vector<CorpusFile>& Files() {
     static const std::vector<CorpusFile> none;
@@ -296,8 +297,8 @@ TEST_P(CorpusModuleRobustnessTest, MutatedModules) {
   EXPECT_GT(h.errors(), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sources, CorpusModuleRobustnessTest, testing::ValuesIn(SampleSources()),
-                         [](const testing::TestParamInfo<std::string>& info) {
+INSTANTIATE_TEST_SUITE_P(Sources, CorpusModuleRobustnessTest, ::testing::ValuesIn(SampleSources()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;
                            for (char& c : name) {
                              if (!isalnum(static_cast<unsigned char>(c))) c = '_';

@@ -52,7 +52,7 @@ Hash128 KeyOf(std::string_view text, const std::vector<std::string>& members, co
 }
 
 // The kernel {a, e, m}: m = (p0 + p1)^e * p1, written out at m.
-constexpr std::string_view kBase = R"(
+constexpr std::string_view kKernelModule = R"(
 HloModule base
 ENTRY main {
   p0 = f32[8,128]{1,0} parameter(0)
@@ -82,20 +82,20 @@ ENTRY entry {
   ROOT t = (f32[8,128]{1,0}, s32[4]{0}) tuple(after, unrelated)
 }
 )";
-  const Hash128 base = KeyOf(kBase, kMembers, {"m"});
+  const Hash128 base = KeyOf(kKernelModule, kMembers, {"m"});
   EXPECT_EQ(base, KeyOf(kOther, {"prod", "sum", "ex"}, {"prod"}));
   EXPECT_NE(base, Hash128{});
 }
 
 TEST(SubgraphFingerprintTest, ChangesOutsideTheSubgraphDoNotChangeTheKey) {
-  std::string outside_changed(kBase);
+  std::string outside_changed(kKernelModule);
   outside_changed.replace(outside_changed.find("ROOT m"), 6, "m");
   outside_changed.replace(outside_changed.rfind('}'), 1, "  ROOT n = f32[8,128]{1,0} negate(m)\n}");
-  EXPECT_EQ(KeyOf(kBase, kMembers, {"m"}), KeyOf(outside_changed, kMembers, {"m"}));
+  EXPECT_EQ(KeyOf(kKernelModule, kMembers, {"m"}), KeyOf(outside_changed, kMembers, {"m"}));
 }
 
 TEST(SubgraphFingerprintTest, ShapeLayoutConstantAndAttributeChangeTheKey) {
-  const Hash128 base = KeyOf(kBase, kMembers, {"m"});
+  const Hash128 base = KeyOf(kKernelModule, kMembers, {"m"});
   auto with = [](std::string from, std::string_view to_replace, std::string_view replacement) {
     for (size_t at = from.find(to_replace); at != std::string::npos; at = from.find(to_replace, at)) {
       from.replace(at, to_replace.size(), replacement);
@@ -103,7 +103,7 @@ TEST(SubgraphFingerprintTest, ShapeLayoutConstantAndAttributeChangeTheKey) {
     }
     return from;
   };
-  const std::string text(kBase);
+  const std::string text(kKernelModule);
   EXPECT_NE(base, KeyOf(with(text, "f32[8,128]", "f32[16,128]"), kMembers, {"m"}));
   EXPECT_NE(base, KeyOf(with(text, "f32[8,128]", "bf16[8,128]"), kMembers, {"m"}));
   EXPECT_NE(base, KeyOf(with(text, "{1,0}", "{0,1}"), kMembers, {"m"}));
@@ -167,17 +167,17 @@ ENTRY main {
 }
 
 TEST(SubgraphFingerprintTest, EdgesInputsAndRootsChangeTheKey) {
-  const Hash128 base = KeyOf(kBase, kMembers, {"m"});
+  const Hash128 base = KeyOf(kKernelModule, kMembers, {"m"});
   // m reads p0 instead of p1: the same shapes, another input sharing.
-  std::string other_input(kBase);
+  std::string other_input(kKernelModule);
   other_input.replace(other_input.find("multiply(e, p1)"), 15, "multiply(e, p0)");
   EXPECT_NE(base, KeyOf(other_input, kMembers, {"m"}));
   // m reads a instead of e: another edge inside.
-  std::string other_edge(kBase);
+  std::string other_edge(kKernelModule);
   other_edge.replace(other_edge.find("multiply(e, p1)"), 15, "multiply(a, p1)");
   EXPECT_NE(base, KeyOf(other_edge, kMembers, {"m"}));
   // Operand order of a non-commutative use counts.
-  std::string swapped(kBase);
+  std::string swapped(kKernelModule);
   swapped.replace(swapped.find("multiply(e, p1)"), 15, "multiply(p1, e)");
   EXPECT_NE(base, KeyOf(swapped, kMembers, {"m"}));
   // One input read twice vs two inputs.
@@ -194,12 +194,12 @@ ENTRY main {
   twice.replace(twice.find("add(p0, p1)"), 11, "add(p0, p0)");
   EXPECT_NE(two_inputs, KeyOf(twice, {"a"}, {"a"}));
   // Another root written out, or another instruction in the subgraph.
-  EXPECT_NE(base, KeyOf(kBase, kMembers, {"e", "m"}));
-  EXPECT_NE(base, KeyOf(kBase, {"e", "m"}, {"m"}));
+  EXPECT_NE(base, KeyOf(kKernelModule, kMembers, {"e", "m"}));
+  EXPECT_NE(base, KeyOf(kKernelModule, {"e", "m"}, {"m"}));
 }
 
 TEST(SubgraphFingerprintTest, BadIndicesAreErrors) {
-  Subgraph s = Make(kBase, kMembers, {"m"});
+  Subgraph s = Make(kKernelModule, kMembers, {"m"});
   ASSERT_NE(s.module, nullptr);
   const Computation& entry = *s.module->entry();
   const int64_t a = IndexOf(entry, "a");

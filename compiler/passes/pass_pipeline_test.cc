@@ -11,7 +11,7 @@ namespace {
 using testing::FindInstruction;
 using testing::ParseVerified;
 
-constexpr char kModule[] = R"(
+constexpr char kPipelineModule[] = R"(
 HloModule m
 ENTRY e {
   x = f32[4] parameter(0)
@@ -24,7 +24,7 @@ ENTRY e {
 })";
 
 TEST(PassPipelineTest, DefaultPipelineSimplifiesMergesAndCleansUp) {
-  auto module = ParseVerified(kModule);
+  auto module = ParseVerified(kPipelineModule);
   ASSERT_NE(module, nullptr);
   PipelineOptions options;
   options.verify = true;
@@ -57,7 +57,7 @@ class FailingPass : public Pass {
 };
 
 TEST(PassPipelineTest, VerifierBetweenPassesNamesTheBrokenPass) {
-  auto module = ParseVerified(kModule);
+  auto module = ParseVerified(kPipelineModule);
   ASSERT_NE(module, nullptr);
   PipelineOptions options;
   options.verify = true;
@@ -70,7 +70,7 @@ TEST(PassPipelineTest, VerifierBetweenPassesNamesTheBrokenPass) {
 }
 
 TEST(PassPipelineTest, PassErrorsAreReturnedWithThePassName) {
-  auto module = ParseVerified(kModule);
+  auto module = ParseVerified(kPipelineModule);
   ASSERT_NE(module, nullptr);
   PassPipeline pipeline;
   pipeline.Add<FailingPass>();

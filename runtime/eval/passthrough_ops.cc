@@ -14,7 +14,7 @@ namespace {
 using hlo::Instruction;
 using hlo::Opcode;
 
-bool SameShape(const Value& v, const hlo::Shape& shape) {
+bool SameArrayShape(const Value& v, const hlo::Shape& shape) {
   return !v.is_tuple() && !v.empty() && v.array().shape().dimensions() == shape.dimensions() &&
          v.array().shape().element_type() == shape.element_type();
 }
@@ -29,7 +29,7 @@ Result<Value> Interpreter::EvalCustomCall(const Instruction& instr,
       target == "SPMDShardToFullShape" || target == "MoveToHost" || target == "MoveToDevice" ||
       target == "annotate_device_placement" || target == "Pin" || target == "Unpin" ||
       target == "AwsNeuronTransferWithStaticRing") {
-    if (operands.size() == 1 && SameShape(operands[0], instr.shape())) return operands[0];
+    if (operands.size() == 1 && SameArrayShape(operands[0], instr.shape())) return operands[0];
     if (operands.size() == 1 && target.starts_with("SPMD")) {
       return std::unexpected(UnsupportedOpError(instr, "unsupported multi-shard " + target +
                                                            ": it changes the shape, so the program "

@@ -203,7 +203,7 @@ struct IsFiniteLoop {
     for (int64_t i = 0; i < a.n; ++i) y[i] = std::isfinite(Tr::Load(x[i])) ? 1 : 0;
   }
 };
-struct FloatOnly {
+struct FloatTypesOnly {
   template <class Tr>
   static constexpr bool kSupports = kIsFloat<Tr>;
 };
@@ -236,7 +236,7 @@ ElementwiseFn ResolveUnary(Opcode opcode, hlo::PrimitiveType t, hlo::PrimitiveTy
     case Opcode::kReal: return complex ? ComplexPart(t, 1) : Unary<RealOp>(t);
     case Opcode::kImag: return complex ? ComplexPart(t, 2) : Unary<ImagOp>(t);
     case Opcode::kIsFinite:
-      return result == hlo::PrimitiveType::kPred ? ResolveTyped<FloatOnly, IsFiniteLoop>(t)
+      return result == hlo::PrimitiveType::kPred ? ResolveTyped<FloatTypesOnly, IsFiniteLoop>(t)
                                                  : nullptr;
     case Opcode::kNegate: return Unary<NegateOp>(t);
     case Opcode::kSign: return Unary<SignOp>(t);

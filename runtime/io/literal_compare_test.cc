@@ -7,14 +7,14 @@
 namespace kiln::runtime::io {
 namespace {
 
-hlo::Literal Parse(const char* text) {
+hlo::Literal ParseTestLiteral(const char* text) {
   auto lit = hlo::ParseLiteral(text);
   EXPECT_TRUE(lit) << text << ": " << lit.error().message;
   return *lit;
 }
 
 std::string Mismatch(const char* expected, const char* actual, CompareOptions options = {}) {
-  Status status = CompareLiterals(Parse(expected), Parse(actual), options);
+  Status status = CompareLiterals(ParseTestLiteral(expected), ParseTestLiteral(actual), options);
   return status ? "" : status.error().message;
 }
 

@@ -7,7 +7,7 @@
 namespace kiln::runtime::io {
 namespace {
 
-std::unique_ptr<hlo::Module> Parse(const char* text) {
+std::unique_ptr<hlo::Module> ParseTestModule(const char* text) {
   auto module = hlo::ParseModule(text);
   EXPECT_TRUE(module) << module.error().message;
   return std::move(*module);
@@ -24,7 +24,7 @@ ENTRY e {
 )";
 
 TEST(RandomInputsTest, DeterministicPerSeed) {
-  auto module = Parse(kModule);
+  auto module = ParseTestModule(kModule);
   auto first = RandomArguments(*module, 7);
   auto again = RandomArguments(*module, 7);
   auto other = RandomArguments(*module, 8);
@@ -35,7 +35,7 @@ TEST(RandomInputsTest, DeterministicPerSeed) {
 }
 
 TEST(RandomInputsTest, ValuesStayInRange) {
-  auto module = Parse(kModule);
+  auto module = ParseTestModule(kModule);
   auto args = RandomArguments(*module, 1);
   ASSERT_TRUE(args) << args.error().message;
   const hlo::Literal& floats = (*args)[0];
@@ -72,9 +72,9 @@ TEST(RandomInputsTest, ValuesStayInRange) {
 
 TEST(RandomInputsTest, ParameterValueDoesNotDependOnOtherParameters) {
   auto one =
-      Parse("HloModule m\nENTRY e { a = f32[4] parameter(0)\n ROOT b = f32[4] parameter(1) }");
+      ParseTestModule("HloModule m\nENTRY e { a = f32[4] parameter(0)\n ROOT b = f32[4] parameter(1) }");
   auto two =
-      Parse("HloModule m\nENTRY e { a = s8[9] parameter(0)\n ROOT b = f32[4] parameter(1) }");
+      ParseTestModule("HloModule m\nENTRY e { a = s8[9] parameter(0)\n ROOT b = f32[4] parameter(1) }");
   auto x = RandomArguments(*one, 3);
   auto y = RandomArguments(*two, 3);
   ASSERT_TRUE(x && y);
@@ -88,7 +88,7 @@ TEST(RandomInputsTest, SubByteIntegersFitTheirType) {
 }
 
 TEST(RandomInputsTest, TokenParameterGetsAToken) {
-  auto module = Parse("HloModule m\nENTRY e { ROOT t = token[] parameter(0) }");
+  auto module = ParseTestModule("HloModule m\nENTRY e { ROOT t = token[] parameter(0) }");
   auto args = RandomArguments(*module, 0);
   ASSERT_TRUE(args) << args.error().message;
   EXPECT_TRUE((*args)[0].shape().IsToken());

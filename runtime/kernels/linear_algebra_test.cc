@@ -13,7 +13,7 @@ namespace {
 
 using testing::RunRoot;
 
-void ExpectNear(const hlo::Literal& got, const std::vector<double>& want, double tol = 1e-5) {
+void ExpectAllNear(const hlo::Literal& got, const std::vector<double>& want, double tol = 1e-5) {
   ASSERT_EQ(got.element_count(), static_cast<int64_t>(want.size())) << got.ToString();
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_NEAR(GetElementAs<double>(got, i), want[i], tol) << i << ": " << got.ToString();
@@ -30,7 +30,7 @@ ENTRY e {
 })",
                    {"f64[3,3] {{4, 99, 99}, {2, 10, 99}, {-2, 5, 21}}"});
   ASSERT_TRUE(r) << r.error().message;
-  ExpectNear(*r, {2, 0, 0, 1, 3, 0, -1, 2, 4});
+  ExpectAllNear(*r, {2, 0, 0, 1, 3, 0, -1, 2, 4});
 }
 
 TEST(CholeskyTest, UpperFactorOfABatch) {
@@ -42,7 +42,7 @@ ENTRY e {
 })",
                    {"f32[2,2,2] {{{4, 2}, {-7, 10}}, {{9, 0}, {0, 1}}}"});
   ASSERT_TRUE(r) << r.error().message;
-  ExpectNear(*r, {2, 1, 0, 3, 3, 0, 0, 1});
+  ExpectAllNear(*r, {2, 1, 0, 3, 3, 0, 0, 1});
 }
 
 TEST(CholeskyTest, NotPositiveDefiniteGivesNan) {
@@ -97,7 +97,7 @@ TEST(TriangularSolveTest, LeftLower) {
   auto r = Solve("2,2", "left_side=true, lower=true, transpose_a=NO_TRANSPOSE", kA,
                  "{{2, 4}, {13, 18}}");
   ASSERT_TRUE(r) << r.error().message;
-  ExpectNear(*r, {1, 2, 3, 4});
+  ExpectAllNear(*r, {1, 2, 3, 4});
 }
 
 TEST(TriangularSolveTest, LeftLowerTransposed) {
@@ -105,7 +105,7 @@ TEST(TriangularSolveTest, LeftLowerTransposed) {
   auto r =
       Solve("2,2", "left_side=true, lower=true, transpose_a=TRANSPOSE", kA, "{{5, 8}, {12, 16}}");
   ASSERT_TRUE(r) << r.error().message;
-  ExpectNear(*r, {1, 2, 3, 4});
+  ExpectAllNear(*r, {1, 2, 3, 4});
 }
 
 TEST(TriangularSolveTest, RightLowerUnitDiagonal) {
@@ -113,7 +113,7 @@ TEST(TriangularSolveTest, RightLowerUnitDiagonal) {
   // x = {{1,2},{3,4}} gives b = {{3,2},{7,4}}.
   auto r = Solve("2,2", "left_side=false, lower=true, unit_diagonal=true", kA, "{{3, 2}, {7, 4}}");
   ASSERT_TRUE(r) << r.error().message;
-  ExpectNear(*r, {1, 2, 3, 4});
+  ExpectAllNear(*r, {1, 2, 3, 4});
 }
 
 TEST(TriangularSolveTest, RejectsMismatchedShapes) {

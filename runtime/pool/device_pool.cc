@@ -12,8 +12,6 @@ std::string Gigabytes(double bytes) {
   return buffer;
 }
 
-double Seconds(PoolClock::duration d) { return std::chrono::duration<double>(d).count(); }
-
 }  // namespace
 
 std::string FormatGiB(uint64_t bytes) {
@@ -245,9 +243,9 @@ void DevicePool::WorkerLoop(Chip& chip) {
     const Clock::time_point start = Clock::now();
     JobStats stats;
     stats.chip = chip.context.index;
-    stats.queued_seconds = Seconds(start - pending.submitted);
+    stats.queued_seconds = ToSeconds(start - pending.submitted);
     Status outcome = RunJob(chip, context, pending.job, stats.device_seconds);
-    stats.run_seconds = Seconds(Clock::now() - start);
+    stats.run_seconds = ToSeconds(Clock::now() - start);
     // A run the pool stopped ends for that reason, whatever it returned on
     // the way out; one that finished anyway keeps its result.
     const StopReason stopped = pending.job.interrupt->reason();
@@ -278,7 +276,7 @@ PoolStatus DevicePool::status() const {
   PoolStatus out;
   out.spec = spec_.ToString();
   std::lock_guard<std::mutex> lock(mu_);
-  out.uptime_seconds = Seconds(Clock::now() - started_);
+  out.uptime_seconds = ToSeconds(Clock::now() - started_);
   out.queued = queue_.size();
   out.queued_by_client = queue_.Depths();
   double total = 0;

@@ -74,6 +74,9 @@ struct ChipContext {
 
 using PoolClock = std::chrono::steady_clock;
 
+// `d` in seconds, for stats and messages.
+inline double ToSeconds(PoolClock::duration d) { return std::chrono::duration<double>(d).count(); }
+
 // How a job ended.
 enum class JobEnd : uint8_t {
   kCompleted,   // run returned a value

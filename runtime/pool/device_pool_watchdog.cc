@@ -9,8 +9,6 @@
 namespace kiln::runtime::pool {
 namespace {
 
-double Seconds(PoolClock::duration d) { return std::chrono::duration<double>(d).count(); }
-
 std::string SecondsText(double seconds) {
   char buffer[48];
   std::snprintf(buffer, sizeof(buffer), "%.2f s", seconds);
@@ -81,7 +79,7 @@ DevicePool::Clock::time_point DevicePool::Sweep(Clock::time_point now, std::dequ
     return false;
   });
   for (auto& [client, pending] : taken) {
-    const std::string queued = SecondsText(Seconds(now - pending.submitted));
+    const std::string queued = SecondsText(ToSeconds(now - pending.submitted));
     switch (DueReason(pending.job, now)) {
       case StopReason::kCancelled:
         ++cancelled_total_;
@@ -122,7 +120,7 @@ DevicePool::Clock::time_point DevicePool::Sweep(Clock::time_point now, std::dequ
 void DevicePool::Finish(Ended ended) {
   JobStats stats;
   stats.end = ended.end;
-  stats.queued_seconds = Seconds(Clock::now() - ended.pending.submitted);
+  stats.queued_seconds = ToSeconds(Clock::now() - ended.pending.submitted);
   ended.pending.job.done(Error::Coded(EndCode(ended.end), std::move(ended.message)), stats);
 }
 

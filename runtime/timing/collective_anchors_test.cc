@@ -18,11 +18,11 @@ namespace {
 
 using testing::ProgramBuilder;
 
-const ChipSpec& V5e() { return *FindChip("v5e"); }
+const ChipSpec& ChipV5e() { return *FindChip("v5e"); }
 
 TimingOptions OnSlice(const char* topology) {
   TimingOptions options;
-  auto t = ParseTopology(topology, V5e());
+  auto t = ParseTopology(topology, ChipV5e());
   EXPECT_TRUE(t) << (t ? "" : t.error().message);
   if (t) options.topology = *t;
   return options;
@@ -54,7 +54,7 @@ DeviceProfile GatherOverY(int64_t rows, int64_t cols, const TimingOptions& optio
   auto program = b.Load(out);
   EXPECT_TRUE(program) << program.error().message;
   if (!program) return {};
-  auto profile = SimulateProgram(**program, V5e(), options);
+  auto profile = SimulateProgram(**program, ChipV5e(), options);
   EXPECT_TRUE(profile) << profile.error().message;
   return profile ? *profile : DeviceProfile{};
 }
@@ -108,8 +108,8 @@ TEST(CollectiveAnchorsTest, AsyncPairIsTimedOnceAtItsStart) {
   EXPECT_EQ(start.collectives.size(), 1u);
   EXPECT_DOUBLE_EQ(start.ici_seconds, sync.kernels[0].ici_seconds);
   EXPECT_TRUE(done.collectives.empty());
-  EXPECT_DOUBLE_EQ(done.seconds, V5e().launch_overhead_s);
-  EXPECT_NEAR(async.seconds, sync.seconds + V5e().launch_overhead_s, 1e-9);
+  EXPECT_DOUBLE_EQ(done.seconds, ChipV5e().launch_overhead_s);
+  EXPECT_NEAR(async.seconds, sync.seconds + ChipV5e().launch_overhead_s, 1e-9);
 }
 
 TEST(CollectiveAnchorsTest, ProfileJsonReportsTheSliceAndTheCollective) {
@@ -138,7 +138,7 @@ TEST(CollectiveAnchorsTest, GroupsBeyondTheSliceAreAnErrorNamingTheKernel) {
                          "replica_groups={{0,1,2,3,4,5,6,7}}, dimensions={0}\n}\n";
         return std::move(*b.Load(b.Kernel("gather", "single", hlo, {x}, {"f32[64]"})[0]));
       }(),
-      V5e(), OnSlice("2x2"));
+      ChipV5e(), OnSlice("2x2"));
   ASSERT_FALSE(profile);
   EXPECT_NE(profile.error().ToString().find("kernel gather"), std::string::npos) << profile.error().ToString();
   EXPECT_NE(profile.error().ToString().find("names replica 4, but the slice runs 4 replicas"), std::string::npos)

@@ -13,14 +13,14 @@
 namespace kiln::runtime::timing {
 namespace {
 
-const ChipSpec& Chip(const char* name) {
+const ChipSpec& ChipNamed(const char* name) {
   const ChipSpec* chip = FindChip(name);
   EXPECT_NE(chip, nullptr) << name;
   return *chip;
 }
 
 Topology Slice(const char* text, const char* chip) {
-  auto t = ParseTopology(text, Chip(chip));
+  auto t = ParseTopology(text, ChipNamed(chip));
   EXPECT_TRUE(t) << (t ? "" : t.error().message);
   return t ? *t : Topology{};
 }
@@ -44,13 +44,13 @@ class Collective {
 };
 
 CollectiveTime Time(const Collective& c, const char* topology, const char* chip, SliceAssignment a = {}) {
-  auto t = TimeCollective(c.instr(), Slice(topology, chip), Chip(chip), a);
+  auto t = TimeCollective(c.instr(), Slice(topology, chip), ChipNamed(chip), a);
   EXPECT_TRUE(t) << (t ? "" : t.error().message);
   return t ? *t : CollectiveTime{};
 }
 
 std::string ErrorOf(const Collective& c, const char* topology, const char* chip, SliceAssignment a = {}) {
-  auto t = TimeCollective(c.instr(), Slice(topology, chip), Chip(chip), a);
+  auto t = TimeCollective(c.instr(), Slice(topology, chip), ChipNamed(chip), a);
   EXPECT_FALSE(t);
   return t ? "" : t.error().message;
 }

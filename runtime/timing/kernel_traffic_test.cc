@@ -16,7 +16,7 @@ namespace {
 using testing::DotProgram;
 using testing::ProgramBuilder;
 
-const ChipSpec& V5e() { return *FindChip("v5e"); }
+const ChipSpec& V5eChip() { return *FindChip("v5e"); }
 
 // The profile of a one-kernel program: `hlo` reads `inputs` (shapes of
 // parameters 0, 1, ...) and writes `output`.
@@ -29,7 +29,7 @@ KernelProfile TimeOne(const std::string& hlo, const std::vector<std::string>& in
   auto loaded = b.Load(out);
   EXPECT_TRUE(loaded) << loaded.error().message;
   if (!loaded) return {};
-  auto profile = SimulateProgram(**loaded, V5e());
+  auto profile = SimulateProgram(**loaded, V5eChip());
   EXPECT_TRUE(profile) << profile.error().message;
   return profile ? profile->kernels.at(0) : KernelProfile{};
 }
@@ -51,7 +51,7 @@ ENTRY e {
   EXPECT_LE(p.bytes, 1.05 * p.ideal_bytes) << p.tiling;
   EXPECT_TRUE(p.rereads.empty()) << p.tiling;
   EXPECT_EQ(p.bound, Bound::kMemory) << p.tiling;
-  EXPECT_NEAR(p.seconds, p.ideal_bytes / V5e().hbm_bytes_per_s, 0.10 * p.seconds);
+  EXPECT_NEAR(p.seconds, p.ideal_bytes / V5eChip().hbm_bytes_per_s, 0.10 * p.seconds);
 }
 
 TEST(KernelTrafficTest, ReduceOverATransposedInputReadsItOnce) {
@@ -113,7 +113,7 @@ TEST(KernelTrafficTest, DotPanelsAreCountedAsRereads) {
   ASSERT_TRUE(program) << program.error().message;
   TimingOptions options;
   options.dot_tiles = DotTiles{512, 1024, 1024};
-  auto profile = SimulateProgram(**program, V5e(), options);
+  auto profile = SimulateProgram(**program, V5eChip(), options);
   ASSERT_TRUE(profile) << profile.error().message;
   const KernelProfile& p = profile->kernels.at(0);
   const double array = 2.0 * 8192 * 8192;
@@ -179,11 +179,11 @@ ENTRY e {
 TEST(KernelTrafficTest, ProfileTotalsCarryIdealBytesAndHfu) {
   auto program = DotProgram("bf16[8192,8192]", "bf16[8192,8192]", "bf16[8192,8192]");
   ASSERT_TRUE(program) << program.error().message;
-  auto profile = SimulateProgram(**program, V5e());
+  auto profile = SimulateProgram(**program, V5eChip());
   ASSERT_TRUE(profile) << profile.error().message;
   EXPECT_DOUBLE_EQ(profile->ideal_bytes, profile->kernels.at(0).ideal_bytes);
   EXPECT_EQ(profile->chips, 1);
-  EXPECT_DOUBLE_EQ(profile->hfu, profile->flops / (profile->seconds * V5e().bf16_flops));
+  EXPECT_DOUBLE_EQ(profile->hfu, profile->flops / (profile->seconds * V5eChip().bf16_flops));
   EXPECT_GT(profile->hfu, 0.85);
   EXPECT_LE(profile->hfu, 1.0);
 }
