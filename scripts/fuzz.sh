@@ -30,7 +30,7 @@ jobs="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
 seconds="${1:-60}"
 [ $# -gt 0 ] && shift
 all_harnesses=(hlo_text hlo_compile http_request http_server executable safetensors json_tensors literal_file store_blob
-               bundle redis_reply)
+               bundle redis_reply spmd_partition)
 harnesses=("${@:-${all_harnesses[@]}}")
 
 bash "$root/scripts/setup.sh" --fuzz
@@ -74,9 +74,14 @@ for test in sorted(root.glob("*/**/*_test.cc")):
             n += 1
 EOF
 
+# The sharded modules of the corpus and the tests, for the partitioner.
+mkdir -p "$seeds/spmd_partition"
+grep -l 'sharding=' "$seeds/hlo_text"/* 2>/dev/null | xargs -r cp -t "$seeds/spmd_partition"
+
 seed_dirs() {  # the seed directories of harness $1
   case "$1" in
     hlo_compile) echo "$seeds/hlo_text" ;;
+    spmd_partition) echo "$seeds/spmd_partition" ;;
     http_request|http_server) echo "$seeds/http" ;;
     *) echo "$seeds/$1" ;;
   esac
@@ -85,7 +90,7 @@ seed_dirs() {  # the seed directories of harness $1
 }
 dictionary() {
   case "$1" in
-    hlo_text|hlo_compile|literal_file) echo "$root/fuzz/hlo.dict" ;;
+    hlo_text|hlo_compile|literal_file|spmd_partition) echo "$root/fuzz/hlo.dict" ;;
     http_request|http_server) echo "$root/fuzz/http.dict" ;;
     safetensors|json_tensors) echo "$root/fuzz/tensors.dict" ;;
   esac

@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "compiler/buffers/address_line.h"
 #include "compiler/fusion/block_layout.h"
 #include "compiler/fusion/op_class.h"
 #include "compiler/hlo/op_attributes.h"
@@ -19,19 +20,6 @@ using fusion::Kernel;
 using fusion::SatAdd;
 using fusion::ShapeBytes;
 using hlo::Instruction;
-
-int64_t SizeClass(int64_t bytes) {
-  if (bytes <= 512) return 512;
-  int64_t scale = 1;
-  while (bytes > 7 * scale) {
-    if (scale > std::numeric_limits<int64_t>::max() / 16) return bytes;
-    scale *= 2;
-  }
-  for (int64_t m = 4; m <= 7; ++m) {
-    if (m * scale >= bytes) return m * scale;
-  }
-  return 7 * scale;
-}
 
 namespace {
 
@@ -144,36 +132,29 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
     defined_at[buffer.defined_at].push_back(static_cast<int64_t>(b));
     if (buffer.last_use < kernel_count) dies_at[buffer.last_use].push_back(static_cast<int64_t>(b));
   }
-  std::map<int64_t, std::vector<int64_t>> free_slots;  // size class -> slots
-  std::vector<int64_t> slot_offsets;
-  std::vector<int64_t> slot_sizes;
+  // Best-fit placement on one address line (address_line.h). A buffer's
+  // slot is the index of its start offset among the offsets used.
+  AddressLine line;
+  std::map<int64_t, int64_t> slot_of_offset;
   int64_t live = SatAdd(out.parameter_bytes, out.constant_bytes);
   out.max_live_bytes = live;
   for (int64_t k = 0; k < kernel_count; ++k) {
     for (int64_t b : defined_at[k]) {
       Buffer& buffer = out.buffers[b];
-      int64_t size_class = SizeClass(buffer.bytes);
-      std::vector<int64_t>& slots = free_slots[size_class];
-      if (!slots.empty()) {
-        buffer.slot = slots.back();
-        slots.pop_back();
-      } else {
-        buffer.slot = static_cast<int64_t>(slot_offsets.size());
-        slot_offsets.push_back(out.slot_bytes);
-        slot_sizes.push_back(size_class);
-        out.slot_bytes = SatAdd(out.slot_bytes, size_class);
-      }
-      buffer.offset = slot_offsets[buffer.slot];
+      buffer.offset = line.Allocate(buffer.bytes);
+      auto [slot, added] = slot_of_offset.try_emplace(buffer.offset, static_cast<int64_t>(slot_of_offset.size()));
+      buffer.slot = slot->second;
       live = SatAdd(live, buffer.bytes);
     }
     out.max_live_bytes = std::max(out.max_live_bytes, live);
     for (int64_t b : dies_at[k]) {
       const Buffer& buffer = out.buffers[b];
-      free_slots[slot_sizes[buffer.slot]].push_back(buffer.slot);
+      line.Free(buffer.offset, buffer.bytes);
       live -= buffer.bytes;
     }
   }
-  out.slot_count = static_cast<int64_t>(slot_offsets.size());
+  out.slot_bytes = line.end();
+  out.slot_count = static_cast<int64_t>(slot_of_offset.size());
   out.peak_bytes = SatAdd(SatAdd(out.parameter_bytes, out.constant_bytes), out.slot_bytes);
   if (out.peak_bytes == std::numeric_limits<int64_t>::max()) {
     return std::unexpected(HugeProgramError(computation, out, hbm_bytes, chip_name));

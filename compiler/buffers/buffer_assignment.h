@@ -8,10 +8,10 @@
 // bitcast, ...) alias the buffers of their operands and extend their
 // lives. Kernel buffers are placed by a linear scan over the kernel order:
 // a kernel's outputs are allocated while its inputs are still live, then
-// buffers whose last reader ran are released to a free list per size class
-// (sizes rounded up to m x 2^e, m in 4..7, so at most 25% waste) and reused
-// by later buffers of the same class. Peak HBM = parameters + constants +
-// every slot ever opened.
+// buffers whose last reader ran are freed. Placement is best fit on one
+// address line with freed neighbours merged (address_line.h), so a freed
+// block serves any later buffer that fits in it. Peak HBM = parameters +
+// constants + the end of that line.
 //
 // Pure function of its arguments; thread-safe.
 #pragma once
@@ -43,8 +43,8 @@ struct BufferAssignment {
   std::vector<int64_t> buffer_of;
   int64_t parameter_bytes = 0;
   int64_t constant_bytes = 0;
-  int64_t slot_bytes = 0;  // temporaries area: sum of all slots
-  int64_t slot_count = 0;
+  int64_t slot_bytes = 0;  // temporaries area: the end of the address line
+  int64_t slot_count = 0;  // distinct start offsets used
   int64_t sum_buffer_bytes = 0;  // every buffer's bytes, as if none were reused
   int64_t peak_bytes = 0;        // parameter + constant + slot bytes
   int64_t max_live_bytes = 0;    // most bytes live after any kernel
@@ -56,7 +56,5 @@ struct BufferAssignment {
 Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, const fusion::FusionPlan& plan,
                                        int64_t hbm_bytes, std::string_view chip_name);
 
-// The size class a buffer of `bytes` is placed in.
-int64_t SizeClass(int64_t bytes);
 
 }  // namespace kiln::buffers

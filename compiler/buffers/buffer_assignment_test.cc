@@ -1,4 +1,5 @@
 #include "compiler/buffers/buffer_assignment.h"
+#include "compiler/buffers/address_line.h"
 
 #include <gtest/gtest.h>
 
@@ -102,14 +103,42 @@ ENTRY e {
             "(f32[1000000000000,1000000000]), alone takes 3.4 ZiB; chip v5e has 16.0 GiB");
 }
 
-TEST(BufferAssignmentTest, SizeClassesWasteAtMostAQuarter) {
-  for (int64_t bytes : {1, 512, 513, 1000, 4096, 5000, 123456789}) {
-    int64_t size_class = SizeClass(bytes);
-    EXPECT_GE(size_class, bytes);
-    if (bytes > 512) {
-      EXPECT_LE(size_class, bytes + bytes / 4 + 1) << bytes;
-    }
-  }
+TEST(BufferAssignmentTest, AFreedBlockServesALaterBufferOfAnotherSize) {
+  // a (4 MiB) dies after b; c (2 MiB) and d (2 MiB) then fit in a's place,
+  // so the temporaries area stays at a + b.
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY e {
+  x = f32[1024,1024] parameter(0)
+  a = f32[1024,1024] negate(x)
+  b = f32[1024,1024] exponential(a)
+  c = f32[512,1024] slice(b), slice={[0:512], [0:1024]}
+  d = f32[512,1024] negate(c)
+  ROOT r = f32[512,1024] add(c, d)
+})");
+  ASSERT_NE(module, nullptr);
+  auto plan = PlanComputation(*module->entry(), PlanKind::kNone, PlannerOptions{});
+  ASSERT_TRUE(plan.has_value());
+  auto buffers = AssignBuffers(*module->entry(), *plan, int64_t{1} << 30, "v5e");
+  ASSERT_TRUE(buffers.has_value()) << buffers.error().message;
+  EXPECT_EQ(buffers->slot_bytes, 2 * (4 << 20)) << "c, d and r reuse the blocks a and b freed";
+}
+
+TEST(AddressLineTest, BestFitSplitsAndMergesBlocks) {
+  AddressLine line;
+  const int64_t a = line.Allocate(1000), b = line.Allocate(3000), c = line.Allocate(512);
+  EXPECT_EQ(a, 0);
+  EXPECT_EQ(b, 1024);
+  EXPECT_EQ(c, 1024 + 3072);
+  line.Free(b, 3000);
+  EXPECT_EQ(line.Allocate(600), 1024);         // best fit: the freed 3 KiB block, split
+  line.Free(a, 1000);                          // [0, 1024) free, [1024, 2048) used
+  line.Free(1024, 600);                        // merges with [0, 1024) and [2048, 4096)
+  EXPECT_EQ(line.Allocate(4096), 0);           // the merged 4 KiB
+  EXPECT_EQ(line.end(), 1024 + 3072 + 512);
+  line.Free(c, 512);
+  EXPECT_EQ(line.Allocate(2048), 4096);        // grows from the free block at the end
+  EXPECT_EQ(line.end(), 4096 + 2048);
 }
 
 }  // namespace

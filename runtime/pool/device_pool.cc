@@ -195,9 +195,11 @@ ChipContext DevicePool::GatherSlice(Chip& leader, std::unique_lock<std::mutex>& 
   return context;
 }
 
-void DevicePool::ReleaseChips(const std::vector<Chip*>& chips, const JobStats& stats, bool failed) {
+void DevicePool::ReleaseChips(const std::vector<Chip*>& chips, bool slice_job, const JobStats& stats, bool failed) {
+  // A slice job frees its slice; a one-chip job ending on a chip its slice
+  // is gathering leaves the reservation in place.
   for (Chip* chip : chips) {
-    chip->reserved = false;
+    if (slice_job) chip->reserved = false;
     chip->status.busy = false;
     chip->status.client.clear();
     chip->status.busy_seconds += stats.run_seconds;
@@ -258,7 +260,7 @@ void DevicePool::WorkerLoop(Chip& chip) {
       std::lock_guard<std::mutex> lock(mu_);
       chip.running = nullptr;
       host_in_use_ -= pending.job.host_bytes;
-      ReleaseChips(held, stats, !outcome);
+      ReleaseChips(held, !pending.job.topology.empty(), stats, !outcome);
       if (stats.end == JobEnd::kCancelled) ++cancelled_total_;
       if (stats.end == JobEnd::kDeadline) ++deadline_total_;
     }

@@ -227,8 +227,9 @@ class DevicePool {
   // (lock held) until none runs a job or the pool stops. Returns the
   // context the job runs with.
   ChipContext GatherSlice(Chip& leader, std::unique_lock<std::mutex>& lock);
-  // Marks the chips a job held idle and counts its time (mu_ held).
-  void ReleaseChips(const std::vector<Chip*>& chips, const JobStats& stats, bool failed);
+  // Marks the chips a job held idle and counts its time; a slice job's end
+  // also lifts its slice's reservation (mu_ held).
+  void ReleaseChips(const std::vector<Chip*>& chips, bool slice_job, const JobStats& stats, bool failed);
   // device_pool_watchdog.cc: deadlines, cancellation, memory waits, shutdown.
   void WatchdogLoop();
   // Takes out the queued jobs that must end now and stops the running ones

@@ -96,6 +96,43 @@ TEST(DevicePoolSliceTest, ASliceJobWaitsForEveryChipOfItsSliceAndHoldsThemAll) {
   EXPECT_EQ(total, 4u + 4u + 1u);  // four singles, the slice on four chips, the late one
 }
 
+TEST(DevicePoolSliceTest, OneChipJobsDoNotStarveASliceJobThatIsGathering) {
+  // Both chips of a 1x2 slice start held; then a slice job and a stream of
+  // short one-chip jobs queue. Once the slice's first chip takes the slice
+  // job, its other chip must take no new work: the slice job runs after at
+  // most the one-chip job already running there, not after the whole stream.
+  auto pool = DevicePool::Create("v5e:1x2");
+  ASSERT_TRUE(pool) << pool.error().message;
+  Completions done;
+  std::promise<void> release_first, release_second;
+  std::atomic<int> held{0};
+  ASSERT_TRUE((*pool)->Submit(HeldJob("a", release_first.get_future().share(), held, done.Callback("held"))));
+  WaitUntil([&] { return held == 1; });
+  ASSERT_TRUE((*pool)->Submit(HeldJob("a", release_second.get_future().share(), held, done.Callback("held"))));
+  WaitUntil([&] { return held == 2; });
+  Job slice = Sleeper("b", 0, 1e-3, done.Callback("slice"));
+  slice.chip_kind = "v5e";
+  slice.topology = {1, 2};
+  ASSERT_TRUE((*pool)->Submit(std::move(slice)));
+  constexpr int kStream = 30;
+  for (int i = 0; i < kStream; ++i) {
+    Job quick = Sleeper("c", 5, 1e-3, done.Callback("quick"));
+    quick.chip_kind = "v5e";
+    ASSERT_TRUE((*pool)->Submit(std::move(quick)));
+  }
+  release_first.set_value();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  release_second.set_value();
+  done.WaitFor(2 + 1 + kStream);
+  const std::vector<std::string> order = done.order();
+  int quick_before_slice = 0;
+  for (const std::string& label : order) {
+    if (label == "slice") break;
+    quick_before_slice += label == "quick" ? 1 : 0;
+  }
+  EXPECT_LT(quick_before_slice, 12) << "the slice job waited for the one-chip stream";
+}
+
 TEST(DevicePoolSliceTest, ATopologyThePoolLacksIsRefusedAtSubmit) {
   auto pool = DevicePool::Create("v5e:4,v5p:2x2x1");
   ASSERT_TRUE(pool) << pool.error().message;
