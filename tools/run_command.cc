@@ -130,15 +130,6 @@ Result<RunReport> RunDirect(const RunOptions& options, const hlo::Module& module
   return report;
 }
 
-// The replicas x partitions a slice run uses: the module header's, else
-// one partition per chip.
-runtime::SliceShape SliceShapeOf(const runtime::timing::TimingOptions& timing) {
-  if (timing.assignment.replica_count > 0 && timing.assignment.num_partitions > 0) {
-    return {timing.assignment.replica_count, timing.assignment.num_partitions};
-  }
-  return {1, timing.chips()};
-}
-
 // Runs (or, under --timing-only, only times) a loaded executable on `chip`.
 // `args` is empty under --timing-only. A program for a slice runs on every
 // chip of it: global arguments split by its parameter shardings and the
@@ -162,7 +153,7 @@ Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& pr
     auto start = Clock::now();
     Result<runtime::timing::DeviceProfile> profile = runtime::timing::DeviceProfile();
     if (!program.program().topology.empty()) {
-      const runtime::SliceShape slice = SliceShapeOf(timing);
+      const runtime::SliceShape slice = runtime::timing::ProgramSliceShape(program.program(), timing.chips());
       KILN_ASSIGN_OR_RETURN(auto chip_args, runtime::ChipArguments(program.program(), args, slice.devices()));
       auto run = runtime::timing::ExecuteTimedOnSlice(program, *timer, slice, chip_args, eval_options);
       if (!run) return run.error().WithContext(options.module_path);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "compiler/driver/stopwatch.h"
+#include "compiler/hlo/attribute.h"
 #include "compiler/lowering/lower_to_program.h"
 
 namespace kiln::driver {
@@ -14,16 +15,11 @@ namespace {
 Result<uint32_t> ReplicaCount(const hlo::Module& module) {
   const hlo::Attribute* attribute = module.FindAttribute("replica_count");
   if (attribute == nullptr) return 1;
-  uint32_t count = 0;
-  bool digits = !attribute->value.empty() && attribute->value.size() <= 6;
-  for (char c : attribute->value) {
-    digits = digits && c >= '0' && c <= '9';
-    count = count * 10 + static_cast<uint32_t>(c - '0');
-  }
-  if (!digits || count == 0) {
+  Result<int64_t> count = hlo::DecodeInt(attribute->value);
+  if (!count || *count < 1 || *count > int64_t{1} << 20) {
     return InvalidArgumentError("HloModule header: replica_count=" + attribute->value + " is not a positive integer");
   }
-  return count;
+  return static_cast<uint32_t>(*count);
 }
 
 Status CheckFingerprinted(const PreparedModule& prepared) {
