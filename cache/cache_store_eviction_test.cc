@@ -141,7 +141,7 @@ TEST_F(CacheStoreEvictionTest, BudgetEvictionDropsStaleRequestMappings) {
     ASSERT_TRUE(store->Put(put));
   }
   for (uint64_t i = 0; i < 6; ++i) {
-    auto mapped = store->LookupRequest("alice", Hash128{100, i}, "v5e", 1);
+    auto mapped = store->LookupRequest("alice", Hash128{100, i}, "v5e", kCompilerFormatVersion);
     ASSERT_TRUE(mapped);
     EXPECT_EQ(mapped->has_value(), Present(*store, TestId(i))) << i;
   }

@@ -64,7 +64,7 @@ TEST_F(CacheStoreTest, MissesOtherChipFormatVersionAndTenant) {
   ASSERT_TRUE(store->Put(TestPut(TestId(1), TestExecutable(1))));
   EXPECT_FALSE(store->Get(TestId(1, "alice", "v4"))->has_value());
   EntryId newer = TestId(1);
-  newer.format_version = 2;
+  newer.format_version = kCompilerFormatVersion + 1;
   EXPECT_FALSE(store->Get(newer)->has_value());
   EXPECT_FALSE(store->Get(TestId(1, "bob"))->has_value());
   EXPECT_FALSE(store->Get(TestId(2))->has_value());
@@ -119,16 +119,16 @@ TEST_F(CacheStoreTest, MapsRequestBodyHashToKey) {
   PutRequest put = TestPut(TestId(5), executable);
   put.request_hash = Hash128{11, 22};
   ASSERT_TRUE(store->Put(put));
-  auto key = store->LookupRequest("alice", Hash128{11, 22}, "v5e", 1);
+  auto key = store->LookupRequest("alice", Hash128{11, 22}, "v5e", kCompilerFormatVersion);
   ASSERT_TRUE(key && key->has_value());
   EXPECT_EQ(**key, TestId(5).key);
   EXPECT_FALSE(store->LookupRequest("alice", Hash128{11, 22}, "v4", 1)->has_value());
-  EXPECT_FALSE(store->LookupRequest("bob", Hash128{11, 22}, "v5e", 1)->has_value());
-  EXPECT_FALSE(store->LookupRequest("alice", Hash128{11, 23}, "v5e", 1)->has_value());
+  EXPECT_FALSE(store->LookupRequest("bob", Hash128{11, 22}, "v5e", kCompilerFormatVersion)->has_value());
+  EXPECT_FALSE(store->LookupRequest("alice", Hash128{11, 23}, "v5e", kCompilerFormatVersion)->has_value());
 
   // Deleting the entry forgets the bodies that named it (they would pile up).
   ASSERT_TRUE(store->Evict(TestId(5)));
-  EXPECT_FALSE(store->LookupRequest("alice", Hash128{11, 22}, "v5e", 1)->has_value());
+  EXPECT_FALSE(store->LookupRequest("alice", Hash128{11, 22}, "v5e", kCompilerFormatVersion)->has_value());
 }
 
 TEST_F(CacheStoreTest, CountsHitsAndLastUse) {

@@ -113,7 +113,7 @@ TEST(MigrationsTest, EveryEarlierVersionMigratesWithDataPreserved) {
     ASSERT_TRUE(components);
     ASSERT_EQ(components->size(), 1u);
     EXPECT_EQ((*components)[0].name, "entry body");
-    auto mapped = (*store)->LookupRequest("alice", Hash128{0, 0xff}, "v5e", 1);
+    auto mapped = (*store)->LookupRequest("alice", Hash128{0, 0xff}, "v5e", 1);  // as inserted above
     ASSERT_TRUE(mapped && mapped->has_value());
     EXPECT_EQ(**mapped, id.key);
     // A record from before tuning records had a tenant and a compiler

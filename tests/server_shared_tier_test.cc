@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/shared/shared_tier.h"
 #include "cache/shared/testing/redis_server.h"
 #include "tests/kiln_serve_process.h"
 #include "server/auth.h"
@@ -55,6 +56,14 @@ std::vector<std::string> SharedFlags(const RedisServer& redis, std::vector<std::
   std::vector<std::string> flags = {"--shared", redis.url(), "--shared-lease", "1s", "--shared-timeout", "500ms"};
   flags.insert(flags.end(), more.begin(), more.end());
   return flags;
+}
+
+// The Redis key of the default tenant's v5e entry (or lease) for `key`.
+std::string RedisKey(const std::string& key, std::string_view what) {
+  Result<hlo::Hash128> hash = cache::ParseHash128(key);
+  EXPECT_TRUE(hash) << key;
+  const cache::EntryId id{"default", hash ? *hash : hlo::Hash128{}, "v5e", kCompilerFormatVersion};
+  return what == "lease" ? cache::shared::SharedTier::LeaseKey(id) : cache::shared::SharedTier::EntryKey(id);
 }
 
 json Compile(const KilnServeProcess& server, const std::string& module) {
@@ -177,7 +186,7 @@ TEST(ServerSharedTierTest, InspectShowSaysWhereAnEntryLives) {
   json on_c = show(c);
   EXPECT_EQ(on_c.value("local", true), false);
   EXPECT_EQ(on_c["shared"].value("present", false), true);
-  ASSERT_TRUE(redis.Command({"DEL", "kiln:{" + key + "}:v5e:v1:default:entry"}));
+  ASSERT_TRUE(redis.Command({"DEL", RedisKey(key, "entry")}));
   kiln::testing::RunResult gone = kiln::testing::RunKiln("inspect show " + key + " --db " + c.db_path().string() +
                                                          " --shared " + redis.url());
   EXPECT_EQ(gone.exit_code, 1);
@@ -244,7 +253,7 @@ TEST(ServerSharedTierTest, WaitingOnAnotherServersLeaseHoldsNoCompileThread) {
   }
   ASSERT_FALSE(key.empty());
   // Another server holds X's lease for 3 s (and then goes silent).
-  ASSERT_TRUE(redis.Command({"SET", "kiln:{" + key + "}:v5e:v1:default:lease", "elsewhere:1:0", "PX", "3000"}));
+  ASSERT_TRUE(redis.Command({"SET", RedisKey(key, "lease"), "elsewhere:1:0", "PX", "3000"}));
   KilnServeProcess b(SharedFlags(redis, {"--compile-threads", "1"}));
   ASSERT_TRUE(b.ok());
   std::atomic<int> order{0};

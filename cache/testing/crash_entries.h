@@ -12,7 +12,7 @@
 namespace kiln::cache::testing {
 
 inline EntryId CrashEntryId(uint64_t i) {
-  return EntryId{"crash-tenant", Hash128{0xc0ffee0000000000ULL | i, i * 0x9e3779b97f4a7c15ULL}, "v5e", 1};
+  return EntryId{"crash-tenant", Hash128{0xc0ffee0000000000ULL | i, i * 0x9e3779b97f4a7c15ULL}, "v5e", kCompilerFormatVersion};
 }
 
 // 1..48 KiB: a compressible header followed by pseudo-random bytes.

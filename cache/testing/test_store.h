@@ -32,7 +32,7 @@ class TempDir {
 };
 
 inline EntryId TestId(uint64_t n, std::string tenant = "alice", std::string chip = "v5e") {
-  return EntryId{std::move(tenant), Hash128{n, n * 31 + 7}, std::move(chip), 1};
+  return EntryId{std::move(tenant), Hash128{n, n * 31 + 7}, std::move(chip), kCompilerFormatVersion};
 }
 
 // Executable-like bytes: a repeated header plus varying content.

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "compiler/buffers/address_line.h"
+#include "compiler/buffers/offline_placement.h"
 #include "compiler/fusion/block_layout.h"
 #include "compiler/fusion/op_class.h"
 #include "compiler/hlo/op_attributes.h"
@@ -60,6 +61,23 @@ Error HugeProgramError(const hlo::Computation& computation, const BufferAssignme
            FormatByteCount(largest_bytes);
   }
   return ResourceExhaustedError(why + "; chip " + std::string(chip_name) + " has " + FormatBytes(hbm_bytes));
+}
+
+// Re-places the temporaries largest first (offline_placement.h) when that
+// ends the line lower than the scan did.
+void PlaceLargestFirstWhenTighter(BufferAssignment& out) {
+  std::vector<LiveRange> ranges;
+  std::vector<int64_t> placed;
+  for (size_t b = 0; b < out.buffers.size(); ++b) {
+    const Buffer& buffer = out.buffers[b];
+    if (buffer.slot < 0) continue;
+    ranges.push_back({buffer.bytes, buffer.defined_at, buffer.last_use});
+    placed.push_back(static_cast<int64_t>(b));
+  }
+  std::optional<Placement> offline = PlaceLargestFirst(ranges);
+  if (!offline || offline->end >= out.slot_bytes) return;
+  for (size_t i = 0; i < placed.size(); ++i) out.buffers[placed[i]].offset = offline->offsets[i];
+  out.slot_bytes = offline->end;
 }
 
 }  // namespace
@@ -154,6 +172,13 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
     }
   }
   out.slot_bytes = line.end();
+  PlaceLargestFirstWhenTighter(out);
+  slot_of_offset.clear();
+  for (Buffer& buffer : out.buffers) {
+    if (buffer.slot < 0) continue;
+    auto [slot, added] = slot_of_offset.try_emplace(buffer.offset, static_cast<int64_t>(slot_of_offset.size()));
+    buffer.slot = slot->second;
+  }
   out.slot_count = static_cast<int64_t>(slot_of_offset.size());
   out.peak_bytes = SatAdd(SatAdd(out.parameter_bytes, out.constant_bytes), out.slot_bytes);
   if (out.peak_bytes == std::numeric_limits<int64_t>::max()) {

@@ -10,8 +10,10 @@
 // a kernel's outputs are allocated while its inputs are still live, then
 // buffers whose last reader ran are freed. Placement is best fit on one
 // address line with freed neighbours merged (address_line.h), so a freed
-// block serves any later buffer that fits in it. Peak HBM = parameters +
-// constants + the end of that line.
+// block serves any later buffer that fits in it; then the same live ranges
+// are placed again largest first (offline_placement.h) and that placement
+// is kept when it ends lower. Peak HBM = parameters + constants + the end
+// of that line.
 //
 // Pure function of its arguments; thread-safe.
 #pragma once

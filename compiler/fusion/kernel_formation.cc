@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <numeric>
-#include <queue>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/fusion/kernel_schedule.h"
 #include "compiler/fusion/op_class.h"
 #include "compiler/hlo/op_attributes.h"
 
@@ -181,53 +181,10 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
                         kernel.inputs.end());
   }
 
-  // Order kernels: producers first, ties by first root (program order).
+  // Order kernels: producers first, keeping few bytes live (kernel_schedule.h).
   const int64_t kernel_count = static_cast<int64_t>(kernels.size());
-  std::vector<std::vector<int64_t>> dependents(kernel_count);
-  std::vector<int64_t> pending(kernel_count, 0);
-  for (int64_t k = 0; k < kernel_count; ++k) {
-    std::vector<int64_t> deps;
-    for (int64_t x : kernels[k].inputs)
-      CollectSourceIds(instrs[x].get(), plan.root_kernel, /*follow_control=*/true, deps);
-    for (int64_t x : kernels[k].instructions) {
-      for (const Instruction* pred : instrs[x]->control_predecessors()) {
-        CollectSourceIds(pred, plan.root_kernel, /*follow_control=*/true, deps);
-      }
-    }
-    std::sort(deps.begin(), deps.end());
-    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-    for (int64_t d : deps) {
-      if (d == k) {
-        return InvalidArgumentError("fused edges form a cycle through the kernel of %" +
-                                    instrs[kernels[k].roots.front()]->name());
-      }
-      dependents[d].push_back(k);
-      ++pending[k];
-    }
-  }
-  using Entry = std::pair<int64_t, int64_t>;  // (first root, kernel)
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
-  for (int64_t k = 0; k < kernel_count; ++k) {
-    if (pending[k] == 0) ready.emplace(kernels[k].roots.front(), k);
-  }
-  std::vector<int64_t> order;
-  order.reserve(kernel_count);
-  while (!ready.empty()) {
-    int64_t k = ready.top().second;
-    ready.pop();
-    order.push_back(k);
-    for (int64_t d : dependents[k]) {
-      if (--pending[d] == 0) ready.emplace(kernels[d].roots.front(), d);
-    }
-  }
-  if (static_cast<int64_t>(order.size()) != kernel_count) {
-    for (int64_t k = 0; k < kernel_count; ++k) {
-      if (pending[k] > 0) {
-        return InvalidArgumentError("fused edges form a cycle through the kernel of %" +
-                                    instrs[kernels[k].roots.front()]->name());
-      }
-    }
-  }
+  KILN_ASSIGN_OR_RETURN(KernelSchedule schedule, ScheduleKernels(computation, kernels, plan.root_kernel));
+  const std::vector<int64_t>& order = schedule.order;
 
   plan.kernels.clear();
   plan.kernels.reserve(kernel_count);
