@@ -132,13 +132,10 @@ Result<void> ApplyJsonOptions(driver::CompileOptions& options, const json& objec
 }
 
 Result<void> CheckTopology(driver::CompileOptions& options) {
-  if (options.topology.empty()) return {};
-  const runtime::ChipSpec* chip = runtime::FindChip(options.chip);
-  if (chip == nullptr) return {};
-  Result<runtime::Topology> topology = runtime::ParseTopology(options.topology, *chip);
+  if (options.topology.empty() || runtime::FindChip(options.chip) == nullptr) return {};
+  Result<std::string> topology = driver::CanonicalTopology(options.topology, options.chip);
   if (!topology) return InvalidArgumentError("options: " + topology.error().message).WithReason("invalid_options");
-  // One chip is no slice: the same key as no topology.
-  options.topology = topology->chips() == 1 ? std::string() : topology->ToString();
+  options.topology = std::move(*topology);
   return {};
 }
 

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,6 +31,28 @@ ENTRY main {
 )";
 
 std::string CorpusPath(const std::string& relative) { return std::string(KILN_CORPUS_DIR) + "/hlo/" + relative; }
+
+// The numbers of the f32[16,4] result literal --print-literals printed.
+std::vector<double> ResultNumbers(const std::string& text) {
+  std::vector<double> out;
+  const size_t start = text.find("f32[16,4] {");
+  if (start == std::string::npos) return out;
+  const size_t end = text.find('\n', start);
+  std::string literal = text.substr(start + 10, end - start - 10);
+  for (char& c : literal) c = (c == '{' || c == '}' || c == ',') ? ' ' : c;
+  std::istringstream in(literal);
+  double v;
+  while (in >> v) out.push_back(v);
+  return out;
+}
+
+// The two runs' results agree to the corpus tolerance, number by number.
+void ExpectSameValues(const std::string& sliced_out, const std::string& whole_out) {
+  std::vector<double> a = ResultNumbers(sliced_out), b = ResultNumbers(whole_out);
+  ASSERT_EQ(a.size(), 64u) << sliced_out;
+  ASSERT_EQ(b.size(), 64u) << whole_out;
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4 * (1 + std::abs(b[i]))) << i;
+}
 
 nlohmann::json Json(const RunResult& r) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -84,22 +109,7 @@ TEST_F(KilnRunTest, TopologyPartitionsAShardedModuleAndGivesTheWholeModulesValue
   ASSERT_EQ(sliced.exit_code, 0) << sliced.err;
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
   EXPECT_NE(sliced.out.find("v5e 2x2 (each of 4 chips)"), std::string::npos) << sliced.out;
-  // The literal lines agree to the corpus tolerance: compare number by number.
-  auto numbers = [](const std::string& text) {
-    std::vector<double> out;
-    const size_t start = text.find("f32[16,4] {");
-    const size_t end = text.find('\n', start);
-    std::string literal = text.substr(start + 10, end - start - 10);
-    for (char& c : literal) c = (c == '{' || c == '}' || c == ',') ? ' ' : c;
-    std::istringstream in(literal);
-    double v;
-    while (in >> v) out.push_back(v);
-    return out;
-  };
-  std::vector<double> a = numbers(sliced.out), b = numbers(whole.out);
-  ASSERT_EQ(a.size(), 64u) << sliced.out;
-  ASSERT_EQ(b.size(), 64u) << whole.out;
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4 * (1 + std::abs(b[i]))) << i;
+  ExpectSameValues(sliced.out, whole.out);
 }
 
 TEST_F(KilnRunTest, TopologyRefusesAShardedModuleForAnotherDeviceCount) {
@@ -107,6 +117,31 @@ TEST_F(KilnRunTest, TopologyRefusesAShardedModuleForAnotherDeviceCount) {
   RunResult r = Run(module + " --topology 2x2 --random-inputs 1");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("2 partition(s), but --topology 2x2 has 4 chips"), std::string::npos) << r.err;
+}
+
+// `kiln compile --topology` writes the slice's program; `kiln run` runs the
+// file on that slice without being told, and refuses another.
+TEST_F(KilnRunTest, CompileTopologyWritesAProgramThatRunsOnItsSlice) {
+  const std::string module = CorpusPath("xla-tests/collective_ops_e2e_test__DotContractingNonContractingAndContractingNonContracting.hlo");
+  const std::string kexe = ::testing::TempDir() + "/kiln-slice-" + std::to_string(::getpid()) + ".kexe";
+  nlohmann::json compiled = Json(Kiln("compile " + module + " --topology 2x2 --json --out " + kexe));
+  EXPECT_EQ(compiled["topology"], "2x2") << compiled.dump();
+  nlohmann::json one_chip = Json(Kiln("compile " + module + " --json"));
+  EXPECT_TRUE(one_chip["topology"].is_null());
+  EXPECT_NE(compiled["key"], one_chip["key"]);
+
+  RunResult sliced = Run(kexe + " --random-inputs 7 --print-literals");
+  RunResult whole = Run(module + " --direct --random-inputs 7 --print-literals");
+  ASSERT_EQ(sliced.exit_code, 0) << sliced.err;
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_NE(sliced.out.find("v5e 2x2 (each of 4 chips)"), std::string::npos) << sliced.out;
+  ExpectSameValues(sliced.out, whole.out);
+
+  ExpectError(Run(kexe + " --random-inputs 7 --topology 1x4"), "was compiled for the 2x2 slice, not 1x4");
+  RunResult refused = Kiln("compile " + module + " --topology 3x3");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("the module was traced for num_partitions=4, not 9"), std::string::npos) << refused.err;
+  std::remove(kexe.c_str());
 }
 
 }  // namespace

@@ -1,8 +1,12 @@
 // kiln compile FILE [--chip C] [--plan none|heuristic|given] [--scoped-vmem B]
-//                   [--out F] [--json] [--explain-fusion]
+//                   [--topology AxB[xC]] [--out F] [--json] [--explain-fusion]
 // Compiles one HLO text file to an executable; prints a summary (or one JSON
 // object, with the fusion decisions) and writes the executable bytes with
 // --out. --explain-fusion adds a table of the fusion decisions to the summary.
+// --topology compiles the per-chip program of a slice: a module with global
+// shapes and shardings is partitioned for it, a partitioned one must have
+// been traced for as many chips; the key is the one /v1/compile?topology=
+// gives.
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
@@ -22,6 +26,7 @@ struct CompileArgs {
   std::string chip = kDefaultChip;
   std::string plan = "heuristic";
   int64_t scoped_vmem_bytes = 0;
+  std::string topology;
   std::string out;
   bool json = false;
   bool explain_fusion = false;
@@ -42,6 +47,9 @@ Status RunCompile(const CompileArgs& args) {
   options.plan = plan;
   options.chip = args.chip;
   options.scoped_vmem_bytes = args.scoped_vmem_bytes;
+  Result<std::string> topology = driver::CanonicalTopology(args.topology, args.chip);
+  if (!topology) return topology.error().WithContext("--topology");
+  options.topology = std::move(*topology);
   auto out = driver::CompileModule(*module, options);
   if (!out) return out.error().WithContext(args.file);
   if (!args.out.empty()) KILN_RETURN_IF_ERROR(WriteBytes(args.out, out->executable));
@@ -53,6 +61,7 @@ Status RunCompile(const CompileArgs& args) {
         {"key", out->fingerprint.key.Hex()},
         {"chip", out->program.chip},
         {"plan", out->program.plan},
+        {"topology", out->program.topology.empty() ? nlohmann::json(nullptr) : nlohmann::json(out->program.topology)},
         {"kernels", out->kernels},
         {"fused_instructions", out->fused_instructions},
         {"peak_hbm_bytes", out->peak_hbm_bytes},
@@ -67,6 +76,9 @@ Status RunCompile(const CompileArgs& args) {
   std::printf("key            %s\n", out->fingerprint.key.Hex().c_str());
   std::printf("chip           %s\nplan           %s\n", out->program.chip.c_str(),
               out->program.plan.c_str());
+  if (!out->program.topology.empty()) {
+    std::printf("topology       %s (the program of each chip)\n", out->program.topology.c_str());
+  }
   std::printf("kernels        %lld (%lld instructions fused)\n",
               static_cast<long long>(out->kernels), static_cast<long long>(out->fused_instructions));
   std::printf("peak HBM       %llu bytes\n", static_cast<unsigned long long>(out->peak_hbm_bytes));
@@ -93,6 +105,8 @@ void RegisterCompile(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"none", "heuristic", "given"}));
   cmd->add_option("--scoped-vmem", args->scoped_vmem_bytes,
                   "Scoped VMEM per kernel in bytes (default: the chip's, 16 or 32 MiB)");
+  cmd->add_option("--topology", args->topology,
+                  "Compile the per-chip program of a slice of this shape, e.g. 2x4 or 2x2x1");
   cmd->add_option("--out", args->out, "Write the executable here");
   cmd->add_flag("--json", args->json, "Print one JSON object (with fusion_decisions)");
   cmd->add_flag("--explain-fusion", args->explain_fusion,

@@ -194,7 +194,17 @@ Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const u
                                    std::string(chip->name) + ": run it without --chip, or compile the module for " +
                                    std::string(chip->name));
   }
-  KILN_ASSIGN_OR_RETURN(runtime::timing::TimingOptions timing, MakeTimingOptions(options, *chip));
+  // A slice's program runs on the slice it was compiled for.
+  RunOptions on_slice = options;
+  if (!program.topology.empty()) {
+    KILN_ASSIGN_OR_RETURN(std::string asked, driver::CanonicalTopology(options.topology, program.chip));
+    if (!options.topology.empty() && asked != program.topology) {
+      return FailedPreconditionError(options.module_path + " was compiled for the " + program.topology +
+                                     " slice, not " + options.topology + ": run it without --topology");
+    }
+    on_slice.topology = program.topology;
+  }
+  KILN_ASSIGN_OR_RETURN(runtime::timing::TimingOptions timing, MakeTimingOptions(on_slice, *chip));
   RunReport report;
   report.module_name = std::filesystem::path(options.module_path).filename().string();
   std::vector<hlo::Literal> args;

@@ -2,6 +2,9 @@
 
 #include <cctype>
 
+#include "runtime/chip/chip_spec.h"
+#include "runtime/chip/topology.h"
+
 namespace kiln::driver {
 namespace {
 
@@ -41,6 +44,14 @@ hlo::FingerprintOptions FingerprintOptionsFor(const CompileOptions& options) {
   fp.chip = Lowercase(options.chip);
   fp.compile_options = CanonicalOptionsText(options);
   return fp;
+}
+
+Result<std::string> CanonicalTopology(std::string_view topology, std::string_view chip) {
+  if (topology.empty()) return std::string();
+  const runtime::ChipSpec* spec = runtime::FindChip(Lowercase(std::string(chip)));
+  if (spec == nullptr) return InvalidArgumentError("unknown chip '" + std::string(chip) + "'");
+  KILN_ASSIGN_OR_RETURN(runtime::Topology parsed, runtime::ParseTopology(topology, *spec));
+  return parsed.chips() == 1 ? std::string() : parsed.ToString();
 }
 
 CompileOptions NormalizedOptions(const CompileOptions& options) {

@@ -47,4 +47,10 @@ hlo::FingerprintOptions FingerprintOptionsFor(const CompileOptions& options);
 // `options` with the chip name lowercased, as keys and executables carry it.
 CompileOptions NormalizedOptions(const CompileOptions& options);
 
+// `topology` checked against `chip` (runtime::ParseTopology) and put in the
+// canonical form keys carry (Topology::ToString); "" for one chip, which
+// is no slice: the same key as no topology.
+// Fails naming what is wrong with the topology or the chip.
+Result<std::string> CanonicalTopology(std::string_view topology, std::string_view chip);
+
 }  // namespace kiln::driver
