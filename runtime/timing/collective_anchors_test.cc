@@ -77,6 +77,47 @@ TEST(CollectiveAnchorsTest, BookAllGatherOfBf16_2048x8192OnFourV5eChips) {
   EXPECT_EQ(p.chips, 32);
 }
 
+// FSDP as a scan over layers: each of the loop's 5 trips gathers the same
+// bf16[2048,8192] weight, priced over ICI every trip like the one above.
+TEST(CollectiveAnchorsTest, ACollectiveInALoopIsPricedEveryTrip) {
+  const std::string shard = "bf16[512,8192]", full = "bf16[2048,8192]";
+  const std::string state = "(s32[], " + shard + ")";
+  const std::string hlo =
+      "HloModule k\n"
+      "cond {\n  p = " + state + " parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+      "  n = s32[] constant(5)\n  ROOT c = pred[] compare(i, n), direction=LT\n}\n"
+      "body {\n  p = " + state + " parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+      "  x = " + shard + " get-tuple-element(p), index=1\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n"
+      "  g = " + full + " all-gather(x), channel_id=1, replica_groups=[8,4]<=[32], dimensions={0}, "
+      "use_global_device_ids=true\n"
+      "  s = " + shard + " slice(g), slice={[0:512], [0:8192]}\n"
+      "  ROOT t = " + state + " tuple(j, s)\n}\n"
+      "ENTRY e {\n  x = " + shard + " parameter(0)\n  zero = s32[] constant(0)\n"
+      "  t = " + state + " tuple(zero, x)\n  w = " + state + " while(t), condition=cond, body=body\n"
+      "  ROOT r = " + shard + " get-tuple-element(w), index=1\n}\n";
+  ProgramBuilder b;
+  uint32_t x = b.Parameter(shard);
+  uint32_t out = b.Kernel("while", "control", hlo, {x}, {shard})[0];
+  auto program = b.Load(out);
+  ASSERT_TRUE(program) << program.error().message;
+  auto profile = SimulateProgram(**program, ChipV5e(), OnSlice("4x8"));
+  ASSERT_TRUE(profile) << profile.error().message;
+  const KernelProfile& k = profile->kernels[0];
+  ASSERT_EQ(k.collectives.size(), 1u);
+  EXPECT_EQ(k.collectives[0].runs, 5);
+  EXPECT_EQ(k.collectives[0].route, "line x(4)");
+  const double one_gather = 3 * 512.0 * 8192 * 2 / 4.5e10 + 3e-6;
+  EXPECT_DOUBLE_EQ(k.collectives[0].seconds, one_gather);
+  EXPECT_DOUBLE_EQ(k.ici_seconds, 5 * one_gather);
+  EXPECT_GT(k.seconds, k.ici_seconds);  // plus the slices, counters and checks, one after another
+
+  // On one chip the gather is a copy: no ICI at all.
+  auto alone = SimulateProgram(**program, ChipV5e());
+  ASSERT_TRUE(alone) << alone.error().message;
+  EXPECT_EQ(alone->kernels[0].ici_seconds, 0);
+  EXPECT_LT(alone->kernels[0].seconds, k.seconds);
+}
+
 TEST(CollectiveAnchorsTest, BookLatencyBoundAllGatherOfBf16_256x256) {
   DeviceProfile p = GatherOverY(256, 256, OnSlice("4x8"));
   ASSERT_EQ(p.kernels.size(), 1u);

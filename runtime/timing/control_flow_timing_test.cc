@@ -56,10 +56,44 @@ TEST(ControlFlowTimingTest, StaticTripCountMultipliesTheBody) {
   auto profile = SimulateProgram(*program, *FindChip("v5e"));
   ASSERT_TRUE(profile) << profile.error().message;
   const KernelProfile& k = profile->kernels[0];
-  EXPECT_DOUBLE_EQ(k.grid_steps, 11);  // one launch step + ten iterations
-  // Ten matmuls, ten counter increments and eleven condition checks.
+  // One launch step, then each loop op is a step of its own: ten matmuls,
+  // ten counter increments and eleven condition checks.
+  EXPECT_DOUBLE_EQ(k.grid_steps, 1 + 10 + 10 + 11);
   EXPECT_DOUBLE_EQ(k.flops, 10 * 2.0 * 512 * 512 * 512 + 10 + 11);
-  EXPECT_EQ(k.tiling, "untiled");
+  EXPECT_EQ(k.tiling, "untiled; loop ops step by step");
+}
+
+// A body with a compute-bound matmul and a memory-bound exponential: the
+// two run one after the other, so the loop takes the sum of their times,
+// not the larger of its summed compute and summed traffic.
+TEST(ControlFlowTimingTest, LoopOpsRunAsStepsOfTheirOwn) {
+  const std::string kernel =
+      "HloModule loop\n"
+      "cond {\n  p = (s32[], bf16[2048,2048], f32[2048,2048]) parameter(0)\n"
+      "  i = s32[] get-tuple-element(p), index=0\n  k = s32[] constant(10)\n"
+      "  ROOT c = pred[] compare(i, k), direction=LT\n}\n"
+      "body {\n  p = (s32[], bf16[2048,2048], f32[2048,2048]) parameter(0)\n"
+      "  i = s32[] get-tuple-element(p), index=0\n  x = bf16[2048,2048] get-tuple-element(p), index=1\n"
+      "  b = f32[2048,2048] get-tuple-element(p), index=2\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n"
+      "  y = bf16[2048,2048] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  z = f32[2048,2048] exponential(b)\n"
+      "  ROOT t = (s32[], bf16[2048,2048], f32[2048,2048]) tuple(j, y, z)\n}\n"
+      "ENTRY e {\n  x = bf16[2048,2048] parameter(0)\n  b = f32[2048,2048] parameter(1)\n"
+      "  zero = s32[] constant(0)\n  t = (s32[], bf16[2048,2048], f32[2048,2048]) tuple(zero, x, b)\n"
+      "  w = (s32[], bf16[2048,2048], f32[2048,2048]) while(t), condition=cond, body=body\n"
+      "  ROOT r = bf16[2048,2048] get-tuple-element(w), index=1\n}\n";
+  testing::ProgramBuilder builder;
+  uint32_t x = builder.Parameter("bf16[2048,2048]");
+  uint32_t b = builder.Parameter("f32[2048,2048]");
+  uint32_t r = builder.Kernel("while", "control", kernel, {x, b}, {"bf16[2048,2048]"})[0];
+  auto program = builder.Load(r);
+  ASSERT_TRUE(program) << program.error().message;
+  auto profile = SimulateProgram(**program, *FindChip("v5e"));
+  ASSERT_TRUE(profile) << profile.error().message;
+  const KernelProfile& k = profile->kernels[0];
+  const double overlapped = k.overhead_seconds + std::max(k.compute_seconds, k.memory_seconds);
+  EXPECT_GT(k.seconds, 1.3 * overlapped) << k.seconds << " s vs " << overlapped << " s overlapped; compute " << k.compute_seconds << " memory " << k.memory_seconds;
+  EXPECT_LE(k.seconds, k.overhead_seconds + k.compute_seconds + k.memory_seconds);
 }
 
 TEST(ControlFlowTimingTest, DataDependentLoopNeedsValues) {
@@ -84,8 +118,8 @@ TEST(ControlFlowTimingTest, ObservedCountsPriceDataDependentLoops) {
   counts.while_iterations[FindWhile(*program)] = 70;
   auto seventy = (*timer)->TimeKernel(0, &counts);
   ASSERT_TRUE(seventy) << seventy.error().message;
-  EXPECT_DOUBLE_EQ(seven->grid_steps, 8);
-  EXPECT_DOUBLE_EQ(seventy->grid_steps, 71);
+  EXPECT_DOUBLE_EQ(seven->grid_steps, 1 + 2 * 7 + 8);  // launch, matmul + increment, checks
+  EXPECT_DOUBLE_EQ(seventy->grid_steps, 1 + 2 * 70 + 71);
   // Launch and argument traffic are paid once; the body ten times as often.
   EXPECT_GT(seventy->seconds, 7 * seven->seconds);
   EXPECT_LT(seventy->seconds, 10 * seven->seconds);

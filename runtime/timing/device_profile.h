@@ -32,6 +32,7 @@ struct CollectiveTime {
   double latency_seconds = 0;    // hops in sequence x hop latency
   double seconds = 0;            // transfer + latency
   std::string route;             // "line x(4)", "ring x(16) + line y(8)", ...
+  double runs = 1;               // times the kernel runs it (a loop's trips); figures are per run
 };
 
 struct KernelProfile {

@@ -48,21 +48,56 @@ std::vector<KernelProfile::Reread> Rereads(const BlockPlan& plan, size_t inputs)
   return out;
 }
 
-// The profile of a kernel run from HBM without a block pipeline.
-KernelProfile TimeUntiled(const KernelDescription& kernel, const KernelWork& work,
-                          const ChipSpec& chip) {
+// The profile of a kernel run from HBM without a block pipeline. Work inside
+// loops and branches runs step by step (KernelWork::loop_steps): each step
+// is bound by its own compute, HBM traffic or, on a slice, ICI transfer,
+// and the steps add up; the rest of the kernel overlaps its compute with
+// moving its operands and results once.
+Result<KernelProfile> TimeUntiled(const KernelDescription& kernel, const KernelWork& work, const ChipSpec& chip,
+                                  const TimingOptions& options) {
   KernelProfile p;
   p.ideal_bytes = IdealBytes(kernel);
-  double bytes = work.loop_bytes + p.ideal_bytes;
   double compute = work.vector_ops / chip.vector_flops;
   for (const Contraction& c : work.contractions) compute += MxuSeconds(c, c.gemm, chip) * c.multiplicity;
-  p.bytes = bytes;
+  if (work.loop_steps.empty()) {
+    p.bytes = work.loop_bytes + p.ideal_bytes;
+    p.compute_seconds = compute;
+    p.memory_seconds = p.bytes / chip.hbm_bytes_per_s;
+    p.grid_steps = 1 + work.loop_iterations;
+    p.overhead_seconds = chip.launch_overhead_s + chip.step_overhead_s * p.grid_steps;
+    p.seconds = p.overhead_seconds + std::max(p.compute_seconds, p.memory_seconds);
+    p.tiling = "untiled";
+    return p;
+  }
+  double step_compute = 0, step_bytes = 0, step_ici = 0, step_seconds = 0, step_runs = 0;
+  for (const LoopStep& step : work.loop_steps) {
+    double c = step.vector_ops / chip.vector_flops;
+    for (const Contraction& k : step.contractions) c += MxuSeconds(k, k.gemm, chip);
+    const double m = step.bytes / chip.hbm_bytes_per_s;
+    double ici = 0;
+    if (step.collective && options.chips() > 1) {
+      KILN_ASSIGN_OR_RETURN(CollectiveTime t,
+                            TimeCollective(*step.instruction, *options.topology, chip, options.assignment));
+      ici = t.seconds;
+      t.runs = step.times;
+      p.collectives.push_back(std::move(t));
+    }
+    step_compute += c * step.times;
+    step_bytes += step.bytes * step.times;
+    step_ici += ici * step.times;
+    step_seconds += std::max({c, m, ici}) * step.times;
+    step_runs += step.times;
+  }
+  const double outside_compute = std::max(0.0, compute - step_compute);
+  const double outside_memory = p.ideal_bytes / chip.hbm_bytes_per_s;
+  p.bytes = p.ideal_bytes + step_bytes;
   p.compute_seconds = compute;
-  p.memory_seconds = bytes / chip.hbm_bytes_per_s;
-  p.grid_steps = 1 + work.loop_iterations;
+  p.memory_seconds = p.bytes / chip.hbm_bytes_per_s;
+  p.ici_seconds = step_ici;
+  p.grid_steps = 1 + step_runs;
   p.overhead_seconds = chip.launch_overhead_s + chip.step_overhead_s * p.grid_steps;
-  p.seconds = p.overhead_seconds + std::max(p.compute_seconds, p.memory_seconds);
-  p.tiling = "untiled";
+  p.seconds = p.overhead_seconds + std::max(outside_compute, outside_memory) + step_seconds;
+  p.tiling = "untiled; loop ops step by step";
   return p;
 }
 
@@ -124,7 +159,7 @@ Result<std::optional<KernelProfile>> TimeOnSlice(const KernelDescription& kernel
     p.tiling = "ici (async done: timed at its start)";
     return p;
   }
-  p = TimeUntiled(kernel, work, chip);
+  KILN_ASSIGN_OR_RETURN(p, TimeUntiled(kernel, work, chip, options));
   std::string routes;
   for (const hlo::Instruction* c : found.started) {
     KILN_ASSIGN_OR_RETURN(CollectiveTime t, TimeCollective(*c, *options.topology, chip, options.assignment));
@@ -161,7 +196,9 @@ Result<KernelProfile> TimeKernel(const KernelDescription& kernel, const ChipSpec
   if (on_slice) {
     p = std::move(*on_slice);
   } else if (space.kind == SpaceKind::kUntiled) {
-    p = TimeUntiled(kernel, *work, chip);
+    Result<KernelProfile> untiled = TimeUntiled(kernel, *work, chip, options);
+    if (!untiled) return fail(untiled.error());
+    p = std::move(*untiled);
   } else {
     static const ProgramTiling kNoTiling;
     Result<BlockPlan> plan =

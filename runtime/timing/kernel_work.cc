@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <unordered_map>
 
 #include "compiler/hlo/op_attributes.h"
 #include "runtime/chip/op_kinds.h"
 #include "runtime/timing/tpu_tiles.h"
+#include "runtime/timing/collective_time.h"
 #include "runtime/timing/trip_count.h"
 
 namespace kiln::runtime::timing {
@@ -129,16 +131,44 @@ class WorkWalker {
     return std::max(cost, 1.0);
   }
 
+  // Starts the visit of `instr`, a loop or branch instruction run `times`
+  // more times: its step (one per instruction, however many call sites
+  // reach it), whose per-run figures are filled in on the first visit only.
+  void BeginStep(const Instruction& instr, double times) {
+    auto [it, added] = step_of_.try_emplace(&instr, work_.loop_steps.size());
+    if (added) {
+      work_.loop_steps.push_back(LoopStep{.instruction = &instr});
+      work_.loop_steps.back().collective = IsTimedCollective(instr.opcode());
+    }
+    work_.loop_steps[it->second].times += times;
+    step_ = added ? static_cast<int64_t>(it->second) : -1;
+  }
+
+  // Vector work over `shape`; inside a loop, its result written and read
+  // back once per run, and the same figures for the current step.
   void AddVector(const hlo::Shape& shape, double ops_per_element, double times, bool in_loop) {
-    work_.vector_ops += PaddedVectorElements(shape) * ops_per_element * times;
+    const double ops = PaddedVectorElements(shape) * ops_per_element;
+    work_.vector_ops += ops * times;
     work_.vector_flops += Elements(shape) * ops_per_element * times;
-    if (in_loop) work_.loop_bytes += 2 * PaddedArrayBytes(shape) * times;
+    if (!in_loop) return;
+    const double bytes = 2 * PaddedArrayBytes(shape);
+    work_.loop_bytes += bytes * times;
+    if (step_ >= 0) {
+      work_.loop_steps[step_].vector_ops += ops;
+      if (!in_fusion_) work_.loop_steps[step_].bytes += bytes;
+    }
   }
 
   Status Visit(const Instruction& instr, double times, bool in_loop, bool entry) {
     const Opcode op = instr.opcode();
     if (IsOpaque(op)) work_.opaque = true;
     if (IsFree(op)) return Ok();
+    if (in_fusion_) {
+      step_ = fusion_step_;  // a fused op: part of its fusion's step
+    } else {
+      step_ = -1;
+      if (in_loop && !CallsComputations(op)) BeginStep(instr, times);
+    }
     if (hlo::IsElementwise(op)) {
       AddVector(instr.shape(), ElementwiseCost(op), times, in_loop);
       return Ok();
@@ -151,6 +181,11 @@ class WorkWalker {
         if (!entry) c.instruction = nullptr;  // not a candidate for the grid
         work_.contractions.push_back(c);
         if (in_loop) work_.loop_bytes += 2 * PaddedArrayBytes(instr.shape()) * times;
+        if (step_ >= 0) {
+          c.multiplicity = 1;
+          work_.loop_steps[step_].contractions.push_back(c);
+          if (!in_fusion_) work_.loop_steps[step_].bytes += 2 * PaddedArrayBytes(instr.shape());
+        }
         return Ok();
       }
       case Opcode::kReduce: {
@@ -186,9 +221,22 @@ class WorkWalker {
       case Opcode::kFusion:
       case Opcode::kCall:
       case Opcode::kAsyncStart: {
-        for (const Computation* callee : instr.called_computations()) {
-          KILN_RETURN_IF_ERROR(Walk(*callee, times, in_loop, entry && op == Opcode::kFusion));
+        // Inside a loop a fusion is one step: its ops run as one kernel.
+        const bool one_step = in_loop && op == Opcode::kFusion && !in_fusion_;
+        if (one_step) {
+          BeginStep(instr, times);
+          if (step_ >= 0) work_.loop_steps[step_].bytes = 2 * PaddedArrayBytes(instr.shape());
+          in_fusion_ = true;
+          fusion_step_ = step_;
         }
+        for (const Computation* callee : instr.called_computations()) {
+          Status walked = Walk(*callee, times, in_loop, entry && op == Opcode::kFusion);
+          if (!walked) {
+            if (one_step) in_fusion_ = false;
+            return walked;
+          }
+        }
+        if (one_step) in_fusion_ = false;
         return Ok();
       }
       case Opcode::kMap: {
@@ -272,8 +320,27 @@ class WorkWalker {
     return Walk(*branches[index], times, true, false);
   }
 
+  // Ops whose work is that of the computations they call (walked as steps
+  // of their own inside loops).
+  static bool CallsComputations(Opcode op) {
+    switch (op) {
+      case Opcode::kFusion:
+      case Opcode::kCall:
+      case Opcode::kAsyncStart:
+      case Opcode::kWhile:
+      case Opcode::kConditional:
+        return true;
+      default:
+        return false;
+    }
+  }
+
   const WorkOptions& options_;
   KernelWork work_;
+  std::unordered_map<const Instruction*, size_t> step_of_;
+  int64_t step_ = -1;  // the step the current instruction's work goes to, or -1
+  bool in_fusion_ = false;    // walking a loop fusion's ops: they share its step
+  int64_t fusion_step_ = -1;  // that step, or -1 when its figures are in already
   double widest_reduce_ops_ = 0;
   int64_t walked_ = 0;
 };

@@ -9,7 +9,9 @@
 // cost nothing. While loops are charged trip-count times: the count comes
 // from ControlFlowCounts when the executor observed the run, otherwise from
 // StaticTripCount (an error when it depends on data). Conditionals without
-// observed counts need a constant predicate.
+// observed counts need a constant predicate. Each instruction inside a loop
+// or branch is also kept as a LoopStep, so the timer charges it as a step
+// of its own instead of overlapping all of a body's work in one roofline.
 //
 // Pure function over an immutable module; the result's instruction
 // pointers borrow from the module. Thread-safe.
@@ -34,6 +36,19 @@ struct ControlFlowCounts {
   std::unordered_map<const hlo::Instruction*, std::vector<int64_t>> branch_runs;
 };
 
+// One instruction of a loop body or branch: it runs as a sequential step
+// of its own, `times` times over the kernel, each time bound by its own
+// compute, HBM traffic or ICI transfer (XLA runs a body's ops as kernels
+// in sequence; their work does not overlap across ops).
+struct LoopStep {
+  const hlo::Instruction* instruction = nullptr;
+  double vector_ops = 0;                    // per run
+  double bytes = 0;                         // per run: its result written and read back
+  std::vector<Contraction> contractions;    // its dots and convolutions (multiplicity 1)
+  bool collective = false;                  // timed over ICI on a slice
+  double times = 0;                         // runs over one kernel invocation
+};
+
 struct KernelWork {
   std::vector<Contraction> contractions;  // every dot and convolution
   double vector_ops = 0;    // padded 32-bit element operations
@@ -45,6 +60,9 @@ struct KernelWork {
   bool opaque = false;
   // The entry-level reduce with the largest operand, if any.
   const hlo::Instruction* widest_reduce = nullptr;
+  // The instructions inside loops and branches, one step each (their work
+  // is also in the totals above). Empty for kernels without control flow.
+  std::vector<LoopStep> loop_steps;
 
   double ContractionFlops() const;
   double Flops() const { return ContractionFlops() + vector_flops; }

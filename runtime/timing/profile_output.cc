@@ -35,7 +35,8 @@ nlohmann::json CollectivesJson(const KernelProfile& k) {
                    {"us", c.seconds * kMicros},
                    {"transfer_us", c.transfer_seconds * kMicros},
                    {"latency_us", c.latency_seconds * kMicros},
-                   {"route", c.route}});
+                   {"route", c.route},
+                   {"runs", c.runs}});
   }
   return out;
 }
