@@ -1,6 +1,7 @@
 #include "runtime/chip/topology.h"
 
 #include <charconv>
+#include <optional>
 
 namespace kiln::runtime {
 namespace {
@@ -108,6 +109,38 @@ Result<Topology> ParseTopology(std::string_view text, const ChipSpec& chip) {
   }
   t.wraps = Wraparounds(t.dims, chip);
   return t;
+}
+
+Result<Topology> CompactSlice(int64_t chips, const ChipSpec& chip) {
+  if (chips < 1) return InvalidArgumentError("a slice holds at least one chip, not " + std::to_string(chips));
+  const int64_t longest = chip.pod_axis > 0 ? chip.pod_axis : kMaxAxis;
+  auto none = [&] {
+    return InvalidArgumentError("no " + std::string(chip.name) + " slice holds " + std::to_string(chips) +
+                                " chips (a pod holds " + std::to_string(chip.pod_chips) + ", at most " +
+                                std::to_string(longest) + " along an axis)");
+  };
+  if (chips > chip.pod_chips) return none();
+  std::optional<std::vector<int64_t>> best;
+  // Axes a <= b (<= c) whose product is `chips`: the shortest longest axis
+  // wins, then the longest shortest one.
+  for (int64_t a = 1; a <= longest && a <= chips; ++a) {
+    if (chips % a != 0) continue;
+    const int64_t rest = chips / a;
+    if (chip.torus_dims == 2) {
+      if (rest >= a && rest <= longest && (!best || rest < best->back())) best = std::vector<int64_t>{a, rest};
+      continue;
+    }
+    for (int64_t b = a; b <= longest && b <= rest; ++b) {
+      if (rest % b != 0) continue;
+      const int64_t c = rest / b;
+      const bool better = !best || c < best->back() || (c == best->back() && a > best->front());
+      if (c >= b && c <= longest && better) best = std::vector<int64_t>{a, b, c};
+    }
+  }
+  if (!best) return none();
+  std::string text;
+  for (int64_t d : *best) text += (text.empty() ? "" : "x") + std::to_string(d);
+  return ParseTopology(text, chip);
 }
 
 }  // namespace kiln::runtime

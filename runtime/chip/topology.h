@@ -53,4 +53,10 @@ Topology SingleChip(const ChipSpec& chip);
 // chips than a pod holds.
 Result<Topology> ParseTopology(std::string_view text, const ChipSpec& chip);
 
+// The most compact slice of `chips` chips of `chip`'s kind: the longest
+// axis as short as the pod allows, axes written shortest first ("2x4",
+// "2x2x2", "4x4x8"). Fails, saying why, when no slice of that many chips
+// fits the pod (e.g. 512 v5e chips).
+Result<Topology> CompactSlice(int64_t chips, const ChipSpec& chip);
+
 }  // namespace kiln::runtime

@@ -85,6 +85,23 @@ TEST(TopologyTest, BadStringsSayWhy) {
   EXPECT_NE(ErrorOf("0x4", "v6e").find("bad topology '0x4' for v6e"), std::string::npos);
 }
 
+TEST(TopologyTest, CompactSliceKeepsTheLongestAxisShort) {
+  auto slice = [](int64_t chips, const char* kind) {
+    Result<Topology> t = CompactSlice(chips, *FindChip(kind));
+    return t ? t->ToString() : t.error().message;
+  };
+  EXPECT_EQ(slice(1, "v5e"), "1x1");
+  EXPECT_EQ(slice(8, "v5e"), "2x4");
+  EXPECT_EQ(slice(256, "v5e"), "16x16");
+  EXPECT_EQ(slice(8, "v5p"), "2x2x2");
+  EXPECT_EQ(slice(128, "v5p"), "4x4x8");
+  EXPECT_EQ(slice(512, "v5p"), "8x8x8");
+  EXPECT_EQ(slice(6, "v5p"), "1x2x3");
+  EXPECT_EQ(slice(512, "v5e"), "no v5e slice holds 512 chips (a pod holds 256, at most 16 along an axis)");
+  EXPECT_EQ(slice(17, "v5e"), "no v5e slice holds 17 chips (a pod holds 256, at most 16 along an axis)");
+  EXPECT_FALSE(CompactSlice(0, *FindChip("v5e")));
+}
+
 TEST(TopologyTest, TorusShapeMatchesTheChipsLinks) {
   // A 2D torus needs 4 links per chip, a 3D torus 6.
   for (const ChipSpec& chip : AllChips()) {
