@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "compiler/buffers/address_line.h"
+#include "compiler/buffers/in_place.h"
 #include "compiler/buffers/offline_placement.h"
 #include "compiler/fusion/block_layout.h"
 #include "compiler/fusion/op_class.h"
@@ -83,7 +84,8 @@ void PlaceLargestFirstWhenTighter(BufferAssignment& out) {
 }  // namespace
 
 Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, const fusion::FusionPlan& plan,
-                                       int64_t hbm_bytes, std::string_view chip_name) {
+                                       int64_t hbm_bytes, std::string_view chip_name,
+                                       std::span<const OutputAlias> aliases) {
   const auto& instrs = computation.instructions();
   const int64_t n = computation.instruction_count();
   const int64_t kernel_count = static_cast<int64_t>(plan.kernels.size());
@@ -131,11 +133,14 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
     }
   }
 
-  // Linear scan over the kernel order with per-size-class free lists.
+  ShareDyingOperands(computation, plan, out);
+  WriteOutputsInPlace(computation, aliases, out);
+
+  // Linear scan over the kernel order, best fit on one address line.
   std::vector<std::vector<int64_t>> defined_at(kernel_count), dies_at(kernel_count);
   for (size_t b = 0; b < out.buffers.size(); ++b) {
     Buffer& buffer = out.buffers[b];
-    out.sum_buffer_bytes = SatAdd(out.sum_buffer_bytes, buffer.bytes);
+    out.sum_buffer_bytes = SatAdd(out.sum_buffer_bytes, SatAdd(buffer.bytes, buffer.shared_bytes));
     if (buffer.kind == Buffer::Kind::kParameter) {
       out.parameter_bytes = SatAdd(out.parameter_bytes, buffer.bytes);
       buffer.last_use = kernel_count;

@@ -6,7 +6,9 @@
 // from their kernel to the last kernel reading them; values the entry root
 // returns live to the end). Free instructions (get-tuple-element, tuple,
 // bitcast, ...) alias the buffers of their operands and extend their
-// lives. Kernel buffers are placed by a linear scan over the kernel order:
+// lives. A while's state and a dynamic-update-slice's result are made in
+// place of operands that die at their kernel (in_place.h). Kernel buffers
+// are placed by a linear scan over the kernel order:
 // a kernel's outputs are allocated while its inputs are still live, then
 // buffers whose last reader ran are freed. Placement is best fit on one
 // address line with freed neighbours merged (address_line.h), so a freed
@@ -19,10 +21,12 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
+#include "compiler/buffers/output_aliases.h"
 #include "compiler/fusion/fusion_plan.h"
 #include "compiler/hlo/computation.h"
 
@@ -32,7 +36,8 @@ struct Buffer {
   enum class Kind : uint8_t { kParameter, kConstant, kTemporary, kOutput };
   Kind kind = Kind::kTemporary;
   int64_t instruction = -1;  // defining value (entry index)
-  int64_t bytes = 0;         // the value's size
+  int64_t bytes = 0;         // bytes allocated for the value: its size less shared_bytes
+  int64_t shared_bytes = 0;  // bytes of dying operands it is made in place of (in_place.h)
   int64_t defined_at = -1;   // kernel position; -1 for parameters/constants
   int64_t last_use = -1;     // kernel position of the last reader
   int64_t slot = -1;         // reused slot; -1 for parameters/constants/empty
@@ -55,8 +60,11 @@ struct BufferAssignment {
 // Fails when the peak exceeds `hbm_bytes`: "program needs 17.2 GiB of HBM
 // at peak (parameters 4.0 GiB, constants 0 B, temporaries 13.2 GiB); chip
 // v5e has 14.9 GiB".
+// `aliases`: the module's input_output_alias (output_aliases.h); results it
+// names are written into their donated parameters' memory.
 Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, const fusion::FusionPlan& plan,
-                                       int64_t hbm_bytes, std::string_view chip_name);
+                                       int64_t hbm_bytes, std::string_view chip_name,
+                                       std::span<const OutputAlias> aliases = {});
 
 
 }  // namespace kiln::buffers

@@ -33,8 +33,14 @@ Result<CompiledPlan> CompletePlan(const PreparedModule& prepared, const CompileO
   std::string target = std::string(out.chip->name);
   if (!options.topology.empty()) target = "one " + target + " chip of the " + options.topology + " slice";
   if (devices > 1) target = std::to_string(devices) + " x " + target + " (sharding annotations)";
+  std::vector<buffers::OutputAlias> aliases;
+  if (const hlo::Attribute* header = prepared.module->FindAttribute("input_output_alias")) {
+    Result<std::vector<buffers::OutputAlias>> parsed = buffers::ParseOutputAliases(header->value);
+    if (!parsed) return parsed.error().WithContext("module header");
+    aliases = std::move(*parsed);
+  }
   Result<buffers::BufferAssignment> assigned =
-      buffers::AssignBuffers(entry, out.plan, out.chip->hbm_bytes * devices, target);
+      buffers::AssignBuffers(entry, out.plan, out.chip->hbm_bytes * devices, target, aliases);
   if (!assigned) return assigned.error().WithContext("buffer assignment");
   out.buffers = std::move(*assigned);
   out.times.buffers_ms = watch.LapMs();
