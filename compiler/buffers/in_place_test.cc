@@ -15,7 +15,7 @@ using fusion::PlanKind;
 using fusion::PlannerOptions;
 using passes::testing::ParseVerified;
 
-constexpr int64_t kMiB = 1 << 20;
+constexpr int64_t kMebibyte = 1 << 20;
 
 Result<BufferAssignment> Assign(const std::string& text, std::span<const OutputAlias> aliases = {}) {
   auto module = ParseVerified(text);
@@ -57,10 +57,10 @@ ENTRY e {
   ASSERT_TRUE(assigned) << assigned.error().message;
   // Parameter, then `start` whose memory the loop state keeps: 4 + 4 MiB
   // (plus the counter), not 4 + 4 + 4.
-  EXPECT_LT(assigned->peak_bytes, 9 * kMiB);
+  EXPECT_LT(assigned->peak_bytes, 9 * kMebibyte);
   int64_t shared = 0;
   for (const Buffer& b : assigned->buffers) shared += b.shared_bytes;
-  EXPECT_EQ(shared, 4 * kMiB);
+  EXPECT_EQ(shared, 4 * kMebibyte);
 }
 
 // The updated array is still read after the update: no sharing then.
@@ -79,7 +79,7 @@ ENTRY e {
   auto read_later = Assign(text + "add(d, a)\n}\n");
   ASSERT_TRUE(in_place) << in_place.error().message;
   ASSERT_TRUE(read_later) << read_later.error().message;
-  EXPECT_EQ(read_later->peak_bytes - in_place->peak_bytes, 4 * kMiB);
+  EXPECT_EQ(read_later->peak_bytes - in_place->peak_bytes, 4 * kMebibyte);
 }
 
 constexpr const char* kSgdStep = R"(
@@ -100,9 +100,9 @@ TEST(InPlaceTest, ADonatedParameterHoldsItsUpdate) {
   auto with = Assign(kSgdStep, *whole);
   auto wrong_index = Assign(kSgdStep, *aliases);
   ASSERT_TRUE(without && with && wrong_index);
-  EXPECT_EQ(without->peak_bytes, 12 * kMiB);
-  EXPECT_EQ(with->peak_bytes, 8 * kMiB);
-  EXPECT_EQ(wrong_index->peak_bytes, 12 * kMiB);
+  EXPECT_EQ(without->peak_bytes, 12 * kMebibyte);
+  EXPECT_EQ(with->peak_bytes, 8 * kMebibyte);
+  EXPECT_EQ(wrong_index->peak_bytes, 12 * kMebibyte);
 }
 
 TEST(OutputAliasesTest, ParsesTheHeaderFormAndNamesWhereItIsWrong) {
