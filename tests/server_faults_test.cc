@@ -201,11 +201,18 @@ TEST(ServerFaultsTest, ASaturatedPoolAnswers503WithRetryAfterAndRunsCorrectlyAft
     ASSERT_TRUE(holder) << holder.error().message;
     ASSERT_TRUE(holder->Send(MakeRequest("POST", "/v1/executables/" + spin + "/execute?timeout=600s", kSpinInputs, kJson)));
     holders.push_back(std::move(*holder));
-    ASSERT_TRUE(WaitForStats(env, [&](const json& stats) { return stats["executions"]["requests"] == i + 1; }));
+    // The first holds the chip before the second is sent (the queue holds
+    // one: sent while the first still waits, the second would be refused);
+    // the second waits in the queue.
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (Body(env.Call("GET", "/v1/pool"))["queue_depth"] != json(i) && std::chrono::steady_clock::now() < give_up) {
+    auto in_place = [&] {
+      const json pool = Body(env.Call("GET", "/v1/pool"));
+      return i == 0 ? pool["chips"][0]["busy"] == true && pool["queue_depth"] == 0 : pool["queue_depth"] == 1;
+    };
+    while (!in_place() && std::chrono::steady_clock::now() < give_up) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    ASSERT_TRUE(in_place()) << "holder " << i << ": " << Body(env.Call("GET", "/v1/pool"));
   }
   RawResponse refused = env.Call("POST", "/v1/executables/" + add + "/execute", kAddInputs, kJson);
   EXPECT_EQ(refused.status, 503) << refused.body;
