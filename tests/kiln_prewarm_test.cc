@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -261,6 +262,29 @@ TEST_F(KilnPrewarmTest, OneEntryPerChipUnderFingerprintsKeys) {
     return r.out.substr(0, 32) + " " + chip;
   };
   EXPECT_EQ(StoredKeys(), (std::set<std::string>{key("v5e"), key("v6e")}));
+}
+
+// A job's dump holds its sharded step (traced for 4 devices) and small
+// one-device helpers: --topology 2x2 compiles the step for the slice and the
+// helper for one chip, each under the key `kiln compile` gives it.
+TEST_F(KilnPrewarmTest, TopologyCompilesModulesOfItsDeviceCountForTheSlice) {
+  std::ifstream in(std::string(KILN_CORPUS_DIR) +
+                   "/hlo/xla-tests/collective_ops_e2e_test__DotContractingNonContractingAndContractingNonContracting.hlo");
+  std::stringstream sharded;
+  sharded << in.rdbuf();
+  ASSERT_FALSE(sharded.str().empty());
+  const fs::path step = Write("d/step.hlo", sharded.str());
+  const fs::path helper = Write("d/helper.hlo", Module(29));
+  json j = RunJson("prewarm " + (dir_ / "d").string() + " --db " + db_ + " --topology 2x2");
+  EXPECT_EQ(j["compiled"], 2) << j.dump();
+  auto key = [&](const fs::path& file, const std::string& flags) {
+    RunResult r = RunKiln("compile " + file.string() + " --json" + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out, nullptr, false).value("key", "") + " v5e";
+  };
+  EXPECT_EQ(StoredKeys(), (std::set<std::string>{key(step, " --topology 2x2"), key(helper, "")}));
+  EXPECT_EQ(RunKiln("prewarm " + dir_.string() + " --db " + db_ + " --topology 3x").exit_code, 2);
+  EXPECT_EQ(RunKiln("prewarm " + dir_.string() + " --db " + db_ + " --topology 2x2 --tune 1s").exit_code, 2);
 }
 
 TEST_F(KilnPrewarmTest, TuneAutotunesEachNewEntry) {

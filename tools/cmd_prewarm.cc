@@ -1,5 +1,5 @@
 // kiln prewarm PATH... [--db DB | --server URL [--token T]] [--chip C]...
-//                      [--plan P] [--jobs N] [--tune BUDGET]
+//                      [--plan P] [--topology AxB[xC]] [--jobs N] [--tune BUDGET]
 //                      [--stage before|after|all] [--dry-run] [--json]
 // Fills the cache from what trainers leave behind (XLA dump folders,
 // torch_xla saved graphs, HLO files, zstd or gzip compressed), so the
@@ -49,6 +49,7 @@ struct PrewarmArgs {
   int jobs = 0;
   std::string tune;
   std::string stage = "before";
+  std::string topology;
   bool dry_run = false;
   bool json = false;
   uint64_t max_file_bytes = uint64_t{1} << 30;
@@ -65,7 +66,7 @@ struct RunError {
 // The modules of one file and their keys (or why they have none).
 struct KeyedFile {
   FileModules modules;
-  std::vector<Result<std::vector<hlo::Hash128>>> keys;  // per module
+  std::vector<Result<std::vector<KeyedOptions>>> keys;  // per module
 };
 
 using Clock = std::chrono::steady_clock;
@@ -104,12 +105,17 @@ std::optional<RunError> RunPrewarm(const PrewarmArgs& args, PrewarmReport& repor
   const StageFilter stage = args.stage == "after" ? StageFilter::kAfter
                             : args.stage == "all" ? StageFilter::kAll
                                                   : StageFilter::kBefore;
+  if (!args.topology.empty() && !args.tune.empty())
+    return usage("--tune does not go with --topology: slice programs are not tuned yet");
   std::vector<driver::CompileOptions> options;
   for (const std::string& chip : args.chips.empty() ? std::vector<std::string>{kDefaultChip} : args.chips) {
     driver::CompileOptions one;
     one.chip = chip;
     one.plan = *plan;
     one = driver::NormalizedOptions(one);
+    Result<std::string> topology = driver::CanonicalTopology(args.topology, one.chip);
+    if (!topology) return usage("--topology: " + topology.error().message);
+    one.topology = std::move(*topology);
     if (std::none_of(options.begin(), options.end(), [&](const auto& o) { return o.chip == one.chip; })) {
       options.push_back(one);
       report.chips.push_back(one.chip);
@@ -164,14 +170,13 @@ std::optional<RunError> RunPrewarm(const PrewarmArgs& args, PrewarmReport& repor
         report.failures.push_back(FailureOf(source, file.keys[m].error()));
         continue;
       }
-      for (size_t c = 0; c < options.size(); ++c) {
+      for (const KeyedOptions& keyed : *file.keys[m]) {
         ++report.entries;
-        const hlo::Hash128 key = (*file.keys[m])[c];
-        if (!seen.emplace(std::make_pair(options[c].chip, key), &source).second) {
+        if (!seen.emplace(std::make_pair(keyed.options.chip, keyed.key), &source).second) {
           ++report.duplicates;
           continue;
         }
-        planned.push_back({&source, options[c], key});
+        planned.push_back({&source, keyed.options, keyed.key});
       }
     }
   }
@@ -248,6 +253,9 @@ void RegisterPrewarm(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"none", "heuristic", "given"}));
   cmd->add_option("--jobs", args->jobs, "Parallel workers (default: the number of cores)")->check(CLI::Range(1, 1024));
   cmd->add_option("--tune", args->tune, "Also autotune each new entry within this budget, e.g. 20s (--db only)");
+  cmd->add_option("--topology", args->topology,
+                  "Compile modules traced for this many devices as the per-chip programs of this slice, e.g. 2x4 "
+                  "(the others for one chip)");
   cmd->add_option("--stage", args->stage, "XLA dump stage to compile: before (default), after or all")
       ->check(CLI::IsMember({"before", "after", "all"}));
   cmd->add_flag("--dry-run", args->dry_run, "List what would be compiled; store nothing");

@@ -1,5 +1,9 @@
 #include "tools/prewarm_jobs.h"
 
+#include "compiler/spmd/spmd_partitioner.h"
+#include "runtime/chip/chip_spec.h"
+#include "runtime/chip/topology.h"
+
 #include "compiler/driver/compile_module.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
@@ -30,16 +34,22 @@ Result<std::unique_ptr<hlo::Module>> ParseSource(const ModuleSource& source) {
   return module;
 }
 
-Result<std::vector<hlo::Hash128>> KeyModule(const ModuleSource& source,
+Result<std::vector<KeyedOptions>> KeyModule(const ModuleSource& source,
                                             const std::vector<driver::CompileOptions>& options) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, ParseSource(source));
-  std::vector<hlo::Hash128> keys;
-  for (const driver::CompileOptions& one : options) {
+  const int64_t devices = spmd::ModuleDeviceCount(*module);
+  std::vector<KeyedOptions> keyed;
+  for (driver::CompileOptions one : options) {
+    if (!one.topology.empty()) {
+      const runtime::ChipSpec* chip = runtime::FindChip(one.chip);
+      Result<runtime::Topology> slice = runtime::ParseTopology(one.topology, *chip);
+      if (!slice || slice->chips() != devices) one.topology.clear();
+    }
     Result<hlo::Fingerprint> fingerprint = hlo::FingerprintModule(*module, driver::FingerprintOptionsFor(one));
     if (!fingerprint) return std::unexpected(PlacedInFile(source, fingerprint.error()));
-    keys.push_back(fingerprint->key);
+    keyed.push_back({std::move(one), fingerprint->key});
   }
-  return keys;
+  return keyed;
 }
 
 JobFailure FailureOf(const ModuleSource& source, const Error& error) {

@@ -31,9 +31,18 @@ struct JobFailure {
   std::string reason;
 };
 
-// The key of `source` for each of `options` (one per chip), in order: the
-// key `kiln fingerprint` prints and the server computes.
-Result<std::vector<hlo::Hash128>> KeyModule(const ModuleSource& source,
+// The options one module compiles with, and its key under them.
+struct KeyedOptions {
+  driver::CompileOptions options;
+  hlo::Hash128 key;
+};
+
+// The options and key of `source` for each of `options` (one per chip), in
+// order: the key `kiln fingerprint` prints and the server computes. Options
+// naming a slice (`topology`) keep it only for modules that run on as many
+// devices as the slice has chips (spmd::ModuleDeviceCount); any other
+// module compiles for one chip, as a job's helper programs do.
+Result<std::vector<KeyedOptions>> KeyModule(const ModuleSource& source,
                                             const std::vector<driver::CompileOptions>& options);
 
 // `source` parsed and verified, errors placed in its file.

@@ -45,7 +45,8 @@ Result<bool> ServerTarget::Contains(const CompileJob& job) {
 }
 
 Result<JobOutcome> ServerTarget::Make(const CompileJob& job) {
-  const std::string target = StrCat("/v1/compile?chip=", job.options.chip, "&plan=", fusion::PlanKindName(job.options.plan));
+  std::string target = StrCat("/v1/compile?chip=", job.options.chip, "&plan=", fusion::PlanKindName(job.options.plan));
+  if (!job.options.topology.empty()) target += "&topology=" + job.options.topology;
   std::vector<std::string> headers = Headers();
   headers.push_back("Content-Type: text/plain");
   KILN_ASSIGN_OR_RETURN(HttpResponse response, HttpRoundTrip(url_, "POST", target, headers, job.source->text, timeout_));

@@ -7,8 +7,8 @@
 
 #include "compiler/hlo/op_attributes.h"
 #include "runtime/chip/op_kinds.h"
-#include "runtime/timing/tpu_tiles.h"
 #include "runtime/timing/collective_time.h"
+#include "runtime/timing/tpu_tiles.h"
 #include "runtime/timing/trip_count.h"
 
 namespace kiln::runtime::timing {
