@@ -57,7 +57,6 @@ class Sharing {
       out_.buffers[result].bytes -= given;
       out_.buffers[result].shared_bytes += given;
       remaining -= given;
-      if (static_cast<size_t>(result) >= pieces_.size()) pieces_.resize(result + 1);
       pieces_[result].push_back(moved);
     }
   }
