@@ -73,23 +73,31 @@ json Compile(const KilnServeProcess& server, const std::string& module) {
   return body.is_discarded() ? json::object() : body;
 }
 
-double Metric(const KilnServeProcess& server, const std::string& name) {
-  const std::string text = server.Call("GET", "/metrics").body;
-  const size_t at = text.find("\n" + name + " ");
-  return at == std::string::npos ? -1 : std::stod(text.substr(at + name.size() + 2));
+// A metric's value, read with `headers` (an admin's token where the server
+// has an auth file); -1, failing the test, when /metrics does not answer or
+// lacks the metric.
+double Metric(const KilnServeProcess& server, const std::string& name, const std::string& headers = "") {
+  const http::testing::RawResponse response = server.Call("GET", "/metrics", "", headers);
+  EXPECT_EQ(response.status, 200) << response.body;
+  const size_t at = response.body.find("\n" + name + " ");
+  EXPECT_NE(at, std::string::npos) << name << " is not in /metrics";
+  return at == std::string::npos ? -1 : std::stod(response.body.substr(at + name.size() + 2));
 }
 
 // A compile is answered before its entry is published (the publish is off
 // the trainer's path): waits, bounded, until `servers` have published `n`
-// entries between them.
-void WaitForPublishes(std::initializer_list<const KilnServeProcess*> servers, double n) {
+// entries between them; fails the test when they have not within 20 s.
+void WaitForPublishes(std::initializer_list<const KilnServeProcess*> servers, double n,
+                      const std::string& headers = "") {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  double published = 0;
   while (std::chrono::steady_clock::now() < give_up) {
-    double published = 0;
-    for (const KilnServeProcess* server : servers) published += Metric(*server, "kiln_shared_publishes_total");
+    published = 0;
+    for (const KilnServeProcess* server : servers) published += Metric(*server, "kiln_shared_publishes_total", headers);
     if (published >= n) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
+  ADD_FAILURE() << "the servers published " << published << " entries in 20 s, not " << n;
 }
 
 #define REQUIRE_REDIS()                                                                              \
@@ -280,8 +288,10 @@ TEST(ServerSharedTierTest, TenantsShareNothingInRedisButTheSharedNamespace) {
   const std::filesystem::path tokens = std::filesystem::temp_directory_path() / ("kiln-shared-tokens-" + std::to_string(getpid()));
   {
     std::ofstream out(tokens);
-    out << HashToken("alice-token") << " alice compile shared\n" << HashToken("bob-token") << " bob compile shared\n";
+    out << HashToken("alice-token") << " alice compile shared\n" << HashToken("bob-token") << " bob compile shared\n"
+        << HashToken("ops-token") << " ops admin\n";
   }
+  const std::string admin = "Authorization: Bearer ops-token\r\n";  // /metrics is an admin's route
   KilnServeProcess a(SharedFlags(redis, {"--auth-file", tokens.string()}));
   KilnServeProcess b(SharedFlags(redis, {"--auth-file", tokens.string()}));
   ASSERT_TRUE(a.ok() && b.ok());
@@ -296,11 +306,11 @@ TEST(ServerSharedTierTest, TenantsShareNothingInRedisButTheSharedNamespace) {
   // The same module, two tenants on two servers: each tenant compiles its own.
   EXPECT_EQ(compile(a, "alice-token", false), "miss/local");
   EXPECT_EQ(compile(b, "bob-token", false), "miss/local");
-  WaitForPublishes({&a}, 1);
+  WaitForPublishes({&a}, 1, admin);
   EXPECT_EQ(compile(b, "alice-token", false), "hit/shared");
   // The shared namespace is shared across tenants and servers.
   EXPECT_EQ(compile(a, "alice-token", true), "miss/local");
-  WaitForPublishes({&a}, 2);
+  WaitForPublishes({&a}, 2, admin);
   EXPECT_EQ(compile(b, "bob-token", true), "hit/shared");
   auto keys = redis.Command({"KEYS", "kiln:*:entry"});
   ASSERT_TRUE(keys);
