@@ -79,16 +79,18 @@ class KilnServeProcess {
   http::testing::RawResponse Call(std::string_view method, std::string_view target, std::string_view body = {},
                                   std::string_view headers = {},
                                   std::chrono::milliseconds timeout = std::chrono::seconds(60)) const {
-    Result<http::testing::RawHttpClient> client = http::testing::RawHttpClient::Connect(port_, timeout);
-    EXPECT_TRUE(client) << client.error().ToString();
-    if (!client) return {};
     Result<http::testing::RawResponse> response =
-        client->RoundTrip(http::testing::MakeRequest(method, target, body, headers));
+        http::testing::RoundTripOnce(port_, method, target, body, headers, timeout);
     EXPECT_TRUE(response) << method << " " << target << ": " << response.error().ToString();
     return response ? std::move(*response) : http::testing::RawResponse{};
   }
 
   void Signal(int signal) const { kill(pid_, signal); }
+
+  // Whether the server still runs (reaps it once it has exited), and how
+  // it exited then.
+  bool running() { return !Exited(); }
+  std::optional<int> exit_status() const { return exit_status_; }
 
   // The exit status once the server has exited, waiting up to `timeout`;
   // nullopt if it is still running then.

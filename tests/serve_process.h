@@ -3,7 +3,8 @@
 // Started through /bin/sh (so a test can lower its limits first, e.g.
 // "ulimit -n 64;"), with its standard output and error in files of the
 // test's directory. The destructor stops it: SIGTERM, then SIGKILL if it
-// has not exited within 15 s. Header-only; not thread-safe.
+// has not exited within 15 s. Header-only; not thread-safe except Call,
+// which opens one connection per request.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -19,6 +20,8 @@
 #include <regex>
 #include <string>
 #include <thread>
+
+#include "server/http/testing/raw_http_client.h"
 
 namespace kiln::server::testing {
 
@@ -49,7 +52,7 @@ class ServeProcess {
     while (std::chrono::steady_clock::now() < deadline && running()) {
       std::smatch match;
       std::string out = Read("serve.out");
-      if (std::regex_search(out, match, kStartLine)) return static_cast<uint16_t>(std::stoi(match[1]));
+      if (std::regex_search(out, match, kStartLine)) return port_ = static_cast<uint16_t>(std::stoi(match[1]));
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return 0;
@@ -85,6 +88,16 @@ class ServeProcess {
     return exited_ ? std::optional<int>(exit_status_) : std::nullopt;
   }
 
+  // One request on a new connection to the port WaitUntilServing found.
+  http::testing::RawResponse Call(std::string_view method, std::string_view target, std::string_view body = {},
+                                  std::string_view headers = {}) const {
+    EXPECT_NE(port_, 0) << "Call before WaitUntilServing found the port";
+    Result<http::testing::RawResponse> response =
+        http::testing::RoundTripOnce(port_, method, target, body, headers);
+    EXPECT_TRUE(response) << method << " " << target << ": " << response.error().ToString();
+    return response ? std::move(*response) : http::testing::RawResponse{};
+  }
+
   pid_t pid() const { return pid_; }
   bool running() { return !Poll(); }
   std::string Stderr() const { return Read("serve.err"); }
@@ -107,6 +120,7 @@ class ServeProcess {
 
   std::filesystem::path dir_;
   pid_t pid_ = -1;
+  uint16_t port_ = 0;
   bool exited_ = false;
   int exit_status_ = -1;
 };

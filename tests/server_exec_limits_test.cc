@@ -41,19 +41,9 @@ ENTRY main {
 
 std::string Execute(const std::string& key) { return "/v1/executables/" + key + "/execute"; }
 
-json Body(const http::testing::RawResponse& response) {
-  return json::parse(response.body, nullptr, /*allow_exceptions=*/false);
-}
-
-std::string ErrorCode(const http::testing::RawResponse& response) {
-  json body = Body(response);
-  return body.is_object() && body.contains("error") ? body["error"].value("code", "") : "";
-}
-
-std::string ErrorMessage(const http::testing::RawResponse& response) {
-  json body = Body(response);
-  return body.is_object() && body.contains("error") ? body["error"].value("message", "") : "";
-}
+using testing::Body;
+using testing::ErrorCode;
+using testing::ErrorMessage;
 
 template <typename Server>
 std::string Compile(const Server& server, std::string_view hlo) {

@@ -49,12 +49,8 @@ std::string ChainModule(int length) {
 }
 constexpr int kSlowChainLength = 300'000;
 
-json Body(const RawResponse& response) { return json::parse(response.body, nullptr, /*allow_exceptions=*/false); }
-
-std::string ErrorCode(const RawResponse& response) {
-  const json body = Body(response);
-  return body.is_object() && body.contains("error") ? body["error"].value("code", "") : "";
-}
+using testing::Body;
+using testing::ErrorCode;
 
 // Another process holding the write lock of a SQLite file: a child that
 // opens it, begins an IMMEDIATE transaction and keeps it until Release (or

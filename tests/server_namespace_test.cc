@@ -35,7 +35,7 @@ const std::vector<Token>& Tokens() {
   return tokens;
 }
 
-ServiceOptions WithTokens() {
+ServiceOptions WithNamespaceTokens() {
   std::string file = HashToken("owner") + " bob compile shared\n";
   for (const Token& token : Tokens()) {
     file += HashToken(token.name) + " " + token.tenant + " " + std::string(RoleName(token.role)) +
@@ -74,7 +74,7 @@ std::string Masked(const RawResponse& response, const std::string& key) {
 class NamespaceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    env_ = std::make_unique<ServerEnv>(WithTokens());
+    env_ = std::make_unique<ServerEnv>(WithNamespaceTokens());
     ASSERT_TRUE(env_->ok());
     const std::string shared = std::string(kText) + Bearer("owner") + std::string(kSharedHeader);
     // The shared namespace holds two entries: one compiled from a text body

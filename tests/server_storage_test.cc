@@ -3,10 +3,6 @@
 // grow the files of the database's directory past a quota as ENOSPC would;
 // a read-only store is opened through a "mode=ro" URI, which holds even
 // for root (CI may run as root, where file permissions do not stop writes).
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -19,6 +15,7 @@
 #include "cache/migrations.h"
 #include "cache/sqlite_connection.h"
 #include "cache/testing/quota_vfs.h"
+#include "tests/serve_process.h"
 #include "tests/server_test_env.h"
 
 namespace kiln::server {
@@ -26,9 +23,6 @@ namespace {
 
 using cache::testing::DirectoryBytes;
 using cache::testing::SetQuotaBytes;
-using http::testing::MakeRequest;
-using http::testing::RawHttpClient;
-using http::testing::RawResponse;
 using nlohmann::json;
 using testing::ServerEnv;
 
@@ -119,70 +113,6 @@ TEST_F(ServerDiskFullTest, AServerStartedOnAFullDiskServesAndSaysSo) {
   EXPECT_EQ(env.Call("GET", "/v1/executables/" + key).status, 200);
 }
 
-// `kiln serve` as a child process on 127.0.0.1 with an ephemeral port; its
-// standard error goes to a file. Stopped with SIGTERM (bounded) on exit.
-class ServeProcess {
- public:
-  ServeProcess(const std::vector<std::string>& args, const std::filesystem::path& stderr_file) {
-    int out[2];
-    if (pipe(out) != 0) return;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(out[1], STDOUT_FILENO);
-      int err = open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(err, STDERR_FILENO);
-      std::vector<char*> argv{const_cast<char*>(KILN_BINARY), const_cast<char*>("serve")};
-      for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-      argv.push_back(nullptr);
-      execv(KILN_BINARY, argv.data());
-      _exit(127);
-    }
-    close(out[1]);
-    // The first line says where it listens: "kiln serving on http://127.0.0.1:PORT (...)".
-    std::string line;
-    pollfd ready{.fd = out[0], .events = POLLIN, .revents = 0};
-    while (line.find('\n') == std::string::npos && poll(&ready, 1, 30'000) == 1) {
-      char buffer[256];
-      ssize_t n = read(out[0], buffer, sizeof(buffer));
-      if (n <= 0) break;
-      line.append(buffer, static_cast<size_t>(n));
-    }
-    close(out[0]);
-    const size_t at = line.find("127.0.0.1:");
-    if (at != std::string::npos) port_ = static_cast<uint16_t>(std::stoi(line.substr(at + 10)));
-  }
-  ~ServeProcess() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    for (int i = 0; i < 200; ++i) {
-      if (waitpid(pid_, nullptr, WNOHANG) == pid_) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
-  bool ok() const { return port_ != 0; }
-
-  RawResponse Call(std::string_view method, std::string_view target, std::string_view body = {},
-                   std::string_view headers = {}) const {
-    Result<RawHttpClient> client = RawHttpClient::Connect(port_, std::chrono::seconds(60));
-    EXPECT_TRUE(client) << client.error().message;
-    if (!client) return {};
-    Result<RawResponse> response = client->RoundTrip(MakeRequest(method, target, body, headers));
-    EXPECT_TRUE(response) << response.error().message;
-    return response ? std::move(*response) : RawResponse{};
-  }
-
- private:
-  pid_t pid_ = -1;
-  uint16_t port_ = 0;
-};
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 class TempDirectory {
  public:
   TempDirectory() {
@@ -204,14 +134,15 @@ TEST(ServerReadOnlyStoreTest, KilnServeOnAReadOnlyStoreServesHitsAndCompilesUnca
   const std::string db = (dir.path() / "kiln.db").string();
   std::string key;
   {
-    ServeProcess writable({"--db", db, "--listen", "127.0.0.1:0", "--pool", "v5e:1"}, dir.path() / "first.err");
-    ASSERT_TRUE(writable.ok()) << ReadFile(dir.path() / "first.err");
+    std::filesystem::create_directory(dir.path() / "writable");  // its output files
+    testing::ServeProcess writable(dir.path() / "writable", "--db '" + db + "' --listen 127.0.0.1:0 --pool v5e:1");
+    ASSERT_NE(writable.WaitUntilServing(), 0) << writable.Stderr();
     key = ServerEnv::Json(writable.Call("POST", "/v1/compile", testing::kAddModule, kText))["key"];
   }
-  ServeProcess read_only({"--db", "file:" + db + "?mode=ro", "--listen", "127.0.0.1:0", "--pool", "v5e:1"},
-                         dir.path() / "ro.err");
-  ASSERT_TRUE(read_only.ok()) << ReadFile(dir.path() / "ro.err");
-  EXPECT_NE(ReadFile(dir.path() / "ro.err").find("warning: the cache database"), std::string::npos);
+  std::filesystem::create_directory(dir.path() / "read-only");
+  testing::ServeProcess read_only(dir.path() / "read-only", "--db 'file:" + db + "?mode=ro' --listen 127.0.0.1:0 --pool v5e:1");
+  ASSERT_NE(read_only.WaitUntilServing(), 0) << read_only.Stderr();
+  EXPECT_NE(read_only.Stderr().find("warning: the cache database"), std::string::npos) << read_only.Stderr();
   EXPECT_EQ(read_only.Call("GET", "/v1/executables/" + key).status, 200);
   EXPECT_EQ(ServerEnv::Json(read_only.Call("POST", "/v1/compile", testing::kAddModule, kText))["cache"], "hit");
   auto uncached = ServerEnv::Json(read_only.Call("POST", "/v1/compile", testing::NegateModule(4), kText));

@@ -154,6 +154,20 @@ class ServerEnv {
   std::unique_ptr<http::HttpServer> server_;
 };
 
+// A response's JSON body (discarded, not an exception, when it is not
+// JSON), and its error's code and message ("" when it has none).
+inline nlohmann::json Body(const RawResponse& response) {
+  return nlohmann::json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+}
+inline std::string ErrorCode(const RawResponse& response) {
+  const nlohmann::json body = Body(response);
+  return body.is_object() && body.contains("error") ? body["error"].value("code", "") : "";
+}
+inline std::string ErrorMessage(const RawResponse& response) {
+  const nlohmann::json body = Body(response);
+  return body.is_object() && body.contains("error") ? body["error"].value("message", "") : "";
+}
+
 // Runs a shell command; its exit status and standard output.
 struct CommandResult {
   int exit_code = -1;

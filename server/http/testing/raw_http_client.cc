@@ -149,4 +149,12 @@ std::string MakeRequest(std::string_view method, std::string_view target, std::s
   return request;
 }
 
+Result<RawResponse> RoundTripOnce(uint16_t port, std::string_view method, std::string_view target,
+                                  std::string_view body, std::string_view extra_headers,
+                                  std::chrono::milliseconds timeout) {
+  Result<RawHttpClient> client = RawHttpClient::Connect(port, timeout);
+  if (!client) return client.error().WithContext("connect to 127.0.0.1:" + std::to_string(port));
+  return client->RoundTrip(MakeRequest(method, target, body, extra_headers), method == "HEAD");
+}
+
 }  // namespace kiln::http::testing

@@ -61,4 +61,11 @@ class RawHttpClient {
 std::string MakeRequest(std::string_view method, std::string_view target,
                         std::string_view body = {}, std::string_view extra_headers = {});
 
+// One request on a new connection to 127.0.0.1:`port` (MakeRequest's
+// bytes), bounded by `timeout`; the error says whether connecting or the
+// round trip failed.
+Result<RawResponse> RoundTripOnce(uint16_t port, std::string_view method, std::string_view target,
+                                  std::string_view body = {}, std::string_view extra_headers = {},
+                                  std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
 }  // namespace kiln::http::testing
