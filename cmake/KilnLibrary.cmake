@@ -23,3 +23,14 @@ function(kiln_library)
     gtest_discover_tests(${KL_NAME}_tests DISCOVERY_TIMEOUT 120)
   endif()
 endfunction()
+
+# kiln_optimized_test_sources(file...): test files of the calling folder
+# whose own code carries the run (the corpus walks compare every value they
+# compute) stay at the sanitizer build's -O1, where other test code is
+# compiled at -O0 (KILN_TEST_SANITIZE_OPTIONS). No effect on other builds.
+# Such files compile alone in a unity build.
+function(kiln_optimized_test_sources)
+  if(KILN_SANITIZE)
+    set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS -O1)
+  endif()
+endfunction()
