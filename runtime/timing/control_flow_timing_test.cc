@@ -8,6 +8,7 @@
 #include <string>
 
 #include "runtime/chip/chip_spec.h"
+#include "runtime/timing/mxu_model.h"
 #include "runtime/timing/profile_output.h"
 #include "runtime/timing/test_programs.h"
 #include "runtime/timing/timing_simulator.h"
@@ -94,6 +95,40 @@ TEST(ControlFlowTimingTest, LoopOpsRunAsStepsOfTheirOwn) {
   const double overlapped = k.overhead_seconds + std::max(k.compute_seconds, k.memory_seconds);
   EXPECT_GT(k.seconds, 1.3 * overlapped) << k.seconds << " s vs " << overlapped << " s overlapped; compute " << k.compute_seconds << " memory " << k.memory_seconds;
   EXPECT_LE(k.seconds, k.overhead_seconds + k.compute_seconds + k.memory_seconds);
+}
+
+// A dot in a loop body is tiled as the same dot is when it is a kernel of
+// its own: ten trips cost ten of that kernel's block pipelines (fill,
+// steps, drain), not ten MXU rooflines.
+TEST(ControlFlowTimingTest, ALoopDotCostsWhatTheSameDotCostsAsAKernel) {
+  const ChipSpec& chip = *FindChip("v5e");
+  auto loop = LoopProgram("k");
+  ASSERT_NE(loop, nullptr);
+  auto looped = SimulateProgram(*loop, chip);
+  ASSERT_TRUE(looped) << looped.error().message;
+
+  auto alone = testing::DotProgram("f32[512,512]", "f32[512,512]", "f32[512,512]");
+  ASSERT_TRUE(alone) << alone.error().message;
+  auto kernel = SimulateProgram(**alone, chip);
+  ASSERT_TRUE(kernel) << kernel.error().message;
+
+  const double dot_pipeline = kernel->kernels[0].seconds - chip.launch_overhead_s;
+  const hlo::Instruction* body_dot = nullptr;
+  for (const auto& c : loop->kernel_module(0).computations()) {
+    for (const auto& i : c->instructions()) {
+      if (i->opcode() == hlo::Opcode::kDot) body_dot = i.get();
+    }
+  }
+  ASSERT_NE(body_dot, nullptr);
+  auto contraction = DescribeContraction(*body_dot);
+  ASSERT_TRUE(contraction);
+  const double roofline = MxuSeconds(*contraction, contraction->gemm, chip);
+  ASSERT_GT(dot_pipeline, 1.02 * roofline) << "the kernel's pipeline should cost more than its roofline";
+  // The rest of the loop (counter steps, condition checks) is overhead-sized.
+  const double rest = looped->kernels[0].seconds - 10 * dot_pipeline;
+  EXPECT_GE(rest, 0) << looped->kernels[0].seconds << " s for ten trips of a " << dot_pipeline << " s dot";
+  EXPECT_LT(rest, 40 * chip.step_overhead_s + chip.launch_overhead_s + 1e-6)
+      << looped->kernels[0].seconds << " s for ten trips of a " << dot_pipeline << " s dot";
 }
 
 TEST(ControlFlowTimingTest, DataDependentLoopNeedsValues) {

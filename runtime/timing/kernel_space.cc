@@ -218,4 +218,25 @@ IterationSpace MakeIterationSpace(const hlo::Module& module, const KernelWork& w
   return s;
 }
 
+IterationSpace LoneContractionSpace(const Contraction& c) {
+  IterationSpace s;
+  s.kind = SpaceKind::kContraction;
+  const int64_t batch = static_cast<int64_t>(std::max(c.gemm.batch, 1.0));
+  s.extents = {batch, c.gemm.m, c.gemm.n, c.gemm.k};
+  s.sequential = {false, false, false, true};
+  s.blockable = {false, true, true, true};
+  s.align = {1, 1, 1, 1};
+  s.contraction = &c;
+  s.arrays.push_back(OperandView(c, c.lhs_type, /*lhs=*/true));
+  s.arrays.push_back(OperandView(c, c.rhs_type, /*lhs=*/false));
+  SpaceArray out;
+  out.type = c.out_type;
+  out.output = true;
+  out.dims = {batch, c.gemm.m, c.gemm.n};
+  out.index = {Plain(Space::kBatch, batch), Plain(Space::kM, c.gemm.m), Plain(Space::kN, c.gemm.n)};
+  s.arrays.push_back(std::move(out));
+  for (const SpaceArray& a : s.arrays) s.sublanes = std::max(s.sublanes, SublaneTile(a.type));
+  return s;
+}
+
 }  // namespace kiln::runtime::timing

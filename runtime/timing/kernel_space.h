@@ -66,4 +66,10 @@ IterationSpace MakeIterationSpace(const hlo::Module& module, const KernelWork& w
                                   std::span<const hlo::Shape* const> inputs,
                                   std::span<const hlo::Shape* const> outputs);
 
+// The space of contraction `c` run as a kernel of its own, its operands
+// read as GEMM panels and its [batch, m, n] result written once: how a dot
+// or convolution inside a loop body is tiled (XLA runs each body op as a
+// kernel). The result's `contraction` points at `c`, which must outlive it.
+IterationSpace LoneContractionSpace(const Contraction& c);
+
 }  // namespace kiln::runtime::timing

@@ -48,11 +48,27 @@ std::vector<KernelProfile::Reread> Rereads(const BlockPlan& plan, size_t inputs)
   return out;
 }
 
+// Seconds of contraction `c` run as a kernel of its own through the block
+// pipeline (fill, steps bound by MXU or panel transfers, drain), on the
+// blocks the search picks for it: a dot in a loop body costs what the same
+// dot costs as an entry kernel, less its launch.
+Result<double> TiledContractionSeconds(const Contraction& c, const ChipSpec& chip, const TimingOptions& options) {
+  KernelWork work;
+  work.contractions.push_back(c);
+  const IterationSpace space = LoneContractionSpace(work.contractions.front());
+  TimingOptions searched = options;
+  searched.dot_tiles.reset();  // forced tiles are for the kernel's own dot
+  static const ProgramTiling kNoTiling;
+  KILN_ASSIGN_OR_RETURN(BlockPlan plan, PlanBlocks(space, work, kNoTiling, chip, searched));
+  return plan.cost.seconds;
+}
+
 // The profile of a kernel run from HBM without a block pipeline. Work inside
 // loops and branches runs step by step (KernelWork::loop_steps): each step
-// is bound by its own compute, HBM traffic or, on a slice, ICI transfer,
-// and the steps add up; the rest of the kernel overlaps its compute with
-// moving its operands and results once.
+// is bound by its own compute (its dots and convolutions tiled as kernels
+// of their own), HBM traffic or, on a slice, ICI transfer, and the steps
+// add up; the rest of the kernel overlaps its compute with moving its
+// operands and results once.
 Result<KernelProfile> TimeUntiled(const KernelDescription& kernel, const KernelWork& work, const ChipSpec& chip,
                                   const TimingOptions& options) {
   KernelProfile p;
@@ -71,8 +87,13 @@ Result<KernelProfile> TimeUntiled(const KernelDescription& kernel, const KernelW
   }
   double step_compute = 0, step_bytes = 0, step_ici = 0, step_seconds = 0, step_runs = 0;
   for (const LoopStep& step : work.loop_steps) {
-    double c = step.vector_ops / chip.vector_flops;
-    for (const Contraction& k : step.contractions) c += MxuSeconds(k, k.gemm, chip);
+    const double vector = step.vector_ops / chip.vector_flops;
+    double roofline = vector, c = vector;  // c: its contractions tiled
+    for (const Contraction& k : step.contractions) {
+      roofline += MxuSeconds(k, k.gemm, chip);
+      KILN_ASSIGN_OR_RETURN(double tiled, TiledContractionSeconds(k, chip, options));
+      c += tiled;
+    }
     const double m = step.bytes / chip.hbm_bytes_per_s;
     double ici = 0;
     if (step.collective && options.chips() > 1) {
@@ -82,7 +103,7 @@ Result<KernelProfile> TimeUntiled(const KernelDescription& kernel, const KernelW
       t.runs = step.times;
       p.collectives.push_back(std::move(t));
     }
-    step_compute += c * step.times;
+    step_compute += roofline * step.times;
     step_bytes += step.bytes * step.times;
     step_ici += ici * step.times;
     step_seconds += std::max({c, m, ici}) * step.times;

@@ -183,6 +183,7 @@ class WorkWalker {
         if (in_loop) work_.loop_bytes += 2 * PaddedArrayBytes(instr.shape()) * times;
         if (step_ >= 0) {
           c.multiplicity = 1;
+          c.instruction = &instr;  // the step's kernel tiles it on its own
           work_.loop_steps[step_].contractions.push_back(c);
           if (!in_fusion_) work_.loop_steps[step_].bytes += 2 * PaddedArrayBytes(instr.shape());
         }

@@ -44,7 +44,7 @@ struct LoopStep {
   const hlo::Instruction* instruction = nullptr;
   double vector_ops = 0;                    // per run
   double bytes = 0;                         // per run: its result written and read back
-  std::vector<Contraction> contractions;    // its dots and convolutions (multiplicity 1)
+  std::vector<Contraction> contractions;    // its dots and convolutions (multiplicity 1), each tiled
   bool collective = false;                  // timed over ICI on a slice
   double times = 0;                         // runs over one kernel invocation
 };

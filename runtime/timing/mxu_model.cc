@@ -33,6 +33,7 @@ bool IsNarrowInteger(PrimitiveType t) { return hlo::IsInteger(t) && hlo::BitWidt
 Status SetTypesAndPasses(const Instruction& instr, Contraction& c) {
   c.lhs_type = instr.operand(0)->shape().element_type();
   c.rhs_type = instr.operand(1)->shape().element_type();
+  if (instr.shape().IsArray()) c.out_type = instr.shape().element_type();
   KILN_ASSIGN_OR_RETURN(std::vector<hlo::Precision> precision, hlo::GetOperandPrecision(instr));
   hlo::Precision p = hlo::Precision::kDefault;
   for (hlo::Precision q : precision) {

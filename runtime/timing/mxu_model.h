@@ -36,6 +36,7 @@ struct Contraction {
   GemmShape gemm;
   hlo::PrimitiveType lhs_type = hlo::PrimitiveType::kF32;
   hlo::PrimitiveType rhs_type = hlo::PrimitiveType::kF32;
+  hlo::PrimitiveType out_type = hlo::PrimitiveType::kF32;
   int passes = 1;         // bf16 MXU passes per product
   bool int8_rate = false; // both operands 8-bit (or narrower) integers
   // Memory orientation of the operands (default layouts): K is the lhs's
