@@ -197,12 +197,15 @@ void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hl
     cache::CompileRecord record = CompileRecordOf(*module, id, client);
     std::optional<cache::BundleEntry> to_publish;
     Flight flight = CompileAndStore(*module, *text, options, id, request_hash, &to_publish);
-    // The trainer is answered first; the entry is published while the
+    // The compile's diagnostics record is written before the answer (one
+    // small insert after the entry's own), so a trainer that asks
+    // /v1/recompiles or /metrics next sees its compile. The trainer is
+    // answered before the entry is published to the shared tier, while the
     // lease is still held, so servers waiting on it find the entry.
+    if (flight->compiled && !flight->not_stored) RecordCompile(std::move(record), flight->compile_ms);
     flights_.Finish(flight_key, flight);
     if (to_publish) PublishToShared(std::move(*to_publish));
     lease.reset();  // published (or failed): others may look now
-    if (flight->compiled && !flight->not_stored) RecordCompile(std::move(record), flight->compile_ms);
     const bool stored = !flight->error && flight->compiled && !flight->not_stored;
     if (options_.tune_in_background_s > 0 && stored && options.plan == fusion::PlanKind::kHeuristic &&
         options.topology.empty()) {
