@@ -90,7 +90,12 @@ Result<KernelProfile> TimeUntiled(const KernelDescription& kernel, const KernelW
     const double vector = step.vector_ops / chip.vector_flops;
     double roofline = vector, c = vector;  // c: its contractions tiled
     for (const Contraction& k : step.contractions) {
-      roofline += MxuSeconds(k, k.gemm, chip);
+      const double mxu = MxuSeconds(k, k.gemm, chip);
+      roofline += mxu;
+      if (k.result_in_vmem) {
+        c += mxu;
+        continue;
+      }
       KILN_ASSIGN_OR_RETURN(double tiled, TiledContractionSeconds(k, chip, options));
       c += tiled;
     }

@@ -8,6 +8,7 @@
 #include "compiler/hlo/op_attributes.h"
 #include "runtime/chip/op_kinds.h"
 #include "runtime/timing/collective_time.h"
+#include "runtime/timing/fused_attention.h"
 #include "runtime/timing/tpu_tiles.h"
 #include "runtime/timing/trip_count.h"
 
@@ -253,12 +254,47 @@ class WorkWalker {
       case Opcode::kScatter:
         AddVector(instr.operand(instr.operand_count() - 1)->shape(), 2, times, in_loop);
         return Ok();
+      case Opcode::kCustomCall:
+        if (IsFusedAttention(instr)) return AddFusedAttention(instr, times, in_loop);
+        AddVector(instr.shape(), 1, times, in_loop);
+        return Ok();
       default:
         // Data movement (copy, transpose, slice, concatenate, pad, gather,
         // iota, ...) and anything else: one operation per element produced.
         AddVector(instr.shape(), 1, times, in_loop);
         return Ok();
     }
+  }
+
+  // A fused attention's GEMMs and softmax (fused_attention.h). Inside a
+  // loop its step moves its floating-point results written and read back
+  // (not the rng state or workspace), never its scores.
+  Status AddFusedAttention(const Instruction& instr, double times, bool in_loop) {
+    KILN_ASSIGN_OR_RETURN(FusedAttentionWork attention, DescribeFusedAttention(instr));
+    work_.vector_ops += attention.vector_ops * times;
+    work_.vector_flops += attention.vector_ops * times;
+    for (Contraction c : attention.contractions) {
+      if (step_ >= 0) work_.loop_steps[step_].contractions.push_back(c);
+      c.multiplicity = times;
+      c.instruction = nullptr;  // not a candidate for the grid
+      work_.contractions.push_back(c);
+    }
+    if (!in_loop) return Ok();
+    double results = 0;
+    auto add = [&](const hlo::Shape& s) {
+      if (hlo::IsFloatingPoint(s.element_type())) results += PaddedArrayBytes(s);
+    };
+    if (instr.shape().IsTuple()) {
+      for (const hlo::Shape& s : instr.shape().tuple_shapes()) add(s);
+    } else {
+      add(instr.shape());
+    }
+    work_.loop_bytes += 2 * results * times;
+    if (step_ >= 0) {
+      work_.loop_steps[step_].vector_ops += attention.vector_ops;
+      if (!in_fusion_) work_.loop_steps[step_].bytes += 2 * results;
+    }
+    return Ok();
   }
 
   Status VisitWhile(const Instruction& w, double times) {

@@ -45,6 +45,10 @@ struct Contraction {
   bool rhs_n_minor = true;
   // Times the instruction runs per kernel invocation (loops).
   double multiplicity = 1;
+  // Its result stays in VMEM for the next GEMM of the same kernel (a fused
+  // attention's scores): priced at the MXU, never tiled as a kernel of its
+  // own.
+  bool result_in_vmem = false;
 };
 
 // Decodes a dot or convolution (any other opcode is an error). Errors name
