@@ -44,5 +44,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 #  - Three of the six interleaved corpus-compile shards (0, 3, 5: about two
 #    thirds of that walk's time): the sanitizers compile, run and compare
 #    the other half of the corpus modules (shards 1, 2, 4); Release all.
-release_only='^ServerExecLimitsTest\.TheDefaultStepBudgetEndsWhileTrue$|^Shards/CorpusCompileTest\.EveryModuleCompilesAndMatchesDirectEvaluation/[035]$'
+#  - Two of the four corpus-plan shards (0, 2): the sanitizers plan the
+#    other half of the modules under every plan kind; Release all.
+release_only='^ServerExecLimitsTest\.TheDefaultStepBudgetEndsWhileTrue$|^Shards/CorpusCompileTest\.EveryModuleCompilesAndMatchesDirectEvaluation/[035]$|^Shards/CorpusPlanTest\.EveryValidModulePlansUnderEveryPlanKind/[02]$'
 ctest --test-dir "$build" -j "$jobs" --output-on-failure -E "$release_only" "$@"
