@@ -138,8 +138,10 @@ class WorkWalker {
   void BeginStep(const Instruction& instr, double times) {
     auto [it, added] = step_of_.try_emplace(&instr, work_.loop_steps.size());
     if (added) {
-      work_.loop_steps.push_back(LoopStep{.instruction = &instr});
-      work_.loop_steps.back().collective = IsTimedCollective(instr.opcode());
+      LoopStep step;
+      step.instruction = &instr;
+      step.collective = IsTimedCollective(instr.opcode());
+      work_.loop_steps.push_back(std::move(step));
     }
     work_.loop_steps[it->second].times += times;
     step_ = added ? static_cast<int64_t>(it->second) : -1;
