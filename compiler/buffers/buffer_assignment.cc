@@ -81,6 +81,27 @@ void PlaceLargestFirstWhenTighter(BufferAssignment& out) {
   out.slot_bytes = offline->end;
 }
 
+// The largest temporaries live while kernel `at` runs, for the error a
+// program over HBM gets: what to shard, rematerialise or donate first.
+std::string LargestLiveAt(const hlo::Computation& computation, const BufferAssignment& out, int64_t at) {
+  std::vector<const Buffer*> live;
+  for (const Buffer& buffer : out.buffers) {
+    const bool temporary = buffer.kind == Buffer::Kind::kTemporary || buffer.kind == Buffer::Kind::kOutput;
+    if (temporary && buffer.bytes > 0 && buffer.defined_at <= at && buffer.last_use >= at) live.push_back(&buffer);
+  }
+  const size_t shown = std::min<size_t>(live.size(), 3);
+  std::partial_sort(live.begin(), live.begin() + static_cast<std::ptrdiff_t>(shown), live.end(),
+                    [](const Buffer* a, const Buffer* b) {
+                      return a->bytes != b->bytes ? a->bytes > b->bytes : a->instruction < b->instruction;
+                    });
+  std::string text;
+  for (size_t i = 0; i < shown; ++i) {
+    const Instruction& instr = *computation.instructions()[live[i]->instruction];
+    text += (i ? ", %" : "%") + instr.name() + " " + FormatBytes(live[i]->bytes);
+  }
+  return text;
+}
+
 }  // namespace
 
 Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, const fusion::FusionPlan& plan,
@@ -161,6 +182,7 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
   std::map<int64_t, int64_t> slot_of_offset;
   int64_t live = SatAdd(out.parameter_bytes, out.constant_bytes);
   out.max_live_bytes = live;
+  int64_t peak_kernel = -1;  // where the most bytes are live
   for (int64_t k = 0; k < kernel_count; ++k) {
     for (int64_t b : defined_at[k]) {
       Buffer& buffer = out.buffers[b];
@@ -169,7 +191,10 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
       buffer.slot = slot->second;
       live = SatAdd(live, buffer.bytes);
     }
-    out.max_live_bytes = std::max(out.max_live_bytes, live);
+    if (live > out.max_live_bytes) {
+      out.max_live_bytes = live;
+      peak_kernel = k;
+    }
     for (int64_t b : dies_at[k]) {
       const Buffer& buffer = out.buffers[b];
       line.Free(buffer.offset, buffer.bytes);
@@ -193,8 +218,10 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
     return ResourceExhaustedError("program needs " + FormatBytes(out.peak_bytes) + " of HBM at peak (parameters " +
                                   FormatBytes(out.parameter_bytes) + ", constants " + FormatBytes(out.constant_bytes) +
                                   ", temporaries " + FormatBytes(out.slot_bytes) + ", at most " +
-                                  FormatBytes(out.max_live_bytes) + " live at once); chip " + std::string(chip_name) +
-                                  " has " + FormatBytes(hbm_bytes));
+                                  FormatBytes(out.max_live_bytes) + " live at once" +
+                                  (peak_kernel >= 0 ? ", the largest then " + LargestLiveAt(computation, out, peak_kernel)
+                                                    : std::string()) +
+                                  "); chip " + std::string(chip_name) + " has " + FormatBytes(hbm_bytes));
   }
   return out;
 }

@@ -58,8 +58,10 @@ struct BufferAssignment {
 };
 
 // Fails when the peak exceeds `hbm_bytes`: "program needs 17.2 GiB of HBM
-// at peak (parameters 4.0 GiB, constants 0 B, temporaries 13.2 GiB); chip
-// v5e has 14.9 GiB".
+// at peak (parameters 4.0 GiB, constants 0 B, temporaries 13.2 GiB, at most
+// 17.0 GiB live at once, the largest then %a 6.0 GiB, %b 2.0 GiB, %c 1.0
+// GiB); chip v5e has 14.9 GiB" (the three largest temporaries live when
+// the most bytes are).
 // `aliases`: the module's input_output_alias (output_aliases.h); results it
 // names are written into their donated parameters' memory.
 Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, const fusion::FusionPlan& plan,

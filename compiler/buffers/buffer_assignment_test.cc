@@ -82,7 +82,8 @@ TEST(BufferAssignmentTest, ProgramsLargerThanHbmFailWithTheReason) {
   EXPECT_EQ(buffers.error().code, ErrorCode::kResourceExhausted);
   EXPECT_EQ(buffers.error().message,
             "program needs 12.0 MiB of HBM at peak (parameters 4.0 MiB, constants 0 B, "
-            "temporaries 8.0 MiB, at most 12.0 MiB live at once); chip tiny has 8.0 MiB");
+            "temporaries 8.0 MiB, at most 12.0 MiB live at once, the largest then %v1 4.0 MiB, %v2 4.0 MiB); "
+            "chip tiny has 8.0 MiB");
 }
 
 TEST(BufferAssignmentTest, ProgramsBeyondInt64BytesReportTheTrueSize) {
