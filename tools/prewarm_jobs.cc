@@ -1,12 +1,11 @@
 #include "tools/prewarm_jobs.h"
 
-#include "compiler/spmd/spmd_partitioner.h"
-#include "runtime/chip/chip_spec.h"
-#include "runtime/chip/topology.h"
-
 #include "compiler/driver/compile_module.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
+#include "compiler/spmd/spmd_partitioner.h"
+#include "runtime/chip/chip_spec.h"
+#include "runtime/chip/topology.h"
 
 namespace kiln::tools {
 namespace {
