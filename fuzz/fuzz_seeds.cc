@@ -115,7 +115,21 @@ void WriteBundleSeed(const fs::path& out, const Compiled& c) {
   }
   bundle.records.push_back({.tenant = "alice", .workload_key = "00112233445566778899aabbccddeeff", .chip = "v5e",
                             .plan = "tile=128x128", .measured_seconds = 2e-5, .created_ms = 1'700'000'000'000});
-  if (auto encoded = cache::EncodeBundle(bundle)) Write(out / "bundle" / c.name, *encoded);
+  auto encoded = cache::EncodeBundle(bundle);
+  if (!encoded) return;
+  Write(out / "bundle" / c.name, *encoded);
+  // What Redis answers the shared tier's look-up (EXISTS, GET) with the
+  // bundle stored.
+  Write(out / "redis_reply" / c.name, ":1\r\n$" + std::to_string(encoded->size()) + "\r\n" + *encoded + "\r\n");
+}
+
+// Redis answers without an entry: a miss, errors, a nested array, a
+// reply cut short.
+void WriteRedisSeeds(const fs::path& out) {
+  Write(out / "redis_reply" / "miss", ":0\r\n$-1\r\n");
+  Write(out / "redis_reply" / "errors", "-ERR unknown command\r\n-LOADING Redis is loading the dataset\r\n");
+  Write(out / "redis_reply" / "array", "*2\r\n:1\r\n+OK\r\n*-1\r\n");
+  Write(out / "redis_reply" / "short", ":1\r\n$100\r\nabc");
 }
 
 void WriteModuleSeeds(const fs::path& out, const Compiled& c, const cache::ZstdDictionary* dictionary) {
@@ -249,6 +263,7 @@ int main(int argc, char** argv) {
   WriteModuleSeeds(out, Compiled{"add", compiled->executable, {*hlo::ParseShape("f32[2,3]"), *hlo::ParseShape("f32[2,3]")}},
                    dictionary.get());
   WriteHttpSeeds(out, compiled->fingerprint.key.Hex());
+  WriteRedisSeeds(out);
   std::printf("kiln_fuzz_seeds: %zu corpus modules compiled into seeds under %s\n", written + 1, out.c_str());
   return 0;
 }

@@ -5,8 +5,8 @@
 # corpus (../shared/corpus), HLO modules written in the unit tests, inputs
 # kiln_fuzz_seeds makes from compiled corpus modules (executables, zstd
 # blobs, bundles, safetensors, JSON tensors, literal files, HTTP requests
-# on every route) and the kept crashers (fuzz/regressions/<harness>/), with the
-# dictionaries fuzz/*.dict.
+# on every route, Redis replies) and the kept crashers
+# (fuzz/regressions/<harness>/), with the dictionaries fuzz/*.dict.
 #
 # Usage: scripts/fuzz.sh [SECONDS] [HARNESS...]   (default: every harness)
 # Environment:
@@ -78,14 +78,17 @@ EOF
 mkdir -p "$seeds/spmd_partition"
 grep -l 'sharding=' "$seeds/hlo_text"/* 2>/dev/null | xargs -r cp -t "$seeds/spmd_partition"
 
-seed_dirs() {  # the seed directories of harness $1
+seed_dirs() {  # the seed directories of harness $1 that exist (libFuzzer stops on a missing one)
+  local dir
   case "$1" in
-    hlo_compile) echo "$seeds/hlo_text" ;;
-    spmd_partition) echo "$seeds/spmd_partition" ;;
-    http_request|http_server) echo "$seeds/http" ;;
-    *) echo "$seeds/$1" ;;
+    hlo_compile) dir="$seeds/hlo_text" ;;
+    spmd_partition) dir="$seeds/spmd_partition" ;;
+    http_request|http_server) dir="$seeds/http" ;;
+    *) dir="$seeds/$1" ;;
   esac
-  [ -d "$root/fuzz/regressions/$1" ] && echo "$root/fuzz/regressions/$1"
+  for dir in "$dir" "$root/fuzz/regressions/$1"; do
+    [ -d "$dir" ] && echo "$dir"
+  done
   return 0
 }
 dictionary() {

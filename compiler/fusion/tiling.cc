@@ -7,6 +7,7 @@
 #include "compiler/fusion/op_class.h"
 #include "compiler/hlo/op_attributes.h"
 #include "runtime/chip/kernel_indexing.h"
+#include "runtime/chip/space_blocks.h"
 
 namespace kiln::fusion {
 namespace {
@@ -157,12 +158,14 @@ class TileBuilder {
   }
 
   // Loop and reduce spaces: every combination of candidate blocks on the
-  // blockable dimensions (the rest take 1), largest first.
+  // blockable dimensions with every contiguous stack of the stacked ones
+  // (runtime/chip/space_blocks.h), largest first.
   Result<TileChoice> ChooseLoop() {
     const std::vector<int64_t>& space = indexing_.extents;
     const size_t rank = space.size();
     std::vector<std::vector<int64_t>> options(rank, std::vector<int64_t>{1});
     for (size_t s = 0; s < rank; ++s) {
+      if (indexing_.stacked[s]) options[s] = Candidates(space[s], 1, space[s]);
       if (!indexing_.blockable[s]) continue;
       options[s] = indexing_.align[s] >= kLanes ? Candidates(space[s], kLanes, 4096)
                                                 : Candidates(space[s], indexing_.align[s], 1024);
@@ -170,18 +173,10 @@ class TileBuilder {
     std::vector<SpaceBlock> order;
     if (smallest_only_) {
       SpaceBlock smallest;
-      for (const std::vector<int64_t>& o : options) smallest.push_back(o.back());
+      for (size_t s = 0; s < rank; ++s) smallest.push_back(indexing_.stacked[s] ? 1 : options[s].back());
       order.push_back(std::move(smallest));
     } else {
-      std::vector<size_t> at(rank, 0);
-      while (true) {
-        SpaceBlock blocks(rank);
-        for (size_t s = 0; s < rank; ++s) blocks[s] = options[s][at[s]];
-        order.push_back(std::move(blocks));
-        size_t s = rank;
-        while (s > 0 && ++at[s - 1] == options[s - 1].size()) at[--s] = 0;
-        if (s == 0) break;
-      }
+      order = runtime::SpaceBlocks(space, options, indexing_.stacked);
       auto volume = [](const SpaceBlock& b) {
         int64_t v = 1;
         for (int64_t e : b) v = SatMul(v, e);

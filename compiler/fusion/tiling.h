@@ -11,8 +11,8 @@
 // needs, and dimensions the mapping cannot place are taken whole.
 // Convolution operands are read as GEMM panels ({bm, bk} and {bk, bn}).
 // Blocks tile the blockable dimensions of the space (its two minor ones and
-// any an array lays out among its tiled two); every other dimension has
-// block 1. A block dimension is either the whole dimension or a multiple of
+// any an array lays out among its tiled two) and stack whole tiles along
+// the others, contiguously (runtime/chip/space_blocks.h). A block dimension is either the whole dimension or a multiple of
 // the chip's layout tile: 128 lanes where some array has the dimension
 // minor, else (8,128) rows for 32-bit types, (16,128) for 16-bit, (32,128)
 // for 8-bit; GEMM blocks are multiples of the MXU size. Blocks are padded to

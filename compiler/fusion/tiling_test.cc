@@ -191,6 +191,40 @@ TEST(TilingTest, TileCandidatesAreAllLegalAndStartWithTheChosenTile) {
   }
 }
 
+TEST(TilingTest, LeadingDimensionsStackWholeTiles) {
+  // The minor [8,128] of both arrays is one f32 tile; the block stacks
+  // whole slabs along the leading dimensions instead of taking 20,480 steps
+  // of one tile each.
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY e {
+  x = f32[2560,8,8,128] parameter(0)
+  ROOT t = f32[8,2560,8,128] transpose(x), dimensions={1,0,2,3}
+})");
+  ASSERT_NE(module, nullptr);
+  TilingOptions tiling;
+  auto kernel = OnlyKernel(*module, tiling);
+  ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+  const TileChoice& tile = kernel->tile;
+  ASSERT_TRUE(tile.tiled);
+  int64_t steps = 1;
+  for (int64_t g : tile.grid) steps *= g;
+  EXPECT_LE(steps, 64);
+  const std::vector<int64_t>& out = tile.outputs.at(0).dimensions;
+  EXPECT_EQ(out[2], 8);
+  EXPECT_EQ(out[3], 128);
+  EXPECT_LE(tile.vmem_bytes, tiling.scoped_vmem_bytes);
+  // Every candidate is a contiguous stack the tile validator accepts.
+  TilingProblem problem = MakeTilingProblem(*module->entry(), *kernel);
+  auto candidates = TileCandidates(problem, tiling);
+  ASSERT_TRUE(candidates.has_value());
+  for (const TileChoice& candidate : *candidates) {
+    EXPECT_TRUE(ValidateTile(problem, candidate, tiling).has_value());
+    const std::vector<int64_t>& b = candidate.outputs.at(0).dimensions;
+    if (b[0] > 1) EXPECT_EQ(b[1], 2560);
+  }
+}
+
 TEST(TilingTest, TileCandidatesFailLikeChooseTileWhenNothingFits) {
   auto module = ParseVerified(WithType(kElementwise, "f32"));
   ASSERT_NE(module, nullptr);

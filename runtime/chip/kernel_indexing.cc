@@ -617,6 +617,10 @@ KernelIndexing IndexKernel(SpaceKind kind, const Instruction* anchor, std::span<
       if (k.blockable[s]) k.align[s] = lanes[s] ? kLanes : sublanes;
     }
   }
+  k.stacked.assign(rank, false);
+  if (k.kind == SpaceKind::kLoop || k.kind == SpaceKind::kReduce) {
+    for (size_t s = 0; s < rank; ++s) k.stacked[s] = !k.blockable[s] && k.extents[s] > 1;
+  }
   return k;
 }
 

@@ -77,6 +77,9 @@ struct KernelIndexing {
   // an array lays out as its minor one, otherwise the largest sublane tile
   // among the arrays. 1 for contractions (their blocks follow the MXU).
   std::vector<int64_t> align;
+  // Loop and reduce spaces: the other dimensions of extent over 1, whose
+  // blocks stack whole tiles (runtime/chip/space_blocks.h).
+  std::vector<bool> stacked;
   std::vector<ArrayIndex> inputs;   // one per input, in order
   std::vector<ArrayIndex> outputs;  // one per output, in order
   // Contraction dimension numbers.

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <optional>
 
+#include "runtime/chip/space_blocks.h"
 #include "runtime/timing/tpu_tiles.h"
 
 namespace kiln::runtime::timing {
@@ -62,6 +63,14 @@ BlockPlan Evaluate(const IterationSpace& space, const KernelWork& work, std::vec
   return plan;
 }
 
+// The space's stacked dimensions (none where a hand-made space leaves them
+// out).
+std::vector<bool> Stacked(const IterationSpace& space) {
+  std::vector<bool> stacked = space.stacked;
+  stacked.resize(space.extents.size(), false);
+  return stacked;
+}
+
 // The executable's tiling, when its grid matches this space.
 std::optional<std::vector<int64_t>> BlocksFromTiling(const IterationSpace& space,
                                                      const ProgramTiling& tiling) {
@@ -70,9 +79,9 @@ std::optional<std::vector<int64_t>> BlocksFromTiling(const IterationSpace& space
   for (size_t i = 0; i < space.extents.size(); ++i) {
     int64_t g = tiling.grid[i];
     if (g < 1 || g > std::max<int64_t>(space.extents[i], 1)) return std::nullopt;
-    if (!space.blockable[i] && g != space.extents[i]) return std::nullopt;
     blocks.push_back(CeilDiv(space.extents[i], g));
   }
+  if (!StacksContiguously(space.extents, space.blockable, Stacked(space), blocks)) return std::nullopt;
   return blocks;
 }
 
@@ -84,7 +93,8 @@ std::vector<std::vector<int64_t>> SearchSpace(const IterationSpace& space, const
   for (size_t i = 0; i < rank; ++i) {
     const int64_t extent = std::max<int64_t>(space.extents[i], 1);
     if (!space.blockable[i]) {
-      options[i] = {1};
+      options[i] = i < space.stacked.size() && space.stacked[i] ? Candidates(extent, 1, extent)
+                                                                 : std::vector<int64_t>{1};
     } else if (space.kind == SpaceKind::kContraction) {
       if (i == Space::kM) options[i] = Candidates(extent, kLanes, 2048);
       if (i == Space::kN) options[i] = Candidates(extent, mxu, 2048);
@@ -102,21 +112,15 @@ std::vector<std::vector<int64_t>> SearchSpace(const IterationSpace& space, const
 
 BlockPlan SearchBlocks(const IterationSpace& space, const KernelWork& work, const ChipSpec& chip,
                        double vmem_limit) {
-  std::vector<std::vector<int64_t>> options = SearchSpace(space, chip);
-  std::vector<size_t> index(options.size(), 0);
+  const std::vector<std::vector<int64_t>> options = SearchSpace(space, chip);
   std::optional<BlockPlan> best, smallest;
-  while (true) {
-    std::vector<int64_t> blocks;
-    for (size_t i = 0; i < options.size(); ++i) blocks.push_back(options[i][index[i]]);
+  for (std::vector<int64_t>& blocks : SpaceBlocks(space.extents, options, Stacked(space))) {
     BlockPlan plan = Evaluate(space, work, std::move(blocks), chip, "default");
     if (plan.vmem_bytes <= vmem_limit) {
       if (!best || plan.cost.seconds < best->cost.seconds * (1 - 1e-9)) best = std::move(plan);
     } else if (!smallest || plan.vmem_bytes < smallest->vmem_bytes) {
       smallest = std::move(plan);
     }
-    size_t d = 0;
-    while (d < options.size() && ++index[d] == options[d].size()) index[d++] = 0;
-    if (d == options.size()) break;
   }
   if (best) return *std::move(best);
   smallest->source = "default, over scoped VMEM";

@@ -195,6 +195,7 @@ IterationSpace MakeIterationSpace(const hlo::Module& module, const KernelWork& w
     s.sequential = indexing.sequential;
     s.blockable = indexing.blockable;
     s.align = indexing.align;
+    s.stacked = indexing.stacked;
     std::optional<int64_t> lhs_param, rhs_param;
     if (s.kind == SpaceKind::kContraction) {
       s.contraction = main;
@@ -226,6 +227,7 @@ IterationSpace LoneContractionSpace(const Contraction& c) {
   s.sequential = {false, false, false, true};
   s.blockable = {false, true, true, true};
   s.align = {1, 1, 1, 1};
+  s.stacked = {false, false, false, false};
   s.contraction = &c;
   s.arrays.push_back(OperandView(c, c.lhs_type, /*lhs=*/true));
   s.arrays.push_back(OperandView(c, c.rhs_type, /*lhs=*/false));

@@ -15,8 +15,8 @@
 //    through (transposes, broadcasts, reshapes, slices, ...).
 //  - untiled: kernels with control flow or opaque ops; no grid.
 // An array dimension the mapping cannot place is taken whole by every
-// block. Blocks tile the blockable dimensions (kernel_indexing.h); every
-// other dimension has block 1. Arrays are seen as laid out in memory (their
+// block. Blocks tile the blockable dimensions (kernel_indexing.h) and
+// stack the others (space_blocks.h). Arrays are seen as laid out in memory (their
 // layout's order), so tile padding falls on their true minor dimensions.
 //
 // Plain values; the pointers borrow from the KernelWork and the module.
@@ -51,6 +51,7 @@ struct IterationSpace {
   std::vector<bool> sequential;   // reduction dimensions (walked last)
   std::vector<bool> blockable;    // dimensions whose block may exceed 1
   std::vector<int64_t> align;     // what their blocks are multiples of
+  std::vector<bool> stacked;      // dimensions whose blocks stack whole tiles
   int64_t sublanes = 8;           // largest sublane tile among the arrays
   std::vector<SpaceArray> arrays; // the kernel's inputs, then its outputs
   const Contraction* contraction = nullptr;  // kContraction: the main one

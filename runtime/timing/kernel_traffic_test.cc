@@ -54,6 +54,22 @@ ENTRY e {
   EXPECT_NEAR(p.seconds, p.ideal_bytes / V5eChip().hbm_bytes_per_s, 0.10 * p.seconds);
 }
 
+TEST(KernelTrafficTest, LeadingDimensionsStackIntoLargeBlocks) {
+  // The two minor dimensions hold one (16,128) tile: blocks of that tile
+  // alone would take 32,768 grid steps, and the kernel would be bound by
+  // step overhead instead of writing 128 MiB.
+  const std::string hlo = R"(
+HloModule k
+ENTRY e {
+  c = bf16[] parameter(0)
+  ROOT b = bf16[4,16,512,16,128] broadcast(c), dimensions={}
+})";
+  KernelProfile p = TimeOne(hlo, {"bf16[]"}, "bf16[4,16,512,16,128]");
+  EXPECT_EQ(p.bound, Bound::kMemory) << p.tiling;
+  EXPECT_LT(p.grid_steps, 1024) << p.tiling;
+  EXPECT_NEAR(p.seconds, p.ideal_bytes / V5eChip().hbm_bytes_per_s, 0.10 * p.seconds) << p.tiling;
+}
+
 TEST(KernelTrafficTest, ReduceOverATransposedInputReadsItOnce) {
   const std::string hlo = R"(
 HloModule k
