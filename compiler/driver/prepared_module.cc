@@ -1,6 +1,7 @@
 #include "compiler/driver/prepared_module.h"
 
 #include "compiler/driver/stopwatch.h"
+#include "compiler/passes/inliner.h"
 #include "compiler/passes/pass_pipeline.h"
 #include "compiler/spmd/shard_literals.h"
 #include "compiler/spmd/spmd_partitioner.h"
@@ -71,6 +72,12 @@ Result<PreparedModule> PreparePasses(hlo::Module& module, const CompileOptions& 
   KILN_RETURN_IF_ERROR(CheckOptions(module, options));
   Stopwatch watch;
   PreparedModule out;
+  if (options.run_passes && InlinesFusions(options) && !options.topology.empty()) {
+    // Calls are expanded before sharding propagation, as XLA does, so
+    // that a call's results take the shardings their users want.
+    Result<bool> inlined = passes::CallInliner().Run(module);
+    if (!inlined) return std::unexpected(inlined.error().WithContext("pass inline-calls"));
+  }
   KILN_ASSIGN_OR_RETURN(out.partitioned, PartitionForSlice(module, options));
   if (out.partitioned) {
     KILN_ASSIGN_OR_RETURN(int64_t chips, SliceChips(options));

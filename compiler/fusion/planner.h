@@ -16,8 +16,9 @@
 //  - given: for modules after XLA's optimizations; every edge refused, so
 //    each XLA `fusion` instruction is one kernel (kind kGiven) and the
 //    remaining instructions are single kernels.
-// Control flow (while, conditional, call) is opaque: its own kernel, its
-// called computations executed as-is (not planned).
+// Control flow (while, conditional, and the calls the CallInliner left)
+// is opaque: its own kernel, its called computations executed as-is (not
+// planned).
 //
 // Stateless; thread-safe. Errors come from kernel formation only.
 #pragma once

@@ -6,7 +6,7 @@
 #include "compiler/passes/algebraic_simplifier.h"
 #include "compiler/passes/common_subexpression_elimination.h"
 #include "compiler/passes/dead_code_elimination.h"
-#include "compiler/passes/fusion_inliner.h"
+#include "compiler/passes/inliner.h"
 
 namespace kiln::passes {
 
@@ -42,7 +42,10 @@ Result<bool> PassPipeline::Run(hlo::Module& module) {
 
 PassPipeline MakeDefaultPipeline(PipelineOptions options, bool inline_fusions) {
   PassPipeline pipeline(options);
-  if (inline_fusions) pipeline.Add<FusionInliner>();
+  if (inline_fusions) {
+    pipeline.Add<FusionInliner>();
+    pipeline.Add<CallInliner>();
+  }
   pipeline.Add<AlgebraicSimplifier>();
   pipeline.Add<CommonSubexpressionElimination>();
   pipeline.Add<DeadCodeElimination>();

@@ -55,7 +55,8 @@ class PassPipeline {
 };
 
 // The standard pipeline: algebraic simplifier, CSE, DCE; preceded by the
-// FusionInliner when `inline_fusions` (plans that ignore XLA's fusions).
+// FusionInliner and CallInliner when `inline_fusions` (plans that ignore
+// XLA's fusions).
 PassPipeline MakeDefaultPipeline(PipelineOptions options = {}, bool inline_fusions = false);
 
 }  // namespace kiln::passes

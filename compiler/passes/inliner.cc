@@ -1,4 +1,4 @@
-#include "compiler/passes/fusion_inliner.h"
+#include "compiler/passes/inliner.h"
 
 #include <string>
 #include <unordered_map>
@@ -10,19 +10,27 @@ namespace {
 
 using hlo::Instruction;
 
-bool IsInlinable(const Instruction& instr) {
-  if (instr.opcode() != hlo::Opcode::kFusion || instr.called_computations().size() != 1 ||
+bool IsInlinable(const Instruction& instr, hlo::Opcode opcode) {
+  if (instr.opcode() != opcode || instr.called_computations().size() != 1 ||
       !instr.control_predecessors().empty()) {
     return false;
   }
   const hlo::Computation* body = instr.called_computations()[0];
-  return body != nullptr && body->root() != nullptr &&
-         body->parameter_count() == instr.operand_count();
+  if (body == nullptr || body->root() == nullptr || body->parameter_count() != instr.operand_count()) return false;
+  if (opcode == hlo::Opcode::kCall) {  // leaves only (CallInliner::Run)
+    for (const auto& inner : body->instructions()) {
+      if (inner->opcode() == hlo::Opcode::kCall) return false;
+    }
+  }
+  return true;
 }
 
 class Inliner {
  public:
-  explicit Inliner(hlo::Computation& computation) : computation_(computation) {
+  // Expands the `opcode` instructions of `computation` while their clones
+  // fit in `budget` (nullptr: no limit), which it decreases.
+  Inliner(hlo::Computation& computation, hlo::Opcode opcode, int64_t* budget = nullptr)
+      : computation_(computation), opcode_(opcode), budget_(budget) {
     for (const auto& instr : computation.instructions()) names_.insert(instr->name());
   }
 
@@ -30,19 +38,25 @@ class Inliner {
     std::vector<Instruction*> original;
     original.reserve(computation_.instructions().size());
     for (const auto& instr : computation_.instructions()) original.push_back(instr.get());
-    // A fusion that is some instruction's control predecessor must stay.
+    // An instruction that is some instruction's control predecessor stays.
     std::unordered_set<const Instruction*> ordered;
     for (Instruction* instr : original) {
       ordered.insert(instr->control_predecessors().begin(), instr->control_predecessors().end());
     }
     std::unordered_map<const Instruction*, std::vector<Instruction*>> expansions;
     for (Instruction* instr : original) {
-      if (!IsInlinable(*instr) || ordered.contains(instr)) continue;
+      if (!IsInlinable(*instr, opcode_) || ordered.contains(instr)) continue;
+      if (budget_ != nullptr) {
+        const int64_t callee = instr->called_computations()[0]->instruction_count();
+        if (callee > *budget_) continue;
+        *budget_ -= callee;
+      }
       KILN_ASSIGN_OR_RETURN(std::vector<Instruction*> clones, Expand(*instr));
       expansions.emplace(instr, std::move(clones));
     }
     if (expansions.empty()) return false;
-    // Clones go where their fusion was: after its operands, before its users.
+    // Clones go where their instruction was: after its operands, before its
+    // users.
     std::vector<Instruction*> order;
     order.reserve(computation_.instructions().size());
     for (Instruction* instr : original) {
@@ -51,6 +65,12 @@ class Inliner {
       order.push_back(instr);
     }
     KILN_RETURN_IF_ERROR(computation_.SetInstructionOrder(order));
+    // The expanded instructions have no users left.
+    std::vector<Instruction*> expanded;
+    for (Instruction* instr : original) {
+      if (expansions.contains(instr)) expanded.push_back(instr);
+    }
+    KILN_RETURN_IF_ERROR(computation_.RemoveInstructions(expanded));
     return true;
   }
 
@@ -64,8 +84,8 @@ class Inliner {
     return name;
   }
 
-  // Clones the fused computation of `fusion` into the caller and redirects
-  // the fusion's users; returns the clones in topological order.
+  // Clones the computation `fusion` (a fusion or call) calls into the
+  // caller and redirects its users; returns the clones in topological order.
   Result<std::vector<Instruction*>> Expand(Instruction& fusion) {
     const hlo::Computation& body = *fusion.called_computations()[0];
     std::vector<Instruction*> value_of(body.instructions().size(), nullptr);
@@ -79,7 +99,8 @@ class Inliner {
       for (const Instruction* operand : inner->operands()) {
         Instruction* mapped = value_of[operand->index_in_parent()];
         if (mapped == nullptr) {
-          return InvalidArgumentError("fusion %" + fusion.name() + ": %" + inner->name() + " uses %" + operand->name() +
+          return InvalidArgumentError(std::string(hlo::OpcodeName(fusion.opcode())) + " %" + fusion.name() + ": %" +
+                                      inner->name() + " uses %" + operand->name() +
                                       " before it is defined");
         }
         operands.push_back(mapped);
@@ -91,7 +112,7 @@ class Inliner {
               : Instruction::Create(inner->opcode(), inner->shape(), std::move(operands),
                                     std::move(name));
       for (const hlo::Attribute& attribute : inner->attributes()) {
-        // Control edges inside the fused computation do not carry over.
+        // Control edges inside the called computation do not carry over.
         if (attribute.kind != hlo::Attribute::Kind::kInstructions) clone->AddAttribute(attribute);
       }
       clone->set_async_wrapped_opcode(inner->async_wrapped_opcode());
@@ -101,21 +122,30 @@ class Inliner {
       clones.push_back(added);
     }
     Instruction* replacement = value_of[body.root()->index_in_parent()];
-    if (!clones.empty() && replacement == clones.back() &&
-        replacement->shape().Compatible(fusion.shape())) {
-      replacement->set_shape(fusion.shape());  // keep the fusion's layout
+    if (!clones.empty() && replacement == clones.back()) {
+      if (replacement->shape().Compatible(fusion.shape())) {
+        replacement->set_shape(fusion.shape());  // keep the instruction's layout
+      }
+      const hlo::Attribute* sharding = fusion.FindAttribute("sharding");
+      if (sharding != nullptr && replacement->FindAttribute("sharding") == nullptr) {
+        replacement->AddAttribute(*sharding);
+      }
     }
     KILN_RETURN_IF_ERROR(computation_.ReplaceAllUsesWith(&fusion, replacement));
     return clones;
   }
 
   hlo::Computation& computation_;
+  const hlo::Opcode opcode_;
+  int64_t* budget_;
   std::unordered_set<std::string> names_;
 };
 
 }  // namespace
 
-Result<bool> InlineFusions(hlo::Computation& computation) { return Inliner(computation).Run(); }
+Result<bool> InlineFusions(hlo::Computation& computation) {
+  return Inliner(computation, hlo::Opcode::kFusion).Run();
+}
 
 Result<bool> FusionInliner::Run(hlo::Module& module) {
   bool changed = false;
@@ -126,6 +156,26 @@ Result<bool> FusionInliner::Run(hlo::Module& module) {
     changed |= inlined;
   }
   return changed;
+}
+
+Result<bool> CallInliner::Run(hlo::Module& module) {
+  // Leaves first: a call is expanded once its callee calls nothing, so
+  // expanding never adds call sites, and a callee whose calls stay (over
+  // the budget) keeps its callers' calls too.
+  int64_t budget = max_added_instructions_;
+  bool changed = false;
+  while (true) {
+    bool round = false;
+    for (const auto& computation : module.computations()) {
+      bool calls = false;
+      for (const auto& instr : computation->instructions()) calls |= instr->opcode() == hlo::Opcode::kCall;
+      if (!calls) continue;
+      KILN_ASSIGN_OR_RETURN(bool inlined, Inliner(*computation, hlo::Opcode::kCall, &budget).Run());
+      round |= inlined;
+    }
+    if (!round) return changed;
+    changed = true;
+  }
 }
 
 }  // namespace kiln::passes
