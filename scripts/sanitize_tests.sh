@@ -46,5 +46,8 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 #    the other half of the corpus modules (shards 1, 2, 4); Release all.
 #  - Two of the four corpus-plan shards (0, 2): the sanitizers plan the
 #    other half of the modules under every plan kind; Release all.
-release_only='^ServerExecLimitsTest\.TheDefaultStepBudgetEndsWhileTrue$|^Shards/CorpusCompileTest\.EveryModuleCompilesAndMatchesDirectEvaluation/[035]$|^Shards/CorpusPlanTest\.EveryValidModulePlansUnderEveryPlanKind/[02]$'
+#  - One of the two random-input evaluation shards (1) and one of the two
+#    fingerprint mutation shards (1): the sanitizers evaluate and mutate
+#    the other half of the corpus; Release all.
+release_only='^ServerExecLimitsTest\.TheDefaultStepBudgetEndsWhileTrue$|^Shards/CorpusCompileTest\.EveryModuleCompilesAndMatchesDirectEvaluation/[035]$|^Shards/CorpusPlanTest\.EveryValidModulePlansUnderEveryPlanKind/[02]$|^Shards/CorpusEvalShardTest\.RandomInputs/1$|^Shards/FingerprintMutationShardTest\.MutationsChangeKey/1$'
 ctest --test-dir "$build" -j "$jobs" --output-on-failure -E "$release_only" "$@"

@@ -84,28 +84,29 @@ class Inliner {
     return name;
   }
 
-  // Clones the computation `fusion` (a fusion or call) calls into the
-  // caller and redirects its users; returns the clones in topological order.
-  Result<std::vector<Instruction*>> Expand(Instruction& fusion) {
-    const hlo::Computation& body = *fusion.called_computations()[0];
+  // Clones the computation `caller` (a fusion or call) calls into the
+  // computation and redirects its users; returns the clones in topological
+  // order.
+  Result<std::vector<Instruction*>> Expand(Instruction& caller) {
+    const hlo::Computation& body = *caller.called_computations()[0];
     std::vector<Instruction*> value_of(body.instructions().size(), nullptr);
     std::vector<Instruction*> clones;
     for (const auto& inner : body.instructions()) {
       if (inner->opcode() == hlo::Opcode::kParameter) {
-        value_of[inner->index_in_parent()] = fusion.operand(inner->parameter_number());
+        value_of[inner->index_in_parent()] = caller.operand(inner->parameter_number());
         continue;
       }
       std::vector<Instruction*> operands;
       for (const Instruction* operand : inner->operands()) {
         Instruction* mapped = value_of[operand->index_in_parent()];
         if (mapped == nullptr) {
-          return InvalidArgumentError(std::string(hlo::OpcodeName(fusion.opcode())) + " %" + fusion.name() + ": %" +
+          return InvalidArgumentError(std::string(hlo::OpcodeName(caller.opcode())) + " %" + caller.name() + ": %" +
                                       inner->name() + " uses %" + operand->name() +
                                       " before it is defined");
         }
         operands.push_back(mapped);
       }
-      std::string name = UniqueName(fusion.name() + "." + inner->name());
+      std::string name = UniqueName(caller.name() + "." + inner->name());
       std::unique_ptr<Instruction> clone =
           inner->literal() != nullptr
               ? Instruction::CreateConstant(*inner->literal(), std::move(name))
@@ -123,15 +124,15 @@ class Inliner {
     }
     Instruction* replacement = value_of[body.root()->index_in_parent()];
     if (!clones.empty() && replacement == clones.back()) {
-      if (replacement->shape().Compatible(fusion.shape())) {
-        replacement->set_shape(fusion.shape());  // keep the instruction's layout
+      if (replacement->shape().Compatible(caller.shape())) {
+        replacement->set_shape(caller.shape());  // keep the instruction's layout
       }
-      const hlo::Attribute* sharding = fusion.FindAttribute("sharding");
+      const hlo::Attribute* sharding = caller.FindAttribute("sharding");
       if (sharding != nullptr && replacement->FindAttribute("sharding") == nullptr) {
         replacement->AddAttribute(*sharding);
       }
     }
-    KILN_RETURN_IF_ERROR(computation_.ReplaceAllUsesWith(&fusion, replacement));
+    KILN_RETURN_IF_ERROR(computation_.ReplaceAllUsesWith(&caller, replacement));
     return clones;
   }
 

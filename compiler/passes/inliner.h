@@ -42,7 +42,7 @@ class CallInliner : public Pass {
   // Inlining adds at most `max_added_instructions` clones to the module;
   // calls past that stay calls (a chain of computations that each call the
   // next ten times would otherwise expand exponentially).
-  explicit CallInliner(int64_t max_added_instructions = 50'000)
+  explicit CallInliner(int64_t max_added_instructions = 20'000)
       : max_added_instructions_(max_added_instructions) {}
   std::string_view name() const override { return "inline-calls"; }
   Result<bool> Run(hlo::Module& module) override;
