@@ -4,8 +4,9 @@
 // (contraction kernels only), from the executable's own tiling when it fits
 // the kernel's iteration space (under strict_tiling: it must fit), or from a search of aligned candidates
 // (powers of two times the MXU size, sublane tile or 128 lanes, and the
-// whole dimension) that fit the scoped VMEM double-buffered; the search
-// keeps the fastest. For 8192^3 bf16 on v5e it lands on 1024-class blocks;
+// whole dimension; any power of two for the stacked leading dimensions,
+// runtime/chip/space_blocks.h) that fit the scoped VMEM double-buffered;
+// the search keeps the fastest. For 8192^3 bf16 on v5e it lands on 1024-class blocks;
 // for a memory-bound [128,8192]x[8192,8192] it takes the whole K so the lhs
 // is fetched once.
 //
