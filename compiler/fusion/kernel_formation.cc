@@ -167,7 +167,11 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
   plan.root_kernel.assign(n, -1);
   for (size_t k = 0; k < kernels.size(); ++k) {
     Kernel& kernel = kernels[k];
+    // A producer shared by two roots of a multi-output kernel is gathered
+    // twice when another kernel duplicating it was gathered in between.
     std::sort(kernel.instructions.begin(), kernel.instructions.end());
+    kernel.instructions.erase(std::unique(kernel.instructions.begin(), kernel.instructions.end()),
+                              kernel.instructions.end());
     for (int64_t r : kernel.roots) plan.root_kernel[r] = static_cast<int64_t>(k);
     for (int64_t x : kernel.instructions) mark[x] = -2 - static_cast<int64_t>(k);
     for (int64_t x : kernel.instructions) {

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "compiler/fusion/kernel_formation.h"
 #include "compiler/passes/pass_test_util.h"
@@ -356,6 +358,32 @@ ENTRY e {
   ASSERT_FALSE(formed.has_value());
   EXPECT_EQ(formed.error().message,
             "fused edge %n -> %d: consumer %d (dot) takes no fused producers");
+}
+
+// A cheap producer fused into both roots of a multi-output kernel, and into
+// a kernel gathered between them, is listed once in each kernel.
+TEST_F(PlannerTest, SharedProducerIsListedOnceInAMultiOutputKernel) {
+  Plan(R"(
+HloModule m
+ENTRY e {
+  x = f32[64,128] parameter(0)
+  p = f32[64,128] negate(x)
+  r1 = f32[64,128] exponential(p)
+  r3 = f32[64,128] tanh(p)
+  r2 = f32[64,128] sqrt(p)
+  ROOT t = (f32[64,128], f32[64,128], f32[64,128]) tuple(r1, r3, r2)
+})", PlanKind::kNone);
+  FusionPlan edited = plan_;
+  for (FusionEdge& e : edited.edges) e.fused = true;
+  edited.edges.push_back(FusionEdge{Index("x"), Index("r1"), Index("r2"), FusionRule::kMultiOutput, true, "test"});
+  ASSERT_TRUE(FormKernels(*module_->entry(), options_.tiling, edited).has_value());
+  ASSERT_EQ(edited.kernels.size(), 2u);
+  for (const Kernel& kernel : edited.kernels) {
+    std::vector<int64_t> unique = kernel.instructions;
+    unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+    EXPECT_EQ(unique, kernel.instructions);
+  }
+  EXPECT_TRUE(ValidatePlan(*module_->entry(), options_.tiling, edited).has_value());
 }
 
 }  // namespace
