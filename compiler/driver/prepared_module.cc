@@ -1,6 +1,8 @@
 #include "compiler/driver/prepared_module.h"
 
+#include "compiler/driver/plan_module.h"
 #include "compiler/driver/stopwatch.h"
+#include "compiler/fusion/body_fusion.h"
 #include "compiler/passes/inliner.h"
 #include "compiler/passes/pass_pipeline.h"
 #include "compiler/spmd/shard_literals.h"
@@ -12,6 +14,12 @@ namespace kiln::driver {
 namespace {
 
 bool InlinesFusions(const CompileOptions& options) { return options.plan != fusion::PlanKind::kGiven; }
+
+// The heuristic and the tuner's plans start from fused loop bodies and
+// branches (body_fusion.h); `none` and `given` keep them as they are.
+bool FusesBodies(const CompileOptions& options) {
+  return options.plan == fusion::PlanKind::kHeuristic || options.plan == fusion::PlanKind::kTuned;
+}
 
 Status CheckOptions(const hlo::Module& module, const CompileOptions& options) {
   if (runtime::FindChip(options.chip) == nullptr) {
@@ -93,6 +101,15 @@ Result<PreparedModule> PreparePasses(hlo::Module& module, const CompileOptions& 
     out.changed_passes = pipeline.changed_passes();
     out.passes_ran = true;
     out.fusions_inlined = InlinesFusions(options);
+    out.has_control_flow_bodies = fusion::HasControlFlowBodies(program);
+    if (FusesBodies(options) && out.has_control_flow_bodies) {
+      fusion::PlannerOptions planner;
+      planner.tiling = TilingOptionsFor(options, *runtime::FindChip(options.chip));
+      Result<fusion::BodyFusionStats> fused = fusion::FuseControlFlowBodies(program, planner);
+      if (!fused) return std::unexpected(fused.error().WithContext("fusing loop bodies"));
+      if (fused->fusions > 0) out.changed_passes.push_back("fuse-bodies");
+      out.bodies_fused = true;
+    }
   }
   out.passes_ms = watch.LapMs();
   out.prepare_ms = out.passes_ms;
@@ -118,6 +135,11 @@ Status CheckPlanFits(const PreparedModule& prepared, const CompileOptions& optio
         "plan " + std::string(fusion::PlanKindName(options.plan)) + " needs XLA's fusions " +
         (InlinesFusions(options) ? "inlined" : "kept") + ", but the module was prepared with them " +
         (prepared.fusions_inlined ? "inlined" : "kept") + ": prepare it again for this plan");
+  }
+  if (prepared.passes_ran && prepared.has_control_flow_bodies && prepared.bodies_fused != FusesBodies(options)) {
+    return FailedPreconditionError("plan " + std::string(fusion::PlanKindName(options.plan)) + " needs loop bodies " +
+                                   (FusesBodies(options) ? "fused" : "unfused") + ", but the module was prepared with them " +
+                                   (prepared.bodies_fused ? "fused" : "unfused") + ": prepare it again for this plan");
   }
   return Ok();
 }

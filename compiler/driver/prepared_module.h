@@ -47,6 +47,11 @@ struct PreparedModule {
   // The passes inlined XLA's fusion instructions: every plan but `given`
   // starts from the unfused graph, `given` from XLA's fusions.
   bool fusions_inlined = false;
+  // The module has loop bodies or branches, and they were fused
+  // (heuristic and tuned plans only; compiler/fusion/body_fusion.h).
+  // Without them, fusing changes nothing and every plan fits.
+  bool has_control_flow_bodies = false;
+  bool bodies_fused = false;
   std::vector<std::string> changed_passes;
   double passes_ms = 0;
   double prepare_ms = 0;  // fingerprint and passes, wall time
@@ -68,7 +73,8 @@ Result<PreparedModule> PreparePasses(hlo::Module& module, const CompileOptions& 
 // OK when a module prepared as `prepared` may be planned with `options`:
 // the chip is known, the scoped VMEM is not negative, and the plan starts
 // from the graph the passes left (`given` needs XLA's fusions kept, every
-// other plan needs them inlined).
+// other plan needs them inlined; where the module has loop bodies or
+// branches, heuristic and tuned need them fused, the others unfused).
 Status CheckPlanFits(const PreparedModule& prepared, const CompileOptions& options);
 
 }  // namespace kiln::driver

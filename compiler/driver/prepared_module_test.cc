@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -99,6 +100,55 @@ TEST(PreparedModuleTest, GivenPlanNeedsAModulePreparedWithItsFusionsKept) {
   ASSERT_FALSE(given);
   EXPECT_EQ(given.error().code, ErrorCode::kFailedPrecondition);
   EXPECT_NE(given.error().message.find("prepare it again"), std::string::npos) << given.error().message;
+}
+
+// A loop whose body is an elementwise chain: the heuristic's preparation
+// fuses the body, `none`'s keeps it, and neither serves the other plan.
+TEST(PreparedModuleTest, LoopBodiesAreFusedForTheHeuristicOnly) {
+  constexpr std::string_view kLoop = R"(HloModule loop
+cond {
+  p = (s32[], f32[256,512]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[256,512]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[256,512] get-tuple-element(p), index=1
+  a = f32[256,512] negate(x)
+  b = f32[256,512] exponential(a)
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT r = (s32[], f32[256,512]) tuple(i1, b)
+}
+ENTRY e {
+  x = f32[256,512] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[256,512]) tuple(zero, x)
+  w = (s32[], f32[256,512]) while(init), condition=cond, body=body
+  ROOT out = f32[256,512] get-tuple-element(w), index=1
+})";
+  std::unique_ptr<hlo::Module> fused_module = ParseVerified(kLoop);
+  Result<PreparedModule> fused = PrepareModule(*fused_module, Options(PlanKind::kHeuristic));
+  ASSERT_TRUE(fused) << fused.error().message;
+  EXPECT_TRUE(fused->has_control_flow_bodies);
+  EXPECT_TRUE(fused->bodies_fused);
+  EXPECT_NE(std::find(fused->changed_passes.begin(), fused->changed_passes.end(), "fuse-bodies"),
+            fused->changed_passes.end());
+  EXPECT_TRUE(LowerWithPlan(*fused, Options(PlanKind::kHeuristic)).has_value());
+  Result<CompileOutput> none_from_fused = LowerWithPlan(*fused, Options(PlanKind::kNone));
+  ASSERT_FALSE(none_from_fused);
+  EXPECT_EQ(none_from_fused.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(none_from_fused.error().message.find("loop bodies"), std::string::npos) << none_from_fused.error().message;
+
+  std::unique_ptr<hlo::Module> plain_module = ParseVerified(kLoop);
+  Result<PreparedModule> plain = PrepareModule(*plain_module, Options(PlanKind::kNone));
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_TRUE(plain->has_control_flow_bodies);
+  EXPECT_FALSE(plain->bodies_fused);
+  EXPECT_TRUE(LowerWithPlan(*plain, Options(PlanKind::kNone)).has_value());
+  EXPECT_FALSE(LowerWithPlan(*plain, Options(PlanKind::kHeuristic)).has_value());
 }
 
 TEST(PreparedModuleTest, PassesAloneCannotBeLowered) {

@@ -26,6 +26,25 @@ std::unique_ptr<Instruction> Instruction::CreateConstant(Literal literal, std::s
   return instr;
 }
 
+std::unique_ptr<Instruction> Instruction::CreateClone(const Instruction& original,
+                                                      std::vector<Instruction*> operands,
+                                                      std::string name) {
+  std::unique_ptr<Instruction> clone;
+  if (original.literal() != nullptr) {
+    clone = CreateConstant(*original.literal(), std::move(name));
+  } else if (original.opcode() == Opcode::kParameter) {
+    clone = CreateParameter(original.parameter_number(), original.shape(), std::move(name));
+  } else {
+    clone = Create(original.opcode(), original.shape(), std::move(operands), std::move(name));
+  }
+  for (const Attribute& attribute : original.attributes()) {
+    if (attribute.kind != Attribute::Kind::kInstructions) clone->AddAttribute(attribute);
+  }
+  clone->set_async_wrapped_opcode(original.async_wrapped_opcode());
+  clone->set_source_line(original.source_line());
+  return clone;
+}
+
 const Attribute* Instruction::FindAttribute(std::string_view name) const {
   for (const Attribute& a : attributes_) {
     if (a.name == name) return &a;

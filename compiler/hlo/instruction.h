@@ -33,6 +33,12 @@ class Instruction {
   static std::unique_ptr<Instruction> CreateParameter(int64_t number, Shape shape,
                                                       std::string name = "");
   static std::unique_ptr<Instruction> CreateConstant(Literal literal, std::string name = "");
+  // A copy of `original` (opcode, shape, literal, attributes, async wrapper,
+  // source line) named `name` and reading `operands`; control edges do not
+  // carry over. For a parameter, `operands` must be empty.
+  static std::unique_ptr<Instruction> CreateClone(const Instruction& original,
+                                                  std::vector<Instruction*> operands,
+                                                  std::string name);
 
   Opcode opcode() const { return opcode_; }
   const Shape& shape() const { return shape_; }

@@ -1,5 +1,7 @@
 #include "compiler/hlo/module.h"
 
+#include <algorithm>
+
 namespace kiln::hlo {
 
 Computation* Module::AddComputation(std::unique_ptr<Computation> computation, bool is_entry) {
@@ -7,6 +9,15 @@ Computation* Module::AddComputation(std::unique_ptr<Computation> computation, bo
   c->parent_ = this;
   computations_.push_back(std::move(computation));
   if (is_entry) set_entry(c);
+  return c;
+}
+
+Computation* Module::InsertComputation(std::unique_ptr<Computation> computation, const Computation* before) {
+  Computation* c = computation.get();
+  c->parent_ = this;
+  auto at = std::find_if(computations_.begin(), computations_.end(),
+                         [before](const std::unique_ptr<Computation>& other) { return other.get() == before; });
+  computations_.insert(at, std::move(computation));
   return c;
 }
 

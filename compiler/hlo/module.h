@@ -31,6 +31,9 @@ class Module {
   // Takes ownership. The first computation added with is_entry (or, if none
   // is, the last one added; see set_entry) is the entry.
   Computation* AddComputation(std::unique_ptr<Computation> computation, bool is_entry);
+  // Adds a computation right before `before` in the module order (which
+  // prints callees before callers), or last when `before` is not here.
+  Computation* InsertComputation(std::unique_ptr<Computation> computation, const Computation* before);
   const std::vector<std::unique_ptr<Computation>>& computations() const { return computations_; }
   Computation* FindComputation(std::string_view name) const;
 

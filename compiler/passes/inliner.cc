@@ -107,17 +107,8 @@ class Inliner {
         operands.push_back(mapped);
       }
       std::string name = UniqueName(caller.name() + "." + inner->name());
-      std::unique_ptr<Instruction> clone =
-          inner->literal() != nullptr
-              ? Instruction::CreateConstant(*inner->literal(), std::move(name))
-              : Instruction::Create(inner->opcode(), inner->shape(), std::move(operands),
-                                    std::move(name));
-      for (const hlo::Attribute& attribute : inner->attributes()) {
-        // Control edges inside the called computation do not carry over.
-        if (attribute.kind != hlo::Attribute::Kind::kInstructions) clone->AddAttribute(attribute);
-      }
-      clone->set_async_wrapped_opcode(inner->async_wrapped_opcode());
-      clone->set_source_line(inner->source_line());
+      // Control edges inside the called computation do not carry over.
+      std::unique_ptr<Instruction> clone = Instruction::CreateClone(*inner, std::move(operands), std::move(name));
       Instruction* added = computation_.AddInstruction(std::move(clone));
       value_of[inner->index_in_parent()] = added;
       clones.push_back(added);

@@ -1,0 +1,47 @@
+// Body fusion: the heuristic plan for the computations control flow runs.
+//
+// The fusion planner cuts the entry computation into kernels; a while loop,
+// conditional or call left in the entry is one kernel that runs its called
+// computations as they are, where each instruction is one step that writes
+// its result to HBM and reads it back. XLA fuses every computation, loop
+// bodies included (a scanned transformer layer is a while body), so kiln
+// does too: each computation that a while (body and condition) or a
+// conditional (branches) runs, and the computations those call in turn, is
+// planned with the heuristic (planner.h), and each kernel of several
+// instructions is outlined into a `fusion` instruction (kind kLoop, kInput
+// or kOutput; a multi-output kernel returns a tuple its users read with
+// get-tuple-element) whose fused computation holds clones of the kernel's
+// instructions. The runtime evaluates a fusion by evaluating its
+// computation, so values do not change; the timing model runs a fusion
+// inside a loop as one step (runtime/timing/kernel_work.cc).
+//
+// The entry, fused computations, reducers, comparators and async wrappers
+// are never rewritten, nor a kernel holding an instruction with control
+// edges. Used after the pass pipeline for the heuristic and tuned plans;
+// the `none` plan keeps bodies unfused, and `given` keeps XLA's fusions.
+//
+// Fails only on a computation the planner cannot plan (named); mutates the
+// module in place. Not thread-safe for one module.
+#pragma once
+
+#include <cstdint>
+
+#include "base/status.h"
+#include "compiler/fusion/planner.h"
+#include "compiler/hlo/module.h"
+
+namespace kiln::fusion {
+
+struct BodyFusionStats {
+  int64_t computations = 0;  // control-flow computations planned
+  int64_t fusions = 0;       // fusion instructions made
+  int64_t fused_instructions = 0;  // instructions moved into them
+};
+
+Result<BodyFusionStats> FuseControlFlowBodies(hlo::Module& module, const PlannerOptions& options);
+
+// True when the module has computations FuseControlFlowBodies would plan
+// (control flow reached from the entry).
+bool HasControlFlowBodies(const hlo::Module& module);
+
+}  // namespace kiln::fusion
