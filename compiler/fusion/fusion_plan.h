@@ -30,7 +30,9 @@
 //    merged kernel has several roots.
 //  - Control flow (while, conditional, call), collectives, custom calls,
 //    sort and the other opaque ops are single-instruction kernels; their
-//    called computations are executed as-is by lowering, not planned.
+//    called computations are executed as-is by lowering (for the heuristic
+//    and tuned plans, with loop bodies and branches already fused:
+//    body_fusion.h).
 //  - Under the `given` plan, each XLA `fusion` instruction of the entry is
 //    one kernel of kind kGiven; its fused computation is XLA's decision.
 //

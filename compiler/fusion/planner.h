@@ -17,8 +17,8 @@
 //    each XLA `fusion` instruction is one kernel (kind kGiven) and the
 //    remaining instructions are single kernels.
 // Control flow (while, conditional, and the calls the CallInliner left)
-// is opaque: its own kernel, its called computations executed as-is (not
-// planned).
+// is opaque here: its own kernel. For the heuristic and tuned plans its
+// bodies and branches were planned and fused beforehand (body_fusion.h).
 //
 // Stateless; thread-safe. Errors come from kernel formation only.
 #pragma once
