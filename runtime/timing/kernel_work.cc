@@ -9,6 +9,7 @@
 #include "runtime/chip/op_kinds.h"
 #include "runtime/timing/collective_time.h"
 #include "runtime/timing/fused_attention.h"
+#include "runtime/timing/step_traffic.h"
 #include "runtime/timing/tpu_tiles.h"
 #include "runtime/timing/trip_count.h"
 
@@ -141,6 +142,7 @@ class WorkWalker {
       LoopStep step;
       step.instruction = &instr;
       step.collective = IsTimedCollective(instr.opcode());
+      step.bytes = StepTrafficBytes(instr);
       work_.loop_steps.push_back(std::move(step));
     }
     work_.loop_steps[it->second].times += times;
@@ -148,7 +150,8 @@ class WorkWalker {
   }
 
   // Vector work over `shape`; inside a loop, its result written and read
-  // back once per run, and the same figures for the current step.
+  // back once per run, and the vector work of the current step (whose
+  // traffic BeginStep set).
   void AddVector(const hlo::Shape& shape, double ops_per_element, double times, bool in_loop) {
     const double ops = PaddedVectorElements(shape) * ops_per_element;
     work_.vector_ops += ops * times;
@@ -156,10 +159,7 @@ class WorkWalker {
     if (!in_loop) return;
     const double bytes = 2 * PaddedArrayBytes(shape);
     work_.loop_bytes += bytes * times;
-    if (step_ >= 0) {
-      work_.loop_steps[step_].vector_ops += ops;
-      if (!in_fusion_) work_.loop_steps[step_].bytes += bytes;
-    }
+    if (step_ >= 0) work_.loop_steps[step_].vector_ops += ops;
   }
 
   Status Visit(const Instruction& instr, double times, bool in_loop, bool entry) {
@@ -188,7 +188,6 @@ class WorkWalker {
           c.multiplicity = 1;
           c.instruction = &instr;  // the step's kernel tiles it on its own
           work_.loop_steps[step_].contractions.push_back(c);
-          if (!in_fusion_) work_.loop_steps[step_].bytes += 2 * PaddedArrayBytes(instr.shape());
         }
         return Ok();
       }
@@ -229,7 +228,6 @@ class WorkWalker {
         const bool one_step = in_loop && op == Opcode::kFusion && !in_fusion_;
         if (one_step) {
           BeginStep(instr, times);
-          if (step_ >= 0) work_.loop_steps[step_].bytes = 2 * PaddedArrayBytes(instr.shape());
           in_fusion_ = true;
           fusion_step_ = step_;
         }
@@ -294,7 +292,7 @@ class WorkWalker {
     work_.loop_bytes += 2 * results * times;
     if (step_ >= 0) {
       work_.loop_steps[step_].vector_ops += attention.vector_ops;
-      if (!in_fusion_) work_.loop_steps[step_].bytes += 2 * results;
+      if (!in_fusion_) work_.loop_steps[step_].bytes = 2 * results;
     }
     return Ok();
   }

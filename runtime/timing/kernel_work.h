@@ -43,7 +43,7 @@ struct ControlFlowCounts {
 struct LoopStep {
   const hlo::Instruction* instruction = nullptr;
   double vector_ops = 0;                    // per run
-  double bytes = 0;                         // per run: its result written and read back
+  double bytes = 0;                         // per run: operands read, result written (step_traffic.h)
   std::vector<Contraction> contractions;    // its dots and convolutions (multiplicity 1), each tiled
   bool collective = false;                  // timed over ICI on a slice
   double times = 0;                         // runs over one kernel invocation
