@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/timing/block_plan.h"
 #include "runtime/timing/collective_time.h"
 #include "runtime/timing/kernel_space.h"
+#include "runtime/timing/step_schedule.h"
 #include "runtime/timing/tpu_tiles.h"
 
 namespace kiln::runtime::timing {
@@ -63,12 +65,61 @@ Result<double> TiledContractionSeconds(const Contraction& c, const ChipSpec& chi
   return plan.cost.seconds;
 }
 
+// Whether the steps of `computation` can be scheduled on their own: it
+// runs no nested control flow or calls, whose steps are timed apart.
+bool SchedulesAlone(const hlo::Computation& computation) {
+  for (const auto& instr : computation.instructions()) {
+    switch (instr->opcode()) {
+      case hlo::Opcode::kWhile:
+      case hlo::Opcode::kConditional:
+      case hlo::Opcode::kCall:
+      case hlo::Opcode::kAsyncStart:
+        return false;
+      default:
+        break;
+    }
+  }
+  return true;
+}
+
+// Seconds all loop steps take: per computation whose steps all run equally
+// often and that holds collectives, one run's overlapped schedule
+// (step_schedule.h) times its runs; otherwise each step in turn.
+double ScheduledStepSeconds(const std::vector<LoopStep>& steps, const std::vector<TimedStep>& timed) {
+  std::unordered_map<const hlo::Computation*, std::vector<size_t>> groups;
+  std::vector<const hlo::Computation*> order;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const hlo::Computation* parent = steps[i].instruction->parent();
+    auto [it, added] = groups.try_emplace(parent);
+    if (added) order.push_back(parent);
+    it->second.push_back(i);
+  }
+  double seconds = 0;
+  for (const hlo::Computation* parent : order) {
+    const std::vector<size_t>& members = groups[parent];
+    bool uniform = true, collectives = false;
+    for (size_t i : members) {
+      uniform &= steps[i].times == steps[members.front()].times;
+      collectives |= timed[i].on_links;
+    }
+    if (parent != nullptr && uniform && collectives && SchedulesAlone(*parent)) {
+      std::vector<TimedStep> run;
+      for (size_t i : members) run.push_back(timed[i]);
+      seconds += OverlappedSeconds(run) * steps[members.front()].times;
+      continue;
+    }
+    for (size_t i : members) seconds += timed[i].seconds * steps[i].times;
+  }
+  return seconds;
+}
+
 // The profile of a kernel run from HBM without a block pipeline. Work inside
 // loops and branches runs step by step (KernelWork::loop_steps): each step
 // is bound by its own compute (its dots and convolutions tiled as kernels
 // of their own), HBM traffic or, on a slice, ICI transfer, and the steps
-// add up; the rest of the kernel overlaps its compute with moving its
-// operands and results once.
+// add up, except that collectives overlap the compute steps that do not
+// wait for them (ScheduledStepSeconds); the rest of the kernel overlaps its
+// compute with moving its operands and results once.
 Result<KernelProfile> TimeUntiled(const KernelDescription& kernel, const KernelWork& work, const ChipSpec& chip,
                                   const TimingOptions& options) {
   KernelProfile p;
@@ -85,7 +136,9 @@ Result<KernelProfile> TimeUntiled(const KernelDescription& kernel, const KernelW
     p.tiling = "untiled";
     return p;
   }
-  double step_compute = 0, step_bytes = 0, step_ici = 0, step_seconds = 0, step_runs = 0;
+  double step_compute = 0, step_bytes = 0, step_ici = 0, step_runs = 0;
+  std::vector<TimedStep> timed;
+  timed.reserve(work.loop_steps.size());
   for (const LoopStep& step : work.loop_steps) {
     const double vector = step.vector_ops / chip.vector_flops;
     double roofline = vector, c = vector;  // c: its contractions tiled
@@ -111,9 +164,10 @@ Result<KernelProfile> TimeUntiled(const KernelDescription& kernel, const KernelW
     step_compute += roofline * step.times;
     step_bytes += step.bytes * step.times;
     step_ici += ici * step.times;
-    step_seconds += std::max({c, m, ici}) * step.times;
+    timed.push_back({step.instruction, std::max({c, m, ici}), ici > 0});
     step_runs += step.times;
   }
+  const double step_seconds = ScheduledStepSeconds(work.loop_steps, timed);
   const double outside_compute = std::max(0.0, compute - step_compute);
   const double outside_memory = p.ideal_bytes / chip.hbm_bytes_per_s;
   p.bytes = p.ideal_bytes + step_bytes;
