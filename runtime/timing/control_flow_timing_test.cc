@@ -97,6 +97,54 @@ TEST(ControlFlowTimingTest, LoopOpsRunAsStepsOfTheirOwn) {
   EXPECT_LE(k.seconds, k.overhead_seconds + k.compute_seconds + k.memory_seconds);
 }
 
+// A loop over 8 chips that all-gathers a weight shard each trip: when the
+// trip's matmul does not read the gathered weight, the gather moves over
+// ICI while the matmul runs; when it does, the two take turns.
+TEST(ControlFlowTimingTest, CollectivesOverlapLoopStepsThatDoNotWaitForThem) {
+  auto time_loop = [](bool matmul_reads_gather) -> Result<KernelProfile> {
+    const std::string rhs = matmul_reads_gather ? "g" : "x";
+    const std::string kernel =
+        "HloModule loop\n"
+        "cond {\n  p = (s32[], bf16[4096,4096], bf16[512,4096]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n  k = s32[] constant(4)\n"
+        "  ROOT c = pred[] compare(i, k), direction=LT\n}\n"
+        "body {\n  p = (s32[], bf16[4096,4096], bf16[512,4096]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n  x = bf16[4096,4096] get-tuple-element(p), index=1\n"
+        "  w = bf16[512,4096] get-tuple-element(p), index=2\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n"
+        "  g = bf16[4096,4096] all-gather(w), dimensions={0}, replica_groups={{0,1,2,3,4,5,6,7}}\n"
+        "  y = bf16[4096,4096] dot(x, " + rhs + "), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+        "  z = bf16[4096,4096] add(y, g)\n"
+        "  ROOT t = (s32[], bf16[4096,4096], bf16[512,4096]) tuple(j, z, w)\n}\n"
+        "ENTRY e {\n  x = bf16[4096,4096] parameter(0)\n  w = bf16[512,4096] parameter(1)\n"
+        "  zero = s32[] constant(0)\n  t = (s32[], bf16[4096,4096], bf16[512,4096]) tuple(zero, x, w)\n"
+        "  l = (s32[], bf16[4096,4096], bf16[512,4096]) while(t), condition=cond, body=body\n"
+        "  ROOT r = bf16[4096,4096] get-tuple-element(l), index=1\n}\n";
+    testing::ProgramBuilder builder;
+    uint32_t x = builder.Parameter("bf16[4096,4096]");
+    uint32_t w = builder.Parameter("bf16[512,4096]");
+    uint32_t r = builder.Kernel("while", "control", kernel, {x, w}, {"bf16[4096,4096]"})[0];
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<LoadedProgram> program, builder.Load(r));
+    const ChipSpec& chip = *FindChip("v5e");
+    TimingOptions options;
+    KILN_ASSIGN_OR_RETURN(options.topology, ParseTopology("2x4", chip));
+    KILN_ASSIGN_OR_RETURN(DeviceProfile profile, SimulateProgram(*program, chip, options));
+    return profile.kernels[0];
+  };
+  Result<KernelProfile> hidden = time_loop(false);
+  Result<KernelProfile> waited = time_loop(true);
+  ASSERT_TRUE(hidden) << hidden.error().message;
+  ASSERT_TRUE(waited) << waited.error().message;
+  ASSERT_EQ(hidden->collectives.size(), 1u);
+  const CollectiveTime& gather = hidden->collectives[0];
+  const double gathers = gather.seconds * gather.runs;
+  EXPECT_DOUBLE_EQ(gather.runs, 4);
+  EXPECT_GT(gathers, 0);
+  // The same work either way; only the order differs.
+  EXPECT_DOUBLE_EQ(hidden->ici_seconds, waited->ici_seconds);
+  EXPECT_LT(hidden->seconds, waited->seconds - 0.5 * gathers)
+      << hidden->seconds << " s vs " << waited->seconds << " s; gathers " << gathers << " s";
+}
+
 // A dot in a loop body is tiled as the same dot is when it is a kernel of
 // its own: ten trips cost ten of that kernel's block pipelines (fill,
 // steps, drain), not ten MXU rooflines.
