@@ -431,7 +431,31 @@ class ShapeChecker {
       return InvalidArgumentError("result shape " + declared.ToString() + " does not match the expected " +
                                   inferred.ToString());
     }
+    if (!SameBounds(declared, inferred)) {
+      // A dynamic dimension stands for any size up to its bound, but the
+      // bound sizes the buffer: it must be the one the operands give.
+      return InvalidArgumentError("result shape " + declared.ToString() + " has other dimension bounds than the expected " +
+                                  inferred.ToString());
+    }
     return Ok();
+  }
+
+  // Equal extents (a dynamic dimension's bound included), except where either
+  // side is unbounded (`?`).
+  static bool SameBounds(const Shape& a, const Shape& b) {
+    if (a.IsTuple() || b.IsTuple()) {
+      if (a.tuple_shapes().size() != b.tuple_shapes().size()) return false;
+      for (size_t i = 0; i < a.tuple_shapes().size(); ++i) {
+        if (!SameBounds(a.tuple_shapes(i), b.tuple_shapes(i))) return false;
+      }
+      return true;
+    }
+    if (!a.IsArray() || !b.IsArray() || a.rank() != b.rank()) return true;
+    for (int64_t i = 0; i < a.rank(); ++i) {
+      const int64_t x = a.dimensions(i), y = b.dimensions(i);
+      if (x != y && x != kUnboundedDim && y != kUnboundedDim) return false;
+    }
+    return true;
   }
 
   Status CheckMixedPrecision() const {

@@ -103,6 +103,25 @@ TEST(VerifierTest, RejectsElementwiseMismatches) {
                       "c", "needs a last dimension of size 4"));
 }
 
+// A dynamic dimension's bound sizes its buffer: a result declaring another
+// bound than its operands give is wrong even though any size up to either
+// bound could fit. Found by fuzz/hlo_compile_fuzzer (kept as
+// fuzz/regressions/hlo_compile/dynamic_bound_tuple_mismatch): the compiled
+// executable did not load.
+TEST(VerifierTest, RejectsDeclaredBoundsTheOperandsDoNotGive) {
+  EXPECT_TRUE(FailsAt(WithEntry(R"(
+  x = s32[<=3,<=4] parameter(0)
+  doubled = s32[<=3,<=4] add(x, x)
+  ROOT t = (s32[<=3,<=3]) tuple(doubled)
+)"),
+                      "t", "has other dimension bounds than the expected (s32[<=3,<=4])"));
+  EXPECT_TRUE(FailsAt(WithEntry(R"(
+  x = f32[<=8] parameter(0)
+  ROOT n = f32[<=9] negate(x)
+)"),
+                      "n", "has other dimension bounds"));
+}
+
 TEST(VerifierTest, RejectsDataMovementMismatches) {
   EXPECT_TRUE(FailsAt(WithEntry(R"(
   x = f32[2,3] parameter(0)
