@@ -169,6 +169,7 @@ bool AllowsMixedOperands(Opcode op) {
 // Opcodes whose result must match exactly (no precision change allowed).
 bool IsPassThrough(Opcode op) {
   switch (op) {
+    case Opcode::kAddDependency:
     case Opcode::kBitcast:
     case Opcode::kCall:
     case Opcode::kConditional:
@@ -176,6 +177,7 @@ bool IsPassThrough(Opcode op) {
     case Opcode::kCopyDone:
     case Opcode::kCopyStart:
     case Opcode::kCustomCall:
+    case Opcode::kDomain:
     case Opcode::kGetTupleElement:
     case Opcode::kInfeed:
     case Opcode::kOutfeed:

@@ -122,6 +122,18 @@ TEST(VerifierTest, RejectsDeclaredBoundsTheOperandsDoNotGive) {
                       "n", "has other dimension bounds"));
 }
 
+// add-dependency passes its operand through: no precision change, even
+// where mixed precision is allowed. Found by fuzz/hlo_compile_fuzzer (kept
+// as fuzz/regressions/hlo_compile/add_dependency_changes_type).
+TEST(VerifierTest, RejectsAddDependencyThatChangesTheType) {
+  EXPECT_TRUE(FailsAt(WithEntry(R"(
+  p = f32[3] parameter(0)
+  token0 = token[] after-all()
+  ROOT add_dep = f64[3] add-dependency(p, token0)
+)"),
+                      "add_dep", "does not match the expected f32[3]"));
+}
+
 TEST(VerifierTest, RejectsDataMovementMismatches) {
   EXPECT_TRUE(FailsAt(WithEntry(R"(
   x = f32[2,3] parameter(0)
