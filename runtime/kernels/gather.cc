@@ -18,6 +18,15 @@ Result<hlo::Literal> EvalGather(const hlo::Instruction& instr, Operands operands
   const hlo::Literal& operand = *operands[0];
   const hlo::Literal& indices = *operands[1];
   const hlo::Shape& op_shape = operand.shape();
+  if (op_shape.element_type() != instr.shape().element_type()) {
+    // The verifier allows it (mixed precision, as XLA's does), but elements
+    // are moved as bytes: an f64 element into an f32 result would write
+    // past its end.
+    return KernelError(instr, "gather of a " + std::string(hlo::PrimitiveTypeName(op_shape.element_type())) +
+                                  " operand into a " +
+                                  std::string(hlo::PrimitiveTypeName(instr.shape().element_type())) +
+                                  " result (mixed precision) is not supported by the evaluator; convert the operand first");
+  }
   KILN_ASSIGN_OR_RETURN(hlo::GatherDimensionNumbers dn, hlo::GetGatherDimensionNumbers(instr));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> slice_sizes, hlo::GetGatherSliceSizes(instr));
   IndexMapping mapping{dn.index_vector_dim, dn.start_index_map, dn.operand_batching_dims,

@@ -71,6 +71,25 @@ ENTRY e {
             "but the result s32[2,3] has elements");
 }
 
+// Found by fuzz/hlo_compile_fuzzer (fuzz/regressions/hlo_compile/
+// gather_changes_type): a gather from f64 into f32 verifies (mixed
+// precision), but its elements were copied 8 bytes at a time into 4-byte
+// slots, past the result's end.
+TEST(GatherTest, GatherThatChangesTheElementTypeIsRefused) {
+  auto r = RunRoot(R"(
+HloModule m
+ENTRY e {
+  x = f64[2,3] parameter(0)
+  i = s32[2] parameter(1)
+  ROOT g = f32[2,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0},
+      start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}
+})", {"f64[2,3] {{1,2,3},{4,5,6}}", "s32[2] {1, 0}"});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "instruction %g (gather): gather of a f64 operand into a f32 result (mixed precision) is not supported "
+            "by the evaluator; convert the operand first");
+}
+
 constexpr char kScatterAdd[] = R"(
 HloModule m
 add {
