@@ -476,6 +476,9 @@ class ShapeChecker {
   // Opcode-specific checks beyond the result shape.
   Status CheckAttributes() const {
     const Opcode op = instr_.opcode();
+    if (instr_.FindAttribute("operand_precision") != nullptr) {
+      KILN_RETURN_IF_ERROR(GetOperandPrecision(instr_));
+    }
     switch (op) {
       case Opcode::kCompare: {
         KILN_ASSIGN_OR_RETURN(Comparison c, GetComparison(instr_));

@@ -134,6 +134,18 @@ TEST(VerifierTest, RejectsAddDependencyThatChangesTheType) {
                       "add_dep", "does not match the expected f32[3]"));
 }
 
+// Found by fuzz/hlo_compile_fuzzer (kept as fuzz/regressions/hlo_compile/
+// unknown_operand_precision): the module verified, but its executable did
+// not load.
+TEST(VerifierTest, RejectsUnknownOperandPrecision) {
+  EXPECT_TRUE(FailsAt(WithEntry(R"(
+  a = f32[4,3] parameter(0)
+  b = f32[3,5] parameter(1)
+  ROOT d = f32[4,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={highe,highest}
+)"),
+                      "d", "unknown precision 'highe'"));
+}
+
 TEST(VerifierTest, RejectsDataMovementMismatches) {
   EXPECT_TRUE(FailsAt(WithEntry(R"(
   x = f32[2,3] parameter(0)
