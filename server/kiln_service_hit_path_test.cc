@@ -5,6 +5,7 @@
 #include <atomic>
 #include <nlohmann/json.hpp>
 
+#include "base/host_cores.h"
 #include "runtime/kernels/isa_level.h"
 #include "server/kiln_service.h"
 #include "tests/server_test_env.h"
@@ -160,6 +161,7 @@ TEST(HitPathHealthTest, HealthzSaysDrainingWhileTheTransportDrains) {
   EXPECT_EQ(ok.status, 200);
   EXPECT_EQ(ServerEnv::Json(ok)["status"], "ok");
   EXPECT_EQ(ServerEnv::Json(ok)["kernels_isa"], runtime::IsaLevelName(runtime::ActiveIsaLevel()));
+  EXPECT_EQ(ServerEnv::Json(ok)["host_cores"], HostCores::Get().total());
   draining = true;
   auto drained = env.Call("GET", "/healthz");
   EXPECT_EQ(drained.status, 503);

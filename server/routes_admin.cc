@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "base/host_cores.h"
 #include "runtime/chip/chip_spec.h"
 #include "runtime/kernels/isa_level.h"
 #include "server/entry_json.h"
@@ -288,6 +289,7 @@ http::Response KilnService::Health() const {
                {"version", options_.version},
                {"uptime_s", UptimeSeconds(started_)},
                {"kernels_isa", runtime::IsaLevelName(runtime::ActiveIsaLevel())},
+               {"host_cores", HostCores::Get().total()},
                {"store", storage.problem == cache::StorageProblem::kNone
                              ? "ok"
                              : std::string(cache::StorageProblemName(storage.problem))}};

@@ -63,7 +63,7 @@ TEST_F(KilnCliTest, VersionPrintsTheReleaseAndCompilerFormat) {
   RunResult r = RunKiln("--version");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(std::regex_search(
-      r.out, std::regex(R"(^kiln \d+\.\d+\.\d+ \(compiler format \d+, kernels (baseline|avx2|avx512)\)\n$)")))
+      r.out, std::regex(R"(^kiln \d+\.\d+\.\d+ \(compiler format \d+, kernels (baseline|avx2|avx512), \d+ host cores?\)\n$)")))
       << r.out;
 }
 
@@ -73,13 +73,25 @@ TEST_F(KilnCliTest, VersionNamesTheKernelsIsaLevel) {
   RunResult forced = RunKiln("--version");
   unsetenv("KILN_ISA");
   EXPECT_EQ(forced.exit_code, 0) << forced.err;
-  EXPECT_NE(forced.out.find(", kernels baseline)"), std::string::npos) << forced.out;
+  EXPECT_NE(forced.out.find(", kernels baseline, "), std::string::npos) << forced.out;
 
   setenv("KILN_ISA", "sse9", 1);
   RunResult bad = RunKiln("--version");
   unsetenv("KILN_ISA");
   EXPECT_EQ(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("unknown ISA level 'sse9'"), std::string::npos) << bad.err;
+}
+
+// --version names the host cores large kernels share, which
+// KILN_HOST_THREADS sets.
+TEST_F(KilnCliTest, VersionNamesTheHostCores) {
+  setenv("KILN_HOST_THREADS", "3", 1);
+  RunResult three = RunKiln("--version");
+  setenv("KILN_HOST_THREADS", "1", 1);
+  RunResult one = RunKiln("--version");
+  unsetenv("KILN_HOST_THREADS");
+  EXPECT_NE(three.out.find(", 3 host cores)"), std::string::npos) << three.out;
+  EXPECT_NE(one.out.find(", 1 host core)"), std::string::npos) << one.out;
 }
 
 // A mistyped command or option exits 2 with the name it most likely meant.

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "base/host_cores.h"
 #include "base/version.h"
 #include "runtime/kernels/isa_level.h"
 #include "tools/commands.h"
@@ -15,12 +16,15 @@ int main(int argc, char** argv) {
       "Fingerprints graph-plus-shape, compiles for simulated TPU chips and caches executables."};
   app.require_subcommand(1);
   // The kernels' ISA level is the one the numerics of `run`, `tune` and the
-  // server use in this process (KILN_ISA may lower it).
+  // server use in this process (KILN_ISA may lower it); large kernels spread
+  // over the host cores no running program holds (KILN_HOST_THREADS).
+  const int host_cores = kiln::HostCores::Get().total();
   app.set_version_flag("--version", "kiln " + std::string(kiln::kKilnVersion) + " (compiler format " +
                                         std::to_string(kiln::kCompilerFormatVersion) + ", kernels " +
                                         std::string(kiln::runtime::IsaLevelName(
                                             kiln::runtime::ActiveIsaLevel())) +
-                                        ")");
+                                        ", " + std::to_string(host_cores) +
+                                        (host_cores == 1 ? " host core)" : " host cores)"));
   int exit_code = 0;
   kiln::tools::RegisterParse(app, &exit_code);
   kiln::tools::RegisterFingerprint(app, &exit_code);

@@ -3,6 +3,7 @@
 // out-features], one GEMM per feature or batch group.
 
 #include <algorithm>
+#include <memory>
 
 #include "compiler/hlo/op_attributes.h"
 #include "runtime/kernels/element_access.h"
@@ -14,7 +15,7 @@ namespace kiln::runtime {
 namespace {
 
 // Upper bound on patch-matrix elements built at once.
-constexpr int64_t kPatchBlockElements = int64_t{1} << 22;
+constexpr int64_t kPatchBlockElements = int64_t{1} << 20;
 
 // Sizes and strides of one convolution, decoded and checked.
 struct ConvGeometry {
@@ -115,38 +116,77 @@ Result<ConvGeometry> DecodeGeometry(const hlo::Instruction& instr, const hlo::Sh
   return g;
 }
 
+// `count` elements of scratch the calling thread reuses from block to block
+// and call to call (slot 0: patches, 1: their product), unwritten. A block
+// holds at most about kPatchBlockElements patch elements, so each thread
+// keeps a few MiB.
+template <typename T>
+T* ThreadScratch(int slot, int64_t count) {
+  thread_local std::unique_ptr<T[]> buffers[2];
+  thread_local int64_t sizes[2] = {0, 0};
+  if (sizes[slot] < count) {
+    buffers[slot] = std::make_unique_for_overwrite<T[]>(count);
+    sizes[slot] = count;
+  }
+  return buffers[slot].get();
+}
+
+// Elements of an operand as T: in place, or converted into `owned`.
+template <typename T>
+struct ConvOperand {
+  std::vector<T> owned;
+  const T* data = nullptr;
+
+  explicit ConvOperand(const hlo::Literal& lit) : data(ElementsInPlace<T>(lit)) {
+    if (data == nullptr) {
+      owned = ElementsAs<T>(lit);
+      data = owned.data();
+    }
+  }
+};
+
+// Runs one convolution into `out` (row-major over the result, every element
+// written). Blocks of patch rows are independent parts: each builds its
+// patches, multiplies them by its group's weights and scatters the product
+// into its own output rows, on the calling thread and idle host cores
+// (base/host_cores.h). Block sizes depend on the shapes alone, so results do
+// not change with the number of threads.
 template <typename T>
 class ConvolutionRunner {
  public:
-  ConvolutionRunner(const ConvGeometry& g, std::vector<T> input, std::vector<T> kernel,
-                    int64_t out_count)
-      : g_(g), input_(std::move(input)), kernel_(std::move(kernel)), out_(out_count) {
+  ConvolutionRunner(const ConvGeometry& g, const T* input, const T* kernel, T* out)
+      : g_(g), input_(input), kernel_(kernel), out_(out) {
     window_count_ = Product(g_.window);
     rows_ = g_.out_batch * Product(g_.out_spatial);
     cols_ = window_count_ * g_.in_features_per_group;
     out_per_group_ = g_.out_features / g_.groups;
   }
 
-  std::vector<T> Run() {
-    if (rows_ == 0 || out_per_group_ == 0) return std::move(out_);
+  void Run() {
+    if (rows_ == 0 || out_per_group_ == 0) return;
     const int64_t block_rows =
         std::max<int64_t>(1, std::min(rows_, kPatchBlockElements / std::max<int64_t>(1, cols_)));
-    GemmOperand<T> patches, weights;
-    patches.cols = cols_;
-    weights.rows = cols_;
-    weights.cols = out_per_group_;
-    std::vector<T> product(block_rows * out_per_group_);
-    for (int64_t group = 0; group < g_.groups; ++group) {
-      BuildWeights(group, weights.data);
-      for (int64_t row0 = 0; row0 < rows_; row0 += block_rows) {
-        const int64_t rb = std::min(block_rows, rows_ - row0);
-        patches.rows = rb;
-        BuildPatches(group, row0, rb, patches.data);
-        BatchedGemm(patches, weights, 1, product.data());
-        ScatterProduct(group, row0, rb, product);
-      }
+    const int64_t blocks = (rows_ + block_rows - 1) / block_rows;
+    std::vector<std::vector<T>> weights(g_.groups);
+    for (int64_t group = 0; group < g_.groups; ++group) BuildWeights(group, weights[group]);
+    auto run_block = [&](int64_t part) {
+      const int64_t group = part / blocks;
+      const int64_t row0 = (part % blocks) * block_rows;
+      const int64_t rb = std::min(block_rows, rows_ - row0);
+      T* patches = ThreadScratch<T>(0, rb * cols_);
+      T* product = ThreadScratch<T>(1, rb * out_per_group_);
+      BuildPatches(group, row0, rb, patches);
+      Gemm<T>({patches, rb, cols_}, {weights[group].data(), cols_, out_per_group_},
+              {product, rb, out_per_group_});
+      ScatterProduct(group, row0, rb, product);
+    };
+    const double macs = static_cast<double>(rows_) * static_cast<double>(cols_) *
+                        static_cast<double>(out_per_group_) * static_cast<double>(g_.groups);
+    if (macs < static_cast<double>(kGemmMinPartMacs)) {
+      for (int64_t part = 0; part < g_.groups * blocks; ++part) run_block(part);
+    } else {
+      HostCores::Get().ParallelFor(g_.groups * blocks, run_block);
     }
-    return std::move(out_);
   }
 
  private:
@@ -162,7 +202,7 @@ class ConvolutionRunner {
       }
       for (int64_t ci = 0; ci < g_.in_features_per_group; ++ci) {
         T* row = weights.data() + (wl * g_.in_features_per_group + ci) * out_per_group_;
-        const T* src = kernel_.data() + base + ci * g_.k_in_stride +
+        const T* src = kernel_ + base + ci * g_.k_in_stride +
                        group * out_per_group_ * g_.k_out_stride;
         for (int64_t oo = 0; oo < out_per_group_; ++oo) row[oo] = src[oo * g_.k_out_stride];
       }
@@ -179,8 +219,8 @@ class ConvolutionRunner {
     batch = row;
   }
 
-  void BuildPatches(int64_t group, int64_t row0, int64_t rb, std::vector<T>& patches) const {
-    patches.resize(rb * cols_);
+  // Writes every element of patches[0, rb * cols_).
+  void BuildPatches(int64_t group, int64_t row0, int64_t rb, T* patches) const {
     const int64_t ci_count = g_.in_features_per_group;
     const int64_t feature_base = g_.batch_grouped ? 0 : group * ci_count;
     const int64_t batch_base = g_.batch_grouped ? group * g_.out_batch : 0;
@@ -188,9 +228,9 @@ class ConvolutionRunner {
     int64_t batch = 0;
     for (int64_t r = 0; r < rb; ++r) {
       RowIndex(row0 + r, batch, o);
-      const T* in_row = input_.data() + (batch_base + batch) * g_.in_batch_stride +
+      const T* in_row = input_ + (batch_base + batch) * g_.in_batch_stride +
                         feature_base * g_.in_feature_stride;
-      T* dst = patches.data() + r * cols_;
+      T* dst = patches + r * cols_;
       std::fill(w.begin(), w.end(), 0);
       for (int64_t wl = 0; wl < window_count_; ++wl, dst += ci_count) {
         int64_t offset = 0;
@@ -215,21 +255,23 @@ class ConvolutionRunner {
     }
   }
 
-  void ScatterProduct(int64_t group, int64_t row0, int64_t rb, const std::vector<T>& product) {
+  void ScatterProduct(int64_t group, int64_t row0, int64_t rb, const T* product) const {
     std::vector<int64_t> o(g_.spatial_rank);
     int64_t batch = 0;
     for (int64_t r = 0; r < rb; ++r) {
       RowIndex(row0 + r, batch, o);
-      T* dst = out_.data() + batch * g_.out_batch_stride +
+      T* dst = out_ + batch * g_.out_batch_stride +
                group * out_per_group_ * g_.out_feature_stride +
                LinearIndex(g_.out_spatial_strides, o);
-      const T* src = product.data() + r * out_per_group_;
+      const T* src = product + r * out_per_group_;
       for (int64_t oo = 0; oo < out_per_group_; ++oo) dst[oo * g_.out_feature_stride] = src[oo];
     }
   }
 
   const ConvGeometry& g_;
-  std::vector<T> input_, kernel_, out_;
+  const T* input_;
+  const T* kernel_;
+  T* out_;
   int64_t window_count_ = 0, rows_ = 0, cols_ = 0, out_per_group_ = 0;
 };
 
@@ -244,10 +286,16 @@ Result<hlo::Literal> EvalConvolution(const hlo::Instruction& instr, Operands ope
                                        out_shape));
   KILN_RETURN_IF_ERROR(ctx.Charge(out_shape.ElementCount()));
   return VisitComputeType(out_shape.element_type(), [&]<typename T>(T) {
-    ConvolutionRunner<T> runner(geometry, ElementsAs<T>(*operands[0]),
-                                ElementsAs<T>(*operands[1]), out_shape.ElementCount());
-    std::vector<T> values = runner.Run();
-    hlo::Literal result(out_shape);
+    const ConvOperand<T> input(*operands[0]), kernel(*operands[1]);
+    // Every output element lies in exactly one block's rows and one group's
+    // features, so the runner writes each.
+    hlo::Literal result = hlo::Literal::Uninitialized(out_shape);
+    if (T* in_place = MutableElementsInPlace<T>(result)) {
+      ConvolutionRunner<T>(geometry, input.data, kernel.data, in_place).Run();
+      return result;
+    }
+    std::vector<T> values(out_shape.ElementCount());
+    ConvolutionRunner<T>(geometry, input.data, kernel.data, values.data()).Run();
     StoreElements<T>(values, result);
     return result;
   });

@@ -52,10 +52,11 @@ int64_t SizeOf(const hlo::Shape& shape, std::span<const int64_t> dims) {
   return n;
 }
 
-// Arranges `data` (row-major over `shape`) as [batch, rows, cols] or, when
-// that needs no copy, as [batch, cols, rows] with transposed = true.
+// Arranges `lit` as [batch, rows, cols] or, when that needs no copy, as
+// [batch, cols, rows] with transposed = true; read in place when its
+// elements are stored as T, else converted (and rearranged) into owned.
 template <typename T>
-GemmOperand<T> Arrange(std::vector<T> data, const hlo::Shape& shape, const OperandRoles& roles) {
+GemmOperand<T> Arrange(const hlo::Literal& lit, const OperandRoles& roles) {
   std::vector<int64_t> row_major = roles.batch, col_major = roles.batch;
   row_major.insert(row_major.end(), roles.rows.begin(), roles.rows.end());
   row_major.insert(row_major.end(), roles.cols.begin(), roles.cols.end());
@@ -67,17 +68,22 @@ GemmOperand<T> Arrange(std::vector<T> data, const hlo::Shape& shape, const Opera
     }
     return true;
   };
+  const hlo::Shape& shape = lit.shape();
   GemmOperand<T> out;
-  out.rows = SizeOf(shape, roles.rows);
-  out.cols = SizeOf(shape, roles.cols);
-  if (is_identity(row_major)) {
-    out.data = std::move(data);
-  } else if (is_identity(col_major)) {
-    out.data = std::move(data);
-    out.transposed = true;
+  out.view.rows = SizeOf(shape, roles.rows);
+  out.view.cols = SizeOf(shape, roles.cols);
+  const bool as_stored = is_identity(row_major) || is_identity(col_major);
+  out.view.transposed = !is_identity(row_major) && as_stored;
+  if (as_stored) {
+    if (const T* in_place = ElementsInPlace<T>(lit)) {
+      out.view.data = in_place;
+      return out;
+    }
+    out.owned = ElementsAs<T>(lit);
   } else {
-    out.data = TransposeRowMajor<T>(data, shape.dimensions(), row_major);
+    out.owned = TransposeRowMajor<T>(ElementsAs<T>(lit), shape.dimensions(), row_major);
   }
+  out.view.data = out.owned.data();
   return out;
 }
 
@@ -85,11 +91,15 @@ template <typename T>
 hlo::Literal ComputeDot(const hlo::Literal& lhs, const hlo::Literal& rhs,
                         const OperandRoles& lhs_roles, const OperandRoles& rhs_roles,
                         int64_t batch, const hlo::Shape& result_shape) {
-  GemmOperand<T> a = Arrange(ElementsAs<T>(lhs), lhs.shape(), lhs_roles);
-  GemmOperand<T> b = Arrange(ElementsAs<T>(rhs), rhs.shape(), rhs_roles);
-  std::vector<T> c(batch * a.rows * b.cols);
-  BatchedGemm(a, b, batch, c.data());
-  hlo::Literal result(result_shape);
+  const GemmOperand<T> a = Arrange<T>(lhs, lhs_roles);
+  const GemmOperand<T> b = Arrange<T>(rhs, rhs_roles);
+  hlo::Literal result = hlo::Literal::Uninitialized(result_shape);
+  if (T* in_place = MutableElementsInPlace<T>(result)) {
+    BatchedGemm(a.view, b.view, batch, in_place);
+    return result;
+  }
+  std::vector<T> c(batch * a.view.rows * b.view.cols);
+  BatchedGemm(a.view, b.view, batch, c.data());
   StoreElements<T>(c, result);
   return result;
 }

@@ -215,11 +215,36 @@ void StoreElements(std::span<const T> values, hlo::Literal& lit) {
   });
 }
 
+// Whether `lit`'s elements are stored as T itself.
+template <typename T>
+bool StoredAs(const hlo::Literal& lit) {
+  bool stored_as_t = false;
+  VisitCodec(lit.shape().element_type(), [&](const auto& codec) {
+    using Value = typename std::decay_t<decltype(codec)>::Value;
+    stored_as_t = std::is_same_v<Value, T> && sizeof(T) == static_cast<size_t>(ElementBytes(lit));
+  });
+  return stored_as_t;
+}
+
+template <typename T>
+const T* ElementsInPlace(const hlo::Literal& lit) {
+  if (lit.element_count() == 0 || !StoredAs<T>(lit)) return nullptr;
+  return reinterpret_cast<const T*>(lit.data().data());
+}
+
+template <typename T>
+T* MutableElementsInPlace(hlo::Literal& lit) {
+  if (lit.element_count() == 0 || !StoredAs<T>(lit)) return nullptr;
+  return reinterpret_cast<T*>(lit.mutable_data().data());
+}
+
 #define KILN_INSTANTIATE_ELEMENT_ACCESS(T)                                  \
   template T GetElementAs<T>(const hlo::Literal&, int64_t);                 \
   template void SetElementFrom<T>(hlo::Literal&, int64_t, T);               \
   template std::vector<T> ElementsAs<T>(const hlo::Literal&);               \
-  template void StoreElements<T>(std::span<const T>, hlo::Literal&);
+  template void StoreElements<T>(std::span<const T>, hlo::Literal&);       \
+  template const T* ElementsInPlace<T>(const hlo::Literal&);                \
+  template T* MutableElementsInPlace<T>(hlo::Literal&);
 
 KILN_INSTANTIATE_ELEMENT_ACCESS(float)
 KILN_INSTANTIATE_ELEMENT_ACCESS(double)

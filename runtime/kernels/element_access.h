@@ -41,6 +41,15 @@ std::vector<T> ElementsAs(const hlo::Literal& lit);
 template <typename T>
 void StoreElements(std::span<const T> values, hlo::Literal& lit);
 
+// The elements of `lit` read (or written) in place as T: non-null only when
+// they are stored as T itself (f32 as float, s64 as int64_t, c64 as
+// std::complex<float>, ...), so that a kernel can skip ElementsAs' copy.
+// Valid while `lit` lives and keeps its storage.
+template <typename T>
+const T* ElementsInPlace(const hlo::Literal& lit);
+template <typename T>
+T* MutableElementsInPlace(hlo::Literal& lit);
+
 // The compute type XLA-style kernels use for results of element type t:
 // f16/bf16/f8/f32 -> float, f64 -> double, c64/c128 -> complex, signed
 // integers -> int64_t, unsigned integers and pred -> uint64_t.

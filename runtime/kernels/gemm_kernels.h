@@ -1,5 +1,6 @@
-// The batched GEMM compiled once per ISA level (isa/gemm_level.cc), and the
-// table of the level this process runs.
+// The matrix product compiled once per ISA level (isa/gemm_level.cc), and
+// the table of the level this process runs. gemm.h batches, tiles and
+// spreads products over host cores on top of it.
 //
 // The level tables are immutable and live for the whole program; every
 // function here is thread-safe. The kernels read and write caller-owned
@@ -13,20 +14,35 @@
 
 namespace kiln::runtime {
 
-// `batch` row-major matrices of rows x cols at data, each stored as it is or
-// (transposed = true) as its cols x rows transpose.
+// A row-major matrix of rows x cols at data, stored as it is or
+// (transposed = true) as its cols x rows transpose; `stride` elements lie
+// between the starts of consecutive stored rows (0: stored densely). A
+// block of a larger matrix is a view with the larger matrix's stride.
 template <typename T>
 struct GemmView {
   const T* data = nullptr;
   int64_t rows = 0;
   int64_t cols = 0;
   bool transposed = false;
+  int64_t stride = 0;
+
+  int64_t StoredRowStride() const { return stride != 0 ? stride : (transposed ? rows : cols); }
 };
 
-// c[i] = a[i] * b[i] for i in [0, batch); c is row-major [batch, a.rows,
-// b.cols] and is overwritten. a.cols must equal b.rows.
+// The row-major rows x cols result block at data, `stride` elements between
+// the starts of its rows (0: dense).
 template <typename T>
-using GemmFn = void (*)(const GemmView<T>& a, const GemmView<T>& b, int64_t batch, T* c);
+struct GemmOut {
+  T* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t stride = 0;
+};
+
+// c = a * b, overwriting c. a.cols must equal b.rows; c is a.rows x b.cols.
+// Single-threaded.
+template <typename T>
+using GemmFn = void (*)(const GemmView<T>& a, const GemmView<T>& b, const GemmOut<T>& c);
 
 // One level's GEMM for each compute type (element_access.h's ComputeType).
 struct GemmKernels {

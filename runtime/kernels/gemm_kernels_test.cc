@@ -45,10 +45,13 @@ void ExpectLevelAgreesWithBaseline(IsaLevel level, int64_t batch, int64_t m, int
   }
   for (bool a_transposed : {false, true}) {
     for (bool b_transposed : {false, true}) {
-      GemmView<T> va{a.data(), m, k, a_transposed}, vb{b.data(), k, n, b_transposed};
       std::vector<T> want(batch * m * n), got(batch * m * n, T(7));
-      baseline.For<T>()(va, vb, batch, want.data());
-      kernels.For<T>()(va, vb, batch, got.data());
+      for (int64_t i = 0; i < batch; ++i) {
+        GemmView<T> va{a.data() + i * m * k, m, k, a_transposed};
+        GemmView<T> vb{b.data() + i * k * n, k, n, b_transposed};
+        baseline.For<T>()(va, vb, {want.data() + i * m * n, m, n});
+        kernels.For<T>()(va, vb, {got.data() + i * m * n, m, n});
+      }
       double worst = 0;
       for (size_t i = 0; i < want.size(); ++i) {
         if constexpr (std::is_integral_v<T>) {
@@ -95,7 +98,7 @@ TEST_P(GemmKernelsTest, IntegersAreExact) {
 TEST_P(GemmKernelsTest, EmptyContractionWritesZeros) {
   const GemmKernels& kernels = *GemmKernelsFor(GetParam());
   std::vector<float> c(6, 7.0f);
-  kernels.f32({nullptr, 2, 0, false}, {nullptr, 0, 3, false}, 1, c.data());
+  kernels.f32({nullptr, 2, 0, false}, {nullptr, 0, 3, false}, {c.data(), 2, 3});
   EXPECT_EQ(c, std::vector<float>(6, 0.0f));
 }
 

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <exception>
 
+#include "base/host_cores.h"
+
 namespace kiln::runtime::pool {
 namespace {
 
@@ -163,6 +165,9 @@ Status DevicePool::RunJob(const Chip& chip, const ChipContext& context, Job& job
                                   std::string(spec.name) + ") has " + Gigabytes(static_cast<double>(spec.hbm_bytes)));
   }
   try {
+    // The chip's program keeps this host core busy; its kernels may borrow
+    // only the cores no other chip holds.
+    HostCores::Lease core = HostCores::Get().Hold();
     Result<double> seconds = job.run(context);
     if (!seconds) return std::unexpected(seconds.error());
     device_seconds = *seconds;

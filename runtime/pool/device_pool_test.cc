@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/host_cores.h"
 #include "runtime/pool/device_pool.h"
 #include "runtime/pool/pool_test_util.h"
 
@@ -39,6 +40,27 @@ TEST(DevicePoolTest, FloodingClientDoesNotStarveOthers) {
   // Round-robin: B's five jobs alternate with A's first ones.
   EXPECT_LE(last_b, 11u);
   EXPECT_EQ(last_a, 105u);
+}
+
+// A running job holds a host core (base/host_cores.h), so its kernels
+// borrow only cores no other chip's job holds; the core is given back when
+// the job ends.
+TEST(DevicePoolTest, ARunningJobHoldsAHostCore) {
+  auto pool = DevicePool::Create("v5e:1");
+  ASSERT_TRUE(pool) << pool.error().message;
+  HostCores& cores = HostCores::Get();
+  const int before = cores.in_use();
+  std::atomic<int> during{-1};
+  Completions done;
+  Job job = Sleeper("a", 0, 1e-3, done.Callback("job"));
+  job.run = [&](const ChipContext&) -> Result<double> {
+    during = HostCores::Get().in_use();
+    return 1e-3;
+  };
+  ASSERT_TRUE((*pool)->Submit(std::move(job)));
+  done.WaitFor(1);
+  EXPECT_EQ(during.load(), before + 1);
+  EXPECT_EQ(cores.in_use(), before);
 }
 
 TEST(DevicePoolTest, HbmOverflowIsAnErrorAndFreesTheChip) {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <thread>
 
+#include "base/host_cores.h"
 #include "runtime/eval/slice_rendezvous.h"
 
 namespace kiln::runtime {
@@ -38,6 +39,8 @@ Result<std::vector<hlo::Literal>> RunOnSlice(SliceShape slice, std::span<const s
     if (d != 0) device_options[d].control_flow = nullptr;
   }
   auto run_device = [&](int64_t d) {
+    // Each chip's program keeps a host core busy (base/host_cores.h).
+    HostCores::Lease core = HostCores::Get().Hold();
     results[d] = run(args[d], device_options[d]);
     if (!*results[d]) {
       rendezvous.Abort(results[d]->error().WithContext("device " + std::to_string(d)));

@@ -1,4 +1,4 @@
-// The batched GEMM behind dot and convolution, compiled once per ISA level
+// The matrix product behind dot and convolution, compiled once per ISA level
 // (runtime/kernels/CMakeLists.txt): KILN_ISA_NAMESPACE names the level's
 // namespace (isa_baseline, isa_avx2, isa_avx512) and the level's -march flags
 // let Eigen use that level's vector registers.
@@ -31,28 +31,33 @@ namespace {
 
 template <typename T>
 using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using ConstMap = Eigen::Map<const RowMajorMatrix<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
+
+// The stored matrix of `v` (rows x cols, or cols x rows when transposed).
+template <typename T>
+ConstMap<T> Stored(const GemmView<T>& v) {
+  return v.transposed ? ConstMap<T>(v.data, v.cols, v.rows, Eigen::OuterStride<>(v.StoredRowStride()))
+                      : ConstMap<T>(v.data, v.rows, v.cols, Eigen::OuterStride<>(v.StoredRowStride()));
+}
 
 template <typename T>
-void BatchedGemm(const GemmView<T>& a, const GemmView<T>& b, int64_t batch, T* c) {
-  using ConstMap = Eigen::Map<const RowMajorMatrix<T>>;
-  const int64_t m = a.rows, k = a.cols, n = b.cols;
-  for (int64_t i = 0; i < batch; ++i) {
-    Eigen::Map<RowMajorMatrix<T>> out(c + i * m * n, m, n);
-    if (k == 0) {
-      out.setZero();
-      continue;
-    }
-    const T* pa = a.data + i * m * k;
-    const T* pb = b.data + i * k * n;
-    if (!a.transposed && !b.transposed) {
-      out.noalias() = ConstMap(pa, m, k) * ConstMap(pb, k, n);
-    } else if (!a.transposed) {
-      out.noalias() = ConstMap(pa, m, k) * ConstMap(pb, n, k).transpose();
-    } else if (!b.transposed) {
-      out.noalias() = ConstMap(pa, k, m).transpose() * ConstMap(pb, k, n);
-    } else {
-      out.noalias() = ConstMap(pa, k, m).transpose() * ConstMap(pb, n, k).transpose();
-    }
+void Gemm(const GemmView<T>& a, const GemmView<T>& b, const GemmOut<T>& c) {
+  Eigen::Map<RowMajorMatrix<T>, Eigen::Unaligned, Eigen::OuterStride<>> out(
+      c.data, c.rows, c.cols, Eigen::OuterStride<>(c.stride != 0 ? c.stride : c.cols));
+  if (a.cols == 0) {
+    out.setZero();
+    return;
+  }
+  const ConstMap<T> sa = Stored(a), sb = Stored(b);
+  if (!a.transposed && !b.transposed) {
+    out.noalias() = sa * sb;
+  } else if (!a.transposed) {
+    out.noalias() = sa * sb.transpose();
+  } else if (!b.transposed) {
+    out.noalias() = sa.transpose() * sb;
+  } else {
+    out.noalias() = sa.transpose() * sb.transpose();
   }
 }
 
@@ -61,12 +66,12 @@ void BatchedGemm(const GemmView<T>& a, const GemmView<T>& b, int64_t batch, T* c
 extern const GemmKernels kGemmKernels;
 const GemmKernels kGemmKernels{
     .level = static_cast<IsaLevel>(KILN_ISA_LEVEL),
-    .f32 = &BatchedGemm<float>,
-    .f64 = &BatchedGemm<double>,
-    .c64 = &BatchedGemm<std::complex<float>>,
-    .c128 = &BatchedGemm<std::complex<double>>,
-    .s64 = &BatchedGemm<int64_t>,
-    .u64 = &BatchedGemm<uint64_t>,
+    .f32 = &Gemm<float>,
+    .f64 = &Gemm<double>,
+    .c64 = &Gemm<std::complex<float>>,
+    .c128 = &Gemm<std::complex<double>>,
+    .s64 = &Gemm<int64_t>,
+    .u64 = &Gemm<uint64_t>,
 };
 
 }  // namespace kiln::runtime::KILN_ISA_NAMESPACE
