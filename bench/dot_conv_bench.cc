@@ -17,16 +17,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "base/host_cores.h"
 #include "bench/dot_conv_eigen_native.h"
+#include "bench/run_in_child.h"
 #include "compiler/hlo/parser.h"
 #include "runtime/kernels/isa_level.h"
 #include "runtime/kernels/kernels.h"
@@ -182,28 +181,11 @@ ENTRY e {
 // Runs this benchmark again with KILN_ISA=level, KILN_HOST_THREADS=cores
 // (0: every core) and the given repetitions; true when the child exits 0.
 bool RunInChild(IsaLevel level, int cores, int reps) {
-  std::fflush(stdout);
-  const pid_t pid = fork();
-  if (pid < 0) {
-    std::perror("fork");
-    return false;
-  }
-  if (pid == 0) {
-    const std::string name(kiln::runtime::IsaLevelName(level)), reps_arg = std::to_string(reps);
-    setenv("KILN_ISA", name.c_str(), 1);
-    if (cores > 0) {
-      setenv("KILN_HOST_THREADS", std::to_string(cores).c_str(), 1);
-    } else {
-      unsetenv("KILN_HOST_THREADS");
-    }
-    const char* args[] = {"kiln_dot_conv_bench", reps_arg.c_str(), "--one-level", nullptr};
-    execv("/proc/self/exe", const_cast<char* const*>(args));
-    std::perror("execv /proc/self/exe");
-    _exit(127);
-  }
-  int status = 0;
-  if (waitpid(pid, &status, 0) < 0) return false;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  std::optional<std::string> threads;
+  if (cores > 0) threads = std::to_string(cores);
+  return kiln::bench::RunSelfInChild(
+      {{"KILN_ISA", std::string(kiln::runtime::IsaLevelName(level))}, {"KILN_HOST_THREADS", threads}},
+      {std::to_string(reps), "--one-level"});
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "base/host_cores.h"
+
 namespace kiln::runtime {
 namespace {
 
@@ -109,13 +111,12 @@ Result<std::vector<hlo::Literal>> RunElementwiseRegion(
   for (size_t m = 0, o = 0; m < member_count; ++m) {
     if (region.members[m].is_output) output_base[m] = outputs[o++].mutable_data().data();
   }
-  const size_t scratch_size = static_cast<size_t>(region.scratch_bytes + splat_bytes);
-  auto scratch = std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(scratch_size, 1));
-
-  int64_t splat_offset = region.scratch_bytes;
+  // Splatted inputs fill one chunk each, shared (read only) by every part.
+  auto splats = std::make_unique_for_overwrite<uint8_t[]>(static_cast<size_t>(std::max<int64_t>(splat_bytes, 1)));
+  int64_t splat_offset = 0;
   for (InputView& view : views) {
     if (!view.splat) continue;
-    uint8_t* chunk = scratch.get() + splat_offset;
+    uint8_t* chunk = splats.get() + splat_offset;
     for (int64_t e = 0; e < kElementwiseChunk; ++e) {
       std::memcpy(chunk + e * view.width, view.data, static_cast<size_t>(view.width));
     }
@@ -123,33 +124,51 @@ Result<std::vector<hlo::Literal>> RunElementwiseRegion(
     splat_offset += RoundUpToCacheLine(kElementwiseChunk * view.width);
   }
 
-  std::vector<uint8_t*> member_chunk(member_count);
-  for (int64_t start = 0; start < count; start += kElementwiseChunk) {
-    const int64_t n = std::min(kElementwiseChunk, count - start);
-    for (size_t m = 0; m < member_count; ++m) {
-      const ElementwiseRegion::Member& member = region.members[m];
-      ElementwiseArgs args;
-      args.n = n;
-      const int64_t operand_count = member.instr->operand_count();
-      for (int64_t k = 0; k < operand_count; ++k) {
-        const int source = member.sources[k];
-        if (source >= 0) {
-          args.in[k] = member_chunk[source];
-        } else {
-          const InputView& view = views[-source - 1];
-          args.in[k] = view.splat ? view.data : view.data + start * view.width;
+  // Chunks [first, last) with scratch of their own.
+  auto run_chunks = [&](int64_t first, int64_t last) {
+    auto scratch = std::make_unique_for_overwrite<uint8_t[]>(
+        static_cast<size_t>(std::max<int64_t>(region.scratch_bytes, 1)));
+    std::vector<uint8_t*> member_chunk(member_count);
+    for (int64_t chunk = first; chunk < last; ++chunk) {
+      const int64_t start = chunk * kElementwiseChunk;
+      const int64_t n = std::min(kElementwiseChunk, count - start);
+      for (size_t m = 0; m < member_count; ++m) {
+        const ElementwiseRegion::Member& member = region.members[m];
+        ElementwiseArgs args;
+        args.n = n;
+        const int64_t operand_count = member.instr->operand_count();
+        for (int64_t k = 0; k < operand_count; ++k) {
+          const int source = member.sources[k];
+          if (source >= 0) {
+            args.in[k] = member_chunk[source];
+          } else {
+            const InputView& view = views[-source - 1];
+            args.in[k] = view.splat ? view.data : view.data + start * view.width;
+          }
         }
+        if (member.alias_operand && !member.is_output) {
+          // A copy nobody outside sees: read the operand in place.
+          member_chunk[m] = static_cast<uint8_t*>(const_cast<void*>(args.in[0]));
+          continue;
+        }
+        member_chunk[m] = member.is_output ? output_base[m] + start * member_width[m]
+                                           : scratch.get() + member.scratch_offset;
+        args.out = member_chunk[m];
+        member.kernel.Run(args);
       }
-      if (member.alias_operand && !member.is_output) {
-        // A copy nobody outside sees: read the operand in place.
-        member_chunk[m] = static_cast<uint8_t*>(const_cast<void*>(args.in[0]));
-        continue;
-      }
-      member_chunk[m] = member.is_output ? output_base[m] + start * member_width[m]
-                                         : scratch.get() + member.scratch_offset;
-      args.out = member_chunk[m];
-      member.kernel.Run(args);
     }
+  };
+  // Large regions run as parts of kElementwisePartChunks chunks on the
+  // calling thread and the host cores no chip holds (each element is
+  // computed alone, so the result is the same however many ran).
+  const int64_t chunks = (count + kElementwiseChunk - 1) / kElementwiseChunk;
+  const int64_t parts = (chunks + kElementwisePartChunks - 1) / kElementwisePartChunks;
+  if (parts <= 1) {
+    run_chunks(0, chunks);
+  } else {
+    HostCores::Get().ParallelFor(parts, [&](int64_t part) {
+      run_chunks(part * kElementwisePartChunks, std::min(chunks, (part + 1) * kElementwisePartChunks));
+    });
   }
   return outputs;
 }

@@ -4,9 +4,10 @@
 //
 // BuildComputationPlan (computation_plan.cc) forms regions and
 // LayOutRegionScratch places their temporaries; RunElementwiseRegion computes
-// a region's outputs from its inputs. Inputs must have the region's element
-// count or one element (splatted). Regions are immutable after planning and
-// may be run concurrently.
+// a region's outputs from its inputs (a large region in parts over the idle
+// host cores). Inputs must have the region's element count or one element
+// (splatted). Regions are immutable after planning and may be run
+// concurrently.
 #pragma once
 
 #include <array>
@@ -48,6 +49,9 @@ struct ElementwiseRegion {
 // Elements evaluated per step: a region's live temporaries then stay in the
 // first-level cache.
 inline constexpr int64_t kElementwiseChunk = 512;
+// Chunks a part of a large region runs; parts spread over idle host cores
+// (base/host_cores.h).
+inline constexpr int64_t kElementwisePartChunks = 128;
 
 // Sets each member's scratch_offset and the region's scratch_bytes. A chunk
 // is reused by a later member once every reader of its value has run.

@@ -1,8 +1,8 @@
 // The speed-related parts of elementwise evaluation: the vectorized
 // maximum/minimum keep NaN and signed-zero rules at every position of a
 // vector and its tail, regions reuse scratch chunks without clobbering live
-// values, and results of the large-block size class come out right (also when a
-// freed block is reused).
+// values, results of the large-block size class come out right (also when a
+// freed block is reused), and large regions run in parts over host cores.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/host_cores_testing.h"
 #include "runtime/eval/computation_plan.h"
 #include "runtime/eval/eval_test_util.h"
 
@@ -143,6 +144,28 @@ TEST(ElementwiseRegionTest, LargeResultsAreComplete) {
     for (int64_t i = 0; i < n; ++i) wrong += r->Get<float>(i) != x[i] * x[i];
     EXPECT_EQ(wrong, 0);
   }
+}
+
+// A region of several parts (kElementwisePartChunks chunks each, with a
+// ragged last chunk) and a splatted scalar: every element is right, and the
+// result is the same with helpers and with every host core held.
+TEST(ElementwiseRegionTest, RegionsInPartsOverHostCoresComputeEveryElement) {
+  const int64_t n = 3 * kElementwisePartChunks * kElementwiseChunk + 77;
+  const std::string t = "f32[" + std::to_string(n) + "]";
+  const std::string hlo = "HloModule m\nENTRY e {\n  x = " + t + " parameter(0)\n" +
+                          "  s = f32[] constant(0.5)\n  h = " + t + " broadcast(s), dimensions={}\n" +
+                          "  a = " + t + " multiply(x, h)\n  ROOT r = " + t + " add(a, x)\n}\n";
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(i % 1013) - 500.0f;
+  auto spread = testing::Run(hlo, {Array(hlo::PrimitiveType::kF32, x)});
+  ASSERT_TRUE(spread.has_value()) << spread.error().message;
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < n; ++i) wrong += spread->Get<float>(i) != x[i] * 0.5f + x[i];
+  EXPECT_EQ(wrong, 0);
+  kiln::testing::AllHostCoresHeld held;
+  auto alone = testing::Run(hlo, {Array(hlo::PrimitiveType::kF32, x)});
+  ASSERT_TRUE(alone.has_value()) << alone.error().message;
+  EXPECT_TRUE(*alone == *spread);
 }
 
 }  // namespace
