@@ -13,7 +13,8 @@
 // runs on one host core (KILN_HOST_THREADS=1), then on all of them, each in
 // a child process of this one (the host cores are fixed per process).
 // Prints GB/s (10^9 bytes per second) of each and the ratio; the target is a
-// ratio of at least 0.5. Never fails on timing: exit status 1
+// ratio of at least 0.5. Then row and column sums over the first input as
+// f32[elements / 1024, 1024], in GB/s read against the triad (no target). Never fails on timing: exit status 1
 // only when the module does not parse or evaluate, or the result is wrong.
 #include <algorithm>
 #include <chrono>
@@ -63,6 +64,34 @@ float Expected(float x, float y) {
 
 double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A sum over dimension `dim` of f32[rows, 1024] (1: row sums, 0: column
+// sums).
+std::string ReduceModule(int64_t rows, int dim) {
+  const int64_t kept = dim == 1 ? rows : 1024;
+  return "HloModule sums\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+         "  ROOT s = f32[] add(a, b)\n}\n\nENTRY e {\n"
+         "  x = f32[" + std::to_string(rows) + ",1024] parameter(0)\n"
+         "  z = f32[] constant(0)\n"
+         "  ROOT r = f32[" + std::to_string(kept) + "] reduce(x, z), dimensions={" + std::to_string(dim) +
+         "}, to_apply=add\n}\n";
+}
+
+// Best seconds of `reps` evaluations of a reduction of `input`; negative
+// when it fails.
+double ReduceSeconds(const kiln::hlo::Literal& input, int dim, int reps) {
+  auto module = kiln::hlo::ParseModule(ReduceModule(input.shape().dimensions(0), dim));
+  if (!module) return -1;
+  double best = std::numeric_limits<double>::infinity();
+  const std::vector<kiln::hlo::Literal> args = {input};
+  for (int r = 0; r < reps; ++r) {
+    auto start = Clock::now();
+    auto result = kiln::runtime::EvaluateModule(**module, args);
+    if (!result) return -1;
+    best = std::min(best, Seconds(start));
+  }
+  return best;
 }
 
 // Times both sides in this process; 0 when the chain's result is right.
@@ -124,6 +153,19 @@ int Measure(int64_t n, int reps) {
   std::printf("  8-op chain (eval) %8.3f ms  %6.2f GB/s\n", chain_best * 1e3, chain_gbps);
   std::printf("  ratio             %.2fx of triad (target >= %.2fx: %s)\n", ratio, kTargetRatio,
               ratio >= kTargetRatio ? "met" : "NOT met");
+  // Reductions read their input once: their GB/s against the triad's.
+  kiln::hlo::Literal matrix = kiln::hlo::Literal::FromData(
+      kiln::hlo::Shape(kiln::hlo::PrimitiveType::kF32, {n / 1024, 1024}), args[0].data());
+  for (int dim : {1, 0}) {
+    const double seconds = ReduceSeconds(matrix, dim, reps);
+    if (seconds < 0) {
+      std::fprintf(stderr, "reduce over dimension %d failed\n", dim);
+      return 1;
+    }
+    const double gbps = static_cast<double>(matrix.data().size()) / seconds / 1e9;
+    std::printf("  %s sums (eval)  %8.3f ms  %6.2f GB/s read (%.2fx of triad)\n", dim == 1 ? "row   " : "column",
+                seconds * 1e3, gbps, gbps / triad_gbps);
+  }
   return 0;
 }
 

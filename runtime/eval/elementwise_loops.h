@@ -12,15 +12,16 @@
 
 namespace kiln::runtime::elementwise_internal {
 
-// Hot loops are compiled twice, for AVX2 and for the baseline ISA, and the
-// loader picks one per machine (GCC function multiversioning). FMA stays off:
-// contracting a*b+c would change results. Clang (only the fuzz build uses
-// it) leaves the inline functions such clones call undefined at link time,
-// so there the loops are compiled once.
+// Hot loops are compiled three times, for AVX-512 (x86-64-v4), AVX2 and the
+// baseline ISA, and the loader picks one per machine (GCC function
+// multiversioning). a*b+c is never contracted to an FMA (ISO C++ mode's
+// -ffp-contract=off): that would change results. Clang (only the fuzz
+// build uses it) leaves the inline functions such clones call undefined at
+// link time, so there the loops are compiled once.
 #if defined(__clang__)
 #define KILN_ELEMENTWISE_LOOP
 #else
-#define KILN_ELEMENTWISE_LOOP [[gnu::target_clones("avx2", "default")]]
+#define KILN_ELEMENTWISE_LOOP [[gnu::target_clones("arch=x86-64-v4", "avx2", "default")]]
 #endif
 
 template <class Tr, class Op>

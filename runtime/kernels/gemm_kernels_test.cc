@@ -6,28 +6,12 @@
 #include <cmath>
 #include <complex>
 #include <limits>
-#include <random>
 #include <vector>
+
+#include "runtime/kernels/random_test_values.h"
 
 namespace kiln::runtime {
 namespace {
-
-template <typename T>
-std::vector<T> RandomValues(int64_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<T> v(count);
-  for (T& x : v) {
-    if constexpr (std::is_integral_v<T>) {
-      x = static_cast<T>(std::uniform_int_distribution<int64_t>(-1000, 1000)(rng));
-    } else if constexpr (std::is_floating_point_v<T>) {
-      x = std::uniform_real_distribution<T>(-1, 1)(rng);
-    } else {
-      std::uniform_real_distribution<typename T::value_type> d(-1, 1);
-      x = T(d(rng), d(rng));
-    }
-  }
-  return v;
-}
 
 // Runs `level`'s GEMM on a [batch, m, k] x [batch, k, n] product with both
 // operands in each storage order and checks it against the baseline's.
@@ -35,7 +19,7 @@ template <typename T>
 void ExpectLevelAgreesWithBaseline(IsaLevel level, int64_t batch, int64_t m, int64_t k, int64_t n) {
   const GemmKernels& baseline = *GemmKernelsFor(IsaLevel::kBaseline);
   const GemmKernels& kernels = *GemmKernelsFor(level);
-  const std::vector<T> a = RandomValues<T>(batch * m * k, 1), b = RandomValues<T>(batch * k * n, 2);
+  const std::vector<T> a = testing::RandomTestValues<T>(batch * m * k, 1), b = testing::RandomTestValues<T>(batch * k * n, 2);
   // Entries lie in [-1, 1] (floats; |re|, |im| for complex): a sum of k
   // products differs between summation orders by at most ~2 k eps k.
   double tolerance = 0;

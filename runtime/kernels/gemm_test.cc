@@ -6,21 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "base/host_cores_testing.h"
+#include "runtime/kernels/random_test_values.h"
 
 namespace kiln::runtime {
 namespace {
-
-std::vector<float> RandomFloats(int64_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> v(count);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 TEST(PartitionGemmTest, SmallProductsAreOnePart) {
   GemmPartition p = PartitionGemm(4, 16, 16, 16);
@@ -60,7 +52,7 @@ TEST(PartitionGemmTest, LargeProductsAreTiledWithinTheBoundAndCoverTheResult) {
 // Runs BatchedGemm on [batch, m, k] x [batch, k, n] in all four storage
 // orders and compares with the level's kernel over each whole product.
 void ExpectTiledProductIsTheProduct(int64_t batch, int64_t m, int64_t k, int64_t n) {
-  const std::vector<float> a = RandomFloats(batch * m * k, 1), b = RandomFloats(batch * k * n, 2);
+  const std::vector<float> a = testing::RandomTestValues<float>(batch * m * k, 1), b = testing::RandomTestValues<float>(batch * k * n, 2);
   const double tolerance = 1e-5 * static_cast<double>(k);
   for (bool at : {false, true}) {
     for (bool bt : {false, true}) {
@@ -90,7 +82,7 @@ TEST(BatchedGemmTest, TiledProductsAreTheProducts) {
 // a lease: bit for bit the same result.
 TEST(BatchedGemmTest, TheResultDoesNotDependOnHowManyCoresRanIt) {
   const int64_t m = 600, k = 700, n = 500;
-  const std::vector<float> a = RandomFloats(m * k, 3), b = RandomFloats(k * n, 4);
+  const std::vector<float> a = testing::RandomTestValues<float>(m * k, 3), b = testing::RandomTestValues<float>(k * n, 4);
   std::vector<float> spread(m * n), alone(m * n);
   BatchedGemm<float>({a.data(), m, k, true}, {b.data(), k, n}, 1, spread.data());
 

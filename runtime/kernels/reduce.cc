@@ -1,8 +1,11 @@
 // reduce: variadic reduction of the given dimensions with to_apply.
 
+#include <algorithm>
+
 #include "compiler/hlo/op_attributes.h"
 #include "runtime/kernels/combiner.h"
 #include "runtime/kernels/element_access.h"
+#include "runtime/kernels/fast_reduce.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/kernels.h"
 
@@ -25,23 +28,39 @@ std::vector<int64_t> OutputStridesPerInputDim(std::span<const int64_t> input_dim
 }
 
 // One input, a recognised binary reducer: accumulate in the compute type and
-// round once when storing the result.
+// round once when storing the result. Reduced dimensions that form one run
+// go through fast_reduce.h's vector loops; others walk the input element by
+// element.
 template <typename T>
 hlo::Literal FastReduce(ReducerKind kind, const hlo::Literal& input, const hlo::Literal& init,
                         std::span<const int64_t> reduced, const hlo::Shape& out_shape) {
-  std::vector<T> acc(out_shape.ElementCount(), GetElementAs<T>(init, 0));
-  const std::vector<T> in = ElementsAs<T>(input);
-  if (!in.empty()) {
-    StridedWalker walk(input.shape().dimensions(),
-                       OutputStridesPerInputDim(input.shape().dimensions(), reduced));
-    int64_t i = 0;
-    do {
-      T& a = acc[walk.offset()];
-      a = ApplyReducer<T>(kind, a, in[i++]);
-    } while (walk.Next());
+  const T init_value = GetElementAs<T>(init, 0);
+  hlo::Literal result = hlo::Literal::Uninitialized(out_shape);
+  T* const in_place = MutableElementsInPlace<T>(result);
+  std::vector<T> acc;
+  if (in_place == nullptr) acc.resize(out_shape.ElementCount());
+  T* const out = in_place != nullptr ? in_place : acc.data();
+  std::vector<T> converted;
+  const T* in = ElementsInPlace<T>(input);
+  if (in == nullptr && input.element_count() > 0) {
+    converted = ElementsAs<T>(input);
+    in = converted.data();
   }
-  hlo::Literal result(out_shape);
-  StoreElements<T>(acc, result);
+  ReduceGeometry geometry;
+  if (input.element_count() == 0 || !ContiguousReduceGeometry(input.shape().dimensions(), reduced, geometry) ||
+      !ReduceContiguous<T>(kind, geometry, in, init_value, out)) {
+    std::fill(out, out + out_shape.ElementCount(), init_value);
+    if (input.element_count() > 0) {
+      StridedWalker walk(input.shape().dimensions(),
+                         OutputStridesPerInputDim(input.shape().dimensions(), reduced));
+      int64_t i = 0;
+      do {
+        T& a = out[walk.offset()];
+        a = ApplyReducer<T>(kind, a, in[i++]);
+      } while (walk.Next());
+    }
+  }
+  if (in_place == nullptr) StoreElements<T>(acc, result);
   return result;
 }
 
