@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -52,8 +53,9 @@ std::string SlowModule(int seed, int dots = 40000) {
   return text + "}\n";
 }
 
-std::vector<std::string> SharedFlags(const RedisServer& redis, std::vector<std::string> more = {}) {
-  std::vector<std::string> flags = {"--shared", redis.url(), "--shared-lease", "1s", "--shared-timeout", "500ms"};
+std::vector<std::string> SharedFlags(const RedisServer& redis, std::vector<std::string> more = {},
+                                     const std::string& lease = "1s", const std::string& timeout = "500ms") {
+  std::vector<std::string> flags = {"--shared", redis.url(), "--shared-lease", lease, "--shared-timeout", timeout};
   flags.insert(flags.end(), more.begin(), more.end());
   return flags;
 }
@@ -205,43 +207,68 @@ TEST(ServerSharedTierTest, KillingTheLeaseholderMidCompileLetsAnotherServerFinis
   REQUIRE_REDIS();
   RedisServer redis;
   ASSERT_TRUE(redis.ok());
-  KilnServeProcess b(SharedFlags(redis));
+  // A 5 s exchange timeout: on a loaded machine a sanitized server's Redis
+  // exchange can pass 500 ms, and b would then compile on its own, as a
+  // server does while the tier is down, without ever seeing the lease.
+  const std::vector<std::string> flags = SharedFlags(redis, {}, "1s", "5s");
+  KilnServeProcess b(flags);
   ASSERT_TRUE(b.ok());
-  // A takes the lease and is frozen, then killed, mid-compile. Should A
-  // finish before it is caught (a fast machine), try another module.
+  // A takes the lease and compiles (renewing it); b is asked for the same
+  // module and found waiting on A's lease; then A is killed mid-compile.
+  // A stays alive until b waits, so its lease cannot lapse first however
+  // long b takes to get there (parsing the module under a sanitizer on a
+  // loaded machine took longer than a frozen holder's lease lasted). Should
+  // A publish before it is killed (a fast machine), try another module.
   bool caught = false;
   std::string module;
+  std::optional<json> finished;
+  double waits_before = 0, takeovers_before = 0;
+  auto entry_published = [&] {
+    auto entries = redis.Command({"KEYS", "kiln:*:entry"});
+    return !entries || !entries->elements.empty();
+  };
   for (int attempt = 0; attempt < 3 && !caught; ++attempt) {
+    ASSERT_TRUE(redis.Command({"FLUSHALL"}));
     module = SlowModule(100 + attempt);
-    KilnServeProcess a(SharedFlags(redis));
+    waits_before = Metric(b, "kiln_shared_lease_waits_total");
+    takeovers_before = Metric(b, "kiln_shared_lease_takeovers_total");
+    KilnServeProcess a(flags);
     ASSERT_TRUE(a.ok());
     // Its answer never comes: the connection closes when it is killed.
     std::thread sender([&] {
       auto client = http::testing::RawHttpClient::Connect(a.port(), 20s);
       if (client) (void)client->RoundTrip(http::testing::MakeRequest("POST", "/v1/compile", module, "Content-Type: text/plain\r\n"));
     });
-    const auto give_up = std::chrono::steady_clock::now() + 20s;
-    while (std::chrono::steady_clock::now() < give_up) {
+    bool leased = false;
+    for (const auto give_up = std::chrono::steady_clock::now() + 20s;
+         !leased && std::chrono::steady_clock::now() < give_up; std::this_thread::sleep_for(1ms)) {
       auto leases = redis.Command({"KEYS", "kiln:*:lease"});
-      if (leases && !leases->elements.empty()) {
-        a.Signal(SIGSTOP);
-        auto entries = redis.Command({"KEYS", "kiln:*:entry"});
-        caught = entries && entries->elements.empty();
-        break;
-      }
-      std::this_thread::sleep_for(1ms);
+      leased = leases && !leases->elements.empty();
     }
-    a.Signal(SIGKILL);
+    std::thread waiter;
+    if (leased) {
+      finished.reset();
+      waiter = std::thread([&] { finished = Compile(b, module); });
+      bool waiting = false;
+      for (const auto give_up = std::chrono::steady_clock::now() + 20s;
+           !waiting && !entry_published() && std::chrono::steady_clock::now() < give_up;
+           std::this_thread::sleep_for(5ms)) {
+        waiting = Metric(b, "kiln_shared_lease_waits_total") > waits_before;
+      }
+      a.Signal(SIGKILL);
+      caught = waiting && !entry_published();
+    } else {
+      a.Signal(SIGKILL);
+    }
     sender.join();
+    if (waiter.joinable()) waiter.join();
   }
-  ASSERT_TRUE(caught) << "the leaseholder finished each time before it could be stopped";
+  ASSERT_TRUE(caught) << "the leaseholder published each time before another server waited on it";
 
-  const auto start = std::chrono::steady_clock::now();
-  json finished = Compile(b, module);
-  EXPECT_EQ(finished.value("cache", ""), "miss");  // b compiled it after the lease lapsed
-  EXPECT_GE(std::chrono::steady_clock::now() - start, 200ms);
-  EXPECT_EQ(Metric(b, "kiln_shared_lease_waits_total"), 1);
-  EXPECT_EQ(Metric(b, "kiln_shared_lease_takeovers_total"), 1);
+  ASSERT_TRUE(finished.has_value());
+  EXPECT_EQ(finished->value("cache", ""), "miss");  // b compiled it after the lease lapsed
+  EXPECT_EQ(Metric(b, "kiln_shared_lease_waits_total") - waits_before, 1);
+  EXPECT_EQ(Metric(b, "kiln_shared_lease_takeovers_total") - takeovers_before, 1);
   WaitForPublishes({&b}, 1);
   auto entries = redis.Command({"KEYS", "kiln:*:entry"});
   ASSERT_TRUE(entries);
