@@ -253,6 +253,11 @@ void Connection::Dispatch(Request request, Slot& slot) {
   }
   slot.cancel = std::make_shared<CancelSignal>();
   request.cancel = slot.cancel;
+  // Busy from now on, in the loop's lists too, before a worker can run the
+  // handler: another loop deciding whether a newcomer may take an idle
+  // connection's place must not count this one (it would admit the
+  // newcomer past the cap instead of answering 503).
+  RefreshIdle();
   WorkerPool::Task task = [route, ticket, channel = server_.channel(),
                            max_body = server_.options().max_body_bytes,
                            request = std::move(request)]() mutable {
