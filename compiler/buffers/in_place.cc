@@ -25,6 +25,33 @@ std::vector<const Instruction*> InPlaceOperands(const Instruction& result) {
   return elements;
 }
 
+// Indices of a while's state elements its body passes through unchanged
+// (the body's root tuple returns get-tuple-element(parameter, i) at i): the
+// loop only reads them. Empty when the body is not of that form.
+std::vector<int64_t> LoopInvariantElements(const Instruction& loop) {
+  std::vector<int64_t> invariant;
+  if (loop.opcode() != Opcode::kWhile || loop.operand_count() != 1) return invariant;
+  const hlo::Computation* body = nullptr;
+  for (const hlo::Attribute& attr : loop.attributes()) {
+    if (attr.name == "body" && attr.computations.size() == 1) body = attr.computations[0];
+  }
+  if (body == nullptr || body->root() == nullptr || body->root()->opcode() != Opcode::kTuple ||
+      body->parameter_count() != 1) {
+    return invariant;
+  }
+  const Instruction* state = body->parameters()[0];
+  const Instruction* root = body->root();
+  for (int64_t i = 0; i < root->operand_count(); ++i) {
+    const Instruction* element = root->operand(i);
+    if (element->opcode() != Opcode::kGetTupleElement || element->operand(0) != state) continue;
+    const hlo::Attribute* index = element->FindAttribute("index");
+    if (index == nullptr) continue;
+    Result<int64_t> at = hlo::DecodeInt(index->value);
+    if (at && *at == i) invariant.push_back(i);
+  }
+  return invariant;
+}
+
 // Each value's memory as pieces (buffers): its own allocation at first,
 // then the pieces it takes over from values that die into it. A piece
 // given away is split off its donor's and lives as long as its new owner.
@@ -83,6 +110,38 @@ void ShareDyingOperands(const hlo::Computation& computation, const fusion::Fusio
         const Buffer& donor = out.buffers[sources[0]];
         if (donor.kind != Buffer::Kind::kTemporary || donor.last_use != kernel.id) continue;
         sharing.Give(sources[0], result, fusion::ShapeBytes(operand->shape()));
+      }
+    }
+  }
+}
+
+void ShareLoopInvariantState(const hlo::Computation& computation, const fusion::FusionPlan& plan,
+                             BufferAssignment& out) {
+  const auto& instrs = computation.instructions();
+  std::vector<int64_t> sources;
+  for (const fusion::Kernel& kernel : plan.kernels) {
+    for (int64_t r : kernel.roots) {
+      const int64_t result = out.buffer_of[r];
+      const Instruction& loop = *instrs[r];
+      if (result < 0 || loop.opcode() != Opcode::kWhile || loop.operand(0)->opcode() != Opcode::kTuple) continue;
+      const Instruction& init = *loop.operand(0);
+      for (int64_t i : LoopInvariantElements(loop)) {
+        if (i >= init.operand_count()) continue;
+        const Instruction* element = init.operand(i);
+        sources.clear();
+        fusion::CollectSourceIds(element, out.buffer_of, /*follow_control=*/false, sources);
+        if (sources.size() != 1 || sources[0] == result) continue;
+        Buffer& donor = out.buffers[sources[0]];
+        Buffer& state = out.buffers[result];
+        const int64_t bytes = std::min(fusion::ShapeBytes(element->shape()), state.bytes);
+        if (bytes <= 0) continue;
+        // The loop reads the element where its initial value lies: that
+        // memory stays as long as either reads it.
+        if (donor.kind == Buffer::Kind::kTemporary || donor.kind == Buffer::Kind::kOutput) {
+          donor.last_use = std::max(donor.last_use, state.last_use);
+        }
+        state.bytes -= bytes;
+        state.shared_bytes += bytes;
       }
     }
   }

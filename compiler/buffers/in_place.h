@@ -23,6 +23,15 @@ namespace kiln::buffers {
 // buffers (the pieces split off), which buffer_of does not name.
 void ShareDyingOperands(const hlo::Computation& computation, const fusion::FusionPlan& plan, BufferAssignment& out);
 
+// A while's state elements its body passes through unchanged (read-only
+// loop-carried values, such as a scan's weights) are not copied into the
+// loop's state, as XLA's copy insertion leaves them: the loop reads them
+// where their initial values lie, which then live as long as the loop's
+// result is read. Run after ShareDyingOperands, which takes over the
+// initial values that die at the loop instead.
+void ShareLoopInvariantState(const hlo::Computation& computation, const fusion::FusionPlan& plan,
+                             BufferAssignment& out);
+
 // Results the module's input_output_alias lets the program write into a
 // donated parameter's memory allocate nothing of their own (the parameter
 // is counted already): a result value of its own (not the parameter passed

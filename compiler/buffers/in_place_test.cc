@@ -63,6 +63,59 @@ ENTRY e {
   EXPECT_EQ(shared, 4 * kMebibyte);
 }
 
+// A scan's weights: the loop carries them unchanged (its body returns the
+// element it got), and the same weights are read again after the loop. The
+// loop reads them where they lie, as XLA's copy insertion leaves read-only
+// loop state: no second 4 MiB for them in the loop's state, whether they
+// are computed before the loop or a copy of a parameter.
+std::string ScanOverWeights(const std::string& weights, bool body_changes_weights) {
+  const std::string carried = body_changes_weights ? "  w2 = f32[1024,1024] negate(w)\n" : "";
+  return R"(
+HloModule scan
+cond {
+  s = (s32[], f32[1024,1024], f32[8,1024]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[1024,1024], f32[8,1024]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  w = f32[1024,1024] get-tuple-element(s), index=1
+  x = f32[8,1024] get-tuple-element(s), index=2
+  y = f32[8,1024] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+)" + carried + R"(  ROOT t = (s32[], f32[1024,1024], f32[8,1024]) tuple(j, )" +
+         (body_changes_weights ? "w2" : "w") + R"(, y)
+}
+ENTRY e {
+  p = f32[1024,1024] parameter(0)
+  x0 = f32[8,1024] parameter(1)
+  weights = f32[1024,1024] )" + weights + R"(
+  zero = s32[] constant(0)
+  init = (s32[], f32[1024,1024], f32[8,1024]) tuple(zero, weights, x0)
+  loop = (s32[], f32[1024,1024], f32[8,1024]) while(init), condition=cond, body=body
+  last = f32[8,1024] get-tuple-element(loop), index=2
+  ROOT r = f32[8,1024] dot(last, weights), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+}
+
+TEST(InPlaceTest, ALoopReadsWeightsItCarriesUnchangedWhereTheyLie) {
+  for (const std::string weights : {"negate(p)", "exponential(p)"}) {
+    auto carried = Assign(ScanOverWeights(weights, false));
+    ASSERT_TRUE(carried) << carried.error().message;
+    // The parameter (4 MiB), the weights (4 MiB) and the small state: not a
+    // third 4 MiB for the loop's copy of the weights.
+    EXPECT_LT(carried->peak_bytes, 9 * kMebibyte) << weights;
+    // A body that writes new weights into the state needs the state's own
+    // memory: the weights are read after the loop.
+    auto changed = Assign(ScanOverWeights(weights, true));
+    ASSERT_TRUE(changed) << changed.error().message;
+    EXPECT_GE(changed->peak_bytes, 12 * kMebibyte) << weights;
+  }
+}
+
 // The updated array is still read after the update: no sharing then.
 TEST(InPlaceTest, AnUpdateOfAnArrayReadLaterGetsItsOwnMemory) {
   const std::string text = R"(
