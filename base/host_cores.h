@@ -39,7 +39,8 @@ class HostCores {
 
   // Marks the calling thread busy on one core while the lease lives. Never
   // waits (more leases than cores oversubscribe, as threads do). A lease
-  // taken on a thread that already holds one does nothing.
+  // taken on a thread that already holds one does nothing. Destroy it on
+  // the thread that took it.
   class Lease {
    public:
     Lease(Lease&& other) noexcept;

@@ -155,7 +155,6 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
   }
 
   ShareDyingOperands(computation, plan, out);
-  ShareLoopInvariantState(computation, plan, out);
   WriteOutputsInPlace(computation, aliases, out);
 
   // Linear scan over the kernel order, best fit on one address line.

@@ -103,45 +103,33 @@ void ShareDyingOperands(const hlo::Computation& computation, const fusion::Fusio
     for (int64_t r : kernel.roots) {
       const int64_t result = out.buffer_of[r];
       if (result < 0) continue;
-      for (const Instruction* operand : InPlaceOperands(*instrs[r])) {
+      const std::vector<const Instruction*> operands = InPlaceOperands(*instrs[r]);
+      std::vector<bool> invariant(operands.size(), false);
+      if (instrs[r]->opcode() == Opcode::kWhile && instrs[r]->operand(0)->opcode() == Opcode::kTuple) {
+        for (int64_t i : LoopInvariantElements(*instrs[r])) {
+          if (i < static_cast<int64_t>(invariant.size())) invariant[i] = true;
+        }
+      }
+      for (size_t i = 0; i < operands.size(); ++i) {
+        const Instruction* operand = operands[i];
         sources.clear();
         fusion::CollectSourceIds(operand, out.buffer_of, /*follow_control=*/false, sources);
         if (sources.size() != 1 || sources[0] == result) continue;
-        const Buffer& donor = out.buffers[sources[0]];
-        if (donor.kind != Buffer::Kind::kTemporary || donor.last_use != kernel.id) continue;
-        sharing.Give(sources[0], result, fusion::ShapeBytes(operand->shape()));
-      }
-    }
-  }
-}
-
-void ShareLoopInvariantState(const hlo::Computation& computation, const fusion::FusionPlan& plan,
-                             BufferAssignment& out) {
-  const auto& instrs = computation.instructions();
-  std::vector<int64_t> sources;
-  for (const fusion::Kernel& kernel : plan.kernels) {
-    for (int64_t r : kernel.roots) {
-      const int64_t result = out.buffer_of[r];
-      const Instruction& loop = *instrs[r];
-      if (result < 0 || loop.opcode() != Opcode::kWhile || loop.operand(0)->opcode() != Opcode::kTuple) continue;
-      const Instruction& init = *loop.operand(0);
-      for (int64_t i : LoopInvariantElements(loop)) {
-        if (i >= init.operand_count()) continue;
-        const Instruction* element = init.operand(i);
-        sources.clear();
-        fusion::CollectSourceIds(element, out.buffer_of, /*follow_control=*/false, sources);
-        if (sources.size() != 1 || sources[0] == result) continue;
         Buffer& donor = out.buffers[sources[0]];
-        Buffer& state = out.buffers[result];
-        const int64_t bytes = std::min(fusion::ShapeBytes(element->shape()), state.bytes);
-        if (bytes <= 0) continue;
-        // The loop reads the element where its initial value lies: that
-        // memory stays as long as either reads it.
-        if (donor.kind == Buffer::Kind::kTemporary || donor.kind == Buffer::Kind::kOutput) {
-          donor.last_use = std::max(donor.last_use, state.last_use);
+        const int64_t bytes = fusion::ShapeBytes(operand->shape());
+        if (donor.kind == Buffer::Kind::kTemporary && donor.last_use == kernel.id) {
+          sharing.Give(sources[0], result, bytes);
+        } else if (invariant[i]) {
+          // A loop-carried value the body only reads stays where its initial
+          // value lies, which then lives as long as either is read.
+          Buffer& state = out.buffers[result];
+          const int64_t shared = std::min(bytes, state.bytes);
+          if (donor.kind == Buffer::Kind::kTemporary || donor.kind == Buffer::Kind::kOutput) {
+            donor.last_use = std::max(donor.last_use, state.last_use);
+          }
+          state.bytes -= shared;
+          state.shared_bytes += shared;
         }
-        state.bytes -= bytes;
-        state.shared_bytes += bytes;
       }
     }
   }
