@@ -47,7 +47,19 @@ class Propagator {
     // `settle`: nothing else will be learned; take second choices (a dot laid
   // out by one operand when both cannot combine).
   Result<std::optional<HloSharding>> Forward(const Instruction& instr, bool settle) const;
+  // A while's state laid out as `init` is, except that an element `init`
+  // leaves untiled takes the tiles its body gives it (a scan's stacked
+  // residuals are written tiled like the activations written into them, so
+  // the loop keeps them tiled instead of gathering every update).
+  Result<HloSharding> WhileState(const Instruction& loop, const HloSharding& init) const;
   std::optional<HloSharding> Backward(const Instruction& instr) const;
+  // After `loop` is decided: an init tuple made only for it, and the
+  // broadcasts made only for that tuple, take the loop's tiles where they
+  // were left replicated, so each device builds its part of a stacked
+  // buffer instead of the whole one and a slice of it.
+  void PushIntoInit(const Instruction& loop);
+  // Records `instr`'s sharding; false when it had one.
+  bool Decide(const Instruction& instr, HloSharding sharding);
   std::optional<HloSharding> FromUser(const Instruction& instr, const Instruction& user) const;
 
   const hlo::Computation& computation_;
@@ -96,9 +108,26 @@ Result<std::optional<HloSharding>> Propagator::Forward(const Instruction& instr,
       }
       return Out(HloSharding::Tuple(std::move(leaves)));
     }
-    case Opcode::kWhile:
+    case Opcode::kWhile: {
+      if (op0 == nullptr) return Out();
+      KILN_ASSIGN_OR_RETURN(HloSharding state, WhileState(instr, *op0));
+      return Out(std::move(state));
+    }
     case Opcode::kOptimizationBarrier:
       return op0 != nullptr ? Out(*op0) : Out();
+    case Opcode::kDynamicUpdateSlice: {
+      // An untiled buffer written with a tiled update that covers the tiled
+      // dimensions whole is tiled like the update (each device writes its
+      // part); a buffer still undecided may yet say more.
+      if (op0 == nullptr || op0->IsTiled() || ops.size() < 2 || ops[1] == nullptr || !ops[1]->IsTiled()) break;
+      const hlo::Shape& update = instr.operand(1)->shape();
+      if (update.rank() != rank) return Out();
+      std::vector<int64_t> counts = ops[1]->TileCounts(rank);
+      for (int64_t j = 0; j < rank; ++j) {
+        if (counts[j] > 1 && update.dimensions(j) != instr.shape().dimensions(j)) return Out();
+      }
+      return Out(*ops[1]);
+    }
     case Opcode::kCall: {
       if (!all_known || instr.called_computations().size() != 1) return Out();
       std::vector<HloSharding> params;
@@ -169,6 +198,33 @@ Result<std::optional<HloSharding>> Propagator::Forward(const Instruction& instr,
     default:
       return Out();
   }
+}
+
+Result<HloSharding> Propagator::WhileState(const Instruction& loop, const HloSharding& init) const {
+  KILN_ASSIGN_OR_RETURN(const hlo::Computation* body, hlo::GetCalledComputation(loop, "body"));
+  const hlo::Shape& shape = loop.shape();
+  if (!shape.IsTuple() || body->root() == nullptr) return init;
+  HloSharding state = init;
+  // Each round can only tile more elements, so this ends; a few rounds
+  // reach what chains of elements carry.
+  for (int round = 0; round < 4; ++round) {
+    KILN_ASSIGN_OR_RETURN(ShardingMap inner, PropagateShardings(*body, {state}, num_devices_));
+    auto root = inner.find(body->root());
+    if (root == inner.end()) return state;
+    std::vector<HloSharding> leaves = state.LeafShardings(shape);
+    std::vector<HloSharding> produced = root->second.LeafShardings(shape);
+    if (produced.size() != leaves.size()) return state;
+    bool changed = false;
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      if (leaves[i].IsReplicated() && produced[i].IsTiled()) {
+        leaves[i] = produced[i];
+        changed = true;
+      }
+    }
+    if (!changed) return state;
+    state = HloSharding::Tuple(std::move(leaves));
+  }
+  return state;
 }
 
 std::optional<HloSharding> Propagator::FromUser(const Instruction& instr, const Instruction& user) const {
@@ -263,6 +319,39 @@ std::optional<HloSharding> Propagator::Backward(const Instruction& instr) const 
   return fallback;
 }
 
+void Propagator::PushIntoInit(const Instruction& loop) {
+  const HloSharding* state = Of(&loop);
+  const Instruction* init = loop.operand_count() == 1 ? loop.operand(0) : nullptr;
+  if (state == nullptr || init == nullptr || init->opcode() != Opcode::kTuple || init->users().size() != 1 ||
+      init->FindAttribute("sharding") != nullptr || Of(init) == nullptr) {
+    return;
+  }
+  for (const Instruction* op : init->operands()) {
+    if (!op->shape().IsArray()) return;  // one leaf per operand below
+  }
+  std::vector<HloSharding> leaves = Of(init)->LeafShardings(init->shape());
+  std::vector<HloSharding> wanted = state->LeafShardings(loop.shape());
+  if (leaves.size() != wanted.size() || static_cast<int64_t>(leaves.size()) != init->operand_count()) return;
+  bool changed = false;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const Instruction* op = init->operand(static_cast<int64_t>(i));
+    if (!leaves[i].IsReplicated() || !wanted[i].IsTiled() || op->opcode() != Opcode::kBroadcast ||
+        op->users().size() != 1 || op->FindAttribute("sharding") != nullptr) {
+      continue;
+    }
+    map_.insert_or_assign(op, wanted[i]);
+    leaves[i] = wanted[i];
+    changed = true;
+  }
+  if (changed) map_.insert_or_assign(init, HloSharding::Tuple(std::move(leaves)));
+}
+
+bool Propagator::Decide(const Instruction& instr, HloSharding sharding) {
+  if (!map_.emplace(&instr, std::move(sharding)).second) return false;
+  if (instr.opcode() == Opcode::kWhile) PushIntoInit(instr);
+  return true;
+}
+
 Result<ShardingMap> Propagator::Run(const std::vector<HloSharding>& parameter_shardings) {
   const auto& instructions = computation_.instructions();
   // The body of a shard_map (its parameters manual, none tiled) is manual
@@ -293,11 +382,11 @@ Result<ShardingMap> Propagator::Run(const std::vector<HloSharding>& parameter_sh
     for (const auto& instr : instructions) {
       if (map_.contains(instr.get())) continue;
       KILN_ASSIGN_OR_RETURN(std::optional<HloSharding> s, Forward(*instr, false));
-      if (s) changed |= map_.emplace(instr.get(), std::move(*s)).second;
+      if (s) changed |= Decide(*instr, std::move(*s));
     }
     for (auto it = instructions.rbegin(); it != instructions.rend(); ++it) {
       if (map_.contains(it->get())) continue;
-      if (std::optional<HloSharding> s = Backward(**it)) changed |= map_.emplace(it->get(), std::move(*s)).second;
+      if (std::optional<HloSharding> s = Backward(**it)) changed |= Decide(**it, std::move(*s));
     }
     if (changed) continue;
     // Nothing more to learn: what has all its operands decided is replicated
@@ -309,7 +398,7 @@ Result<ShardingMap> Propagator::Run(const std::vector<HloSharding>& parameter_sh
       for (const Instruction* op : instr->operands()) ready &= map_.contains(op);
       if (!ready) continue;
       KILN_ASSIGN_OR_RETURN(std::optional<HloSharding> s, Forward(*instr, true));
-      map_.emplace(instr.get(), s.value_or(fallback));
+      Decide(*instr, s.value_or(fallback));
     }
   }
   return std::move(map_);

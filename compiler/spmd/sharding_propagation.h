@@ -5,12 +5,17 @@
 // their operands (forward: elementwise ops take the most tiled operand's,
 // broadcast/transpose/reshape/reduce/slice/pad carry tiles through the
 // dimensions they keep, a dot combines its operands' batch and free
-// dimensions, get-tuple-element/tuple/while/call pass shardings through) or,
+// dimensions, get-tuple-element/tuple/call pass shardings through, a
+// dynamic-update-slice of an untiled buffer takes its update's tiles) or,
 // when no operand says anything, from their users (backward, through the same
 // ops). What stays undecided is replicated (manual in a computation whose
 // parameters are manual and none tiled: a shard_map body); an operand that
-// is manual makes its user manual. A replicated operand says nothing forward, so a constant
-// or broadcast feeding a tiled op is tiled like it.
+// is manual makes its user manual. A while's state is its init's, except
+// that elements the init leaves replicated take the tiles the body gives
+// them (a scan's stacked residuals), and an init tuple and broadcasts made
+// only for the loop take the loop's tiles. A replicated operand says
+// nothing forward, so a constant or broadcast feeding a tiled op is tiled
+// like it.
 //
 // Pure function of the computation; thread-safe.
 #pragma once

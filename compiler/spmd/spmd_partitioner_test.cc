@@ -165,6 +165,60 @@ ENTRY e {
   EXPECT_TRUE(SameValuesPartitioned(*module, 2));
 }
 
+// A scan saves each step's batch-tiled activations into a stacked buffer
+// that starts as an unannotated broadcast: the loop keeps the stack tiled
+// like what is written into it, so no step gathers its update, and the
+// broadcast is built tiled.
+TEST(SpmdPartitionerTest, ScanStacksStayTiledLikeTheirUpdates) {
+  auto module = ParseOrDie(R"(
+HloModule m, num_partitions=2
+cond {
+  s = (s32[], f32[4,6], f32[3,4,6]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[4,6], f32[3,4,6]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4,6] get-tuple-element(s), index=1
+  stack = f32[3,4,6] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  y = f32[4,6] multiply(x, x)
+  row = f32[1,4,6] reshape(y)
+  zero = s32[] constant(0)
+  saved = f32[3,4,6] dynamic-update-slice(stack, row, i, zero, zero)
+  ROOT t = (s32[], f32[4,6], f32[3,4,6]) tuple(j, y, saved)
+}
+ENTRY e {
+  p = f32[4,6] parameter(0), sharding={devices=[2,1]<=[2]}
+  zero = s32[] constant(0)
+  f0 = f32[] constant(0)
+  empty = f32[3,4,6] broadcast(f0), dimensions={}
+  init = (s32[], f32[4,6], f32[3,4,6]) tuple(zero, p, empty)
+  w = (s32[], f32[4,6], f32[3,4,6]) while(init), condition=cond, body=body
+  ROOT r = f32[3,4,6] get-tuple-element(w), index=2
+})");
+  ASSERT_NE(module, nullptr);
+  auto partitioned = PartitionOrFail(*module, 2);
+  ASSERT_NE(partitioned, nullptr);
+  const hlo::Instruction* loop = nullptr;
+  for (const auto& instr : partitioned->entry()->instructions()) {
+    if (instr->opcode() == Opcode::kWhile) loop = instr.get();
+  }
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(loop->shape().ToString(), "(s32[], f32[2,6], f32[3,2,6])");
+  // Each device builds its part of the empty stack; none slices a whole one.
+  EXPECT_EQ(CountOpcode(*partitioned, Opcode::kDynamicSlice), 0) << hlo::PrintModule(*partitioned);
+  for (const hlo::Computation* callee : loop->called_computations()) {
+    for (const auto& instr : callee->instructions()) {
+      EXPECT_NE(instr->opcode(), Opcode::kAllGather) << hlo::PrintModule(*partitioned);
+    }
+  }
+  EXPECT_TRUE(SameValuesPartitioned(*module, 2));
+}
+
 TEST(SpmdPartitionerTest, CallsAndConditionalsArePartitioned) {
   auto module = ParseOrDie(R"(
 HloModule m, num_partitions=2
