@@ -1,53 +1,97 @@
 #include "runtime/timing/step_schedule.h"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 #include <vector>
 
 namespace kiln::runtime::timing {
+namespace {
 
-double OverlappedSeconds(std::span<const TimedStep> steps) {
-  std::unordered_map<const hlo::Instruction*, double> done;  // finish time of each step and seen-through value
-  // When `value` is ready: its step's finish, or (for an instruction that
-  // is no step) when all of its own operands are ready.
-  auto ready = [&done](const hlo::Instruction* value) {
-    std::vector<std::pair<const hlo::Instruction*, size_t>> stack = {{value, 0}};
-    std::vector<double> latest = {0};
+// For each step, the steps that produce its operands, seen through
+// instructions that are no step (parameters produce nothing).
+std::vector<std::vector<size_t>> ProducerSteps(std::span<const TimedStep> steps) {
+  std::unordered_map<const hlo::Instruction*, size_t> step_of;
+  for (size_t i = 0; i < steps.size(); ++i) step_of.emplace(steps[i].instruction, i);
+  // The producer steps of each seen-through value, found once.
+  std::unordered_map<const hlo::Instruction*, std::vector<size_t>> seen;
+  auto producers_of = [&](const hlo::Instruction* value) -> std::vector<size_t> {
+    if (auto s = step_of.find(value); s != step_of.end()) return {s->second};
+    std::vector<const hlo::Instruction*> stack = {value};
     while (!stack.empty()) {
-      auto& [v, next] = stack.back();
-      if (next == 0) {
-        if (auto it = done.find(v); it != done.end()) {
-          const double t = it->second;
-          stack.pop_back();
-          latest.pop_back();
-          if (latest.empty()) return t;
-          latest.back() = std::max(latest.back(), t);
-          continue;
-        }
-      }
-      if (next < v->operands().size()) {
-        const hlo::Instruction* operand = v->operand(static_cast<int64_t>(next++));
-        stack.emplace_back(operand, 0);
-        latest.push_back(0);
+      const hlo::Instruction* v = stack.back();
+      if (seen.contains(v)) {
+        stack.pop_back();
         continue;
       }
-      const double t = latest.back();
-      done.emplace(v, t);  // seen through once
+      bool operands_known = true;
+      for (const hlo::Instruction* op : v->operands()) {
+        if (!step_of.contains(op) && !seen.contains(op)) {
+          stack.push_back(op);
+          operands_known = false;
+        }
+      }
+      if (!operands_known) continue;
+      std::vector<size_t> found;
+      for (const hlo::Instruction* op : v->operands()) {
+        if (auto s = step_of.find(op); s != step_of.end()) {
+          found.push_back(s->second);
+        } else {
+          const std::vector<size_t>& more = seen.at(op);
+          found.insert(found.end(), more.begin(), more.end());
+        }
+      }
+      std::sort(found.begin(), found.end());
+      found.erase(std::unique(found.begin(), found.end()), found.end());
+      seen.emplace(v, std::move(found));
       stack.pop_back();
-      latest.pop_back();
-      if (latest.empty()) return t;
-      latest.back() = std::max(latest.back(), t);
     }
-    return 0.0;
+    return seen.at(value);
+  };
+  std::vector<std::vector<size_t>> producers(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    for (const hlo::Instruction* operand : steps[i].instruction->operands()) {
+      for (size_t p : producers_of(operand)) producers[i].push_back(p);
+    }
+  }
+  return producers;
+}
+
+}  // namespace
+
+double OverlappedSeconds(std::span<const TimedStep> steps) {
+  const std::vector<std::vector<size_t>> producers = ProducerSteps(steps);
+  constexpr double kNotYet = std::numeric_limits<double>::infinity();
+  std::vector<double> finish(steps.size(), kNotYet);
+  // When step i's operands are all ready; kNotYet while a producer is not
+  // scheduled.
+  auto ready = [&](size_t i) {
+    double t = 0;
+    for (size_t p : producers[i]) t = std::max(t, finish[p]);
+    return t;
   };
   double core = 0, links = 0;
-  for (const TimedStep& step : steps) {
-    double start = 0;
-    for (const hlo::Instruction* operand : step.instruction->operands()) start = std::max(start, ready(operand));
-    double& engine = step.on_links ? links : core;
-    start = std::max(start, engine);
-    engine = start + step.seconds;
-    done[step.instruction] = engine;
+  size_t next_link = 0;  // collectives keep program order on the links
+  for (size_t left = steps.size(); left > 0; --left) {
+    while (next_link < steps.size() && (!steps[next_link].on_links || finish[next_link] != kNotYet)) ++next_link;
+    size_t best = steps.size();
+    double best_start = kNotYet;
+    if (next_link < steps.size()) {
+      best = next_link;
+      best_start = std::max(links, ready(next_link));
+    }
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i].on_links || finish[i] != kNotYet) continue;
+      const double start = std::max(core, ready(i));
+      if (start < best_start || (start == best_start && i < best)) {
+        best = i;
+        best_start = start;
+      }
+    }
+    if (best == steps.size() || best_start == kNotYet) break;  // unreachable on a DAG in program order
+    double& engine = steps[best].on_links ? links : core;
+    engine = best_start + steps[best].seconds;
+    finish[best] = engine;
   }
   return std::max(core, links);
 }

@@ -2,10 +2,13 @@
 // program order) on the chip's two engines: the TensorCore, which runs
 // compute steps one after another, and the ICI links, which move
 // collectives. As XLA's async collectives and latency-hiding scheduler do,
-// a collective starts once its operands are ready and the links are free,
-// and a compute step waits only for its own operands, so a layer's weight
-// all-gather moves while the core computes whatever does not read it.
-// A run is a barrier: nothing of the next iteration starts early.
+// a collective starts once its operands are ready and the links are free
+// (collectives in program order), and the core runs, of the steps whose
+// operands are ready, the first in program order: a step that reads a
+// collective's result waits while the compute after it that does not read
+// it goes first, so a layer's weight all-gather or gradient all-reduce
+// moves while the core computes whatever does not read it. A run is a
+// barrier: nothing of the next iteration starts early.
 //
 // Pure function of its arguments; thread-safe.
 #pragma once

@@ -27,6 +27,7 @@ ENTRY body {
   y = f32[256,512] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={1}
   summed = f32[256,512] all-reduce(y), replica_groups={{0,1,2,3,4,5,6,7}}, to_apply=add
   z = f32[256,512] dot(summed, gathered), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  v = f32[256,512] add(x, x)
   ROOT r = (f32[256,512], f32[64,512]) tuple(z, w)
 })";
 
@@ -63,6 +64,14 @@ TEST_F(StepScheduleTest, CollectivesShareTheLinks) {
   // The all-reduce can only start once y is done and the gather has left
   // the links.
   std::vector<TimedStep> steps = {Step("gathered", 7), Step("y", 5), Step("summed", 2), Step("z", 4)};
+  EXPECT_DOUBLE_EQ(OverlappedSeconds(steps), 13);
+}
+
+TEST_F(StepScheduleTest, ComputeThatDoesNotReadACollectiveRunsBeforeAStepThatWaitsForIt) {
+  // Program order y, summed, z, v: z waits for the all-reduce (5..7) and
+  // the gather (0..3); v does not, so it runs 5..9 and z 9..13 instead of
+  // z 7..11 and v 11..15.
+  std::vector<TimedStep> steps = {Step("gathered", 3), Step("y", 5), Step("summed", 2), Step("z", 4), Step("v", 4)};
   EXPECT_DOUBLE_EQ(OverlappedSeconds(steps), 13);
 }
 
