@@ -166,6 +166,8 @@ Result<PartitionedValue> ComputationPartitioner::Partition(const Instruction& in
       return Reduce(instr, target);
     case Opcode::kDynamicUpdateSlice:
       return DynamicUpdateSlice(instr, target);
+    case Opcode::kGather:
+      return Gather(instr, target);
     case Opcode::kDot:
       return Dot(instr, target);
     case Opcode::kWhile:

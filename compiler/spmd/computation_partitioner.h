@@ -86,6 +86,7 @@ class ComputationPartitioner {
   Result<PartitionedValue> KeepWholeDims(const Instruction& instr, const HloSharding& target);
   Result<PartitionedValue> Reduce(const Instruction& instr, const HloSharding& target);
   Result<PartitionedValue> DynamicUpdateSlice(const Instruction& instr, const HloSharding& target);
+  Result<PartitionedValue> Gather(const Instruction& instr, const HloSharding& target);
   Result<PartitionedValue> Dot(const Instruction& instr, const HloSharding& target);
   Result<PartitionedValue> CustomCall(const Instruction& instr, const HloSharding& target);
   Result<PartitionedValue> ControlFlow(const Instruction& instr, const HloSharding& target);

@@ -94,4 +94,28 @@ std::optional<std::vector<int64_t>> WholeDims(const hlo::Instruction& instr) {
   }
 }
 
+std::optional<std::vector<int64_t>> GatherBatchSource(const hlo::Instruction& gather) {
+  if (gather.opcode() != hlo::Opcode::kGather || gather.operand_count() != 2) return std::nullopt;
+  auto dims = hlo::GetGatherDimensionNumbers(gather);
+  if (!dims || !dims->operand_batching_dims.empty() || !dims->start_indices_batching_dims.empty()) {
+    return std::nullopt;
+  }
+  const int64_t rank = gather.shape().rank();
+  const int64_t indices_rank = gather.operand(1)->shape().rank();
+  std::vector<int64_t> from(rank, -1);
+  std::vector<bool> offset(rank, false);
+  for (int64_t d : dims->offset_dims) {
+    if (d < 0 || d >= rank) return std::nullopt;
+    offset[d] = true;
+  }
+  int64_t next = 0;  // batch dimensions of the indices, in order
+  for (int64_t j = 0; j < rank; ++j) {
+    if (offset[j]) continue;
+    if (next == dims->index_vector_dim) ++next;
+    if (next >= indices_rank) return std::nullopt;
+    from[j] = next++;
+  }
+  return from;
+}
+
 }  // namespace kiln::spmd

@@ -2,7 +2,7 @@
 // carrying tiles through them: a dot's result dimensions come from batch
 // dimensions of both operands, then the lhs's free dimensions, then the
 // rhs's (XLA's order); slice, pad, dynamic-slice and concatenate keep some
-// dimensions whole. Pure; thread-safe.
+// dimensions whole; a gather's batch dimensions are its indices'. Pure; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -37,5 +37,12 @@ Result<DotDims> DotDimsOf(const hlo::Instruction& dot);
 // concatenate keep whole, as a map for Remap: entry j is j when dimension j
 // is kept whole, else -1. nullopt for other ops (and bad attributes).
 std::optional<std::vector<int64_t>> WholeDims(const hlo::Instruction& instr);
+
+// For each result dimension of a gather, the start-indices dimension it is
+// a batch position of, or -1 for an offset (slice) dimension; a result is
+// gathered where its indices lie, so tiles of those dimensions carry
+// through. nullopt for a gather with operand batching dimensions (or bad
+// attributes).
+std::optional<std::vector<int64_t>> GatherBatchSource(const hlo::Instruction& gather);
 
 }  // namespace kiln::spmd

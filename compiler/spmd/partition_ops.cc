@@ -1,6 +1,6 @@
 // The partitioner's rules for ops other than dot: elementwise, broadcast,
 // transpose, reshape, ops that keep dimensions whole, reduce,
-// dynamic-update-slice, custom calls, control flow and tuples.
+// dynamic-update-slice, gather, custom calls, control flow and tuples.
 
 #include <algorithm>
 
@@ -144,6 +144,28 @@ Result<PartitionedValue> ComputationPartitioner::Reduce(const Instruction& instr
     name = EmitAllReduce(b_, name, local, groups, session_.module().CopyVerbatim(*reducer));
   }
   return Reshard(b_, PartitionedValue{name, instr.shape(), result_sharding}, target);
+}
+
+Result<PartitionedValue> ComputationPartitioner::Gather(const Instruction& instr, const HloSharding& target) {
+  // A result tiled only along batch positions is gathered where its indices
+  // lie: each device looks its own indices up in the whole operand (an
+  // embedding lookup of batch-tiled tokens moves nothing).
+  std::optional<std::vector<int64_t>> from = GatherBatchSource(instr);
+  const int64_t rank = instr.shape().rank();
+  if (!from || !target.IsTiled() || target.HasManualSubgroup()) return Whole(instr, target);
+  std::vector<int64_t> counts = target.TileCounts(rank);
+  for (int64_t j = 0; j < rank; ++j) {
+    if (counts[j] > 1 && (*from)[j] < 0) return Whole(instr, target);
+  }
+  std::vector<int64_t> indices_from(instr.operand(1)->shape().rank(), -1);
+  for (int64_t j = 0; j < rank; ++j) {
+    if ((*from)[j] >= 0) indices_from[(*from)[j]] = j;
+  }
+  KILN_ASSIGN_OR_RETURN(HloSharding indices_target, Derived(target, rank, indices_from));
+  KILN_ASSIGN_OR_RETURN(PartitionedValue operand, Operand(instr, 0, HloSharding::Replicate()));
+  KILN_ASSIGN_OR_RETURN(PartitionedValue indices, Operand(instr, 1, indices_target));
+  std::string name = EmitLike(instr, ShardShape(instr.shape(), target), {operand.name, indices.name});
+  return PartitionedValue{name, instr.shape(), target};
 }
 
 Result<PartitionedValue> ComputationPartitioner::DynamicUpdateSlice(const Instruction& instr,

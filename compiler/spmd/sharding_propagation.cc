@@ -128,6 +128,13 @@ Result<std::optional<HloSharding>> Propagator::Forward(const Instruction& instr,
       }
       return Out(*ops[1]);
     }
+    case Opcode::kGather: {
+      // Gathered where the indices lie when the table is whole.
+      if (ops.size() < 2 || ops[1] == nullptr || !ops[1]->IsTiled()) break;
+      if (op0 == nullptr ? !settle : op0->IsTiled()) return Out();
+      std::optional<std::vector<int64_t>> from = GatherBatchSource(instr);
+      return from ? Mapped(*ops[1], instr.operand(1)->shape().rank(), *from) : Out();
+    }
     case Opcode::kCall: {
       if (!all_known || instr.called_computations().size() != 1) return Out();
       std::vector<HloSharding> params;

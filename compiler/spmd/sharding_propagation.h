@@ -6,7 +6,8 @@
 // broadcast/transpose/reshape/reduce/slice/pad carry tiles through the
 // dimensions they keep, a dot combines its operands' batch and free
 // dimensions, get-tuple-element/tuple/call pass shardings through, a
-// dynamic-update-slice of an untiled buffer takes its update's tiles) or,
+// dynamic-update-slice of an untiled buffer takes its update's tiles, a
+// gather from a whole table its indices' batch tiles) or,
 // when no operand says anything, from their users (backward, through the same
 // ops). What stays undecided is replicated (manual in a computation whose
 // parameters are manual and none tiled: a shard_map body); an operand that

@@ -219,6 +219,26 @@ ENTRY e {
   EXPECT_TRUE(SameValuesPartitioned(*module, 2));
 }
 
+// An embedding lookup: batch-tiled token ids index a whole table, so each
+// device gathers its own rows and nothing moves between devices.
+TEST(SpmdPartitionerTest, GathersFromAWholeTableWhereTheIndicesLie) {
+  auto module = ParseOrDie(R"(
+HloModule m, num_partitions=2
+ENTRY e {
+  table = f32[10,6] parameter(0)
+  ids = s32[4,3,1] parameter(1), sharding={devices=[2,1,1]<=[2]}
+  rows = f32[4,3,6] gather(table, ids), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1,6}
+  ROOT scaled = f32[4,3,6] add(rows, rows), sharding={devices=[2,1,1]<=[2]}
+})");
+  ASSERT_NE(module, nullptr);
+  auto partitioned = PartitionOrFail(*module, 2);
+  ASSERT_NE(partitioned, nullptr);
+  EXPECT_EQ(CountOpcode(*partitioned, Opcode::kAllGather), 0) << hlo::PrintModule(*partitioned);
+  EXPECT_EQ(CountOpcode(*partitioned, Opcode::kDynamicSlice), 0) << hlo::PrintModule(*partitioned);
+  EXPECT_EQ(partitioned->entry()->root()->shape().ToString(), "f32[2,3,6]");
+  EXPECT_TRUE(SameValuesPartitioned(*module, 2));
+}
+
 TEST(SpmdPartitionerTest, CallsAndConditionalsArePartitioned) {
   auto module = ParseOrDie(R"(
 HloModule m, num_partitions=2
