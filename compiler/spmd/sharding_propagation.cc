@@ -1,7 +1,10 @@
 #include "compiler/spmd/sharding_propagation.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "compiler/hlo/op_attributes.h"
 #include "compiler/spmd/op_dims.h"
@@ -14,6 +17,14 @@ using hlo::Instruction;
 using hlo::Opcode;
 
 bool Informative(const HloSharding& s) { return !s.IsReplicated(); }
+
+// The root sharding each loop body gave each state it was propagated with,
+// shared by the nested propagations of one outermost PropagateShardings
+// call: a body is propagated once per state, however deeply loops nest and
+// however many rounds each takes (without it, loops nested d deep cost
+// about d^4 body propagations).
+using BodyRoots = std::map<std::pair<const hlo::Computation*, std::string>, HloSharding>;
+thread_local BodyRoots* active_body_roots = nullptr;
 
 int64_t TileProduct(const HloSharding& s) {
   int64_t n = 1;
@@ -215,11 +226,16 @@ Result<HloSharding> Propagator::WhileState(const Instruction& loop, const HloSha
   // Each round can only tile more elements, so this ends; a few rounds
   // reach what chains of elements carry.
   for (int round = 0; round < 4; ++round) {
-    KILN_ASSIGN_OR_RETURN(ShardingMap inner, PropagateShardings(*body, {state}, num_devices_));
-    auto root = inner.find(body->root());
-    if (root == inner.end()) return state;
+    std::pair<const hlo::Computation*, std::string> key(body, state.ToString());
+    auto known = active_body_roots->find(key);
+    if (known == active_body_roots->end()) {
+      KILN_ASSIGN_OR_RETURN(ShardingMap inner, PropagateShardings(*body, {state}, num_devices_));
+      auto root = inner.find(body->root());
+      if (root == inner.end()) return state;
+      known = active_body_roots->emplace(std::move(key), root->second).first;
+    }
     std::vector<HloSharding> leaves = state.LeafShardings(shape);
-    std::vector<HloSharding> produced = root->second.LeafShardings(shape);
+    std::vector<HloSharding> produced = known->second.LeafShardings(shape);
     if (produced.size() != leaves.size()) return state;
     bool changed = false;
     for (size_t i = 0; i < leaves.size(); ++i) {
@@ -415,8 +431,14 @@ Result<ShardingMap> Propagator::Run(const std::vector<HloSharding>& parameter_sh
 
 Result<ShardingMap> PropagateShardings(const hlo::Computation& computation,
                                        const std::vector<HloSharding>& parameter_shardings, int64_t num_devices) {
+  // The outermost call owns the memo of loop bodies; nested calls share it.
+  BodyRoots roots;
+  BodyRoots* const outer = active_body_roots;
+  if (outer == nullptr) active_body_roots = &roots;
   Propagator propagator(computation, num_devices);
-  return propagator.Run(parameter_shardings);
+  Result<ShardingMap> result = propagator.Run(parameter_shardings);
+  active_body_roots = outer;
+  return result;
 }
 
 }  // namespace kiln::spmd

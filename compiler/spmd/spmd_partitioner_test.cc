@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "compiler/spmd/partition_test_util.h"
 
 namespace kiln::spmd {
@@ -237,6 +239,45 @@ ENTRY e {
   EXPECT_EQ(CountOpcode(*partitioned, Opcode::kDynamicSlice), 0) << hlo::PrintModule(*partitioned);
   EXPECT_EQ(partitioned->entry()->root()->shape().ToString(), "f32[2,3,6]");
   EXPECT_TRUE(SameValuesPartitioned(*module, 2));
+}
+
+// Loops nested 40 deep, each body running two loops over the same inner
+// body, and each body tiling its state a round at a time (b takes a's
+// tiles): propagation walks each body once per state it is given, so this
+// partitions at once (walking it again per caller and round would take
+// 4^40 walks).
+TEST(SpmdPartitionerTest, DeeplyNestedLoopsArePropagatedOncePerBodyAndState) {
+  constexpr int kDepth = 40;
+  const std::string state = "(s32[], f32[8], f32[8])";
+  std::string text = "HloModule nested, num_partitions=2\n";
+  for (int k = kDepth - 1; k >= 0; --k) {
+    const std::string n = std::to_string(k), inner = std::to_string(k + 1);
+    text += "cond" + n + " {\n  s = " + state + " parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n" +
+            "  n = s32[] constant(2)\n  ROOT lt = pred[] compare(i, n), direction=LT\n}\n";
+    text += "body" + n + " {\n  s = " + state + " parameter(0)\n";
+    std::string from = "s";
+    if (k + 1 < kDepth) {
+      text += "  w1 = " + state + " while(s), condition=cond" + inner + ", body=body" + inner + "\n";
+      text += "  w2 = " + state + " while(w1), condition=cond" + inner + ", body=body" + inner + "\n";
+      from = "w2";
+    }
+    text += "  i = s32[] get-tuple-element(" + from + "), index=0\n  a = f32[8] get-tuple-element(" + from +
+            "), index=1\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n  b = f32[8] negate(a)\n" +
+            "  ROOT t = " + state + " tuple(j, a, b)\n}\n";
+  }
+  text += "ENTRY e {\n  p = f32[8] parameter(0), sharding={devices=[2]<=[2]}\n  q = f32[8] parameter(1)\n" +
+          std::string("  zero = s32[] constant(0)\n  init = ") + state + " tuple(zero, p, q)\n  w = " + state +
+          " while(init), condition=cond0, body=body0\n  ROOT r = f32[8] get-tuple-element(w), index=2\n}\n";
+  auto module = ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  auto partitioned = PartitionOrFail(*module, 2);
+  ASSERT_NE(partitioned, nullptr);
+  const hlo::Instruction* loop = nullptr;
+  for (const auto& instr : partitioned->entry()->instructions()) {
+    if (instr->opcode() == Opcode::kWhile) loop = instr.get();
+  }
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(loop->shape().ToString(), "(s32[], f32[4], f32[4])");
 }
 
 TEST(SpmdPartitionerTest, CallsAndConditionalsArePartitioned) {
