@@ -81,4 +81,13 @@ inline int CountOpcode(const hlo::Module& module, hlo::Opcode opcode) {
   return n;
 }
 
+// The last while loop of `module`'s entry; nullptr when it has none.
+inline const hlo::Instruction* EntryWhile(const hlo::Module& module) {
+  const hlo::Instruction* loop = nullptr;
+  for (const auto& instr : module.entry()->instructions()) {
+    if (instr->opcode() == hlo::Opcode::kWhile) loop = instr.get();
+  }
+  return loop;
+}
+
 }  // namespace kiln::spmd::testing

@@ -11,6 +11,7 @@ namespace {
 
 using hlo::Opcode;
 using testing::CountOpcode;
+using testing::EntryWhile;
 using testing::ParseOrDie;
 using testing::PartitionOrFail;
 using testing::SameValuesPartitioned;
@@ -158,10 +159,7 @@ ENTRY e {
   auto partitioned = PartitionOrFail(*module, 2);
   ASSERT_NE(partitioned, nullptr);
   EXPECT_EQ(CountOpcode(*partitioned, Opcode::kAllGather), 0);
-  const hlo::Instruction* loop = nullptr;
-  for (const auto& instr : partitioned->entry()->instructions()) {
-    if (instr->opcode() == Opcode::kWhile) loop = instr.get();
-  }
+  const hlo::Instruction* loop = EntryWhile(*partitioned);
   ASSERT_NE(loop, nullptr);
   EXPECT_EQ(loop->shape().ToString(), "(s32[], f32[4])");
   EXPECT_TRUE(SameValuesPartitioned(*module, 2));
@@ -205,10 +203,7 @@ ENTRY e {
   ASSERT_NE(module, nullptr);
   auto partitioned = PartitionOrFail(*module, 2);
   ASSERT_NE(partitioned, nullptr);
-  const hlo::Instruction* loop = nullptr;
-  for (const auto& instr : partitioned->entry()->instructions()) {
-    if (instr->opcode() == Opcode::kWhile) loop = instr.get();
-  }
+  const hlo::Instruction* loop = EntryWhile(*partitioned);
   ASSERT_NE(loop, nullptr);
   EXPECT_EQ(loop->shape().ToString(), "(s32[], f32[2,6], f32[3,2,6])");
   // Each device builds its part of the empty stack; none slices a whole one.
@@ -272,10 +267,7 @@ TEST(SpmdPartitionerTest, DeeplyNestedLoopsArePropagatedOncePerBodyAndState) {
   ASSERT_NE(module, nullptr);
   auto partitioned = PartitionOrFail(*module, 2);
   ASSERT_NE(partitioned, nullptr);
-  const hlo::Instruction* loop = nullptr;
-  for (const auto& instr : partitioned->entry()->instructions()) {
-    if (instr->opcode() == Opcode::kWhile) loop = instr.get();
-  }
+  const hlo::Instruction* loop = EntryWhile(*partitioned);
   ASSERT_NE(loop, nullptr);
   EXPECT_EQ(loop->shape().ToString(), "(s32[], f32[4], f32[4])");
 }
