@@ -123,6 +123,12 @@ Result<std::unique_ptr<hlo::Module>> PartitionModule(const hlo::Module& module, 
   if (std::optional<int64_t> replicas = HeaderInt(module, "replica_count")) {
     header = StrCat("replica_count=", *replicas);
   }
+  // Each partition writes its shard of a donated argument's result in place
+  // of its shard of that argument, as the whole program would (buffer
+  // assignment checks the shard fits).
+  if (const hlo::Attribute* aliases = module.FindAttribute("input_output_alias")) {
+    header += StrCat(header.empty() ? "" : ", ", "input_output_alias=", aliases->value);
+  }
   std::string text = session.module().ModuleText(module.name(), header, written.first);
   Result<std::unique_ptr<hlo::Module>> partitioned = hlo::ParseModule(text, module.name() + "_spmd");
   if (!partitioned) return InternalError("the partitioned module does not parse: " + partitioned.error().ToString());

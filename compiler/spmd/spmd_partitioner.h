@@ -11,7 +11,8 @@
 //    annotation (replicated when unannotated);
 //  - collectives carry channel_id, use_global_device_ids=true and explicit
 //    replica_groups over partition ids 0..num_partitions-1; the header says
-//    num_partitions.
+//    num_partitions and keeps the module's input_output_alias (each
+//    partition may write a donated argument's result over its shard).
 // shard_literals.h splits arguments and assembles results by that contract.
 //
 // Thread-safe: reads the input module only.

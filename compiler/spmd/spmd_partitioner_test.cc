@@ -272,6 +272,29 @@ TEST(SpmdPartitionerTest, DeeplyNestedLoopsArePropagatedOncePerBodyAndState) {
   EXPECT_EQ(loop->shape().ToString(), "(s32[], f32[4], f32[4])");
 }
 
+// A donated argument stays donated: each partition may write its shard of
+// the result where its shard of the argument lies (an optimizer step's new
+// weights take no memory of their own on any chip).
+TEST(SpmdPartitionerTest, DonatedArgumentsStayDonated) {
+  auto module = ParseOrDie(R"(
+HloModule m, num_partitions=2, input_output_alias={ {0}: (0, {}, may-alias) }
+ENTRY e {
+  w = f32[8,4] parameter(0), sharding={devices=[2,1]<=[2]}
+  g = f32[8,4] parameter(1), sharding={devices=[2,1]<=[2]}
+  updated = f32[8,4] subtract(w, g)
+  ROOT r = (f32[8,4]) tuple(updated), sharding={{devices=[2,1]<=[2]}}
+})");
+  ASSERT_NE(module, nullptr);
+  auto partitioned = PartitionOrFail(*module, 2);
+  ASSERT_NE(partitioned, nullptr);
+  const hlo::Attribute* original = module->FindAttribute("input_output_alias");
+  const hlo::Attribute* kept = partitioned->FindAttribute("input_output_alias");
+  ASSERT_NE(original, nullptr);
+  ASSERT_NE(kept, nullptr) << hlo::PrintModule(*partitioned);
+  EXPECT_EQ(kept->value, original->value);
+  EXPECT_TRUE(SameValuesPartitioned(*module, 2));
+}
+
 TEST(SpmdPartitionerTest, CallsAndConditionalsArePartitioned) {
   auto module = ParseOrDie(R"(
 HloModule m, num_partitions=2
