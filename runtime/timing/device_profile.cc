@@ -1,5 +1,7 @@
 #include "runtime/timing/device_profile.h"
 
+#include <algorithm>
+
 #include "runtime/chip/chip_spec.h"
 #include "runtime/chip/topology.h"
 
@@ -16,7 +18,7 @@ std::string_view BoundName(Bound bound) {
 }
 
 DeviceProfile AssembleProfile(std::string_view chip, std::vector<KernelProfile> kernels,
-                              std::string_view topology, int chips) {
+                              std::string_view topology, int chips, std::span<const double> starts) {
   DeviceProfile profile;
   profile.chip = std::string(chip);
   const ChipSpec* spec = FindChip(chip);
@@ -24,9 +26,11 @@ DeviceProfile AssembleProfile(std::string_view chip, std::vector<KernelProfile> 
                      : spec != nullptr ? SingleChip(*spec).ToString()
                                        : "1x1";
   profile.chips = chips;
-  for (KernelProfile& k : kernels) {
-    k.start_seconds = profile.seconds;
-    profile.seconds += k.seconds;
+  const bool placed = starts.size() == kernels.size();
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    KernelProfile& k = kernels[i];
+    k.start_seconds = placed ? starts[i] : profile.seconds;
+    profile.seconds = std::max(profile.seconds, k.start_seconds + k.seconds);
     profile.flops += k.flops;
     profile.bytes += k.bytes;
     profile.ideal_bytes += k.ideal_bytes;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,9 @@ struct KernelProfile {
   // kernel of an async pair has none (its transfer is its -start's).
   std::vector<CollectiveTime> collectives;
   double ici_seconds = 0;
+  // A collective kernel: its transfer runs on the ICI links beside the
+  // core's kernels that do not wait for it.
+  bool on_links = false;
 };
 
 struct DeviceProfile {
@@ -83,10 +87,11 @@ struct DeviceProfile {
   std::vector<KernelProfile> kernels;  // in execution order
 };
 
-// Lays `kernels` end to end (start_seconds), sums the totals and computes
-// the HFU against `chip`'s peak (runtime/chip/chip_spec.h). `topology` and
-// `chips` name the slice; empty: one chip.
+// Places `kernels` at `starts` (when given, one per kernel; otherwise end
+// to end), takes the device time as the last kernel's end, sums the totals
+// and computes the HFU against `chip`'s peak (runtime/chip/chip_spec.h).
+// `topology` and `chips` name the slice; empty: one chip.
 DeviceProfile AssembleProfile(std::string_view chip, std::vector<KernelProfile> kernels,
-                              std::string_view topology = "", int chips = 1);
+                              std::string_view topology = "", int chips = 1, std::span<const double> starts = {});
 
 }  // namespace kiln::runtime::timing

@@ -250,6 +250,7 @@ Result<std::optional<KernelProfile>> TimeOnSlice(const KernelDescription& kernel
   }
   p.seconds = p.overhead_seconds + std::max({p.compute_seconds, p.memory_seconds, p.ici_seconds});
   p.tiling = "ici: " + routes;
+  p.on_links = true;
   return std::optional<KernelProfile>(std::move(p));
 }
 

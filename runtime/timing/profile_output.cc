@@ -129,6 +129,13 @@ nlohmann::json ChromeTraceJson(const DeviceProfile& profile, int chip_index) {
     events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", chip}, {"args", {{"name", name}}}});
     events.push_back(
         {{"name", "thread_name"}, {"ph", "M"}, {"pid", chip}, {"tid", 0}, {"args", {{"name", "TensorCore"}}}});
+    // Collective kernels run on the links beside the core: a track of their own.
+    bool links = false;
+    for (const KernelProfile& k : profile.kernels) links |= k.on_links;
+    if (links) {
+      events.push_back(
+          {{"name", "thread_name"}, {"ph", "M"}, {"pid", chip}, {"tid", 1}, {"args", {{"name", "ICI"}}}});
+    }
     for (const KernelProfile& k : profile.kernels) {
       nlohmann::json args = {{"bound", BoundName(k.bound)},
                              {"flops", k.flops},
@@ -144,7 +151,7 @@ nlohmann::json ChromeTraceJson(const DeviceProfile& profile, int chip_index) {
                         {"ts", k.start_seconds * kMicros},
                         {"dur", k.seconds * kMicros},
                         {"pid", chip},
-                        {"tid", 0},
+                        {"tid", k.on_links ? 1 : 0},
                         {"args", std::move(args)}});
     }
   }

@@ -59,41 +59,52 @@ std::vector<std::vector<size_t>> ProducerSteps(std::span<const TimedStep> steps)
 
 }  // namespace
 
-double OverlappedSeconds(std::span<const TimedStep> steps) {
-  const std::vector<std::vector<size_t>> producers = ProducerSteps(steps);
+Schedule ListSchedule(std::span<const ScheduleItem> items) {
   constexpr double kNotYet = std::numeric_limits<double>::infinity();
-  std::vector<double> finish(steps.size(), kNotYet);
-  // When step i's operands are all ready; kNotYet while a producer is not
-  // scheduled.
+  Schedule out;
+  out.starts.assign(items.size(), 0);
+  std::vector<double> finish(items.size(), kNotYet);
+  // When item i's inputs are all ready; kNotYet while one is unscheduled.
   auto ready = [&](size_t i) {
     double t = 0;
-    for (size_t p : producers[i]) t = std::max(t, finish[p]);
+    for (size_t p : items[i].after) t = std::max(t, finish[p]);
     return t;
   };
   double core = 0, links = 0;
   size_t next_link = 0;  // collectives keep program order on the links
-  for (size_t left = steps.size(); left > 0; --left) {
-    while (next_link < steps.size() && (!steps[next_link].on_links || finish[next_link] != kNotYet)) ++next_link;
-    size_t best = steps.size();
+  for (size_t left = items.size(); left > 0; --left) {
+    while (next_link < items.size() && (!items[next_link].on_links || finish[next_link] != kNotYet)) ++next_link;
+    size_t best = items.size();
     double best_start = kNotYet;
-    if (next_link < steps.size()) {
+    if (next_link < items.size()) {
       best = next_link;
       best_start = std::max(links, ready(next_link));
     }
-    for (size_t i = 0; i < steps.size(); ++i) {
-      if (steps[i].on_links || finish[i] != kNotYet) continue;
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (items[i].on_links || finish[i] != kNotYet) continue;
       const double start = std::max(core, ready(i));
       if (start < best_start || (start == best_start && i < best)) {
         best = i;
         best_start = start;
       }
     }
-    if (best == steps.size() || best_start == kNotYet) break;  // unreachable on a DAG in program order
-    double& engine = steps[best].on_links ? links : core;
-    engine = best_start + steps[best].seconds;
+    if (best == items.size() || best_start == kNotYet) break;  // unreachable when `after` points back
+    double& engine = items[best].on_links ? links : core;
+    engine = best_start + items[best].seconds;
     finish[best] = engine;
+    out.starts[best] = best_start;
   }
-  return std::max(core, links);
+  out.seconds = std::max(core, links);
+  return out;
+}
+
+double OverlappedSeconds(std::span<const TimedStep> steps) {
+  std::vector<std::vector<size_t>> producers = ProducerSteps(steps);
+  std::vector<ScheduleItem> items(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    items[i] = {steps[i].seconds, steps[i].on_links, std::move(producers[i])};
+  }
+  return ListSchedule(items).seconds;
 }
 
 }  // namespace kiln::runtime::timing

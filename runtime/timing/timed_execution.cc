@@ -60,7 +60,7 @@ Result<DeviceProfile> TimeRun(const ProgramTimer& timer, const Recorders& record
     KILN_ASSIGN_OR_RETURN(KernelProfile profile, timer.TimeKernel(k, &recorded.recorders[k].counts()));
     profiles.push_back(std::move(profile));
   }
-  return AssembleSliceProfile(timer.chip(), std::move(profiles), timer.options());
+  return timer.Assemble(std::move(profiles));
 }
 
 }  // namespace

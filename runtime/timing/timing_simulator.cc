@@ -1,6 +1,9 @@
 #include "runtime/timing/timing_simulator.h"
 
+#include <unordered_map>
+
 #include "runtime/timing/kernel_timer.h"
+#include "runtime/timing/step_schedule.h"
 
 namespace kiln::runtime::timing {
 namespace {
@@ -15,6 +18,34 @@ bool HasControlFlow(const hlo::Module& module) {
     }
   }
   return false;
+}
+
+// For each kernel, the earlier kernels it must wait for: the last writer
+// of each buffer it reads (its data) and, for each buffer it writes, the
+// last writer and the readers since (so it never overwrites what another
+// still reads).
+std::vector<std::vector<size_t>> KernelPredecessors(const Program& program) {
+  std::unordered_map<uint32_t, size_t> last_writer;
+  std::unordered_map<uint32_t, std::vector<size_t>> readers_since;
+  std::vector<std::vector<size_t>> after(program.kernels.size());
+  for (size_t k = 0; k < program.kernels.size(); ++k) {
+    const ProgramKernel& kernel = program.kernels[k];
+    for (uint32_t b : kernel.inputs) {
+      if (auto w = last_writer.find(b); w != last_writer.end()) after[k].push_back(w->second);
+    }
+    for (uint32_t b : kernel.outputs) {
+      if (auto w = last_writer.find(b); w != last_writer.end()) after[k].push_back(w->second);
+      for (size_t r : readers_since[b]) {
+        if (r != k) after[k].push_back(r);
+      }
+    }
+    for (uint32_t b : kernel.inputs) readers_since[b].push_back(k);
+    for (uint32_t b : kernel.outputs) {
+      last_writer[b] = k;
+      readers_since[b].clear();
+    }
+  }
+  return after;
 }
 
 }  // namespace
@@ -57,10 +88,18 @@ Result<KernelProfile> ProgramTimer::TimeKernel(size_t k, const ControlFlowCounts
   return Compute(k, counts);
 }
 
-DeviceProfile AssembleSliceProfile(const ChipSpec& chip, std::vector<KernelProfile> kernels,
-                                   const TimingOptions& options) {
-  const std::string topology = options.topology ? options.topology->ToString() : SingleChip(chip).ToString();
-  return AssembleProfile(chip.name, std::move(kernels), topology, static_cast<int>(options.chips()));
+DeviceProfile ProgramTimer::Assemble(std::vector<KernelProfile> kernels) const {
+  const std::string topology = options_.topology ? options_.topology->ToString() : SingleChip(chip_).ToString();
+  std::vector<double> starts;
+  bool collectives = false;
+  for (const KernelProfile& k : kernels) collectives |= k.on_links;
+  if (collectives && kernels.size() == program_.program().kernels.size()) {
+    std::vector<std::vector<size_t>> after = KernelPredecessors(program_.program());
+    std::vector<ScheduleItem> items(kernels.size());
+    for (size_t k = 0; k < kernels.size(); ++k) items[k] = {kernels[k].seconds, kernels[k].on_links, std::move(after[k])};
+    starts = ListSchedule(items).starts;
+  }
+  return AssembleProfile(chip_.name, std::move(kernels), topology, static_cast<int>(options_.chips()), starts);
 }
 
 Result<DeviceProfile> SimulateProgram(const LoadedProgram& program, const ChipSpec& chip,
@@ -72,7 +111,7 @@ Result<DeviceProfile> SimulateProgram(const LoadedProgram& program, const ChipSp
     KILN_ASSIGN_OR_RETURN(KernelProfile profile, timer->TimeKernel(k));
     kernels.push_back(std::move(profile));
   }
-  return AssembleSliceProfile(chip, std::move(kernels), options);
+  return timer->Assemble(std::move(kernels));
 }
 
 }  // namespace kiln::runtime::timing

@@ -45,6 +45,13 @@ class ProgramTimer {
   // executor observed in that run; nullptr means "derive it statically".
   Result<KernelProfile> TimeKernel(size_t k, const ControlFlowCounts* counts = nullptr) const;
 
+  // The device profile of one run whose kernel k took kernels[k] (one per
+  // kernel, in order). On a slice, collective kernels run on the links
+  // beside the compute kernels that do not wait for them (step_schedule.h:
+  // as XLA's async collectives and latency-hiding scheduler run them);
+  // otherwise kernels run end to end.
+  DeviceProfile Assemble(std::vector<KernelProfile> kernels) const;
+
  private:
   struct KernelEntry {
     std::vector<const hlo::Shape*> inputs;
@@ -60,11 +67,6 @@ class ProgramTimer {
   TimingOptions options_;
   std::vector<KernelEntry> kernels_;
 };
-
-// AssembleProfile for a run on `chip`, on the slice `options` names (one
-// chip when it names none).
-DeviceProfile AssembleSliceProfile(const ChipSpec& chip, std::vector<KernelProfile> kernels,
-                                   const TimingOptions& options);
 
 // Times every kernel once, in execution order, without values.
 Result<DeviceProfile> SimulateProgram(const LoadedProgram& program, const ChipSpec& chip,
