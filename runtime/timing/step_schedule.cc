@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <queue>
+#include <set>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace kiln::runtime::timing {
@@ -61,38 +64,85 @@ std::vector<std::vector<size_t>> ProducerSteps(std::span<const TimedStep> steps)
 
 Schedule ListSchedule(std::span<const ScheduleItem> items) {
   constexpr double kNotYet = std::numeric_limits<double>::infinity();
+  const size_t n = items.size();
   Schedule out;
-  out.starts.assign(items.size(), 0);
-  std::vector<double> finish(items.size(), kNotYet);
-  // When item i's inputs are all ready; kNotYet while one is unscheduled.
-  auto ready = [&](size_t i) {
-    double t = 0;
-    for (size_t p : items[i].after) t = std::max(t, finish[p]);
-    return t;
-  };
-  double core = 0, links = 0;
-  size_t next_link = 0;  // collectives keep program order on the links
-  for (size_t left = items.size(); left > 0; --left) {
-    while (next_link < items.size() && (!items[next_link].on_links || finish[next_link] != kNotYet)) ++next_link;
-    size_t best = items.size();
-    double best_start = kNotYet;
-    if (next_link < items.size()) {
-      best = next_link;
-      best_start = std::max(links, ready(next_link));
+  out.starts.assign(n, 0);
+  // waiting[i]: producers of item i not yet scheduled; ready[i]: when the
+  // scheduled ones have finished.
+  std::vector<size_t> waiting(n, 0);
+  std::vector<double> ready(n, 0);
+  std::vector<std::vector<size_t>> users(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t p : items[i].after) {
+      if (p >= n) continue;
+      users[p].push_back(i);
+      ++waiting[i];
     }
-    for (size_t i = 0; i < items.size(); ++i) {
-      if (items[i].on_links || finish[i] != kNotYet) continue;
-      const double start = std::max(core, ready(i));
-      if (start < best_start || (start == best_start && i < best)) {
+  }
+  // Core items whose producers are all scheduled: those ready by the core's
+  // time by program order, the others by when they are ready.
+  std::set<size_t> startable;
+  using Later = std::pair<double, size_t>;
+  std::priority_queue<Later, std::vector<Later>, std::greater<Later>> later;
+  double core = 0, links = 0;
+  auto offer = [&](size_t i) {
+    if (items[i].on_links) return;
+    if (ready[i] <= core) {
+      startable.insert(i);
+    } else {
+      later.emplace(ready[i], i);
+    }
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (waiting[i] == 0) offer(i);
+  }
+  std::vector<char> done(n, 0);
+  size_t next_link = 0;  // collectives keep program order on the links
+  for (size_t left = n; left > 0; --left) {
+    while (next_link < n && (!items[next_link].on_links || done[next_link])) ++next_link;
+    size_t best = n;
+    double best_start = kNotYet;
+    if (next_link < n && waiting[next_link] == 0) {
+      best = next_link;
+      best_start = std::max(links, ready[next_link]);
+    }
+    // The core's choice: the first in program order of those ready by its
+    // time, else the one ready soonest.
+    if (!startable.empty()) {
+      const size_t i = *startable.begin();
+      if (core < best_start || (core == best_start && i < best)) {
         best = i;
-        best_start = start;
+        best_start = core;
+      }
+    } else if (!later.empty()) {
+      const auto [at, i] = later.top();
+      if (at < best_start || (at == best_start && i < best)) {
+        best = i;
+        best_start = at;
       }
     }
-    if (best == items.size() || best_start == kNotYet) break;  // unreachable when `after` points back
-    double& engine = items[best].on_links ? links : core;
-    engine = best_start + items[best].seconds;
-    finish[best] = engine;
+    if (best == n) break;  // unreachable when `after` points back
+    if (items[best].on_links) {
+      links = best_start + items[best].seconds;
+    } else {
+      if (!startable.empty() && *startable.begin() == best) {
+        startable.erase(startable.begin());
+      } else {
+        later.pop();
+      }
+      core = best_start + items[best].seconds;
+      while (!later.empty() && later.top().first <= core) {
+        startable.insert(later.top().second);
+        later.pop();
+      }
+    }
+    done[best] = 1;
     out.starts[best] = best_start;
+    const double finish = best_start + items[best].seconds;
+    for (size_t u : users[best]) {
+      ready[u] = std::max(ready[u], finish);
+      if (--waiting[u] == 0) offer(u);
+    }
   }
   out.seconds = std::max(core, links);
   return out;
