@@ -16,7 +16,7 @@ function(kiln_library)
   if(tests)
     add_executable(${KL_NAME}_tests ${tests})
     target_link_libraries(${KL_NAME}_tests PRIVATE ${KL_NAME} ${KL_TEST_DEPS} GTest::gtest_main GTest::gmock)
-    target_compile_options(${KL_NAME}_tests PRIVATE ${KILN_TEST_SANITIZE_OPTIONS})
+    target_compile_options(${KL_NAME}_tests PRIVATE ${KILN_TEST_CODE_OPTIONS})
     target_compile_definitions(${KL_NAME}_tests PRIVATE KILN_CORPUS_DIR="${KILN_CORPUS_DIR}"
                                KILN_FUZZ_REGRESSIONS_DIR="${PROJECT_SOURCE_DIR}/fuzz/regressions")
     include(GoogleTest)
@@ -27,7 +27,7 @@ endfunction()
 # kiln_optimized_test_sources(file...): test files of the calling folder
 # whose own code carries the run (the corpus walks compare every value they
 # compute) stay at the sanitizer build's -O1, where other test code is
-# compiled at -O0 (KILN_TEST_SANITIZE_OPTIONS). No effect on other builds.
+# compiled at -O0 (KILN_TEST_CODE_OPTIONS). Release test code is -O1 anyway.
 # Such files compile alone in a unity build.
 function(kiln_optimized_test_sources)
   if(KILN_SANITIZE)
