@@ -1,11 +1,12 @@
-# kiln_library(NAME name [DEPS lib...] [TEST_DEPS lib...])
+# kiln_library(NAME name [DEPS lib...] [TEST_DEPS lib...] [TEST_COST seconds])
 #
 # One static library per folder: every *.cc in the calling folder except
 # *_test.cc. The *_test.cc files form `${name}_tests`, registered with ctest
 # through gtest_discover_tests; they see KILN_CORPUS_DIR and
-# KILN_FUZZ_REGRESSIONS_DIR (fuzz/regression_inputs.h).
+# KILN_FUZZ_REGRESSIONS_DIR (fuzz/regression_inputs.h). TEST_COST is the
+# ctest COST of each of its tests (see enable_testing() in CMakeLists.txt).
 function(kiln_library)
-  cmake_parse_arguments(KL "" "NAME" "DEPS;TEST_DEPS" ${ARGN})
+  cmake_parse_arguments(KL "" "NAME;TEST_COST" "DEPS;TEST_DEPS" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
   list(FILTER sources EXCLUDE REGEX "_test\\.cc$")
   add_library(${KL_NAME} STATIC ${sources})
@@ -20,7 +21,11 @@ function(kiln_library)
     target_compile_definitions(${KL_NAME}_tests PRIVATE KILN_CORPUS_DIR="${KILN_CORPUS_DIR}"
                                KILN_FUZZ_REGRESSIONS_DIR="${PROJECT_SOURCE_DIR}/fuzz/regressions")
     include(GoogleTest)
-    gtest_discover_tests(${KL_NAME}_tests DISCOVERY_TIMEOUT 120)
+    set(properties "")
+    if(KL_TEST_COST)
+      set(properties PROPERTIES COST ${KL_TEST_COST})
+    endif()
+    gtest_discover_tests(${KL_NAME}_tests DISCOVERY_TIMEOUT 120 ${properties})
   endif()
 endfunction()
 
