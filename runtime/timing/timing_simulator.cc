@@ -56,6 +56,8 @@ Result<std::unique_ptr<ProgramTimer>> ProgramTimer::Create(const LoadedProgram& 
   std::unique_ptr<ProgramTimer> timer(new ProgramTimer(program, chip, options));
   const Program& p = program.program();
   timer->kernels_.resize(p.kernels.size());
+  // Only a slice's programs have collectives to overlap (Assemble).
+  if (options.chips() > 1) timer->predecessors_ = KernelPredecessors(p);
   for (size_t k = 0; k < p.kernels.size(); ++k) {
     KernelEntry& entry = timer->kernels_[k];
     for (uint32_t b : p.kernels[k].inputs) entry.inputs.push_back(&program.buffer_shape(b));
@@ -93,10 +95,9 @@ DeviceProfile ProgramTimer::Assemble(std::vector<KernelProfile> kernels) const {
   std::vector<double> starts;
   bool collectives = false;
   for (const KernelProfile& k : kernels) collectives |= k.on_links;
-  if (collectives && kernels.size() == program_.program().kernels.size()) {
-    std::vector<std::vector<size_t>> after = KernelPredecessors(program_.program());
+  if (collectives && kernels.size() == predecessors_.size()) {
     std::vector<ScheduleItem> items(kernels.size());
-    for (size_t k = 0; k < kernels.size(); ++k) items[k] = {kernels[k].seconds, kernels[k].on_links, std::move(after[k])};
+    for (size_t k = 0; k < kernels.size(); ++k) items[k] = {kernels[k].seconds, kernels[k].on_links, predecessors_[k]};
     starts = ListSchedule(items).starts;
   }
   return AssembleProfile(chip_.name, std::move(kernels), topology, static_cast<int>(options_.chips()), starts);

@@ -66,6 +66,9 @@ class ProgramTimer {
   ChipSpec chip_;
   TimingOptions options_;
   std::vector<KernelEntry> kernels_;
+  // On a slice, per kernel, the earlier kernels it waits for through the
+  // buffers it reads and writes (fixed per program; empty on one chip).
+  std::vector<std::vector<size_t>> predecessors_;
 };
 
 // Times every kernel once, in execution order, without values.
