@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compiler/hlo/call_nesting.h"
+#include "compiler/hlo/name_table.h"
 #include "compiler/hlo/op_attributes.h"
 #include "compiler/hlo/shape_inference.h"
 #include "compiler/hlo/verifier_opcode_rules.h"
@@ -75,23 +76,79 @@ Status ValidateShape(const Shape& s) {
 
 // ---- Structure ------------------------------------------------------------
 
+// Fails if an instruction of `comp` depends on itself through operands and
+// control predecessors. `position` maps each instruction, operand and
+// control predecessor (all checked members) to its place in the list. A
+// list in which everything comes after what it depends on (as parsed text
+// almost always is) is acyclic; otherwise Kahn's algorithm decides.
+Status VerifyAcyclic(const Computation& comp, const std::unordered_map<const Instruction*, size_t>& position) {
+  const auto& instructions = comp.instructions();
+  auto each_dependency = [&](size_t i, auto&& visit) {
+    for (const Instruction* op : instructions[i]->operands()) visit(position.at(op));
+    for (const Instruction* pred : instructions[i]->control_predecessors()) visit(position.at(pred));
+  };
+  bool ordered = true;
+  for (size_t i = 0; i < instructions.size() && ordered; ++i) {
+    each_dependency(i, [&](size_t d) { ordered &= d < i; });
+  }
+  if (ordered) return Ok();
+
+  // Users as one flat list per instruction (offsets into `users`).
+  std::vector<int64_t> pending(instructions.size(), 0);
+  std::vector<size_t> first_user(instructions.size() + 1, 0);
+  for (size_t i = 0; i < instructions.size(); ++i) {
+    each_dependency(i, [&](size_t d) {
+      ++pending[i];
+      ++first_user[d + 1];
+    });
+  }
+  for (size_t i = 0; i < instructions.size(); ++i) first_user[i + 1] += first_user[i];
+  std::vector<size_t> users(first_user.back());
+  std::vector<size_t> filled(first_user.begin(), first_user.end() - 1);
+  for (size_t i = 0; i < instructions.size(); ++i) {
+    each_dependency(i, [&](size_t d) { users[filled[d]++] = i; });
+  }
+  std::vector<size_t> ready;
+  for (size_t i = 0; i < instructions.size(); ++i) {
+    if (pending[i] == 0) ready.push_back(i);
+  }
+  size_t done = 0;
+  while (!ready.empty()) {
+    const size_t i = ready.back();
+    ready.pop_back();
+    ++done;
+    for (size_t u = first_user[i]; u < first_user[i + 1]; ++u) {
+      if (--pending[users[u]] == 0) ready.push_back(users[u]);
+    }
+  }
+  if (done == instructions.size()) return Ok();
+  for (size_t i = 0; i < instructions.size(); ++i) {
+    if (pending[i] > 0) {
+      return InstrError(*instructions[i], "is part of a cycle through its operands or control predecessors");
+    }
+  }
+  return Ok();
+}
+
 // Checks one computation's structure. `module_computations` is null for a
 // computation without a module.
 Status VerifyStructure(const Computation& comp,
                        const std::unordered_set<const Computation*>* module_computations) {
   if (comp.instructions().empty()) return CompError(comp, "has no instructions");
-  std::unordered_set<const Instruction*> members;
-  std::unordered_set<std::string_view> names;
+  // Each instruction's place in the computation's list (which makes it a member).
+  std::unordered_map<const Instruction*, size_t> position;
+  position.reserve(comp.instructions().size());
+  NameTable<const Instruction> names;
   for (const auto& owned : comp.instructions()) {
     if (owned == nullptr) return CompError(comp, "holds a null instruction");
     if (owned->parent() != &comp) return InstrError(*owned, "has a different parent computation");
-    members.insert(owned.get());
-    if (!names.insert(owned->name()).second) {
+    position.emplace(owned.get(), position.size());
+    if (!names.Insert(owned->name(), owned.get())) {
       return InstrError(*owned, "reuses a name already defined in the computation");
     }
   }
   if (comp.root() == nullptr) return CompError(comp, "has no root instruction");
-  if (!members.contains(comp.root())) {
+  if (!position.contains(comp.root())) {
     return CompError(comp, "root %" + comp.root()->name() + " is not an instruction of it");
   }
   int64_t parameter_instructions = 0;
@@ -103,13 +160,13 @@ Status VerifyStructure(const Computation& comp,
     for (int64_t i = 0; i < instr.operand_count(); ++i) {
       const Instruction* op = instr.operand(i);
       if (op == nullptr) return InstrError(instr, "operand " + std::to_string(i) + " is null");
-      if (!members.contains(op)) {
+      if (!position.contains(op)) {
         return InstrError(instr, "operand " + std::to_string(i) + " %" + op->name() +
                                      " is not in the same computation");
       }
     }
     for (const Instruction* pred : instr.control_predecessors()) {
-      if (pred == nullptr || !members.contains(pred)) {
+      if (pred == nullptr || !position.contains(pred)) {
         return InstrError(instr, "control predecessor is not in the same computation");
       }
     }
@@ -155,43 +212,7 @@ Status VerifyStructure(const Computation& comp,
                                  std::to_string(parameter_instructions - 1) + ")");
     }
   }
-  // Cycles through operands and control predecessors (Kahn's algorithm).
-  std::unordered_map<const Instruction*, int64_t> pending;
-  std::unordered_map<const Instruction*, std::vector<const Instruction*>> users;
-  for (const auto& owned : comp.instructions()) {
-    const Instruction* instr = owned.get();
-    int64_t& count = pending[instr];
-    for (const Instruction* op : instr->operands()) {
-      ++count;
-      users[op].push_back(instr);
-    }
-    for (const Instruction* pred : instr->control_predecessors()) {
-      ++count;
-      users[pred].push_back(instr);
-    }
-  }
-  std::vector<const Instruction*> ready;
-  for (const auto& [instr, count] : pending) {
-    if (count == 0) ready.push_back(instr);
-  }
-  size_t done = 0;
-  while (!ready.empty()) {
-    const Instruction* instr = ready.back();
-    ready.pop_back();
-    ++done;
-    for (const Instruction* user : users[instr]) {
-      if (--pending[user] == 0) ready.push_back(user);
-    }
-  }
-  if (done != comp.instructions().size()) {
-    for (const auto& owned : comp.instructions()) {
-      if (pending[owned.get()] > 0) {
-        return InstrError(*owned,
-                          "is part of a cycle through its operands or control predecessors");
-      }
-    }
-  }
-  return Ok();
+  return VerifyAcyclic(comp, position);
 }
 
 // Fails if a computation calls itself, directly or through others, or if

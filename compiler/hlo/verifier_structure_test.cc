@@ -97,6 +97,28 @@ TEST(VerifierTest, RejectsCycleThroughOperands) {
       << s.error().ToString();
 }
 
+// Built through the IR API, an instruction may come before an operand in
+// the list; without a cycle that is still a valid computation.
+TEST(VerifierTest, AcceptsAnOperandListedAfterItsUser) {
+  auto module = Parse(WithEntry(R"(
+  x = f32[2] parameter(0)
+  a = f32[2] negate(x)
+  c = f32[2] negate(x)
+  ROOT r = f32[2] add(a, c)
+)"));
+  ASSERT_TRUE(module);
+  Instruction* a = module->entry()->instructions()[1].get();
+  Instruction* c = module->entry()->instructions()[2].get();
+  ASSERT_TRUE(a->ReplaceOperandWith(0, c));  // a = negate(c), c listed after a
+  EXPECT_TRUE(VerifyModule(*module));
+  // Closing the loop through c is still found.
+  ASSERT_TRUE(c->ReplaceOperandWith(0, a));
+  Status s = VerifyModule(*module);
+  ASSERT_FALSE(s);
+  EXPECT_TRUE(Contains(s.error().ToString(), "%a") && Contains(s.error().ToString(), "is part of a cycle"))
+      << s.error().ToString();
+}
+
 TEST(VerifierTest, RejectsCycleThroughControlPredecessors) {
   auto [m, a, b] = ParseChain();
   ASSERT_TRUE(m);
