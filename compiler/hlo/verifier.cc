@@ -79,8 +79,9 @@ Status ValidateShape(const Shape& s) {
 // Fails if an instruction of `comp` depends on itself through operands and
 // control predecessors. `position` maps each instruction, operand and
 // control predecessor (all checked members) to its place in the list. A
-// list in which everything comes after what it depends on (as parsed text
-// almost always is) is acyclic; otherwise Kahn's algorithm decides.
+// list in which everything comes after what it depends on is acyclic (the
+// parser resolves names only backwards, so parsed modules always pass here);
+// lists rearranged through the IR API go through Kahn's algorithm.
 Status VerifyAcyclic(const Computation& comp, const std::unordered_map<const Instruction*, size_t>& position) {
   const auto& instructions = comp.instructions();
   auto each_dependency = [&](size_t i, auto&& visit) {
