@@ -44,7 +44,7 @@ double ShapeBytesReal(const hlo::Shape& shape) {
 // The peak overflowed int64: name the largest buffer and its true size
 // instead of a saturated figure.
 Error HugeProgramError(const hlo::Computation& computation, const BufferAssignment& out, int64_t hbm_bytes,
-                       std::string_view chip_name) {
+                       std::string_view chip_name, std::string_view advice) {
   const Instruction* largest = nullptr;
   double largest_bytes = 0;
   for (const Buffer& buffer : out.buffers) {
@@ -61,7 +61,8 @@ Error HugeProgramError(const hlo::Computation& computation, const BufferAssignme
     why += ": its largest buffer, %" + largest->name() + " (" + largest->shape().ToString() + "), alone takes " +
            FormatByteCount(largest_bytes);
   }
-  return ResourceExhaustedError(why + "; chip " + std::string(chip_name) + " has " + FormatBytes(hbm_bytes));
+  return ResourceExhaustedError(why + "; chip " + std::string(chip_name) + " has " + FormatBytes(hbm_bytes) +
+                                std::string(advice));
 }
 
 // Re-places the temporaries largest first (offline_placement.h) when that
@@ -79,6 +80,22 @@ void PlaceLargestFirstWhenTighter(BufferAssignment& out) {
   if (!offline || offline->end >= out.slot_bytes) return;
   for (size_t i = 0; i < placed.size(); ++i) out.buffers[placed[i]].offset = offline->offsets[i];
   out.slot_bytes = offline->end;
+}
+
+// What the error of a program over HBM adds when the caller named other
+// targets: the one with the least HBM that holds `peak`, or that none does.
+std::string AlternativeAdvice(std::span<const HbmAlternative> alternatives, int64_t peak) {
+  const HbmAlternative* fits = nullptr;
+  const HbmAlternative* most = nullptr;
+  for (const HbmAlternative& a : alternatives) {
+    if (a.hbm_bytes >= peak && (fits == nullptr || a.hbm_bytes < fits->hbm_bytes)) fits = &a;
+    if (most == nullptr || a.hbm_bytes > most->hbm_bytes) most = &a;
+  }
+  if (fits != nullptr) return "; it fits on " + fits->name + " (" + FormatBytes(fits->hbm_bytes) + ")";
+  if (most != nullptr) {
+    return "; no chip kind holds it: the most HBM is " + most->name + "'s " + FormatBytes(most->hbm_bytes);
+  }
+  return "";
 }
 
 // The largest temporaries live while kernel `at` runs, for the error a
@@ -106,7 +123,8 @@ std::string LargestLiveAt(const hlo::Computation& computation, const BufferAssig
 
 Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, const fusion::FusionPlan& plan,
                                        int64_t hbm_bytes, std::string_view chip_name,
-                                       std::span<const OutputAlias> aliases) {
+                                       std::span<const OutputAlias> aliases,
+                                       std::span<const HbmAlternative> alternatives) {
   const auto& instrs = computation.instructions();
   const int64_t n = computation.instruction_count();
   const int64_t kernel_count = static_cast<int64_t>(plan.kernels.size());
@@ -212,7 +230,8 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
   out.slot_count = static_cast<int64_t>(slot_of_offset.size());
   out.peak_bytes = SatAdd(SatAdd(out.parameter_bytes, out.constant_bytes), out.slot_bytes);
   if (out.peak_bytes == std::numeric_limits<int64_t>::max()) {
-    return std::unexpected(HugeProgramError(computation, out, hbm_bytes, chip_name));
+    return std::unexpected(HugeProgramError(computation, out, hbm_bytes, chip_name,
+                                            AlternativeAdvice(alternatives, out.peak_bytes)));
   }
   if (out.peak_bytes > hbm_bytes) {
     return ResourceExhaustedError("program needs " + FormatBytes(out.peak_bytes) + " of HBM at peak (parameters " +
@@ -221,7 +240,8 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
                                   FormatBytes(out.max_live_bytes) + " live at once" +
                                   (peak_kernel >= 0 ? ", the largest then " + LargestLiveAt(computation, out, peak_kernel)
                                                     : std::string()) +
-                                  "); chip " + std::string(chip_name) + " has " + FormatBytes(hbm_bytes));
+                                  "); chip " + std::string(chip_name) + " has " + FormatBytes(hbm_bytes) +
+                                  AlternativeAdvice(alternatives, out.peak_bytes));
   }
   return out;
 }

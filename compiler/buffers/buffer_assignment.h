@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -64,9 +65,18 @@ struct BufferAssignment {
 // the most bytes are).
 // `aliases`: the module's input_output_alias (output_aliases.h); results it
 // names are written into their donated parameters' memory.
+// `alternatives`: other targets the caller could compile for; the error then
+// names the one with the least HBM that holds the peak ("; it fits on v5p
+// (88.5 GiB)") or says that none does ("; no chip kind holds it: the most
+// HBM is tpu7x's 178.8 GiB").
+struct HbmAlternative {
+  std::string name;  // "v5p", "8 x v5p"
+  int64_t hbm_bytes = 0;
+};
 Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, const fusion::FusionPlan& plan,
                                        int64_t hbm_bytes, std::string_view chip_name,
-                                       std::span<const OutputAlias> aliases = {});
+                                       std::span<const OutputAlias> aliases = {},
+                                       std::span<const HbmAlternative> alternatives = {});
 
 
 }  // namespace kiln::buffers

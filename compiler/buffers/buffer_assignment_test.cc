@@ -86,6 +86,32 @@ TEST(BufferAssignmentTest, ProgramsLargerThanHbmFailWithTheReason) {
             "chip tiny has 8.0 MiB");
 }
 
+TEST(BufferAssignmentTest, ProgramsLargerThanHbmNameTheSmallestTargetThatHoldsThem) {
+  auto module = ParseVerified(Chain(4));
+  ASSERT_NE(module, nullptr);
+  auto plan = PlanComputation(*module->entry(), PlanKind::kNone, PlannerOptions{});
+  ASSERT_TRUE(plan.has_value());
+  // 12 MiB at peak: "small" is too small, "large" and "larger" hold it.
+  const std::vector<HbmAlternative> alternatives = {
+      {"larger", 64 << 20}, {"small", 10 << 20}, {"large", 16 << 20}};
+  auto buffers = AssignBuffers(*module->entry(), *plan, 8 << 20, "tiny", {}, alternatives);
+  ASSERT_FALSE(buffers.has_value());
+  EXPECT_EQ(buffers.error().code, ErrorCode::kResourceExhausted);
+  EXPECT_TRUE(buffers.error().message.ends_with("chip tiny has 8.0 MiB; it fits on large (16.0 MiB)"))
+      << buffers.error().message;
+
+  // None holds it: the error names the one with the most.
+  const std::vector<HbmAlternative> too_small = {{"small", 10 << 20}, {"smaller", 9 << 20}};
+  buffers = AssignBuffers(*module->entry(), *plan, 8 << 20, "tiny", {}, too_small);
+  ASSERT_FALSE(buffers.has_value());
+  EXPECT_TRUE(buffers.error().message.ends_with(
+      "chip tiny has 8.0 MiB; no chip kind holds it: the most HBM is small's 10.0 MiB"))
+      << buffers.error().message;
+
+  // A program that fits is unaffected by the alternatives.
+  EXPECT_TRUE(AssignBuffers(*module->entry(), *plan, 64 << 20, "roomy", {}, too_small).has_value());
+}
+
 TEST(BufferAssignmentTest, ProgramsBeyondInt64BytesReportTheTrueSize) {
   // 10^12 x 10^9 f32 is 4*10^21 bytes: int64 counts saturate near 8 EiB.
   auto module = ParseVerified(R"(HloModule huge

@@ -39,8 +39,17 @@ Result<CompiledPlan> CompletePlan(const PreparedModule& prepared, const CompileO
     if (!parsed) return parsed.error().WithContext("module header");
     aliases = std::move(*parsed);
   }
+  // The other chip kinds, for the error of a program that does not fit:
+  // which one would hold it.
+  std::vector<buffers::HbmAlternative> alternatives;
+  for (const runtime::ChipSpec& other : runtime::AllChips()) {
+    if (other.name == out.chip->name) continue;
+    const std::string name = devices > 1 ? std::to_string(devices) + " x " + std::string(other.name)
+                                         : std::string(other.name);
+    alternatives.push_back({name, other.hbm_bytes * devices});
+  }
   Result<buffers::BufferAssignment> assigned =
-      buffers::AssignBuffers(entry, out.plan, out.chip->hbm_bytes * devices, target, aliases);
+      buffers::AssignBuffers(entry, out.plan, out.chip->hbm_bytes * devices, target, aliases, alternatives);
   if (!assigned) return assigned.error().WithContext("buffer assignment");
   out.buffers = std::move(*assigned);
   out.times.buffers_ms = watch.LapMs();
