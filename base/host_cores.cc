@@ -14,11 +14,8 @@
 #include <thread>
 
 namespace kiln {
-namespace {
-
-// Whether the calling thread is already counted in in_use: it holds a lease,
-// is a helper running parts, or is inside ParallelFor.
-thread_local bool t_counted = false;
+// Named, not anonymous: HostCores::State (external linkage) holds Batches.
+namespace host_cores_internal {
 
 // One ParallelFor call: parts handed out by `next`, finished ones counted
 // by `done`.
@@ -35,6 +32,15 @@ struct Batch {
     }
   }
 };
+
+}  // namespace host_cores_internal
+namespace {
+
+using host_cores_internal::Batch;
+
+// Whether the calling thread is already counted in in_use: it holds a lease,
+// is a helper running parts, or is inside ParallelFor.
+thread_local bool t_counted = false;
 
 int CpusOfThisProcess() {
   cpu_set_t set;

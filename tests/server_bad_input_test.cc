@@ -185,10 +185,14 @@ TEST(ServerBadInputTest, TruncatedBodyAndSlowClientAreCutOff) {
   ASSERT_TRUE(slow);
   ASSERT_TRUE(slow->Send("POST /v1/compile HTTP/1.1\r\nHo"));
   auto answer = slow->ReadResponse();
-  if (answer) EXPECT_EQ(answer->status, 408);
+  if (answer) {
+    EXPECT_EQ(answer->status, 408);
+  }
   EXPECT_TRUE(slow->WaitForClose()) << "a slow client is cut off after the request timeout";
   auto cut = truncated->ReadResponse();
-  if (cut) EXPECT_EQ(cut->status / 100, 4) << cut->body;
+  if (cut) {
+    EXPECT_EQ(cut->status / 100, 4) << cut->body;
+  }
   EXPECT_TRUE(truncated->WaitForClose());
   ExpectStillServing(env);
 }

@@ -154,7 +154,9 @@ std::unique_ptr<hlo::Module> FuseAndCheck(std::string_view text, BodyFusionStats
   Result<hlo::Literal> want = runtime::EvaluateModule(*reference, args);
   Result<hlo::Literal> got = runtime::EvaluateModule(*module, args);
   EXPECT_TRUE(want.has_value() && got.has_value());
-  if (want && got) EXPECT_TRUE(*want == *got);
+  if (want && got) {
+    EXPECT_TRUE(*want == *got);
+  }
   return module;
 }
 

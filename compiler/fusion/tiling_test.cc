@@ -221,7 +221,9 @@ ENTRY e {
   for (const TileChoice& candidate : *candidates) {
     EXPECT_TRUE(ValidateTile(problem, candidate, tiling).has_value());
     const std::vector<int64_t>& b = candidate.outputs.at(0).dimensions;
-    if (b[0] > 1) EXPECT_EQ(b[1], 2560);
+    if (b[0] > 1) {
+      EXPECT_EQ(b[1], 2560);
+    }
   }
 }
 

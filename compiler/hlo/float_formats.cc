@@ -88,7 +88,7 @@ uint32_t EncodeNarrowFloat(const FloatFormat& f, double v) {
     return NanBits(f, negative);
   }
   if (a == 0) {
-    if (f.nan == Nan::kNegZero || m == 0 && !f.has_sign) return 0;
+    if (f.nan == Nan::kNegZero || (m == 0 && !f.has_sign)) return 0;
     return sign;
   }
   const int emin = 1 - f.bias;  // exponent of the smallest normal

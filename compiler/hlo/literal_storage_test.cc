@@ -15,8 +15,6 @@ namespace {
 // 2 MiB granule, so a tail of its block lies beyond the literal.
 constexpr int64_t kLargeBytes = int64_t{kLiteralLargeBlockBytes} + 4096 + 1;
 
-uint8_t ReadByte(const uint8_t* p) { return *static_cast<const volatile uint8_t*>(p); }
-
 TEST(LiteralStorageTest, LargeBlocksAreZeroFilledAndReused) {
   const Shape shape(PrimitiveType::kU8, {kLargeBytes});
   const uint8_t* first_data = nullptr;
@@ -32,6 +30,8 @@ TEST(LiteralStorageTest, LargeBlocksAreZeroFilledAndReused) {
 }
 
 #if defined(__SANITIZE_ADDRESS__)
+uint8_t ReadByte(const uint8_t* p) { return *static_cast<const volatile uint8_t*>(p); }
+
 TEST(LiteralStorageDeathTest, ReadPastALargeLiteralIsReported) {
   EXPECT_DEATH(
       {

@@ -84,18 +84,26 @@ TEST(IsaLevelTest, HostLevelMatchesTheKernelsCpuFlags) {
   };
   const bool v3 = has_all({"avx", "avx2", "fma", "bmi1", "bmi2"});
   const bool v4 = v3 && has_all({"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"});
-  if (HostIsaLevel() >= IsaLevel::kAvx2) EXPECT_TRUE(v3);
-  if (HostIsaLevel() >= IsaLevel::kAvx512) EXPECT_TRUE(v4);
+  if (HostIsaLevel() >= IsaLevel::kAvx2) {
+    EXPECT_TRUE(v3);
+  }
+  if (HostIsaLevel() >= IsaLevel::kAvx512) {
+    EXPECT_TRUE(v4);
+  }
   // The kernel's flags imply the level, unless the OS does not save the
   // wider registers (then the CPU model reports less, which is safe).
-  if (v4) EXPECT_GE(HostIsaLevel(), IsaLevel::kAvx2);
+  if (v4) {
+    EXPECT_GE(HostIsaLevel(), IsaLevel::kAvx2);
+  }
 }
 
 TEST(IsaLevelTest, EveryLevelTableNamesItsLevel) {
   for (IsaLevel level : kAllIsaLevels) {
     const GemmKernels* kernels = GemmKernelsFor(level);
     EXPECT_EQ(kernels != nullptr, IsaLevelBuilt(level)) << IsaLevelName(level);
-    if (kernels) EXPECT_EQ(kernels->level, level);
+    if (kernels) {
+      EXPECT_EQ(kernels->level, level);
+    }
   }
 }
 
