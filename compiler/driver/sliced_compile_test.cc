@@ -9,6 +9,7 @@
 
 #include "compiler/driver/compile_module.h"
 #include "compiler/hlo/parser.h"
+#include "runtime/chip/chip_spec.h"
 #include "runtime/program/loaded_program.h"
 #include "runtime/spmd/slice_execution.h"
 
@@ -90,8 +91,16 @@ ENTRY e {
 })";
   auto compiled = Compile(kBig, "2x2");
   ASSERT_FALSE(compiled);
-  EXPECT_NE(compiled.error().ToString().find("one v5e chip of the 2x2 slice"), std::string::npos)
-      << compiled.error().ToString();
+  const std::string error = compiled.error().ToString();
+  EXPECT_NE(error.find("one v5e chip of the 2x2 slice"), std::string::npos) << error;
+  // It names a chip kind whose HBM holds the program.
+  const size_t at = error.find("; it fits on ");
+  ASSERT_NE(at, std::string::npos) << error;
+  const size_t name_start = at + std::string("; it fits on ").size();
+  const std::string name = error.substr(name_start, error.find(" (", name_start) - name_start);
+  const runtime::ChipSpec* roomier = runtime::FindChip(name);
+  ASSERT_NE(roomier, nullptr) << error;
+  EXPECT_GT(roomier->hbm_bytes, runtime::FindChip("v5e")->hbm_bytes) << error;
 }
 
 }  // namespace
