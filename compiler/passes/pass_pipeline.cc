@@ -7,6 +7,7 @@
 #include "compiler/passes/common_subexpression_elimination.h"
 #include "compiler/passes/dead_code_elimination.h"
 #include "compiler/passes/inliner.h"
+#include "compiler/passes/layout_assignment.h"
 #include "compiler/passes/layout_bitcasts.h"
 
 namespace kiln::passes {
@@ -49,6 +50,7 @@ PassPipeline MakeDefaultPipeline(PipelineOptions options, bool inline_fusions) {
   }
   pipeline.Add<AlgebraicSimplifier>();
   pipeline.Add<CommonSubexpressionElimination>();
+  pipeline.Add<LayoutAssignment>();
   pipeline.Add<LayoutBitcasts>();
   pipeline.Add<DeadCodeElimination>();
   return pipeline;

@@ -1,0 +1,96 @@
+#include "compiler/passes/layout_assignment.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "compiler/hlo/computation.h"
+#include "compiler/hlo/module.h"
+#include "runtime/chip/memory_tiles.h"
+
+namespace kiln::passes {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+// Ops that write their result in whatever layout it is given, at the
+// traffic of writing it once: moves and dots.
+bool WritesAnyLayout(Opcode op) {
+  return op == Opcode::kCopy || op == Opcode::kTranspose || op == Opcode::kConvert || op == Opcode::kDot;
+}
+
+bool OnlyDotsRead(const Instruction& value) {
+  if (value.users().empty()) return false;
+  return std::all_of(value.users().begin(), value.users().end(),
+                     [](const Instruction* user) { return user->opcode() == Opcode::kDot; });
+}
+
+// Computations that are a fusion's body: their parameters take the fusion's
+// operands as laid out, so their values keep the layouts they were given.
+std::unordered_set<const hlo::Computation*> FusionBodies(const hlo::Module& module) {
+  std::unordered_set<const hlo::Computation*> bodies;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instr : computation->instructions()) {
+      if (instr->opcode() != Opcode::kFusion) continue;
+      for (const hlo::Computation* called : instr->called_computations()) bodies.insert(called);
+    }
+  }
+  return bodies;
+}
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> DenserMinorToMajor(const hlo::Shape& shape) {
+  if (!shape.IsArray() || !shape.is_static() || shape.rank() < 3) return std::nullopt;
+  std::vector<int64_t> physical = runtime::PhysicalOrder(shape);  // major to minor
+  std::vector<size_t> data;  // positions in `physical` of dimensions holding data
+  for (size_t i = 0; i < physical.size(); ++i) {
+    if (shape.dimensions(physical[i]) > 1) data.push_back(i);
+  }
+  if (data.size() < 3) return std::nullopt;
+  const int64_t rows = runtime::SublaneTile(shape.element_type());
+  const size_t minor = data.back();
+  const size_t second = data[data.size() - 2];
+  if (shape.dimensions(physical[minor]) < runtime::kLanes || shape.dimensions(physical[second]) >= rows) {
+    return std::nullopt;
+  }
+  // The most minor of the other dimensions that fills a tile's rows.
+  std::optional<size_t> replacement;
+  for (size_t k = data.size() - 2; k-- > 0;) {
+    if (shape.dimensions(physical[data[k]]) >= rows) {
+      replacement = data[k];
+      break;
+    }
+  }
+  if (!replacement) return std::nullopt;
+  const int64_t moved = physical[*replacement];
+  physical.erase(physical.begin() + static_cast<std::ptrdiff_t>(*replacement));
+  // `minor` shifted down by one with the erase; the moved dimension goes
+  // right before it.
+  physical.insert(physical.begin() + static_cast<std::ptrdiff_t>(minor - 1), moved);
+  return std::vector<int64_t>(physical.rbegin(), physical.rend());
+}
+
+Result<bool> LayoutAssignment::Run(hlo::Module& module) {
+  const std::unordered_set<const hlo::Computation*> fusion_bodies = FusionBodies(module);
+  bool changed = false;
+  for (const auto& computation : module.computations()) {
+    if (fusion_bodies.contains(computation.get())) continue;
+    for (const auto& instr : computation->instructions()) {
+      Instruction& value = *instr;
+      if (!WritesAnyLayout(value.opcode()) || computation->root() == &value || !OnlyDotsRead(value) ||
+          !value.shape().has_default_layout()) {
+        continue;
+      }
+      std::optional<std::vector<int64_t>> denser = DenserMinorToMajor(value.shape());
+      if (!denser) continue;
+      hlo::Shape shape = value.shape();
+      shape.mutable_layout().minor_to_major = std::move(*denser);
+      value.set_shape(std::move(shape));
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace kiln::passes
