@@ -59,6 +59,11 @@ Result<std::string> ParseGenericAttributeValue(TokenCursor& cur) {
           return out;
         }
         break;
+      case TokKind::kEqual:
+        // "name= =x": a value never starts with '=', and printed as
+        // "name==x" it would not lex as an attribute again.
+        if (first) return std::unexpected(cur.Expected("an attribute value"));
+        break;
       default:
         if (depth == 0 && !first) {
           if (t.newline_before || t.kind == TokKind::kAttributeName ||

@@ -12,6 +12,7 @@
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/parser_test_util.h"
 #include "compiler/hlo/printer.h"
+#include "fuzz/regression_inputs.h"
 
 namespace kiln::hlo::parser_testing {
 namespace {
@@ -116,6 +117,23 @@ ENTRY %e {
 
 // The thread name is a string: quotes and backslashes in it are escaped
 // when printed.
+// Found by fuzz/hlo_text_fuzzer (kept as fuzz/regressions/hlo_text/
+// value_starting_with_equals): "use_global_device_ids= = s32[..." in a
+// module header parsed, then printed as "use_global_device_ids==s32[...",
+// which does not parse. A value never starts with '='.
+TEST(ModuleParseTest, AnAttributeValueStartingWithEqualsIsAnError) {
+  const std::string found = fuzz::RegressionInput("hlo_text", "value_starting_with_equals");
+  ASSERT_FALSE(found.empty());
+  EXPECT_NE(ModuleError(found).find("expected an attribute value, got '='"), std::string::npos) << ModuleError(found);
+  EXPECT_NE(ModuleError("HloModule m, flag= =1\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n")
+                .find("test.hlo:1:20: expected an attribute value, got '='"),
+            std::string::npos)
+      << ModuleError("HloModule m, flag= =1\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
+  EXPECT_NE(ModuleError("HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0), flag= =1\n}\n")
+                .find("expected an attribute value, got '='"),
+            std::string::npos);
+}
+
 TEST(ModuleParseTest, ExecutionThreadWithEscapesRoundTrips) {
   auto m = ModuleOrDie(
       "HloModule m\nc {\n ROOT p = f32[] parameter(0)\n}, execution_thread=\"a\\\"b\\\\c\"\n"
