@@ -22,7 +22,12 @@ bool StartsWord(TokKind k) {
 // word-like tokens; '%' dropped from names (names and identifiers are
 // interchangeable).
 void AppendCanonical(std::string& out, TokKind prev, const Token& t) {
-  if (IsWordToken(prev) && StartsWord(t.kind)) out += ' ';
+  // Also kept apart, so that the text lexes the same again: a word and an
+  // arrow or dots after it (names may hold '-' and '.': "a.3->b" would
+  // lex as the name "a.3-"), and '=' after text ending in '=' ("x==").
+  const bool word_then_punct = IsWordToken(prev) && (t.kind == TokKind::kArrow || t.kind == TokKind::kDots);
+  const bool equals_twice = t.kind == TokKind::kEqual && !out.empty() && out.back() == '=';
+  if ((IsWordToken(prev) && StartsWord(t.kind)) || word_then_punct || equals_twice) out += ' ';
   out += t.text;
   if (t.kind == TokKind::kAttributeName) out += '=';
   if (t.kind == TokKind::kNameColon) out += ':';
