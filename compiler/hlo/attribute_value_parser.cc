@@ -18,10 +18,12 @@ bool StartsWord(TokKind k) {
   return IsWordToken(k) || k == TokKind::kNameColon || k == TokKind::kAttributeName;
 }
 
+}  // namespace
+
 // Appends a token to canonical attribute text: a space only between two
 // word-like tokens; '%' dropped from names (names and identifiers are
 // interchangeable).
-void AppendCanonical(std::string& out, TokKind prev, const Token& t) {
+void AppendCanonicalToken(std::string& out, TokKind prev, const Token& t) {
   // Also kept apart, so that the text lexes the same again: a word and an
   // arrow or dots after it (names may hold '-' and '.': "a.3->b" would
   // lex as the name "a.3-"), and '=' after text ending in '=' ("x==").
@@ -32,8 +34,6 @@ void AppendCanonical(std::string& out, TokKind prev, const Token& t) {
   if (t.kind == TokKind::kAttributeName) out += '=';
   if (t.kind == TokKind::kNameColon) out += ':';
 }
-
-}  // namespace
 
 Result<std::string> ParseGenericAttributeValue(TokenCursor& cur) {
   std::string out;
@@ -79,7 +79,7 @@ Result<std::string> ParseGenericAttributeValue(TokenCursor& cur) {
         }
         break;
     }
-    AppendCanonical(out, prev, t);
+    AppendCanonicalToken(out, prev, t);
     prev = t.kind;
     first = false;
     cur.Advance();

@@ -21,6 +21,11 @@ inline bool IsNameToken(TokKind k) { return k == TokKind::kPercentName || k == T
 // next instruction. Returns its canonical text (attribute.h).
 Result<std::string> ParseGenericAttributeValue(TokenCursor& cur);
 
+// Appends token `t` to canonical text whose last token was of kind `prev`
+// (kEof for none), with a space only where the text would otherwise lex
+// differently ("a b", "a ->b"). Also used for layout items kept as text.
+void AppendCanonicalToken(std::string& out, TokKind prev, const Token& t);
+
 // A raw value ({...} or "..."), kept verbatim.
 Result<std::string> ParseRawAttributeValue(TokenCursor& cur);
 

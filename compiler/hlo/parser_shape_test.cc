@@ -100,6 +100,16 @@ TEST(ShapeParseTest, TiledLayoutsAndLayoutExtras) {
   EXPECT_EQ(scalar.layout().memory_space, 1);
   EXPECT_EQ(ShapeOrDie(scalar.ToString()), scalar);
 
+  // Items kiln does not model are kept as text that lexes back the same:
+  // words inside stay apart ("D(C U)" is not "D(CU)").
+  for (std::string_view text : {"f32[2]{0:D(C)}", "f32[2]{0:D(C U)}", "f32[2]{0:SC(0:2,3)}",
+                                "f32[2]{0:P(f32[4]{0})}", "f32[2]{0:#(u32)*(u32)M(8)}"}) {
+    Shape kept = ShapeOrDie(text);
+    EXPECT_FALSE(kept.layout().other.empty()) << text;
+    EXPECT_EQ(kept.ToString(), text);
+    EXPECT_EQ(ShapeOrDie(kept.ToString()), kept) << text;
+  }
+
   // Same dims, different tiles: not equal, but compatible.
   Shape other = ShapeOrDie("f32[8,256]{1,0:T(8,128)}");
   EXPECT_FALSE(other == s);
@@ -152,7 +162,9 @@ TEST(ShapeParseTest, ErrorsNamePositionAndExpectation) {
            {"f32[99999999999999999999]", "<shape>:1:5:", "integer out of range"},
            {"(f32[], ", "<shape>:1:9:", "expected a shape"},
            {"f32[2]{0:T(8,}", "<shape>:1:14:", "expected a tile dimension"},
-           {"f32[2]{0:Q}", "<shape>:1:11:", "expected '(' in layout"},
+           {"f32[2]{0:D}", "<shape>:1:11:", "expected '(' in layout"},
+           {"f32[2]{0:Q(1)}", "<shape>:1:10:", "expected a layout item (D, T, L,"},
+           {"f32[2]{0:So(1)}", "<shape>:1:10:", "expected a layout item"},
            {"", "<shape>:1:1:", "expected a shape"},
        }) {
     Result<Shape> s = ParseShape(c.text);

@@ -139,8 +139,11 @@ TEST(ModuleParseTest, AnAttributeValueStartingWithEqualsIsAnError) {
 // hlo_text): each fails to parse, or prints to text that parses back to an
 // equal module. name_then_arrow_in_a_value: "%main.3 ->rg" inside a domain
 // attribute printed as "main.3->rg", which lexes as the name "main.3-".
+// unknown_layout_item_swallowing_text: a layout item "ttt...T(" was kept as
+// text up to its closing ')' two lines later, joined without spaces.
 TEST(ModuleParseTest, KeptFuzzCrashersRoundTrip) {
-  for (const char* name : {"value_starting_with_equals", "name_then_arrow_in_a_value"}) {
+  for (const char* name : {"value_starting_with_equals", "name_then_arrow_in_a_value",
+                           "unknown_layout_item_swallowing_text"}) {
     const std::string input = fuzz::RegressionInput("hlo_text", name);
     ASSERT_FALSE(input.empty()) << name;
     Result<std::unique_ptr<Module>> module = ParseModule(input, name);

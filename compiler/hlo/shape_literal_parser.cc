@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "compiler/hlo/attribute_value_parser.h"
 #include "compiler/hlo/float_formats.h"
 
 namespace kiln::hlo {
@@ -21,6 +22,14 @@ Result<int64_t> TokenInt(TokenCursor& cur, std::string_view what) {
   }
   cur.Advance();
   return v;
+}
+
+// Layout items XLA writes that kiln keeps as text rather than typed fields.
+// Any other name is an error, as in XLA: an unknown item's extent is a guess.
+bool IsTextLayoutItem(const Token& t) {
+  if (t.kind == TokKind::kOctothorp || t.kind == TokKind::kAsterisk) return true;
+  if (t.kind != TokKind::kIdent) return false;
+  return t.text == "D" || t.text == "SC" || t.text == "P" || t.text == "M";
 }
 
 // Items after ':' in a layout. Tiles, L, E and S are typed; others are kept
@@ -60,13 +69,14 @@ Status ParseLayoutExtras(TokenCursor& cur, Layout& layout) {
     } else if (cur.IsIdent("S")) {
       cur.Advance();
       KILN_RETURN_IF_ERROR(paren_int(&layout.memory_space));
-    } else if (cur.Is(TokKind::kIdent) || cur.Is(TokKind::kOctothorp) ||
-               cur.Is(TokKind::kAsterisk)) {
-      // D(...), SC(...), P(...), M(...), #(...), *(...): keep as text.
+    } else if (IsTextLayoutItem(cur.tok())) {
+      // D(...), SC(...), P(...), M(...), #(...), *(...): keep as canonical
+      // text, which lexes back to the same tokens.
       std::string item(cur.tok().text);
       cur.Advance();
       if (!cur.Is(TokKind::kLparen)) return std::unexpected(cur.Expected("'(' in layout"));
       int depth = 0;
+      TokKind prev = TokKind::kLparen;
       do {
         if (cur.Is(TokKind::kEof) || cur.Is(TokKind::kError)) {
           return std::unexpected(cur.Expected("')' closing layout item"));
@@ -74,12 +84,14 @@ Status ParseLayoutExtras(TokenCursor& cur, Layout& layout) {
         if (cur.Is(TokKind::kLparen) || cur.Is(TokKind::kLsquare) || cur.Is(TokKind::kLbrace)) ++depth;
         if (cur.Is(TokKind::kRparen) || cur.Is(TokKind::kRsquare) || cur.Is(TokKind::kRbrace)) --depth;
         if (depth < 0) return std::unexpected(cur.Expected("balanced layout item"));
-        item += cur.tok().text;
+        AppendCanonicalToken(item, prev, cur.tok());
+        prev = cur.tok().kind;
         cur.Advance();
       } while (depth > 0);
       layout.other += item;
     } else {
-      return std::unexpected(cur.Expected("a layout item (T, L, E, S, ...)"));
+      return std::unexpected(
+          cur.Expected("a layout item (D, T, L, #, *, E, S, SC, P or M)"));
     }
   }
   return Ok();
