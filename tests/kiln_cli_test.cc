@@ -243,6 +243,37 @@ TEST_F(KilnCliTest, CompileJsonListsFusionDecisions) {
             "producer %d is expensive and has 2 consumers: fusing would recompute it");
 }
 
+// A module with global shapes compiled for a slice: the partitioner adds an
+// all-gather, so the per-chip program's instructions are numbered unlike
+// the module as read. Each decision must name the instructions its reason
+// is about (they were once named from the module as read).
+constexpr const char* kShardedChain = R"(HloModule sharded_chain, num_partitions=2
+ENTRY e {
+  x = f32[256,128] parameter(0), sharding={devices=[2,1]0,1}
+  n = f32[256,128] negate(x), sharding={devices=[2,1]0,1}
+  m = f32[256,128] multiply(n, n), sharding={devices=[2,1]0,1}
+  r = f32[256,128] exponential(m), sharding={replicated}
+  a = f32[256,128] add(r, r), sharding={replicated}
+  ROOT t = f32[256,128] tanh(a), sharding={replicated}
+})";
+
+TEST_F(KilnCliTest, CompileForASliceNamesDecisionsFromThePerChipProgram) {
+  RunResult r = RunKiln("compile " + Write("sharded.hlo", kShardedChain) + " --topology 1x2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json decisions = nlohmann::json::parse(r.out)["fusion_decisions"];
+  const std::regex loop_fusion(R"(^loop fusion: %(\S+) \(\S+\) into %(\S+) \(\S+\)$)");
+  int checked = 0;
+  for (const nlohmann::json& d : decisions) {
+    const std::string reason = d["reason"].get<std::string>();
+    std::smatch m;
+    if (!std::regex_match(reason, m, loop_fusion)) continue;
+    EXPECT_EQ(d["producer"], m[1].str()) << d;
+    EXPECT_EQ(d["consumer"], m[2].str()) << d;
+    ++checked;
+  }
+  EXPECT_GE(checked, 2) << decisions;
+}
+
 TEST_F(KilnCliTest, CompileExplainFusionPrintsAnAlignedTable) {
   RunResult r = RunKiln("compile " + Write("mix.hlo", kFusionMix) + " --explain-fusion");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/driver/compile_module.h"
+#include "compiler/driver/prepared_module.h"
 #include "compiler/fusion/fusion_decisions.h"
 #include "tools/commands.h"
 #include "tools/fusion_report.h"
@@ -50,12 +51,18 @@ Status RunCompile(const CompileArgs& args) {
   Result<std::string> topology = driver::CanonicalTopology(args.topology, args.chip);
   if (!topology) return topology.error().WithContext("--topology");
   options.topology = std::move(*topology);
-  auto out = driver::CompileModule(*module, options);
+  // CompileModule in two halves, so that the decisions are named from the
+  // module the plan indexes: after the passes, and for a slice the
+  // partitioned per-chip program rather than the module as read.
+  Result<driver::PreparedModule> prepared = driver::PrepareModule(*module, options);
+  if (!prepared) return prepared.error().WithContext(args.file);
+  auto out = driver::LowerWithPlan(*prepared, options);
   if (!out) return out.error().WithContext(args.file);
   if (!args.out.empty()) KILN_RETURN_IF_ERROR(WriteBytes(args.out, out->executable));
-  // Named only when shown. The passes left the module as the plan indexes it.
-  std::vector<fusion::FusionDecision> decisions;
-  if (args.json || args.explain_fusion) decisions = fusion::NameDecisions(*module->entry(), out->fusion_edges);
+  std::vector<fusion::FusionDecision> decisions;  // named only when shown
+  if (args.json || args.explain_fusion) {
+    decisions = fusion::NameDecisions(*prepared->module->entry(), out->fusion_edges);
+  }
   if (args.json) {
     nlohmann::json j = {
         {"key", out->fingerprint.key.Hex()},

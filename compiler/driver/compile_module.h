@@ -38,7 +38,9 @@ struct CompileOutput {
   // this lowering.
   double compile_ms = 0;
   // The plan's fusion decisions; indices into the prepared module's entry
-  // computation (fusion::NameDecisions names them).
+  // computation (fusion::NameDecisions names them from
+  // *PreparedModule::module, not from the module as read: a slice compile
+  // indexes its partitioned per-chip program).
   std::vector<fusion::FusionEdge> fusion_edges;
 };
 
