@@ -42,6 +42,36 @@ bool SameStorage(const Shape& a, const Shape& b) {
 
 bool IsStaticArray(const Shape& shape) { return shape.IsArray() && shape.is_static(); }
 
+// Ops a loop fusion computes element by element or moves (the fusion
+// planner's loop-fusible class), and reductions, which take them as inputs.
+bool FusesAsLoop(const Instruction& instr) {
+  if (!instr.shape().IsArray()) return false;
+  if (hlo::IsElementwise(instr.opcode())) return true;
+  switch (instr.opcode()) {
+    case Opcode::kBroadcast: case Opcode::kIota: case Opcode::kReshape: case Opcode::kTranspose:
+    case Opcode::kSlice: case Opcode::kConcatenate: case Opcode::kPad: case Opcode::kReverse:
+    case Opcode::kDynamicSlice: case Opcode::kBitcastConvert:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A move between two loop-fusible ops, the only reader of its operand: XLA
+// fuses the bitcast it becomes into the kernel of both, so the value never
+// reaches HBM. kiln's planner fuses through moves but not through bitcasts
+// (a bitcast is a buffer alias), so such a move stays a move and is fused;
+// as a bitcast it would make its operand a kernel's output in HBM.
+bool FusesBetweenLoopOps(const Instruction& move) {
+  const Instruction& operand = *move.operand(0);
+  if (!FusesAsLoop(operand) || operand.users().size() != 1) return false;
+  if (move.users().empty() || move.parent()->root() == &move) return false;
+  for (const Instruction* user : move.users()) {
+    if (!FusesAsLoop(*user) && user->opcode() != Opcode::kReduce) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool IsPhysicalNoOp(const Instruction& instr) {
@@ -102,7 +132,8 @@ Result<bool> LayoutBitcasts::Run(hlo::Module& module) {
       order.push_back(instr);
       // Moves tied into control order or carrying a sharding are left as
       // they are; so are dead ones (DCE removes them).
-      if (!IsPhysicalNoOp(*instr) || (instr->users().empty() && comp.root() != instr) ||
+      if (!IsPhysicalNoOp(*instr) || FusesBetweenLoopOps(*instr) ||
+          (instr->users().empty() && comp.root() != instr) ||
           !instr->control_predecessors().empty() || ordered_before.contains(instr) ||
           instr->FindAttribute("sharding") != nullptr) {
         continue;

@@ -87,5 +87,40 @@ ENTRY e {
   EXPECT_TRUE(*want == *got) << want->ToString() << "\nvs\n" << got->ToString();
 }
 
+// A move whose operand it alone reads, between two ops a loop fusion
+// computes, stays a move: the fusion planner fuses it with both, where a
+// bitcast (a buffer alias) would leave its operand in HBM. Moves next to a
+// parameter, a dot or an operand read twice still become bitcasts.
+TEST(LayoutBitcastsTest, AMoveBetweenLoopFusibleOpsStaysAMove) {
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY e {
+  x = f32[1,64,256] parameter(0)
+  w = f32[256,128] parameter(1)
+  n = f32[1,64,256] negate(x)
+  between = f32[64,256] reshape(n)
+  c = bf16[64,256] convert(between)
+  m = f32[1,64,256] exponential(x)
+  shared = f32[64,256] reshape(m)
+  s = f32[64,256] sqrt(shared)
+  t = f32[1,64,256] tanh(x)
+  into_dot = f32[64,256] reshape(t)
+  d = f32[64,128] dot(into_dot, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  of_param = f32[64,256] reshape(x)
+  a = f32[64,256] abs(of_param)
+  ROOT out = (bf16[64,256], f32[64,256], f32[1,64,256], f32[64,128], f32[64,256]) tuple(c, s, m, d, a)
+})");
+  ASSERT_NE(module, nullptr);
+  ASSERT_TRUE(LayoutBitcasts().Run(*module).has_value());
+  auto opcode_of = [&](const char* name) {
+    const hlo::Instruction* instr = FindInstruction(*module, name);
+    return instr == nullptr ? hlo::Opcode::kParameter : instr->opcode();
+  };
+  EXPECT_EQ(opcode_of("between"), hlo::Opcode::kReshape);
+  EXPECT_EQ(opcode_of("shared"), hlo::Opcode::kBitcast);  // m is also a result
+  EXPECT_EQ(opcode_of("into_dot"), hlo::Opcode::kBitcast);
+  EXPECT_EQ(opcode_of("of_param"), hlo::Opcode::kBitcast);
+}
+
 }  // namespace
 }  // namespace kiln::passes
