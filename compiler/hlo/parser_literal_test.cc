@@ -185,6 +185,15 @@ TEST(ConstantParseTest, NestedArraysTuplesComplexAndSplats) {
   EXPECT_EQ(Elements<float>(ConstantOrDie("f32[2,3]", "7")), std::vector<float>(6, 7.0f));
   EXPECT_EQ(Elements<uint16_t>(ConstantOrDie("bf16[3]", "-inf")),
             std::vector<uint16_t>(3, 0xFF80));
+  // Splats are filled by doubling copies: counts that are not powers of two,
+  // every element width, and no elements at all.
+  EXPECT_EQ(Elements<double>(ConstantOrDie("f64[7]", "2.5")), std::vector<double>(7, 2.5));
+  std::vector<float> complex;
+  for (int i = 0; i < 5; ++i) complex.insert(complex.end(), {1.0f, -2.0f});
+  EXPECT_EQ(Elements<float>(ConstantOrDie("c64[5]", "(1, -2)")), complex);
+  EXPECT_EQ(ConstantOrDie("s4[3,3]", "-3").ValueToString(), "{{-3, -3, -3}, {-3, -3, -3}, {-3, -3, -3}}");
+  EXPECT_EQ(Elements<int32_t>(ConstantOrDie("s32[1000,3]", "-9")), std::vector<int32_t>(3000, -9));
+  EXPECT_TRUE(ConstantOrDie("f32[3,0]", "7").data().empty());
 }
 
 // (shape, value) pairs covering every element type and the special values.
