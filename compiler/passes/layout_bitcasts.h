@@ -6,6 +6,13 @@
 // operand in its layout's memory order and the result in its own
 // (runtime/eval), which for such a move is the move itself.
 //
+// One exception: a move whose operand it alone reads, between two ops a
+// loop fusion computes (elementwise, broadcast, data movement; its users
+// may also be reductions), stays a move. XLA fuses the bitcast into the
+// kernel of both sides; kiln's fusion planner takes a bitcast for a buffer
+// alias it cannot fuse through, so the move is kept for the planner to fuse
+// (a scan body's dynamic-slice -> reshape -> convert is one kernel).
+//
 // Typical sources: JAX's scans transpose stacked weights into a layout
 // that is their parameter's memory order (f32[128,126,53248]{2,1,0} ->
 // f32[126,128,53248]{2,0,1}); sharding constraints lower to copies in the
