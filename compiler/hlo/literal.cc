@@ -1,9 +1,11 @@
 #include "compiler/hlo/literal.h"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -233,6 +235,20 @@ Literal Literal::Uninitialized(Shape shape) {
   Literal lit;
   lit.shape_ = std::move(shape);
   lit.data_.resize(ArrayByteSize(lit.shape_));
+  return lit;
+}
+
+Literal Literal::Splat(Shape shape, const Literal& scalar) {
+  Literal lit = Uninitialized(std::move(shape));
+  const size_t element = scalar.data_.size();
+  const size_t total = lit.data_.size();
+  if (total == 0 || element == 0) return lit;
+  // One element, then copies of what is filled so far: log2(count) copies
+  // (an insert per element took 70% of the fuzzer's time under coverage).
+  std::memcpy(lit.data_.data(), scalar.data_.data(), std::min(element, total));
+  for (size_t filled = element; filled < total; filled *= 2) {
+    std::memcpy(lit.data_.data() + filled, lit.data_.data(), std::min(filled, total - filled));
+  }
   return lit;
 }
 

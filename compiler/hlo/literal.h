@@ -70,6 +70,10 @@ class Literal {
   static Literal Uninitialized(Shape shape);
   static Literal Tuple(std::vector<Literal> elements);
   static Literal Elided(Shape shape);
+  // An array literal of `shape` holding `scalar` (a rank-0 literal of the
+  // same element type) in every element. Filled by doubling block copies,
+  // not per element.
+  static Literal Splat(Shape shape, const Literal& scalar);
   // An array literal over `data` (HostByteWidth bytes per element, row-major).
   static Literal FromData(Shape shape, LiteralBytes data);
   static Literal FromData(Shape shape, const std::vector<uint8_t>& data);  // copies

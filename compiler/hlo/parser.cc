@@ -1,7 +1,5 @@
 #include "compiler/hlo/parser.h"
 
-#include <algorithm>
-#include <cstring>
 #include <unordered_map>
 
 #include "compiler/hlo/attribute_value_parser.h"
@@ -454,21 +452,7 @@ Result<Literal> ModuleParser::ParseConstantLiteral(const Shape& shape) {
   }
   splat_bytes_ += bytes;
   KILN_ASSIGN_OR_RETURN(Literal scalar, ParseLiteralValue(cur_, Shape(shape.element_type(), {})));
-  // One element, then copies of what is filled so far: log2(count) block
-  // copies instead of an insert per element (a 64 MiB splat took ~100 ms).
-  Literal out = Literal::Uninitialized(shape);
-  LiteralBytes& data = out.mutable_data();
-  const size_t element = scalar.data().size();
-  const size_t total = data.size();
-  if (total == 0) return out;
-  if (element == 0 || total % element != 0) {
-    return std::unexpected(Err(cur_.tok(), "scalar constant does not tile shape " + shape.ToString()));
-  }
-  std::memcpy(data.data(), scalar.data().data(), element);
-  for (size_t filled = element; filled < total; filled *= 2) {
-    std::memcpy(data.data() + filled, data.data(), std::min(filled, total - filled));
-  }
-  return out;
+  return Literal::Splat(shape, scalar);
 }
 
 Result<std::vector<Instruction*>> ModuleParser::ParseOperands(Computation& comp, NameMap& names,
