@@ -11,6 +11,10 @@
 // ends (answered, or 400 incomplete); the server must then close the
 // connection. A crash, a sanitizer report, a leak or a connection the
 // server never closes (__builtin_trap after kCloseTimeout) is a finding.
+// Leaks are found at exit, once the server is torn down: scripts/fuzz.sh
+// runs this harness with -detect_leaks=0, since the server's threads free
+// one input's memory during the next and a per-input check would scan the
+// whole heap every time.
 //
 // The transport's Connection is bound to its libuv TCP handle, so the
 // harness drives it through a socket rather than a test seam in the server;
