@@ -30,33 +30,39 @@ std::optional<Placement> PlaceLargestFirst(const std::vector<LiveRange>& ranges,
     return ranges[a].first < ranges[b].first;
   });
 
+  // The placed blocks, sorted by (offset, end): the blocks live together
+  // with the next buffer are then met in address order, without a sort per
+  // buffer. Kept flat for a fast scan.
+  struct Placed {
+    int64_t offset, end, first, last;
+  };
+  std::vector<Placed> placed;
+  placed.reserve(count);
   Placement placement;
   placement.offsets.assign(count, 0);
-  std::vector<int64_t> placed;
-  placed.reserve(count);
-  std::vector<std::pair<int64_t, int64_t>> taken;  // (offset, end) of overlapping placed blocks
   for (int64_t i : by_size) {
-    taken.clear();
-    for (int64_t j : placed) {
-      if (ranges[j].first <= ranges[i].last && ranges[i].first <= ranges[j].last) {
-        taken.emplace_back(placement.offsets[j], SaturatingEnd(placement.offsets[j], size[j]));
-      }
-    }
-    std::sort(taken.begin(), taken.end());
+    const int64_t first = ranges[i].first, last = ranges[i].last, want = size[i];
     // The smallest gap that fits (ties: the lowest); else above them all.
+    // A gap of exactly `want` cannot be beaten, and later ones lie higher.
     int64_t best = -1, best_gap = std::numeric_limits<int64_t>::max(), cursor = 0;
-    for (const auto& [offset, end] : taken) {
-      const int64_t gap = offset - cursor;
-      if (gap >= size[i] && gap < best_gap) {
+    for (const Placed& p : placed) {
+      if (p.first > last || first > p.last) continue;
+      const int64_t gap = p.offset - cursor;
+      if (gap >= want && gap < best_gap) {
         best = cursor;
         best_gap = gap;
+        if (gap == want) break;
       }
-      cursor = std::max(cursor, end);
+      cursor = std::max(cursor, p.end);
     }
     const int64_t offset = best >= 0 ? best : cursor;
+    const Placed block{offset, SaturatingEnd(offset, want), first, last};
     placement.offsets[i] = offset;
-    placement.end = std::max(placement.end, SaturatingEnd(offset, size[i]));
-    placed.push_back(i);
+    placement.end = std::max(placement.end, block.end);
+    auto at = std::lower_bound(placed.begin(), placed.end(), block, [](const Placed& a, const Placed& b) {
+      return a.offset != b.offset ? a.offset < b.offset : a.end < b.end;
+    });
+    placed.insert(at, block);
   }
   return placement;
 }
