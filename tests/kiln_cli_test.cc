@@ -306,6 +306,61 @@ TEST_F(KilnCliTest, CompileExplainFusionPrintsAnAlignedTable) {
       << r.out;
 }
 
+// A loop whose body holds a fusible chain (n -> e) and whose entry holds
+// none: a scanned layer's fusions are decided in its body.
+constexpr const char* kLoopWithFusibleBody = R"(HloModule loop
+body {
+  p = (s32[], f32[1024]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[1024] get-tuple-element(p), index=1
+  n = f32[1024] negate(x)
+  e = f32[1024] exponential(n)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], f32[1024]) tuple(j, e)
+}
+cond {
+  p = (s32[], f32[1024]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  k = s32[] constant(4)
+  ROOT lt = pred[] compare(i, k), direction=LT
+}
+ENTRY main {
+  x = f32[1024] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[1024]) tuple(zero, x)
+  w = (s32[], f32[1024]) while(init), condition=cond, body=body
+  ROOT r = f32[1024] get-tuple-element(w), index=1
+})";
+
+TEST_F(KilnCliTest, CompileExplainsTheFusionsInsideLoopBodies) {
+  const std::string path = Write("loop.hlo", kLoopWithFusibleBody);
+  RunResult json = RunKiln("compile " + path + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json bodies = nlohmann::json::parse(json.out)["body_fusion_decisions"];
+  ASSERT_TRUE(bodies.is_array()) << json.out;
+  bool saw_body_fusion = false;
+  for (const nlohmann::json& body : bodies) {
+    if (body["computation"] != "body") continue;
+    for (const nlohmann::json& d : body["decisions"]) {
+      if (d["producer"] == "n" && d["consumer"] == "e") saw_body_fusion = d["fused"] == true && d["rule"] == "loop";
+    }
+  }
+  EXPECT_TRUE(saw_body_fusion) << bodies;
+
+  RunResult table = RunKiln("compile " + path + " --explain-fusion");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  const size_t section = table.out.find("fusion decisions in %body (1)\n");
+  ASSERT_NE(section, std::string::npos) << table.out;
+  const std::regex fused_row(R"(\nn +e +yes +profitability +loop fusion: %n \(negate\) into %e \(exponential\)\n)");
+  EXPECT_TRUE(std::regex_search(table.out.substr(section), fused_row)) << table.out;
+
+  // The none plan leaves bodies as written: nothing decided there.
+  RunResult none = RunKiln("compile " + path + " --plan none --json");
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(nlohmann::json::parse(none.out)["body_fusion_decisions"], nlohmann::json::array()) << none.out;
+}
+
 // A dot with a bias and activation epilogue after an elementwise chain:
 // decisions to flip and tiles to choose.
 constexpr const char* kTunable = kiln::testing::kTunableModule;

@@ -76,6 +76,7 @@ Status RunCompile(const CompileArgs& args) {
         {"compile_ms", out->compile_ms},
         {"executable_bytes", out->executable.size()},
         {"fusion_decisions", FusionDecisionsJson(decisions)},
+        {"body_fusion_decisions", BodyFusionDecisionsJson(prepared->body_decisions)},
     };
     std::printf("%s\n", j.dump().c_str());
     return Ok();
@@ -96,6 +97,13 @@ Status RunCompile(const CompileArgs& args) {
   if (args.explain_fusion) {
     std::printf("\nfusion decisions (%zu)\n%s", decisions.size(),
                 FusionDecisionTable(decisions).c_str());
+    // Loop bodies and branches, where a scanned model spends most of its
+    // time; the `none` and `given` plans leave them as written.
+    for (const fusion::BodyDecisions& body : prepared->body_decisions) {
+      if (body.decisions.empty()) continue;
+      std::printf("\nfusion decisions in %%%s (%zu)\n%s", body.computation.c_str(), body.decisions.size(),
+                  FusionDecisionTable(body.decisions).c_str());
+    }
   }
   return Ok();
 }

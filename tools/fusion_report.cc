@@ -22,6 +22,14 @@ nlohmann::json FusionDecisionsJson(const std::vector<fusion::FusionDecision>& de
   return list;
 }
 
+nlohmann::json BodyFusionDecisionsJson(const std::vector<fusion::BodyDecisions>& bodies) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const fusion::BodyDecisions& body : bodies) {
+    list.push_back({{"computation", body.computation}, {"decisions", FusionDecisionsJson(body.decisions)}});
+  }
+  return list;
+}
+
 std::string FusionDecisionTable(const std::vector<fusion::FusionDecision>& decisions) {
   using Row = std::array<std::string, 5>;
   std::vector<Row> rows;

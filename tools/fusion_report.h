@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/fusion/body_fusion.h"
 #include "compiler/fusion/fusion_decisions.h"
 
 namespace kiln::tools {
@@ -13,6 +14,10 @@ namespace kiln::tools {
 // [{"producer", "consumer", "fused", "kind", "reason", "rule"}, ...] plus
 // "sibling" on multi-output (sibling) decisions.
 nlohmann::json FusionDecisionsJson(const std::vector<fusion::FusionDecision>& decisions);
+
+// [{"computation", "decisions": FusionDecisionsJson}, ...]: the decisions
+// in each loop body and branch (body_fusion.h), in planning order.
+nlohmann::json BodyFusionDecisionsJson(const std::vector<fusion::BodyDecisions>& bodies);
 
 // One header line, then one line per decision: producer, consumer (for
 // siblings "a + b"), fused yes/no, legality/profitability, reason; columns

@@ -109,6 +109,7 @@ Result<PreparedModule> PreparePasses(hlo::Module& module, const CompileOptions& 
       if (!fused) return std::unexpected(fused.error().WithContext("fusing loop bodies"));
       if (fused->fusions > 0) out.changed_passes.push_back("fuse-bodies");
       out.bodies_fused = true;
+      out.body_decisions = std::move(fused->decisions);
     }
   }
   out.passes_ms = watch.LapMs();

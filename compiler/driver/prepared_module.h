@@ -19,6 +19,7 @@
 
 #include "base/status.h"
 #include "compiler/driver/compile_options.h"
+#include "compiler/fusion/body_fusion.h"
 #include "compiler/hlo/fingerprint.h"
 #include "compiler/hlo/module.h"
 
@@ -52,6 +53,9 @@ struct PreparedModule {
   // Without them, fusing changes nothing and every plan fits.
   bool has_control_flow_bodies = false;
   bool bodies_fused = false;
+  // With bodies_fused: the fusion decisions in each loop body and branch,
+  // named (`kiln compile --explain-fusion` shows them after the entry's).
+  std::vector<fusion::BodyDecisions> body_decisions;
   std::vector<std::string> changed_passes;
   double passes_ms = 0;
   double prepare_ms = 0;  // fingerprint and passes, wall time

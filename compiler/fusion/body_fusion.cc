@@ -257,6 +257,7 @@ Result<BodyFusionStats> FuseControlFlowBodies(hlo::Module& module, const Planner
   for (Computation* computation : ControlFlowComputations(module)) {
     Result<FusionPlan> plan = PlanComputation(*computation, PlanKind::kHeuristic, options);
     if (!plan) return std::unexpected(plan.error().WithContext("planning %" + computation->name()));
+    stats.decisions.push_back({computation->name(), NameDecisions(*computation, plan->edges)});
     const int64_t fusions_before = static_cast<int64_t>(module.computations().size());
     KILN_ASSIGN_OR_RETURN(int64_t moved, BodyOutliner(module, *computation).Run(*plan));
     ++stats.computations;

@@ -25,17 +25,30 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "base/status.h"
+#include "compiler/fusion/fusion_decisions.h"
 #include "compiler/fusion/planner.h"
 #include "compiler/hlo/module.h"
 
 namespace kiln::fusion {
 
+// The plan's decisions in one planned computation, named from the
+// computation as planned (before outlining), for users (`kiln compile
+// --explain-fusion`): a scanned layer's fusions are decided here, not in
+// the entry.
+struct BodyDecisions {
+  std::string computation;  // its name, without `%`
+  std::vector<FusionDecision> decisions;
+};
+
 struct BodyFusionStats {
   int64_t computations = 0;  // control-flow computations planned
   int64_t fusions = 0;       // fusion instructions made
   int64_t fused_instructions = 0;  // instructions moved into them
+  std::vector<BodyDecisions> decisions;  // one per planned computation, in planning order
 };
 
 Result<BodyFusionStats> FuseControlFlowBodies(hlo::Module& module, const PlannerOptions& options);

@@ -1,8 +1,9 @@
 // FusionDecision: one edge of a FusionPlan with instruction names instead of
 // entry indices, for users (`kiln compile --json`, `--explain-fusion`).
 //
-// Names are the instructions' names (without `%`) in the entry computation
-// the plan was made for, i.e. after the pass pipeline; names the passes made
+// Names are the instructions' names (without `%`) in the computation the
+// plan was made for (the entry, or a loop body: body_fusion.h), i.e. after
+// the pass pipeline; names the passes made
 // up (e.g. inlined fusions) appear as the passes named them. Plain values;
 // NameDecisions copies what it needs and keeps no reference.
 #pragma once
