@@ -12,51 +12,6 @@ namespace kiln::fusion {
 
 using hlo::Opcode;
 
-OpClass ClassOf(const hlo::Instruction& instr) {
-  switch (instr.opcode()) {
-    case Opcode::kParameter:
-    case Opcode::kConstant:
-    case Opcode::kGetTupleElement:
-    case Opcode::kTuple:
-    case Opcode::kBitcast:
-    case Opcode::kAfterAll:
-    case Opcode::kAddDependency:
-    case Opcode::kOptimizationBarrier:
-    case Opcode::kDomain:
-      return OpClass::kFree;
-    default:
-      break;
-  }
-  if (!instr.shape().IsArray()) return OpClass::kOpaque;
-  if (hlo::IsElementwise(instr.opcode())) return OpClass::kElementwise;
-  switch (instr.opcode()) {
-    case Opcode::kBroadcast:
-    case Opcode::kIota:
-      return OpClass::kBroadcast;
-    case Opcode::kReshape:
-    case Opcode::kTranspose:
-    case Opcode::kSlice:
-    case Opcode::kConcatenate:
-    case Opcode::kPad:
-    case Opcode::kReverse:
-    case Opcode::kDynamicSlice:
-    case Opcode::kBitcastConvert:
-      return OpClass::kDataMovement;
-    case Opcode::kReduce:
-      return OpClass::kReduce;
-    case Opcode::kDot:
-    case Opcode::kConvolution:
-      return OpClass::kContraction;
-    default:
-      return OpClass::kOpaque;
-  }
-}
-
-bool IsLoopFusible(const hlo::Instruction& instr) {
-  OpClass c = ClassOf(instr);
-  return c == OpClass::kElementwise || c == OpClass::kBroadcast || c == OpClass::kDataMovement;
-}
-
 bool IsExpensive(const hlo::Instruction& instr) {
   switch (ClassOf(instr)) {
     case OpClass::kReduce:

@@ -8,22 +8,15 @@
 #include <vector>
 
 #include "compiler/hlo/instruction.h"
+#include "compiler/hlo/op_class.h"
 
 namespace kiln::fusion {
 
-enum class OpClass : uint8_t {
-  kFree,          // no kernel: parameter, constant, get-tuple-element, tuple,
-                  // bitcast, after-all, add-dependency, opt-barrier, domain
-  kElementwise,   // unary/binary/ternary elementwise on arrays
-  kBroadcast,     // broadcast, iota: cheap producers of large arrays
-  kDataMovement,  // reshape, transpose, slice, concatenate, pad, reverse,
-                  // dynamic-slice, bitcast-convert
-  kReduce,        // reduce with an array result
-  kContraction,   // dot, convolution (MXU work)
-  kOpaque,        // everything else: its own kernel, never fused
-};
-
-OpClass ClassOf(const hlo::Instruction& instr);
+// The opcode classes (OpClass, ClassOf, IsLoopFusible) live in kiln_hlo, so
+// the passes that predict the planner's fusions share their one list.
+using hlo::ClassOf;
+using hlo::IsLoopFusible;
+using hlo::OpClass;
 
 // True when the instruction never forms (or joins) a kernel.
 inline bool IsFreeInstruction(const hlo::Instruction& instr) {
@@ -37,9 +30,6 @@ inline bool IsFreeInstruction(const hlo::Instruction& instr) {
 // predecessors too when `follow_control`). Ids are appended to `out`.
 void CollectSourceIds(const hlo::Instruction* value, const std::vector<int64_t>& id_of,
                       bool follow_control, std::vector<int64_t>& out);
-
-// Elementwise, broadcast and data-movement ops: fusible into loop kernels.
-bool IsLoopFusible(const hlo::Instruction& instr);
 
 // Work that should not be recomputed: contractions, reductions, opaque ops
 // and the transcendental or division elementwise ops.

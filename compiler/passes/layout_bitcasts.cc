@@ -6,6 +6,7 @@
 
 #include "compiler/hlo/computation.h"
 #include "compiler/hlo/op_attributes.h"
+#include "compiler/hlo/op_class.h"
 #include "runtime/chip/memory_tiles.h"
 
 namespace kiln::passes {
@@ -42,21 +43,6 @@ bool SameStorage(const Shape& a, const Shape& b) {
 
 bool IsStaticArray(const Shape& shape) { return shape.IsArray() && shape.is_static(); }
 
-// Ops a loop fusion computes element by element or moves (the fusion
-// planner's loop-fusible class), and reductions, which take them as inputs.
-bool FusesAsLoop(const Instruction& instr) {
-  if (!instr.shape().IsArray()) return false;
-  if (hlo::IsElementwise(instr.opcode())) return true;
-  switch (instr.opcode()) {
-    case Opcode::kBroadcast: case Opcode::kIota: case Opcode::kReshape: case Opcode::kTranspose:
-    case Opcode::kSlice: case Opcode::kConcatenate: case Opcode::kPad: case Opcode::kReverse:
-    case Opcode::kDynamicSlice: case Opcode::kBitcastConvert:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // A move between two loop-fusible ops, the only reader of its operand: XLA
 // fuses the bitcast it becomes into the kernel of both, so the value never
 // reaches HBM. kiln's planner fuses through moves but not through bitcasts
@@ -64,10 +50,10 @@ bool FusesAsLoop(const Instruction& instr) {
 // as a bitcast it would make its operand a kernel's output in HBM.
 bool FusesBetweenLoopOps(const Instruction& move) {
   const Instruction& operand = *move.operand(0);
-  if (!FusesAsLoop(operand) || operand.users().size() != 1) return false;
+  if (!hlo::IsLoopFusible(operand) || operand.users().size() != 1) return false;
   if (move.users().empty() || move.parent()->root() == &move) return false;
   for (const Instruction* user : move.users()) {
-    if (!FusesAsLoop(*user) && user->opcode() != Opcode::kReduce) return false;
+    if (!hlo::IsLoopFusible(*user) && user->opcode() != Opcode::kReduce) return false;
   }
   return true;
 }

@@ -1,0 +1,32 @@
+// OpClass: how kiln's compiler sees each opcode when it forms kernels. The
+// fusion planner, tiling and cost model use it (compiler/fusion/op_class.h
+// re-exports it), and so do the passes that must predict what the planner
+// will fuse (compiler/passes/layout_bitcasts.cc): one list for both.
+//
+// Pure functions over the IR; thread-safe.
+#pragma once
+
+#include <cstdint>
+
+#include "compiler/hlo/instruction.h"
+
+namespace kiln::hlo {
+
+enum class OpClass : uint8_t {
+  kFree,          // no kernel: parameter, constant, get-tuple-element, tuple,
+                  // bitcast, after-all, add-dependency, opt-barrier, domain
+  kElementwise,   // unary/binary/ternary elementwise on arrays
+  kBroadcast,     // broadcast, iota: cheap producers of large arrays
+  kDataMovement,  // reshape, transpose, slice, concatenate, pad, reverse,
+                  // dynamic-slice, bitcast-convert
+  kReduce,        // reduce with an array result
+  kContraction,   // dot, convolution (MXU work)
+  kOpaque,        // everything else: its own kernel, never fused
+};
+
+OpClass ClassOf(const Instruction& instr);
+
+// Elementwise, broadcast and data-movement ops: fusible into loop kernels.
+bool IsLoopFusible(const Instruction& instr);
+
+}  // namespace kiln::hlo
