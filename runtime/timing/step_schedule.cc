@@ -152,7 +152,7 @@ double OverlappedSeconds(std::span<const TimedStep> steps) {
   std::vector<std::vector<size_t>> producers = ProducerSteps(steps);
   std::vector<ScheduleItem> items(steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
-    items[i] = {steps[i].seconds, steps[i].on_links, std::move(producers[i])};
+    items[i] = {steps[i].seconds, steps[i].on_links, producers[i]};
   }
   return ListSchedule(items).seconds;
 }

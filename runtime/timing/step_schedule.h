@@ -30,11 +30,13 @@ struct TimedStep {
 };
 
 // One piece of work to schedule: how long it runs, on which engine, and
-// the pieces before it in program order that it must wait for.
+// the pieces before it in program order that it must wait for (borrowed:
+// the caller keeps the list alive while it schedules, so a program's fixed
+// lists are not copied on every run).
 struct ScheduleItem {
   double seconds = 0;
   bool on_links = false;
-  std::vector<size_t> after;
+  std::span<const size_t> after;
 };
 
 struct Schedule {
