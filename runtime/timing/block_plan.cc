@@ -58,6 +58,17 @@ BlockPlan Evaluate(const IterationSpace& space, const KernelWork& work, std::vec
   plan.problem = MakeGridProblem(space, work, blocks, chip);
   plan.vmem_bytes = PipelineVmemBytes(plan.problem) + AccumulatorBytes(space, blocks);
   plan.cost = SimulateGrid(plan.problem, chip.hbm_bytes_per_s, chip.step_overhead_s);
+  if (!work.prologue_vector_ops.empty()) {
+    // A prologue is recomputed on every load of its input's blocks: how
+    // often the grid loads them is known once the grid has run.
+    std::vector<double> loads(work.prologue_vector_ops.size(), 1.0);
+    for (size_t i = 0; i < loads.size() && i < plan.problem.streams.size(); ++i) {
+      const double whole = WholeBytes(plan.problem.streams[i], plan.problem.dims);
+      if (whole > 0) loads[i] = std::max(1.0, plan.cost.stream_bytes[i] / whole);
+    }
+    plan.problem = MakeGridProblem(space, work, blocks, chip, loads);
+    plan.cost = SimulateGrid(plan.problem, chip.hbm_bytes_per_s, chip.step_overhead_s);
+  }
   plan.blocks = std::move(blocks);
   plan.source = std::move(source);
   return plan;
@@ -130,7 +141,8 @@ BlockPlan SearchBlocks(const IterationSpace& space, const KernelWork& work, cons
 }  // namespace
 
 GridProblem MakeGridProblem(const IterationSpace& space, const KernelWork& work,
-                            const std::vector<int64_t>& blocks, const ChipSpec& chip) {
+                            const std::vector<int64_t>& blocks, const ChipSpec& chip,
+                            std::span<const double> loads) {
   const std::vector<int> position = GridOrder(space);
   const size_t rank = space.extents.size();
   GridProblem problem;
@@ -160,8 +172,12 @@ GridProblem MakeGridProblem(const IterationSpace& space, const KernelWork& work,
     problem.streams.push_back(std::move(stream));
   }
   // Work spread evenly over the grid, except the main contraction, whose
-  // blocks pay their own MXU padding.
-  double spread = work.vector_ops / chip.vector_flops;
+  // blocks pay their own MXU padding; a prologue's work once per load.
+  double vector_ops = work.vector_ops;
+  for (size_t i = 0; i < work.prologue_vector_ops.size() && i < loads.size(); ++i) {
+    vector_ops += work.prologue_vector_ops[i] * (loads[i] - 1.0);
+  }
+  double spread = vector_ops / chip.vector_flops;
   for (const Contraction& c : work.contractions) {
     if (&c != space.contraction) spread += MxuSeconds(c, c.gemm, chip) * c.multiplicity;
   }

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,9 +36,12 @@ struct BlockPlan {
   std::string source;  // "forced", "executable" or "default"
 };
 
-// The grid of `space` cut into `blocks`; step compute from `work`.
+// The grid of `space` cut into `blocks`; step compute from `work`, its
+// prologue's vector ops charged `loads[i]` times for input i (once when
+// `loads` is empty or shorter).
 GridProblem MakeGridProblem(const IterationSpace& space, const KernelWork& work,
-                            const std::vector<int64_t>& blocks, const ChipSpec& chip);
+                            const std::vector<int64_t>& blocks, const ChipSpec& chip,
+                            std::span<const double> loads = {});
 
 // Errors for forced dot tiles that exceed the scoped VMEM (the message
 // gives both sizes) and, under TimingOptions::strict_tiling, for an

@@ -9,6 +9,7 @@
 #include "runtime/chip/op_kinds.h"
 #include "runtime/timing/collective_time.h"
 #include "runtime/timing/fused_attention.h"
+#include "runtime/timing/prologue_sources.h"
 #include "runtime/timing/step_traffic.h"
 #include "runtime/timing/tpu_tiles.h"
 #include "runtime/timing/trip_count.h"
@@ -123,6 +124,14 @@ class WorkWalker {
 
   KernelWork Take() { return std::move(work_); }
 
+  // The prologue instructions of the kernel's entry computation, each with
+  // the kernel input (entry parameter) its blocks come from.
+  void NotePrologues(const Computation& entry) {
+    for (auto [instr, param] : PrologueSources(entry)) {
+      if (param >= 0) prologue_input_[instr] = param;
+    }
+  }
+
  private:
   // Vector work of one element of a scalar computation (a combiner).
   static double ScalarCost(const Computation& computation) {
@@ -162,7 +171,34 @@ class WorkWalker {
     if (step_ >= 0) work_.loop_steps[step_].vector_ops += ops;
   }
 
+  // Visits `instr`; the vector work of a contraction's prologue is also
+  // kept per kernel input it is computed from.
   Status Visit(const Instruction& instr, double times, bool in_loop, bool entry) {
+    if (prologue_input_.empty()) return VisitOp(instr, times, in_loop, entry);
+    auto it = prologue_input_.find(&instr);
+    if (it == prologue_input_.end()) return VisitOp(instr, times, in_loop, entry);
+    const double before = work_.vector_ops;
+    KILN_RETURN_IF_ERROR(VisitOp(instr, times, in_loop, entry));
+    std::vector<double>& per_input = work_.prologue_vector_ops;
+    if (per_input.size() <= static_cast<size_t>(it->second)) per_input.resize(it->second + 1, 0.0);
+    per_input[it->second] += work_.vector_ops - before;
+    return Ok();
+  }
+
+  // The same for the computation of the entry-level fusion `fusion` (an XLA
+  // fusion kept as written), whose parameters are the fusion's operands.
+  void NotePrologues(const Instruction& fusion) {
+    for (const Computation* callee : fusion.called_computations()) {
+      for (auto [instr, param] : PrologueSources(*callee)) {
+        if (param < 0 || param >= fusion.operand_count()) continue;
+        const Instruction* operand = fusion.operand(param);
+        if (operand->opcode() != Opcode::kParameter) continue;
+        prologue_input_[instr] = operand->parameter_number();
+      }
+    }
+  }
+
+  Status VisitOp(const Instruction& instr, double times, bool in_loop, bool entry) {
     const Opcode op = instr.opcode();
     if (IsOpaque(op)) work_.opaque = true;
     if (IsFree(op)) return Ok();
@@ -226,6 +262,7 @@ class WorkWalker {
       case Opcode::kAsyncStart: {
         // Inside a loop a fusion is one step: its ops run as one kernel.
         const bool one_step = in_loop && op == Opcode::kFusion && !in_fusion_;
+        if (entry && !in_loop && op == Opcode::kFusion) NotePrologues(instr);
         if (one_step) {
           BeginStep(instr, times);
           in_fusion_ = true;
@@ -375,6 +412,7 @@ class WorkWalker {
   const WorkOptions& options_;
   KernelWork work_;
   std::unordered_map<const Instruction*, size_t> step_of_;
+  std::unordered_map<const Instruction*, int64_t> prologue_input_;  // NotePrologues
   int64_t step_ = -1;  // the step the current instruction's work goes to, or -1
   bool in_fusion_ = false;    // walking a loop fusion's ops: they share its step
   int64_t fusion_step_ = -1;  // that step, or -1 when its figures are in already
@@ -402,6 +440,7 @@ const Contraction* KernelWork::MainContraction() const {
 Result<KernelWork> AnalyzeKernelWork(const hlo::Module& module, const WorkOptions& options) {
   if (module.entry() == nullptr) return InvalidArgumentError("kernel module " + module.name() + " has no entry");
   WorkWalker walker(options);
+  walker.NotePrologues(*module.entry());
   KILN_RETURN_IF_ERROR(walker.Walk(*module.entry(), 1, /*in_loop=*/false, /*entry=*/true));
   return walker.Take();
 }

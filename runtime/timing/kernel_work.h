@@ -60,6 +60,11 @@ struct KernelWork {
   bool opaque = false;
   // The entry-level reduce with the largest operand, if any.
   const hlo::Instruction* widest_reduce = nullptr;
+  // Per kernel input: the vector ops of the entry contraction's prologue
+  // computed from that input's blocks (prologue_sources.h). They are in
+  // vector_ops once; the block pipeline charges them once per load of the
+  // input's blocks. Empty when no contraction has a prologue.
+  std::vector<double> prologue_vector_ops;
   // The instructions inside loops and branches, one step each (their work
   // is also in the totals above). Empty for kernels without control flow.
   std::vector<LoopStep> loop_steps;
