@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "base/version.h"
 #include "tests/run_kiln.h"
 #include "tests/tunable_module.h"
 
@@ -190,8 +191,9 @@ TEST_F(KilnBundleTest, DamagedOrForeignBundlesAreRefusedAndChangeNothing) {
   foreign[8] = 9;  // the bundle format version
   ExpectRefused(WriteFile("foreign.kbundle", foreign), "format version 9, this kiln reads 1");
   std::string newer_compiler = bytes;
-  newer_compiler[12] = 7;  // the compiler format version
-  ExpectRefused(WriteFile("compiler.kbundle", newer_compiler), "compiler format 7");
+  const int newer = static_cast<int>(kiln::kCompilerFormatVersion) + 1;
+  newer_compiler[12] = static_cast<char>(newer);  // the compiler format version
+  ExpectRefused(WriteFile("compiler.kbundle", newer_compiler), "compiler format " + std::to_string(newer));
   ExpectRefused(WriteFile("junk.kbundle", "not a bundle at all"), "not a kiln bundle");
 }
 

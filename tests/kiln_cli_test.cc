@@ -192,13 +192,13 @@ TEST_F(KilnCliTest, MissingFileIsAnError) {
   EXPECT_NE(r.err.find("nope.hlo"), std::string::npos) << r.err;
 }
 
-// n -> d cannot fuse (a dot takes no fused producers), d -> a would
-// recompute the dot (it has two consumers), a -> e is a loop fusion.
+// n -> d cannot fuse (a kernel holds one dot), d -> a would recompute the
+// dot (it has two consumers), a -> e is a loop fusion.
 constexpr const char* kFusionMix = R"(HloModule mix
 ENTRY e {
   x = f32[128,128] parameter(0)
   w = f32[128,128] parameter(1)
-  n = f32[128,128] negate(x)
+  n = f32[128,128] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   d = f32[128,128] dot(n, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   a = f32[128,128] add(d, x)
   s = f32[128,128] subtract(d, x)

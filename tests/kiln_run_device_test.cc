@@ -106,6 +106,70 @@ TEST_F(KilnRunTest, EveryPlanGivesTheValuesOfDirectEvaluation) {
   EXPECT_GT(none_json["kernels"].size(), fused_json["kernels"].size());
 }
 
+// Weights kept in f32 and converted to bf16 for the dot, which the
+// heuristic computes as the dot loads its blocks (a prologue) instead of
+// materializing the converted weights; and the same inside a scan body,
+// where the layer's weights are sliced from the stacked parameter first.
+constexpr const char* kConvertedWeightsModule = R"(HloModule converted
+body {
+  p = (s32[], bf16[16,32], f32[3,32,32]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = bf16[16,32] get-tuple-element(p), index=1
+  stack = f32[3,32,32] get-tuple-element(p), index=2
+  z = s32[] constant(0)
+  ws = f32[1,32,32] dynamic-slice(stack, i, z, z), dynamic_slice_sizes={1,32,32}
+  wr = f32[32,32] reshape(ws)
+  wc = bf16[32,32] convert(wr)
+  y = bf16[16,32] dot(x, wc), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], bf16[16,32], f32[3,32,32]) tuple(j, y, stack)
+}
+cond {
+  p = (s32[], bf16[16,32], f32[3,32,32]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY main {
+  x = bf16[16,32] parameter(0)
+  w = f32[32,24] parameter(1)
+  stack = f32[3,32,32] parameter(2)
+  zero = s32[] constant(0)
+  init = (s32[], bf16[16,32], f32[3,32,32]) tuple(zero, x, stack)
+  loop = (s32[], bf16[16,32], f32[3,32,32]) while(init), condition=cond, body=body
+  h = bf16[16,32] get-tuple-element(loop), index=1
+  wc = bf16[32,24] convert(w)
+  ROOT d = bf16[16,24] dot(h, wc), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+
+TEST_F(KilnRunTest, ProloguesFusedIntoDotsGiveTheValuesOfDirectEvaluation) {
+  std::string module = Write("converted.hlo", kConvertedWeightsModule);
+  RunResult direct = Run(module + " --direct --print-literals --random-inputs 7");
+  RunResult heuristic = Run(module + " --print-literals --random-inputs 7");
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  ASSERT_EQ(heuristic.exit_code, 0) << heuristic.err;
+  EXPECT_NE(Values(direct.out).find("output 0: bf16[16,24]"), std::string::npos) << direct.out;
+  EXPECT_EQ(Values(heuristic.out), Values(direct.out));
+  // Both prologues are taken: in the entry and in the scan body.
+  RunResult plan = Kiln("compile " + module + " --json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  auto json = ParseJson(plan.out);
+  auto fused = [](const nlohmann::json& decisions, const std::string& producer) {
+    for (const auto& d : decisions) {
+      if (d["producer"] == producer && d["rule"] == "prologue") return d["fused"] == true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(fused(json["fusion_decisions"], "wc")) << json["fusion_decisions"];
+  bool in_body = false;
+  for (const auto& body : json["body_fusion_decisions"]) {
+    if (body["computation"] == "body") in_body = fused(body["decisions"], "wc") && fused(body["decisions"], "ws");
+  }
+  EXPECT_TRUE(in_body) << json["body_fusion_decisions"];
+}
+
 TEST_F(KilnRunTest, JsonHasDeviceTimeAndKernelProfile) {
   RunResult r = Run(Write("dense.hlo", kDenseModule) + " --json --chip v6e --random-inputs 1");
   ASSERT_EQ(r.exit_code, 0) << r.err;

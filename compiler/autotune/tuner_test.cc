@@ -18,7 +18,8 @@ namespace {
 using passes::testing::ParseVerified;
 
 // Two loop chains, a dot with an epilogue and a reduction: fused edges to
-// un-fuse, refusals to fuse, and tiles to choose.
+// un-fuse, refusals to fuse (a reduction's result is never fused into its
+// consumer: a legality refusal), and tiles to choose.
 constexpr std::string_view kModule = R"(HloModule tune
 add {
   a = f32[] parameter(0)
@@ -37,8 +38,9 @@ ENTRY e {
   t = f32[512,512] tanh(o)
   z = f32[] constant(0)
   r = f32[512] reduce(t, z), dimensions={1}, to_apply=add
+  rn = f32[512] negate(r)
   n = f32[512,512] negate(t)
-  ROOT out = (f32[512], f32[512,512]) tuple(r, n)
+  ROOT out = (f32[512], f32[512,512]) tuple(rn, n)
 })";
 
 // Times a kernel from what the executable says about it alone (its cost
@@ -76,8 +78,18 @@ class FakeRunner final : public Runner {
   }
 };
 
-Result<TuneResult> TuneWith(FakeRunner& runner, const TuneOptions& options, RecordStore* records = nullptr) {
-  auto module = ParseVerified(kModule);
+// The first kernel of kModule alone: a module that shares a subgraph with
+// kModule, for transfer between tunings of different modules.
+constexpr std::string_view kLoopModule = R"(HloModule tune_loop
+ENTRY e {
+  x = f32[512,1024] parameter(0)
+  s = f32[512,1024] sine(x)
+  ROOT m = f32[512,1024] multiply(s, x)
+})";
+
+Result<TuneResult> TuneWith(FakeRunner& runner, const TuneOptions& options, RecordStore* records = nullptr,
+                            std::string_view text = kModule) {
+  auto module = ParseVerified(text);
   if (module == nullptr) return InternalError("parse");
   return Tune(*module, driver::CompileOptions{}, runner, records, options);
 }
@@ -136,7 +148,8 @@ TEST(TunerTest, FlipsOnlyProfitabilityDecisions) {
 
 TEST(TunerTest, ASlowerPlanIsNeverReturned) {
   FakeRunner runner;
-  runner.candidate_factor = [](double us) { return us * 1.5 + 1; };
+  // Every candidate, even one kernel doing all the work, measures slower.
+  runner.candidate_factor = [](double us) { return us * 4 + 10; };
   auto result = TuneWith(runner, Trials(30));
   ASSERT_TRUE(result) << result.error().ToString();
   EXPECT_FALSE(result->accepted);
@@ -254,10 +267,13 @@ class MapRecords final : public RecordStore {
   std::vector<TuningTrial> trials;
 };
 
+// A tuning of a module that holds kModule's first kernel alone stores its
+// best tile under the kernel's subgraph; tuning kModule then starts that
+// kernel on it.
 TEST(TunerTest, RecordsTransferTheBestTilesToTheNextTuning) {
   MapRecords records;
   FakeRunner first_runner;
-  auto first = TuneWith(first_runner, Trials(40), &records);
+  auto first = TuneWith(first_runner, Trials(40), &records, kLoopModule);
   ASSERT_TRUE(first) << first.error().ToString();
   EXPECT_EQ(first->transfer_hits, 0);
   ASSERT_FALSE(records.trials.empty());

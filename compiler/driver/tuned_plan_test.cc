@@ -15,9 +15,15 @@ using fusion::DecisionKind;
 using fusion::PlanKind;
 using passes::testing::ParseVerified;
 
-// A loop chain into a dot with a bias and activation epilogue: fused edges to
-// un-fuse, and a dot consumer that refuses fused producers (legality).
+// A loop chain into a dot with a bias and activation epilogue, summed: fused
+// edges to un-fuse, and a reduction whose result is never fused into its
+// consumer (legality).
 constexpr std::string_view kTunedModule = R"(HloModule tuned
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
 ENTRY e {
   x = f32[256,512] parameter(0)
   w = f32[512,256] parameter(1)
@@ -27,7 +33,10 @@ ENTRY e {
   d = f32[256,256] dot(m, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   bb = f32[256,256] broadcast(bias), dimensions={1}
   o = f32[256,256] add(d, bb)
-  ROOT r = f32[256,256] logistic(o)
+  r = f32[256,256] logistic(o)
+  z = f32[] constant(0)
+  sum = f32[256] reduce(r, z), dimensions={1}, to_apply=add
+  ROOT out = f32[256] negate(sum)
 })";
 
 struct Fixture {

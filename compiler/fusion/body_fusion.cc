@@ -254,8 +254,10 @@ bool HasControlFlowBodies(const hlo::Module& module) {
 Result<BodyFusionStats> FuseControlFlowBodies(hlo::Module& module, const PlannerOptions& options) {
   BodyFusionStats stats;
   if (module.entry() == nullptr) return stats;
+  PlannerOptions body_options = options;
+  body_options.contractions_run_on_plan_tiles = false;  // each body dot is tiled alone
   for (Computation* computation : ControlFlowComputations(module)) {
-    Result<FusionPlan> plan = PlanComputation(*computation, PlanKind::kHeuristic, options);
+    Result<FusionPlan> plan = PlanComputation(*computation, PlanKind::kHeuristic, body_options);
     if (!plan) return std::unexpected(plan.error().WithContext("planning %" + computation->name()));
     stats.decisions.push_back({computation->name(), NameDecisions(*computation, plan->edges)});
     const int64_t fusions_before = static_cast<int64_t>(module.computations().size());

@@ -15,14 +15,15 @@ namespace {
 
 using passes::testing::ParseVerified;
 
-// n -> d: a dot takes no fused producers (legality); d -> a: the dot has two
-// consumers and would be recomputed (profitability); a -> e: loop fusion.
+// n -> d: a kernel holds one dot, so a dot is not computed as another's
+// operand (legality); d -> a: the dot has two consumers and would be
+// recomputed (profitability); a -> e: loop fusion.
 constexpr const char* kMixed = R"(
 HloModule m
 ENTRY e {
   x = f32[128,128] parameter(0)
   w = f32[128,128] parameter(1)
-  n = f32[128,128] negate(x)
+  n = f32[128,128] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   d = f32[128,128] dot(n, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   a = f32[128,128] add(d, x)
   s = f32[128,128] subtract(d, x)
@@ -69,7 +70,7 @@ TEST_F(FusionDecisionsTest, HeuristicClassifiesFusedLegalityAndProfitabilityEdge
   ASSERT_NE(illegal, nullptr);
   EXPECT_FALSE(illegal->fused);
   EXPECT_EQ(illegal->kind, DecisionKind::kLegality);
-  EXPECT_NE(illegal->reason.find("producers are not fused into a dot"), std::string::npos)
+  EXPECT_NE(illegal->reason.find("a kernel holds one MXU operation"), std::string::npos)
       << illegal->reason;
 
   const FusionDecision* unprofitable = Find(decisions, "d", "a");
@@ -163,7 +164,7 @@ TEST_F(FusionDecisionsTest, NonePlanRefusalsAreLegalityOnlyWhereOpClassesForbidF
   const FusionDecision* illegal = Find(decisions, "n", "d");
   ASSERT_NE(illegal, nullptr);
   EXPECT_EQ(illegal->kind, DecisionKind::kLegality);
-  EXPECT_NE(illegal->reason.find("producers are not fused into a dot"), std::string::npos)
+  EXPECT_NE(illegal->reason.find("a kernel holds one MXU operation"), std::string::npos)
       << illegal->reason;
 }
 

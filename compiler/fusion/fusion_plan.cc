@@ -34,6 +34,8 @@ std::string_view FusionRuleName(FusionRule rule) {
       return "multi-output";
     case FusionRule::kNone:
       return "none";
+    case FusionRule::kPrologue:
+      return "prologue";
   }
   return "?";
 }

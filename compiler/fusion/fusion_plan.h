@@ -71,13 +71,15 @@ enum class FusionRule : uint8_t {
   kOutput,       // dot/convolution into its elementwise epilogue
   kMultiOutput,  // two sibling kernels that read the same value
   kNone,         // no rule applies (opaque producer or consumer)
+  kPrologue,     // cheap producer into a dot/convolution operand
 };
 std::string_view FusionRuleName(FusionRule rule);
 
 // What kind of decision an edge holds, for the autotuner and for users.
 //  - kLegality: a refusal because fusing would be wrong or impossible: an op
-//    that takes or gives no fused operands (opaque ops, dot operands, a
-//    reduction inside a kernel), more than one MXU operation or a reduction
+//    that takes or gives no fused operands (opaque ops, a reduction or
+//    contraction as a dot's operand, a reduction inside a kernel), more than
+//    one MXU operation or a reduction
 //    next to a dot in one kernel, siblings that cannot share one loop, a
 //    merge that would (or might) close a cycle, or a kernel that would not
 //    fit scoped VMEM even with the smallest blocks. Never flip these.

@@ -1,5 +1,6 @@
 // Producer->consumer decisions of the heuristic planner (planner.h).
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,10 +55,10 @@ std::optional<std::string> OpClassRefusal(const Instruction& p, const Instructio
     return "producer " + Describe(p) +
            " is a reduction: it is only fused as the root of an input fusion";
   }
-  if (cc == OpClass::kContraction) {
-    return "consumer " + Describe(c) +
-           " streams its operands from HBM into the MXU: producers are not fused "
-           "into a dot or convolution";
+  if (cc == OpClass::kContraction && !FeedsContractionBlocks(p)) {
+    return "consumer " + Describe(c) + " reads " + Describe(p) +
+           " from HBM: a kernel holds one MXU operation, and only elementwise, broadcast and "
+           "data-movement producers are computed as a dot's operand blocks load";
   }
   return std::nullopt;
 }
@@ -68,6 +69,9 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
   }
   OpClass pc = ClassOf(p);
   OpClass cc = ClassOf(c);
+  if (cc == OpClass::kContraction || prologue_of_[c.index_in_parent()] != nullptr) {
+    return DecidePrologue(p, c);
+  }
   const std::vector<int32_t>& consumer_groups = groups_of_[c.index_in_parent()];
   FusionRule rule = FusionRule::kLoop;
   const Instruction* reduce = nullptr;
@@ -155,6 +159,176 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
   }
   return {p.index_in_parent(), c.index_in_parent(), -1, rule, true, std::move(reason),
           DecisionKind::kProfitability};
+}
+
+// HBM bytes a tiled kernel loads at most: every input block at every grid
+// step (steps that keep a block skip its load, so this bounds the traffic).
+double LoadedBytes(const TileChoice& tile) {
+  double block = 0;
+  for (const BlockShape& b : tile.inputs) block += static_cast<double>(b.bytes);
+  return block * static_cast<double>(tile.grid_steps());
+}
+
+// A prologue computes producers inside the contraction's kernel each time
+// the block of the operand they feed is loaded into VMEM. It is decided
+// whole at the operand (p -> contraction): p and the producers made for it
+// alone that can follow it (cheap elementwise, broadcast and data-movement
+// ops with one consumer). It pays when that cone takes few vector ops per
+// element, reads at most twice the operand's bytes, and does not shrink the
+// contraction's blocks so much that re-reading its operands costs more than
+// the cone's own kernel moves. A cone taken only in part would make the
+// kernel read the materialized middle of the chain, so it is all or nothing.
+FusionEdge HeuristicPlanner::DecidePrologue(const Instruction& p, const Instruction& c) {
+  constexpr double kMaxReadRatio = 2.0;  // a bf16 operand converted from f32
+  // Vector ops per operand element a prologue may add to the contraction,
+  // paid on every load of the operand's blocks: a slice and a convert.
+  constexpr int kMaxOps = 2;
+  const FusionRule rule = FusionRule::kPrologue;
+  const std::vector<int32_t>& consumer_groups = groups_of_[c.index_in_parent()];
+  const Instruction* contraction = &c;
+  for (int32_t g : consumer_groups) {
+    if (groups_[g].contraction != nullptr) contraction = groups_[g].contraction;
+  }
+  auto fused = [&] {
+    return FusionEdge{p.index_in_parent(), c.index_in_parent(), -1, rule, true,
+                      "prologue fusion: " + Describe(p) + " is computed as " + Describe(*contraction) +
+                          " loads its operand blocks",
+                      DecisionKind::kProfitability};
+  };
+  if (IsExpensive(p)) {
+    return Refuse(p, c, rule, DecisionKind::kProfitability,
+                  "producer " + Describe(p) + " is expensive: as an operand of " +
+                      Describe(*contraction) + " it would be recomputed on every load of its blocks");
+  }
+  if (p.users().size() != 1) {
+    return Refuse(p, c, rule, DecisionKind::kProfitability,
+                  "producer %" + p.name() + " has " + std::to_string(p.users().size()) +
+                      " consumers: computed inside " + Describe(*contraction) +
+                      " it would still be materialized for the others");
+  }
+  if (ClassOf(c) != OpClass::kContraction) {
+    if (prologue_of_[p.index_in_parent()] == contraction) {
+      for (int32_t g : consumer_groups) {
+        if (std::optional<Refusal> why = CheckFit(groups_[g], p)) {
+          return Refuse(p, c, rule, why->kind, std::move(why->reason));
+        }
+      }
+      return fused();
+    }
+    return Refuse(p, c, rule, DecisionKind::kProfitability,
+                  "producer " + Describe(p) + " is read from HBM by the prologue of " + Describe(*contraction) +
+                      ": a contraction computes only cheap producers made for its operand");
+  }
+
+  // The cone: p and the producers that would follow it. Its ops are
+  // bounded (kMaxOps), so a cone larger than this is refused unexplored.
+  constexpr size_t kMaxCone = 32;
+  std::vector<const Instruction*> cone = {&p};
+  for (size_t i = 0; i < cone.size(); ++i) {
+    if (cone.size() > kMaxCone) {
+      return Refuse(p, c, rule, DecisionKind::kProfitability,
+                    "%" + p.name() + " and the producers made for it alone are more than " +
+                        std::to_string(kMaxCone) + " instructions: too much to compute inside " +
+                        Describe(*contraction));
+    }
+    for (const Instruction* q : cone[i]->operands()) {
+      if (IsFreeInstruction(*q) || q->users().size() != 1) continue;
+      if (std::find(cone.begin(), cone.end(), q) != cone.end()) continue;
+      if (IsExpensive(*q) || !FeedsContractionBlocks(*q)) {
+        // q would join cone[i]'s own loop kernel, but cannot follow it in.
+        return Refuse(p, c, rule, DecisionKind::kProfitability,
+                      "producer " + Describe(*q) + " fuses into %" + cone[i]->name() +
+                          "'s own kernel but is not computed inside " + Describe(*contraction) + ": %" +
+                          p.name() + " stays a loop kernel with it");
+      }
+      cone.push_back(q);
+    }
+  }
+  auto in_cone = [&](const Instruction* x) { return std::find(cone.begin(), cone.end(), x) != cone.end(); };
+  // Vector ops per element along the longest chain (reshapes and
+  // broadcasts only rename), operands before users.
+  std::sort(cone.begin(), cone.end(),
+            [](const Instruction* a, const Instruction* b) { return a->index_in_parent() < b->index_in_parent(); });
+  std::vector<int> chain_ops(cone.size(), 0);
+  for (size_t i = 0; i < cone.size(); ++i) {
+    const Instruction* m = cone[i];
+    const bool renames = m->opcode() == hlo::Opcode::kReshape || m->opcode() == hlo::Opcode::kBroadcast;
+    int deepest = 0;
+    for (const Instruction* q : m->operands()) {
+      auto at = std::find(cone.begin(), cone.begin() + static_cast<std::ptrdiff_t>(i), q);
+      if (at != cone.begin() + static_cast<std::ptrdiff_t>(i)) deepest = std::max(deepest, chain_ops[at - cone.begin()]);
+    }
+    chain_ops[i] = deepest + (renames ? 0 : 1);
+  }
+  const int ops = chain_ops.back();  // p comes last: every other member feeds it
+  if (ops > kMaxOps) {
+    return Refuse(p, c, rule, DecisionKind::kProfitability,
+                  "computing %" + p.name() + " and its producers inside " + Describe(*contraction) + " would take " +
+                      std::to_string(ops) + " vector ops per operand element on every load of its blocks (limit " +
+                      std::to_string(kMaxOps) + ")");
+  }
+  std::vector<const Instruction*> outside;
+  double read = 0, read_padded = 0;  // padded to the chip's tiles, as blocks are
+  auto padded = [](const hlo::Shape& shape) {
+    return shape.IsArray() ? static_cast<double>(PaddedBlockBytes(shape, StaticDims(shape)))
+                           : static_cast<double>(ShapeBytes(shape));
+  };
+  for (const Instruction* m : cone) {
+    for (int64_t k = 0; k < m->operand_count(); ++k) {
+      const Instruction* q = m->operand(k);
+      if (in_cone(q) || std::find(outside.begin(), outside.end(), q) != outside.end()) continue;
+      outside.push_back(q);
+      const bool slices = m->opcode() == hlo::Opcode::kSlice || m->opcode() == hlo::Opcode::kDynamicSlice;
+      if (slices && k > 0) continue;  // start indices: scalars read once
+      read += static_cast<double>(ShapeBytes(slices ? m->shape() : q->shape()));
+      read_padded += padded(slices ? m->shape() : q->shape());
+    }
+  }
+  const double operand = static_cast<double>(ShapeBytes(p.shape()));
+  if (operand > 0 && read > kMaxReadRatio * operand) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f", read / operand);
+    return Refuse(p, c, rule, DecisionKind::kProfitability,
+                  "computing %" + p.name() + " inside " + Describe(*contraction) + " would read " + text +
+                      " bytes from HBM per byte of its operand on every load of its blocks (limit 2)");
+  }
+  for (int32_t g : consumer_groups) {
+    if (std::optional<Refusal> why = CheckFit(groups_[g], p)) {
+      return Refuse(p, c, rule, why->kind, std::move(why->reason));
+    }
+    // The cone's inputs take VMEM from the operand blocks: smaller blocks
+    // re-read the operands more often, which can cost more HBM traffic than
+    // the cone's own kernel (its inputs read, its result written) moves.
+    TilingProblem problem = ProblemOf(groups_[g], nullptr);
+    problem.inputs = groups_[g].inputs;
+    Result<TileChoice> without = ChooseTile(problem, options_.tiling);
+    problem.inputs.erase(std::remove(problem.inputs.begin(), problem.inputs.end(), &p), problem.inputs.end());
+    for (const Instruction* q : outside) {
+      if (std::find(problem.inputs.begin(), problem.inputs.end(), q) == problem.inputs.end()) problem.inputs.push_back(q);
+    }
+    if (static_cast<int64_t>(problem.inputs.size()) > options_.max_kernel_inputs) {
+      return Refuse(p, c, rule, DecisionKind::kProfitability,
+                    "computing %" + p.name() + " inside " + Describe(*contraction) + " would make its kernel read " +
+                        std::to_string(problem.inputs.size()) + " arrays (limit " +
+                        std::to_string(options_.max_kernel_inputs) + ")");
+    }
+    Result<TileChoice> with = ChooseTile(problem, options_.tiling);
+    if (!with) {
+      return Refuse(p, c, rule, DecisionKind::kLegality,
+                    "computing %" + p.name() + " inside " + Describe(*contraction) + ": " + with.error().message);
+    }
+    if (!without || !options_.contractions_run_on_plan_tiles) continue;
+    const double more = LoadedBytes(*with) - LoadedBytes(*without);
+    if (more > read_padded + padded(p.shape())) {
+      return Refuse(p, c, rule, DecisionKind::kProfitability,
+                    "computing %" + p.name() + " inside " + Describe(*contraction) + " would load " +
+                        FormatBytes(static_cast<int64_t>(more)) + " more per run (its blocks: " +
+                        std::to_string(without->grid_steps()) + " -> " + std::to_string(with->grid_steps()) +
+                        " grid steps) than the prologue's own kernel moves");
+    }
+  }
+  for (const Instruction* m : cone) prologue_of_[m->index_in_parent()] = contraction;
+  return fused();
 }
 
 // Inputs of `group` once `p`, one of its inputs, is computed inside it.

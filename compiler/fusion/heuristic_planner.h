@@ -29,8 +29,9 @@ struct Refusal {
 };
 
 // The refusal op classes alone force on p -> c (an opaque producer or
-// consumer, a reduction producer, a dot or convolution consumer), or nullopt.
-// Always kLegality. Used by the heuristic and to classify the edges the
+// consumer, a reduction producer, a dot or convolution fed by anything but
+// an elementwise, broadcast or data-movement producer), or nullopt. Always
+// kLegality. Used by the heuristic and to classify the edges the
 // `none` and `given` plans refuse.
 std::optional<std::string> OpClassRefusal(const Instruction& p, const Instruction& c);
 
@@ -53,7 +54,8 @@ class HeuristicPlanner {
       : computation_(computation),
         options_(options),
         groups_of_(computation.instruction_count()),
-        own_group_(computation.instruction_count(), -1) {}
+        own_group_(computation.instruction_count(), -1),
+        prologue_of_(computation.instruction_count(), nullptr) {}
 
   std::vector<FusionEdge> Run();
 
@@ -70,6 +72,9 @@ class HeuristicPlanner {
   TilingProblem ProblemOf(const Group& group, const Instruction* extra_contraction) const;
   // Why `p` cannot join `group`, or nullopt when it can.
   std::optional<Refusal> CheckFit(const Group& group, const Instruction& p) const;
+  // The decision for p -> c when c is a dot or convolution, or one of the
+  // producers already fused into its operands (a prologue).
+  FusionEdge DecidePrologue(const Instruction& p, const Instruction& c);
   // Adds `p` to every group `c` is in.
   void Commit(const Instruction& p, const Instruction& c);
   void StartGroup(const Instruction& p);
@@ -94,6 +99,9 @@ class HeuristicPlanner {
   const PlannerOptions& options_;
   std::vector<std::vector<int32_t>> groups_of_;  // per instruction
   std::vector<int32_t> own_group_;               // group rooted at each instruction
+  // Per instruction: the contraction whose prologue computes it (decided
+  // with the prologue's head, DecidePrologue), or nullptr.
+  std::vector<const Instruction*> prologue_of_;
   std::vector<Group> groups_;
   std::vector<int32_t> rep_;  // sibling merges (union-find)
   std::vector<FusionEdge> edges_;

@@ -49,8 +49,12 @@ Status CheckFusedEdge(const hlo::Computation& computation, const FusionEdge& edg
   if (pc == OpClass::kFree || pc == OpClass::kOpaque) {
     return InvalidArgumentError(where + "producer " + Describe(producer) + " cannot be fused");
   }
-  if (cc == OpClass::kFree || cc == OpClass::kOpaque || cc == OpClass::kContraction) {
+  if (cc == OpClass::kFree || cc == OpClass::kOpaque) {
     return InvalidArgumentError(where + "consumer " + Describe(consumer) + " takes no fused producers");
+  }
+  if (cc == OpClass::kContraction && !FeedsContractionBlocks(producer)) {
+    return InvalidArgumentError(where + "consumer " + Describe(consumer) + " takes only elementwise, broadcast "
+                                "and data-movement producers, not " + Describe(producer));
   }
   return Ok();
 }

@@ -26,6 +26,17 @@ bool IsExpensive(const hlo::Instruction& instr) {
   return runtime::VectorOpKindOf(instr.opcode()) != runtime::VectorOpKind::kSimple;
 }
 
+bool FeedsContractionBlocks(const hlo::Instruction& producer) {
+  switch (ClassOf(producer)) {
+    case OpClass::kElementwise:
+    case OpClass::kBroadcast:
+    case OpClass::kDataMovement:
+      return true;
+    default:
+      return false;
+  }
+}
+
 int64_t OperandReuse(const hlo::Instruction& consumer, int64_t operand_index) {
   if (consumer.opcode() != Opcode::kBroadcast) return 1;
   int64_t in = consumer.operand(operand_index)->shape().ElementCount();

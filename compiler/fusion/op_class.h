@@ -35,6 +35,13 @@ void CollectSourceIds(const hlo::Instruction* value, const std::vector<int64_t>&
 // and the transcendental or division elementwise ops.
 bool IsExpensive(const hlo::Instruction& instr);
 
+// True for producers a dot or convolution may compute inside its kernel as
+// it loads its operand blocks into VMEM (a prologue): elementwise,
+// broadcast and data-movement ops, as XLA fuses weight converts, scaling,
+// transposes and slices of stacked layers into the contraction's fusion.
+// Reductions, contractions and opaque ops never feed one in-kernel.
+bool FeedsContractionBlocks(const hlo::Instruction& producer);
+
 // How many times a consumer reads each element of `operand_index`, when
 // more than once (an expanding broadcast); 1 otherwise.
 int64_t OperandReuse(const hlo::Instruction& consumer, int64_t operand_index);

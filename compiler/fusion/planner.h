@@ -46,6 +46,12 @@ struct PlannerOptions {
   // (never constants), and at most this many reading kernels per value.
   int64_t sibling_min_shared_bytes = 4096;
   int64_t max_sibling_candidates = 16;
+  // Whether a contraction's kernel runs on the blocks the plan's tile
+  // chooses (entry kernels) or is tiled on its own when timed (the steps of
+  // a loop body or branch, runtime/timing/kernel_timer.cc). Only in the
+  // first case is a prologue refused for the smaller blocks its inputs
+  // leave the contraction.
+  bool contractions_run_on_plan_tiles = true;
 };
 
 Result<FusionPlan> PlanComputation(const hlo::Computation& computation, PlanKind kind,

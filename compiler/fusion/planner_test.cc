@@ -246,7 +246,7 @@ ENTRY e {
             "24.0 KiB");
 }
 
-TEST_F(PlannerTest, OpaqueOpsAndDotOperandsAreNotFused) {
+TEST_F(PlannerTest, OpaqueOpsAndSharedDotOperandsAreNotFused) {
   Plan(R"(
 HloModule m
 lt {
@@ -267,7 +267,115 @@ ENTRY e {
   const FusionEdge* into_dot = Edge("n", "d");
   ASSERT_NE(into_dot, nullptr);
   EXPECT_FALSE(into_dot->fused);
-  EXPECT_NE(into_dot->reason.find("producers are not fused into a dot"), std::string::npos);
+  EXPECT_EQ(into_dot->kind, DecisionKind::kProfitability);
+  EXPECT_EQ(into_dot->reason,
+            "producer %n has 2 consumers: computed inside %d (dot) it would still be materialized for the others");
+}
+
+// A layer's weights sliced from a stacked parameter, reshaped and converted
+// to bf16 are computed as the dot loads its blocks (XLA's fusion of weight
+// converts into the contraction): one kernel, prologue edges. In a scan
+// body (each dot tiled alone when timed) that pays; in an entry kernel the
+// dynamic slice would load the whole stack with every block, so there the
+// convert stays a loop kernel.
+constexpr const char* kStackedWeights = R"(
+HloModule m
+ENTRY e {
+  x = bf16[256,512] parameter(0)
+  stack = f32[4,512,256] parameter(1)
+  i = s32[] parameter(2)
+  z = s32[] constant(0)
+  ws = f32[1,512,256] dynamic-slice(stack, i, z, z), dynamic_slice_sizes={1,512,256}
+  wr = f32[512,256] reshape(ws)
+  wc = bf16[512,256] convert(wr)
+  ROOT d = bf16[256,256] dot(x, wc), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+
+TEST_F(PlannerTest, CheapProducersAreComputedAsTheDotLoadsItsOperands) {
+  options_.contractions_run_on_plan_tiles = false;  // as in a loop body
+  const FusionPlan& plan = Plan(kStackedWeights);
+  for (auto [p, c] : {std::pair{"wc", "d"}, {"wr", "wc"}, {"ws", "wr"}}) {
+    const FusionEdge* e = Edge(p, c);
+    ASSERT_NE(e, nullptr) << p;
+    EXPECT_TRUE(e->fused) << p << ": " << e->reason;
+    EXPECT_EQ(e->rule, FusionRule::kPrologue) << p;
+    EXPECT_EQ(e->kind, DecisionKind::kProfitability) << p;
+  }
+  EXPECT_EQ(Edge("wc", "d")->reason,
+            "prologue fusion: %wc (convert) is computed as %d (dot) loads its operand blocks");
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_EQ(plan.kernels[0].kind, KernelKind::kOutput);
+  EXPECT_EQ(plan.kernels[0].instructions.size(), 4u);
+}
+
+TEST_F(PlannerTest, AnEntryPrologueMustNotLoadMoreThanItSaves) {
+  const FusionPlan& plan = Plan(kStackedWeights);
+  const FusionEdge* e = Edge("wc", "d");
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(e->fused);
+  EXPECT_EQ(e->kind, DecisionKind::kProfitability);
+  EXPECT_NE(e->reason.find("more per run"), std::string::npos) << e->reason;
+  EXPECT_EQ(plan.kernels.size(), 2u);
+}
+
+// A prologue is decided whole at the operand: an f32 sum converted to bf16
+// would read 4 bytes per byte of the operand, so neither joins the dot (the
+// sum and convert stay one loop kernel); expensive producers, which every
+// load would recompute, never join.
+TEST_F(PlannerTest, ProloguesStayCheapAndWhole) {
+  Plan(R"(
+HloModule m
+ENTRY e {
+  x = bf16[256,512] parameter(0)
+  a = f32[512,256] parameter(1)
+  b = f32[512,256] parameter(2)
+  s = f32[512,256] add(a, b)
+  sc = bf16[512,256] convert(s)
+  d1 = bf16[256,256] dot(x, sc), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  w = bf16[512,256] parameter(3)
+  ex = bf16[256,512] exponential(x)
+  d2 = bf16[256,256] dot(ex, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (bf16[256,256], bf16[256,256]) tuple(d1, d2)
+})");
+  const FusionEdge* convert = Edge("sc", "d1");
+  ASSERT_NE(convert, nullptr);
+  EXPECT_FALSE(convert->fused);
+  EXPECT_EQ(convert->kind, DecisionKind::kProfitability);
+  EXPECT_NE(convert->reason.find("would read 4.0 bytes from HBM per byte of its operand"), std::string::npos)
+      << convert->reason;
+  const FusionEdge* sum = Edge("s", "sc");
+  ASSERT_NE(sum, nullptr);
+  EXPECT_TRUE(sum->fused) << sum->reason;
+  EXPECT_EQ(sum->rule, FusionRule::kLoop);
+  const FusionEdge* expensive = Edge("ex", "d2");
+  ASSERT_NE(expensive, nullptr);
+  EXPECT_FALSE(expensive->fused);
+  EXPECT_EQ(expensive->kind, DecisionKind::kProfitability);
+  EXPECT_NE(expensive->reason.find("is expensive"), std::string::npos) << expensive->reason;
+}
+
+// A cheap producer whose own producer is expensive and made for it alone
+// stays in a loop kernel with it: computing it inside the dot would make
+// the dot read both inputs instead of one result.
+TEST_F(PlannerTest, APrologueIsRefusedWhenItsProducerCannotFollow) {
+  Plan(R"(
+HloModule m
+ENTRY e {
+  x = f32[256,512] parameter(0)
+  w = f32[512,256] parameter(1)
+  s = f32[256,512] sine(x)
+  m = f32[256,512] multiply(s, x)
+  ROOT d = f32[256,256] dot(m, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  const FusionEdge* into_dot = Edge("m", "d");
+  ASSERT_NE(into_dot, nullptr);
+  EXPECT_FALSE(into_dot->fused);
+  EXPECT_EQ(into_dot->reason,
+            "producer %s (sine) fuses into %m's own kernel but is not computed inside %d (dot): %m stays a loop "
+            "kernel with it");
+  const FusionEdge* loop = Edge("s", "m");
+  ASSERT_NE(loop, nullptr);
+  EXPECT_TRUE(loop->fused);
 }
 
 TEST_F(PlannerTest, NonePlanMakesEveryInstructionItsOwnKernel) {
@@ -349,7 +457,7 @@ TEST_F(PlannerTest, FusingIntoADotIsRejectedOnEditedPlans) {
 HloModule m
 ENTRY e {
   x = f32[128,128] parameter(0)
-  n = f32[128,128] negate(x)
+  n = f32[128,128] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   ROOT d = f32[128,128] dot(n, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })");
   FusionPlan edited = plan_;
@@ -357,7 +465,8 @@ ENTRY e {
   auto formed = FormKernels(*module_->entry(), options_.tiling, edited);
   ASSERT_FALSE(formed.has_value());
   EXPECT_EQ(formed.error().message,
-            "fused edge %n -> %d: consumer %d (dot) takes no fused producers");
+            "fused edge %n -> %d: consumer %d (dot) takes only elementwise, broadcast and data-movement "
+            "producers, not %n (dot)");
 }
 
 // A cheap producer fused into both roots of a multi-output kernel, and into
