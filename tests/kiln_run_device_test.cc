@@ -170,6 +170,56 @@ TEST_F(KilnRunTest, ProloguesFusedIntoDotsGiveTheValuesOfDirectEvaluation) {
   EXPECT_TRUE(in_body) << json["body_fusion_decisions"];
 }
 
+// A softmax whose exponential is computed in its sum's kernel, which also
+// writes it for the division.
+constexpr const char* kSoftmaxModule = R"(HloModule softmax
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[16,128] parameter(0)
+  ninf = f32[] constant(-inf)
+  zero = f32[] constant(0)
+  mx = f32[16] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[16,128] broadcast(mx), dimensions={0}
+  sub = f32[16,128] subtract(x, mb)
+  e = f32[16,128] exponential(sub)
+  sum = f32[16] reduce(e, zero), dimensions={1}, to_apply=add
+  sb = f32[16,128] broadcast(sum), dimensions={0}
+  ROOT d = f32[16,128] divide(e, sb)
+}
+)";
+
+TEST_F(KilnRunTest, AValueWrittenByItsConsumersKernelGivesTheValuesOfDirectEvaluation) {
+  std::string module = Write("softmax.hlo", kSoftmaxModule);
+  RunResult direct = Run(module + " --direct --print-literals --random-inputs 3 --json");
+  RunResult heuristic = Run(module + " --print-literals --random-inputs 3 --json");
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  ASSERT_EQ(heuristic.exit_code, 0) << heuristic.err;
+  const auto json = ParseJson(heuristic.out);
+  ASSERT_EQ(json["outputs"].size(), 1u) << heuristic.out;
+  EXPECT_EQ(json["outputs"], ParseJson(direct.out)["outputs"]);
+  // Three kernels: the max, the exponential with its sum, the division.
+  ASSERT_EQ(json["kernels"].size(), 3u) << json["kernels"];
+  RunResult plan = Kiln("compile " + module + " --json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  bool merged = false;
+  const auto decisions = ParseJson(plan.out);
+  for (const auto& d : decisions["fusion_decisions"]) {
+    if (!d.contains("sibling")) continue;
+    merged |= d["producer"].get<std::string>() == "e" && d["sibling"].get<std::string>() == "e" &&
+              d["consumer"].get<std::string>() == "sum" && d["fused"].get<bool>();
+  }
+  EXPECT_TRUE(merged) << plan.out;
+}
+
 TEST_F(KilnRunTest, JsonHasDeviceTimeAndKernelProfile) {
   RunResult r = Run(Write("dense.hlo", kDenseModule) + " --json --chip v6e --random-inputs 1");
   ASSERT_EQ(r.exit_code, 0) << r.err;

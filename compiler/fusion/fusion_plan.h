@@ -27,7 +27,9 @@
 //    kernels; the heuristic never fuses an expensive producer that has more
 //    than one consumer.
 //  - Fused sibling edges then merge kernels (multi-output fusion): the
-//    merged kernel has several roots.
+//    merged kernel has several roots, and one root may feed another (an
+//    expensive value computed in its reduction's kernel, which also writes
+//    it for its other consumers).
 //  - Control flow (while, conditional, call), collectives, custom calls,
 //    sort and the other opaque ops are single-instruction kernels; their
 //    called computations are executed as-is by lowering (for the heuristic
@@ -98,7 +100,9 @@ struct FusionEdge {
   // Producer->consumer edge: `producer` is an operand of `consumer`;
   // `sibling` is -1. Sibling edge: `consumer` and `sibling` are the roots of
   // two kernels that both read `producer` (which may be free, e.g. a
-  // parameter).
+  // parameter), or, when `producer` == `sibling`, the kernel of `consumer`
+  // reads `sibling` directly and, merged, computes it itself
+  // (producer-consumer multi-output fusion).
   int64_t producer = -1;
   int64_t consumer = -1;
   int64_t sibling = -1;

@@ -15,6 +15,7 @@ std::vector<FusionEdge> HeuristicPlanner::Run() {
   const auto& instrs = computation_.instructions();
   for (auto it = instrs.rbegin(); it != instrs.rend(); ++it) VisitProducer(it->get());
   MergeSiblings();
+  MergeProducersIntoConsumers();
   return std::move(edges_);
 }
 

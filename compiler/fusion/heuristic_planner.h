@@ -4,7 +4,9 @@
 // Walks the entry computation from the root towards the parameters, so that
 // every consumer's kernels are known when its producers are decided. Each
 // kernel under construction is a Group: its root, members, the arrays it
-// reads and writes. Then siblings are merged into multi-output kernels.
+// reads and writes. Then siblings are merged into multi-output kernels,
+// and a kernel whose value other kernels read merges into one of them
+// (producer_consumer_fusion.cc).
 // One planner per computation and call; not thread-safe.
 #pragma once
 
@@ -85,15 +87,25 @@ class HeuristicPlanner {
   // True when group `from` (a representative) reads, through any chain of
   // kernels, a value of group `target`. Groups whose roots all come before
   // the target's first root cannot reach it (operands precede users) and
-  // are pruned. Gives up (true) after a bounded search.
-  bool DependsOn(int32_t from, int32_t target, bool& gave_up);
+  // are pruned. `direct`, when given, is a root of `target` that `from`
+  // may read directly (it will compute it): only other paths count. Gives
+  // up (true) after a bounded search.
+  bool DependsOn(int32_t from, int32_t target, bool& gave_up, const Instruction* direct = nullptr);
   // Records a sibling edge per pair of kernels reading a shared value and
   // merges the pairs that pass CheckSiblings.
   void MergeSiblings();
-  // Why representatives `a` and `b` cannot merge, or nullopt.
-  std::optional<Refusal> CheckSiblings(int32_t a, int32_t b);
-  static Group Merged(const Group& a, const Group& b);
-  void Merge(int32_t a, int32_t b);
+  // Why representatives `a` and `b` cannot merge, or nullopt. `internal`:
+  // a root of `b` that `a` reads and, merged, computes itself.
+  std::optional<Refusal> CheckSiblings(int32_t a, int32_t b, const Instruction* internal = nullptr);
+  static Group Merged(const Group& a, const Group& b, const Instruction* internal = nullptr);
+  void Merge(int32_t a, int32_t b, const Instruction* internal = nullptr);
+  // Merges the kernel of a materialized value into the kernel of one
+  // consumer that reads it (producer_consumer_fusion.cc).
+  void MergeProducersIntoConsumers();
+  // After p's kernel merged into `kernel`: when every consumer that reads p
+  // from HBM is in `kernel`, fuses those edges so p is not written; true
+  // then.
+  bool AbsorbIfAllReadersInside(const Instruction& p, int32_t kernel);
 
   const hlo::Computation& computation_;
   const PlannerOptions& options_;

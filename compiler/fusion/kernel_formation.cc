@@ -105,12 +105,16 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
   // Fused producers of each consumer, and how many users fuse each producer.
   std::vector<std::vector<int64_t>> fused_producers(n);
   std::vector<int64_t> fused_users(n, 0);
-  std::vector<std::pair<int64_t, int64_t>> sibling_pairs;
+  struct SiblingPair {
+    int64_t a, b;
+    bool a_reads_b;  // producer-consumer multi-output fusion
+  };
+  std::vector<SiblingPair> sibling_pairs;
   for (const FusionEdge& edge : plan.edges) {
     KILN_RETURN_IF_ERROR(CheckEdgeIndices(computation, edge));
     if (!edge.fused) continue;
     if (edge.is_sibling()) {
-      sibling_pairs.emplace_back(edge.consumer, edge.sibling);
+      sibling_pairs.push_back({edge.consumer, edge.sibling, edge.producer == edge.sibling});
       continue;
     }
     KILN_RETURN_IF_ERROR(CheckFusedEdge(computation, edge));
@@ -131,7 +135,10 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
   }
 
   DisjointSets sets(n);
-  for (const auto& [a, b] : sibling_pairs) {
+  for (const auto& [a, b, a_reads_b] : sibling_pairs) {
+    // A value that every consumer now computes itself is no longer
+    // written: there is nothing left to merge into its reader's kernel.
+    if (a_reads_b && !materialized[b]) continue;
     if (!materialized[a] || !materialized[b]) {
       return InvalidArgumentError("fused sibling edge %" + instrs[a]->name() + " + %" + instrs[b]->name() +
                                   ": both must be kernel roots");

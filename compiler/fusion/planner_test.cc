@@ -180,6 +180,134 @@ ENTRY e {
   EXPECT_EQ(KernelOf("d").kind, KernelKind::kSingle);
 }
 
+constexpr std::string_view kSoftmax = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,256] parameter(0)
+  zero = f32[] constant(0)
+  e = f32[64,256] exponential(x)
+  sum = f32[64] reduce(e, zero), dimensions={1}, to_apply=add
+  sb = f32[64,256] broadcast(sum), dimensions={0}
+  ROOT d = f32[64,256] divide(e, sb)
+})";
+
+// A softmax: e = exp(x) has two consumers, its sum and e / sum. e is
+// computed once, in its sum's kernel, which also writes it for the division.
+TEST_F(PlannerTest, AnExpensiveProducerIsComputedInItsReductionsKernelAndWrittenOnce) {
+  const FusionPlan& plan = Plan(kSoftmax);
+  EXPECT_FALSE(Edge("e", "sum")->fused);
+  const Kernel& kernel = KernelOf("sum");
+  EXPECT_EQ(kernel.kind, KernelKind::kMultiOutput);
+  EXPECT_EQ(kernel.roots, (std::vector<int64_t>{Index("e"), Index("sum")}));
+  EXPECT_EQ(kernel.inputs, (std::vector<int64_t>{Index("x"), Index("zero")}));
+  EXPECT_EQ(plan.root_kernel[Index("e")], kernel.id);
+  EXPECT_EQ(plan.kernels.size(), 2u);  // and e / sum
+  int merges = 0;
+  for (const FusionEdge& edge : plan.edges) {
+    if (!edge.is_sibling() || edge.sibling != Index("e")) continue;
+    ++merges;
+    EXPECT_TRUE(edge.fused);
+    EXPECT_EQ(edge.consumer, Index("sum"));
+    EXPECT_EQ(edge.kind, DecisionKind::kProfitability);
+    EXPECT_EQ(edge.reason,
+              "multi-output fusion: the kernel of %sum computes %e and writes it for 1 other "
+              "consumer");
+  }
+  EXPECT_EQ(merges, 1);
+}
+
+// Two statistics of one expensive value (its sum and its sum of squares)
+// share one kernel as siblings; the value is then computed once inside that
+// kernel and never written, since no other kernel reads it.
+TEST_F(PlannerTest, AnExpensiveValueAllOfWhoseReadersShareAKernelIsNotWritten) {
+  const FusionPlan& plan = Plan(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,256] parameter(0)
+  zero = f32[] constant(0)
+  e = f32[64,256] exponential(x)
+  sum = f32[64] reduce(e, zero), dimensions={1}, to_apply=add
+  sq = f32[64,256] multiply(e, e)
+  sumsq = f32[64] reduce(sq, zero), dimensions={1}, to_apply=add
+  ROOT t = (f32[64], f32[64]) tuple(sum, sumsq)
+})");
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_EQ(plan.kernels[0].roots, (std::vector<int64_t>{Index("sum"), Index("sumsq")}));
+  EXPECT_EQ(plan.kernels[0].inputs, (std::vector<int64_t>{Index("x"), Index("zero")}));
+  EXPECT_EQ(plan.root_kernel[Index("e")], -1);
+  for (const char* consumer : {"sum", "sq"}) {
+    const FusionEdge* edge = Edge("e", consumer);
+    ASSERT_NE(edge, nullptr);
+    EXPECT_TRUE(edge->fused);
+    EXPECT_EQ(edge->reason,
+              "every consumer that reads %e is in the kernel of %sumsq: it is computed there once "
+              "and not written");
+  }
+}
+
+// Once every consumer computes the value itself (the autotuner fused each
+// edge), the merge into its reader's kernel has nothing left to merge.
+TEST_F(PlannerTest, AMergedValueThatIsNoLongerWrittenLeavesItsReadersKernelsAsTheyAre) {
+  Plan(kSoftmax);
+  FusionPlan edited = plan_;
+  for (FusionEdge& edge : edited.edges) {
+    if (!edge.is_sibling() && edge.producer == Index("e")) edge.fused = true;
+  }
+  Status formed = FormKernels(*module_->entry(), options_.tiling, edited);
+  ASSERT_TRUE(formed.has_value()) << formed.error().message;
+  EXPECT_EQ(edited.root_kernel[Index("e")], -1);
+  EXPECT_EQ(edited.kernels.size(), 2u);  // e in the sum's kernel and in the division's
+  ASSERT_GE(edited.root_kernel[Index("sum")], 0);
+  EXPECT_EQ(edited.kernels[edited.root_kernel[Index("sum")]].roots,
+            (std::vector<int64_t>{Index("sum")}));
+}
+
+TEST_F(PlannerTest, AProducerJoinsNoConsumerThatReadsItElsewhereOrThroughAnotherKernel) {
+  // t reads e transposed: e's block is not the one the kernel iterates
+  // over. s2 reads e both directly and through r, another kernel's sum.
+  Plan(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[128,128] parameter(0)
+  zero = f32[] constant(0)
+  e = f32[128,128] exponential(x)
+  t = f32[128,128] transpose(e), dimensions={1,0}
+  l = f32[128,128] log(t)
+  r = f32[128] reduce(l, zero), dimensions={1}, to_apply=add
+  rb = f32[128,128] broadcast(r), dimensions={0}
+  m = f32[128,128] multiply(e, rb)
+  s2 = f32[128] reduce(m, zero), dimensions={1}, to_apply=add
+  ROOT out = (f32[128], f32[128,128]) tuple(s2, e)
+})");
+  std::vector<std::string> reasons;
+  for (const FusionEdge& edge : plan_.edges) {
+    if (edge.is_sibling() && edge.sibling == Index("e")) {
+      EXPECT_FALSE(edge.fused) << edge.reason;
+      EXPECT_EQ(edge.kind, DecisionKind::kLegality);
+      reasons.push_back(edge.reason);
+    }
+  }
+  EXPECT_EQ(reasons, (std::vector<std::string>{
+                         "%t (transpose) reads %e at other elements than the kernel of %r iterates over",
+                         "siblings %s2 and %e depend on each other: merging them would create a cycle"}));
+  EXPECT_EQ(KernelOf("e").kind, KernelKind::kSingle);
+}
+
 TEST_F(PlannerTest, DuplicatesCheapProducersIntoEachConsumer) {
   const FusionPlan& plan = Plan(R"(
 HloModule m

@@ -29,7 +29,8 @@ const hlo::Shape* HeuristicPlanner::SiblingKey(const Group& group) const {
 // kernels, a value of group `target`. Groups whose roots all come before
 // the target's first root cannot reach it (operands precede users) and
 // are pruned. Gives up (true) after a bounded search.
-bool HeuristicPlanner::DependsOn(int32_t from, int32_t target, bool& gave_up) {
+bool HeuristicPlanner::DependsOn(int32_t from, int32_t target, bool& gave_up,
+                                  const Instruction* direct) {
   constexpr int kMaxVisits = 256;
   const int64_t target_first = groups_[target].first_root;
   if (groups_[from].last_root < target_first) return false;
@@ -53,7 +54,10 @@ bool HeuristicPlanner::DependsOn(int32_t from, int32_t target, bool& gave_up) {
         int32_t owner = own_group_[v->index_in_parent()];
         if (owner >= 0) {
           int32_t r = Rep(owner);
-          if (r == target) return true;
+          if (r == target) {
+            if (g == from && v == in && v == direct) continue;
+            return true;
+          }
           if (r != g && groups_[r].last_root >= target_first) stack_.push_back(r);
         } else if (IsFreeInstruction(*v) && v->index_in_parent() > target_first) {
           for (const Instruction* operand : v->operands()) values_.push_back(operand);
@@ -114,7 +118,8 @@ void HeuristicPlanner::MergeSiblings() {
   }
 }
 
-std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b) {
+std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b,
+                                                      const Instruction* internal) {
   const Group& ga = groups_[a];
   const Group& gb = groups_[b];
   const hlo::Shape* ka = SiblingKey(ga);
@@ -137,12 +142,12 @@ std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b) {
                         std::to_string(options_.max_kernel_instructions) + " instructions");
   }
   bool gave_up = false;
-  if (DependsOn(a, b, gave_up) || DependsOn(b, a, gave_up)) {
+  if (DependsOn(a, b, gave_up, internal) || DependsOn(b, a, gave_up)) {
     // Not proven independent counts as a cycle: merging might close one.
     return illegal(gave_up ? pair + ": could not prove them independent within 256 kernels"
                            : pair + " depend on each other: merging them would create a cycle");
   }
-  Group merged = Merged(ga, gb);
+  Group merged = Merged(ga, gb, internal);
   if (static_cast<int64_t>(merged.inputs.size()) > options_.max_kernel_inputs) {
     return unprofitable(pair + " together read " + std::to_string(merged.inputs.size()) +
                         " arrays (limit " + std::to_string(options_.max_kernel_inputs) + ")");
@@ -157,7 +162,7 @@ std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b) {
   return std::nullopt;
 }
 
-Group HeuristicPlanner::Merged(const Group& a, const Group& b) {
+Group HeuristicPlanner::Merged(const Group& a, const Group& b, const Instruction* internal) {
   Group m = a;
   m.member_count = a.member_count + b.member_count;
   for (const Instruction* in : b.inputs) {
@@ -165,6 +170,7 @@ Group HeuristicPlanner::Merged(const Group& a, const Group& b) {
       m.inputs.push_back(in);
     }
   }
+  std::erase(m.inputs, internal);
   m.outputs.insert(m.outputs.end(), b.outputs.begin(), b.outputs.end());
   if (m.reduce == nullptr) m.reduce = b.reduce;
   m.first_root = std::min(a.first_root, b.first_root);
@@ -172,8 +178,8 @@ Group HeuristicPlanner::Merged(const Group& a, const Group& b) {
   return m;
 }
 
-void HeuristicPlanner::Merge(int32_t a, int32_t b) {
-  groups_[a] = Merged(groups_[a], groups_[b]);
+void HeuristicPlanner::Merge(int32_t a, int32_t b, const Instruction* internal) {
+  groups_[a] = Merged(groups_[a], groups_[b], internal);
   rep_[b] = a;
 }
 
