@@ -192,15 +192,15 @@ TEST(TunerTest, WithoutComparableOutputsOnlyTilesAreSearched) {
   EXPECT_EQ(program->key, result->key);
 }
 
-// A broadcast read by more consumers than the heuristic lets it be
-// recomputed in (eight): it is fused into eight and materialized for the
-// other four. Its kernel goes away only when those four absorb it together;
-// each alone leaves the kernel and gains nothing.
+// A cheap value read by more consumers than the heuristic lets it be
+// recomputed in (eight): it is materialized for all twelve. Its kernel goes
+// away only when they all absorb it together; any fewer leaves the kernel
+// and gains nothing.
 constexpr int kWideConsumers = 12;
 
-std::string WideBroadcastModule() {
-  std::string text = "HloModule wide\nENTRY e {\n  p = f32[] parameter(0)\n"
-                     "  b = f32[256,256] broadcast(p), dimensions={}\n";
+std::string WideCheapValueModule() {
+  std::string text = "HloModule wide\nENTRY e {\n  p = f32[256,256] parameter(0)\n"
+                     "  b = f32[256,256] negate(p)\n";
   std::string outputs, shapes;
   for (int i = 0; i < kWideConsumers; ++i) {
     const std::string n = std::to_string(i);
@@ -213,7 +213,7 @@ std::string WideBroadcastModule() {
 }
 
 TEST(TunerTest, AProducerRefusedByManyConsumersIsAbsorbedByAllAtOnce) {
-  const std::string text = WideBroadcastModule();
+  const std::string text = WideCheapValueModule();
   auto module = ParseVerified(text);
   ASSERT_NE(module, nullptr);
   driver::CompileOptions options;

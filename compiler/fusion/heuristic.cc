@@ -129,7 +129,7 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
   }
   int64_t copies =
       static_cast<int64_t>(groups_of_[p.index_in_parent()].size() + consumer_groups.size());
-  if (copies > options_.max_duplication) {
+  if (copies > options_.max_duplication && pc != OpClass::kBroadcast) {
     return Refuse(p, c, rule, DecisionKind::kProfitability,
                   "fusing %" + p.name() + " into " + Describe(c) + " would compute it in " +
                       std::to_string(copies) + " kernels (limit " +

@@ -36,8 +36,9 @@ struct PlannerOptions {
   TilingOptions tiling;
   int64_t max_kernel_instructions = 256;  // instructions per fused kernel
   int64_t max_kernel_inputs = 32;         // arrays one fused kernel reads
-  // Kernels one cheap producer may be computed in (and consumers a
-  // non-broadcast producer may have) before it is materialized instead.
+  // Kernels one cheap non-broadcast producer may be computed in, and
+  // consumers it may have, before it is materialized instead. Broadcasts
+  // have no limit: reading their operand costs less than reading them.
   int64_t max_duplication = 8;
   // A consumer that re-reads each element of a producer at least twice
   // only fuses it when it is cheap and smaller than this.

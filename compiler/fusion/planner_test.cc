@@ -324,6 +324,30 @@ ENTRY e {
   EXPECT_EQ(plan.root_kernel[Index("n")], -1);
 }
 
+// A broadcast is never written to HBM for its consumers, however many:
+// reading its operand costs less than reading it (an optimizer's learning
+// rate, broadcast to every parameter's update).
+TEST_F(PlannerTest, ABroadcastIsComputedInEveryConsumerHoweverMany) {
+  std::string text = "HloModule m\nENTRY e {\n  lr = f32[] parameter(0)\n"
+                     "  b = f32[64,128] broadcast(lr), dimensions={}\n";
+  std::string outputs, shapes;
+  for (int i = 0; i < 12; ++i) {
+    const std::string n = std::to_string(i);
+    text += "  x" + n + " = f32[64,128] parameter(" + std::to_string(i + 1) + ")\n";
+    text += "  c" + n + " = f32[64,128] multiply(x" + n + ", b)\n";
+    outputs += (i ? ", c" : "c") + n;
+    shapes += std::string(i ? ", " : "") + "f32[64,128]";
+  }
+  text += "  ROOT out = (" + shapes + ") tuple(" + outputs + ")\n}\n";
+  const FusionPlan& plan = Plan(text);
+  for (int i = 0; i < 12; ++i) {
+    const FusionEdge* edge = Edge("b", "c" + std::to_string(i));
+    ASSERT_NE(edge, nullptr);
+    EXPECT_TRUE(edge->fused) << edge->reason;
+  }
+  EXPECT_EQ(plan.root_kernel[Index("b")], -1);
+}
+
 TEST_F(PlannerTest, RefusesToRereadAnExpensiveProducerThroughABroadcast) {
   Plan(R"(
 HloModule m
