@@ -28,8 +28,8 @@ bool IsReduce(const Instruction& instr) { return ClassOf(instr) == OpClass::kRed
 
 }  // namespace
 
+// Runs after MergeSiblings, which sized DependsOn's scratch for every group.
 void HeuristicPlanner::MergeProducersIntoConsumers() {
-  visited_.assign(groups_.size(), 0);
   std::vector<const Instruction*> users;
   for (int32_t own = 0; own < static_cast<int32_t>(groups_.size()); ++own) {
     const Instruction& p = *groups_[own].root;

@@ -28,7 +28,9 @@ const hlo::Shape* HeuristicPlanner::SiblingKey(const Group& group) const {
 // True when group `from` (a representative) reads, through any chain of
 // kernels, a value of group `target`. Groups whose roots all come before
 // the target's first root cannot reach it (operands precede users) and
-// are pruned. Gives up (true) after a bounded search.
+// are pruned. A direct read of `direct` (a root of the target that `from`
+// will compute once merged) does not count. Gives up (true) after a
+// bounded search.
 bool HeuristicPlanner::DependsOn(int32_t from, int32_t target, bool& gave_up,
                                   const Instruction* direct) {
   constexpr int kMaxVisits = 256;
