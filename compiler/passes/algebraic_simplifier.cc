@@ -3,12 +3,14 @@
 #include <string>
 #include <vector>
 
+#include "compiler/hlo/int_list_text.h"
 #include "compiler/hlo/op_attributes.h"
 
 namespace kiln::passes {
 namespace {
 
 using hlo::Instruction;
+using hlo::IntListText;
 using hlo::Opcode;
 
 // True when `instr` is a constant whose every element equals `value`, or a
@@ -29,15 +31,6 @@ bool IsUniformConstant(const Instruction* instr, double value) {
     if (literal->GetAsDouble(i) != value) return false;
   }
   return true;
-}
-
-std::string IntListText(const std::vector<int64_t>& values) {
-  std::string text = "{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) text += ",";
-    text += std::to_string(values[i]);
-  }
-  return text + "}";
 }
 
 bool IsIdentityPermutation(const std::vector<int64_t>& perm) {

@@ -3,10 +3,12 @@
 #include <algorithm>
 
 #include "base/str_cat.h"
-#include "compiler/spmd/int_list_text.h"
+#include "compiler/hlo/int_list_text.h"
 
 namespace kiln::spmd {
 namespace {
+
+using hlo::IntListText;
 
 std::string DimsText(const std::vector<int64_t>& dims) { return IntListText(dims, '[', ']'); }
 

@@ -2,9 +2,11 @@
 
 #include "base/str_cat.h"
 #include "compiler/hlo/printer.h"
-#include "compiler/spmd/int_list_text.h"
+#include "compiler/hlo/int_list_text.h"
 
 namespace kiln::spmd {
+
+using hlo::IntListText;
 
 std::string OperandList(const std::vector<std::string>& names) {
   std::string out;

@@ -7,12 +7,14 @@
 #include "base/str_cat.h"
 #include "compiler/hlo/op_attributes.h"
 #include "compiler/spmd/computation_partitioner.h"
-#include "compiler/spmd/int_list_text.h"
+#include "compiler/hlo/int_list_text.h"
 #include "compiler/spmd/op_dims.h"
 #include "compiler/spmd/tile_map.h"
 
 namespace kiln::spmd {
 namespace {
+
+using hlo::IntListText;
 
 using hlo::Opcode;
 using hlo::PrimitiveType;

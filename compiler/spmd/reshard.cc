@@ -3,11 +3,13 @@
 #include <algorithm>
 
 #include "base/str_cat.h"
-#include "compiler/spmd/int_list_text.h"
+#include "compiler/hlo/int_list_text.h"
 #include "compiler/spmd/tile_map.h"
 
 namespace kiln::spmd {
 namespace {
+
+using hlo::IntListText;
 
 using hlo::PrimitiveType;
 using hlo::Shape;

@@ -1,4 +1,5 @@
-// HLO text of an integer list, for the text the spmd library writes:
+// HLO text of an integer list, for attributes that passes and the spmd
+// library write:
 // IntListText({1,0}) is "{1,0}", IntListText(dims, '[', ']') is "[2,4]".
 // Pure; thread-safe.
 #pragma once
@@ -7,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::spmd {
+namespace kiln::hlo {
 
 inline std::string IntListText(const std::vector<int64_t>& values, char open = '{', char close = '}') {
   std::string out(1, open);
@@ -19,4 +20,4 @@ inline std::string IntListText(const std::vector<int64_t>& values, char open = '
   return out;
 }
 
-}  // namespace kiln::spmd
+}  // namespace kiln::hlo
