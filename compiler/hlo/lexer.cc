@@ -103,7 +103,7 @@ size_t MatchPad(std::string_view s, size_t p) {
 
 // nan or nan(0x<hex>) at p; returns end or kNoMatch.
 size_t MatchNan(std::string_view s, size_t p) {
-  if (s.substr(p, 3) != "nan") return kNoMatch;
+  if (p >= s.size() || s[p] != 'n' || s.substr(p, 3) != "nan") return kNoMatch;
   size_t q = p + 3;
   if (q < s.size() && IsIdentChar(s[q]) ) return kNoMatch;
   if (s.substr(q, 3) == "(0x") {

@@ -498,14 +498,26 @@ bool ModuleParser::ReadPlainOperands(const NameMap& names, std::vector<Instructi
     cur_.SkipTo(static_cast<uint32_t>(i + 1));
     return true;
   }
+  // Most lists are short: gathered here first, the vector is allocated
+  // once at its final size.
+  constexpr size_t kInline = 8;
+  Instruction* inline_operands[kInline];
+  size_t count = 0;
   while (true) {
     if (i + 1 >= src.size() || src[i] != '%' || !IsIdentStart(src[i + 1])) break;
     const size_t start = ++i;
     while (i < src.size() && IsIdentChar(src[i])) ++i;
     Instruction* operand = names.Find(src.substr(start, i - start));
     if (operand == nullptr || i >= src.size()) break;
-    operands.push_back(operand);
+    if (count < kInline) {
+      inline_operands[count] = operand;
+    } else {
+      if (count == kInline) operands.assign(inline_operands, inline_operands + kInline);
+      operands.push_back(operand);
+    }
+    ++count;
     if (src[i] == ')') {
+      if (count <= kInline) operands.assign(inline_operands, inline_operands + count);
       cur_.SkipTo(static_cast<uint32_t>(i + 1));
       return true;
     }

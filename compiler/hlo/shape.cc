@@ -33,47 +33,80 @@ bool Layout::IsPlain() const {
          memory_space == 0 && other.empty();
 }
 
-Shape::Shape(PrimitiveType type, std::vector<int64_t> dims) : type_(type) {
+Shape::Rep& Shape::Mutable() {
+  if (rep_ == nullptr) {
+    rep_ = new Rep();
+  } else if (rep_->refs.load(std::memory_order_acquire) != 1) {
+    Rep* own = new Rep(*rep_);
+    Unref(rep_);
+    rep_ = own;
+  }
+  return *rep_;
+}
+
+Shape::Shape(PrimitiveType type, std::vector<int64_t> dims) {
+  Mutable().type = type;
   set_dimensions(std::move(dims));
 }
 
 Shape Shape::Tuple(std::vector<Shape> elements) {
   Shape s;
-  s.type_ = PrimitiveType::kTuple;
-  s.tuple_ = std::move(elements);
+  Rep& r = s.Mutable();
+  r.type = PrimitiveType::kTuple;
+  r.tuple = std::move(elements);
   return s;
 }
 
 Shape Shape::Buffer(Shape element) {
   Shape s;
-  s.type_ = PrimitiveType::kBuffer;
-  s.tuple_.push_back(std::move(element));
+  Rep& r = s.Mutable();
+  r.type = PrimitiveType::kBuffer;
+  r.tuple.push_back(std::move(element));
   return s;
 }
 
+Layout& Shape::mutable_layout() { return Mutable().layout; }
+
+std::vector<Shape>& Shape::mutable_tuple_shapes() { return Mutable().tuple; }
+
+void Shape::set_element_type(PrimitiveType t) {
+  if (element_type() == t) return;
+  Mutable().type = t;
+}
+
 void Shape::set_dimensions(std::vector<int64_t> dims) {
-  dims_ = std::move(dims);
-  dynamic_mask_ = 0;
-  layout_ = Layout{};
-  if (IsArray()) layout_.minor_to_major = DefaultMinorToMajor(rank());
+  Rep& r = Mutable();
+  r.dims = std::move(dims);
+  r.dynamic_mask = 0;
+  r.layout = Layout{};
+  if (IsArrayType(r.type)) r.layout.minor_to_major = DefaultMinorToMajor(rank());
 }
 
 void Shape::set_dynamic_dimension(int64_t i, bool dynamic) {
+  Rep& r = Mutable();
   if (dynamic) {
-    dynamic_mask_ |= uint64_t{1} << i;
+    r.dynamic_mask |= uint64_t{1} << i;
   } else {
-    dynamic_mask_ &= ~(uint64_t{1} << i);
+    r.dynamic_mask &= ~(uint64_t{1} << i);
   }
+}
+
+bool Shape::operator==(const Shape& other) const {
+  if (rep_ == other.rep_) return true;
+  const Rep& a = rep_ != nullptr ? *rep_ : EmptyRep();
+  const Rep& b = other.rep_ != nullptr ? *other.rep_ : EmptyRep();
+  return a.type == b.type && a.dims == b.dims && a.dynamic_mask == b.dynamic_mask &&
+         a.layout == b.layout && a.tuple == b.tuple;
 }
 
 bool Shape::is_static() const {
   if (IsTuple()) {
-    for (const Shape& s : tuple_) {
+    for (const Shape& s : tuple_shapes()) {
       if (!s.is_static()) return false;
     }
     return true;
   }
-  return dynamic_mask_ == 0;
+  return dynamic_mask() == 0;
 }
 
 std::vector<int64_t> Shape::DefaultMinorToMajor(int64_t rank) {
@@ -84,8 +117,8 @@ std::vector<int64_t> Shape::DefaultMinorToMajor(int64_t rank) {
 
 bool Shape::has_default_layout() const {
   if (!IsArray()) return true;
-  if (!layout_.IsPlain()) return false;
-  const auto& m = layout_.minor_to_major;
+  if (!layout().IsPlain()) return false;
+  const auto& m = layout().minor_to_major;
   if (static_cast<int64_t>(m.size()) != rank()) return false;
   for (int64_t i = 0; i < rank(); ++i) {
     if (m[i] != rank() - 1 - i) return false;
@@ -95,7 +128,7 @@ bool Shape::has_default_layout() const {
 
 int64_t Shape::ElementCount() const {
   int64_t n = 1;
-  for (int64_t d : dims_) {
+  for (int64_t d : dimensions()) {
     if (d < 0) return -1;
     if (__builtin_mul_overflow(n, d, &n)) return -1;
   }
@@ -106,25 +139,28 @@ int64_t Shape::ByteSize() const {
   int64_t n = ElementCount();
   if (n < 0) return -1;
   int64_t bytes;
-  if (__builtin_mul_overflow(n, int64_t{HostByteWidth(type_)}, &bytes)) return -1;
+  if (__builtin_mul_overflow(n, int64_t{HostByteWidth(element_type())}, &bytes)) return -1;
   return bytes;
 }
 
 bool Shape::SameDimensions(const Shape& other) const {
-  return type_ == other.type_ && dims_ == other.dims_ &&
-         dynamic_mask_ == other.dynamic_mask_;
+  if (rep_ == other.rep_) return true;
+  return element_type() == other.element_type() && dimensions() == other.dimensions() &&
+         dynamic_mask() == other.dynamic_mask();
 }
 
 bool Shape::Compatible(const Shape& other) const {
-  if (type_ != other.type_) return false;
+  if (rep_ == other.rep_) return true;
+  if (element_type() != other.element_type()) return false;
+  const std::vector<Shape>& tuple = tuple_shapes();
   if (IsTuple() || IsBuffer()) {
-    if (tuple_.size() != other.tuple_.size()) return false;
-    for (size_t i = 0; i < tuple_.size(); ++i) {
-      if (!tuple_[i].Compatible(other.tuple_[i])) return false;
+    if (tuple.size() != other.tuple_shapes().size()) return false;
+    for (size_t i = 0; i < tuple.size(); ++i) {
+      if (!tuple[i].Compatible(other.tuple_shapes(i))) return false;
     }
     return true;
   }
-  return dims_ == other.dims_ && dynamic_mask_ == other.dynamic_mask_;
+  return dimensions() == other.dimensions() && dynamic_mask() == other.dynamic_mask();
 }
 
 std::string Shape::ToString(bool print_default_layout) const {
@@ -136,43 +172,45 @@ std::string Shape::ToString(bool print_default_layout) const {
 void Shape::AppendTo(std::string& out, bool print_default_layout) const {
   if (IsBuffer()) {
     out += "b(";
-    if (!tuple_.empty()) tuple_[0].AppendTo(out, print_default_layout);
+    if (!tuple_shapes().empty()) tuple_shapes(0).AppendTo(out, print_default_layout);
     out += ')';
     return;
   }
   if (IsTuple()) {
     out += '(';
-    for (size_t i = 0; i < tuple_.size(); ++i) {
+    for (size_t i = 0; i < tuple_shapes().size(); ++i) {
       if (i > 0) out += ", ";
-      tuple_[i].AppendTo(out, print_default_layout);
+      tuple_shapes(i).AppendTo(out, print_default_layout);
     }
     out += ')';
     return;
   }
-  out += PrimitiveTypeName(type_);
+  out += PrimitiveTypeName(element_type());
   out += '[';
-  for (size_t i = 0; i < dims_.size(); ++i) {
+  const std::vector<int64_t>& dims = dimensions();
+  for (size_t i = 0; i < dims.size(); ++i) {
     if (i > 0) out += ',';
-    if (dims_[i] == kUnboundedDim) {
+    if (dims[i] == kUnboundedDim) {
       out += '?';
       continue;
     }
     if (is_dynamic_dimension(i)) out += "<=";
-    AppendInt(out, dims_[i]);
+    AppendInt(out, dims[i]);
   }
   out += ']';
   if (!IsArray() || (!print_default_layout && has_default_layout())) return;
   // A scalar's default layout is empty: XLA never prints it as "{}".
-  if (rank() == 0 && layout_.IsPlain()) return;
+  const Layout& l = layout();
+  if (rank() == 0 && l.IsPlain()) return;
   out += '{';
-  for (size_t i = 0; i < layout_.minor_to_major.size(); ++i) {
+  for (size_t i = 0; i < l.minor_to_major.size(); ++i) {
     if (i > 0) out += ',';
-    AppendInt(out, layout_.minor_to_major[i]);
+    AppendInt(out, l.minor_to_major[i]);
   }
-  if (!layout_.IsPlain()) {
+  if (!l.IsPlain()) {
     out += ':';
-    if (!layout_.tiles.empty()) out += 'T';
-    for (const auto& tile : layout_.tiles) {
+    if (!l.tiles.empty()) out += 'T';
+    for (const auto& tile : l.tiles) {
       out += '(';
       for (size_t i = 0; i < tile.size(); ++i) {
         if (i > 0) out += ',';
@@ -184,22 +222,22 @@ void Shape::AppendTo(std::string& out, bool print_default_layout) const {
       }
       out += ')';
     }
-    if (layout_.tail_padding_alignment != 1) {
+    if (l.tail_padding_alignment != 1) {
       out += "L(";
-      AppendInt(out, layout_.tail_padding_alignment);
+      AppendInt(out, l.tail_padding_alignment);
       out += ')';
     }
-    if (layout_.element_size_bits != 0) {
+    if (l.element_size_bits != 0) {
       out += "E(";
-      AppendInt(out, layout_.element_size_bits);
+      AppendInt(out, l.element_size_bits);
       out += ')';
     }
-    if (layout_.memory_space != 0) {
+    if (l.memory_space != 0) {
       out += "S(";
-      AppendInt(out, layout_.memory_space);
+      AppendInt(out, l.memory_space);
       out += ')';
     }
-    out += layout_.other;
+    out += l.other;
   }
   out += '}';
 }

@@ -4,10 +4,11 @@
 // or a token/opaque value. Dimensions may be dynamic: bounded (`<=N`, the
 // bound kept in dims) or unbounded (`?`, stored as kUnboundedDim). Every array
 // shape produced by the parser carries a layout; a missing one is filled with
-// the default major-to-minor layout, as XLA does. Plain values: copyable,
-// thread-compatible.
+// the default major-to-minor layout, as XLA does. Plain values: copyable
+// (copies share storage until one changes), thread-compatible.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -58,30 +59,50 @@ class Shape {
   // b(f32[2]): a buffer of an array (tuple_shapes(0) is the array).
   static Shape Buffer(Shape element);
 
-  PrimitiveType element_type() const { return type_; }
-  bool IsArray() const { return IsArrayType(type_); }
-  bool IsTuple() const { return type_ == PrimitiveType::kTuple; }
-  bool IsToken() const { return type_ == PrimitiveType::kToken; }
-  bool IsBuffer() const { return type_ == PrimitiveType::kBuffer; }
+  // Copies share one immutable representation (a reference count, no
+  // allocation); the first change to a shared copy gives it its own.
+  Shape(const Shape& other) noexcept : rep_(other.rep_) { Ref(rep_); }
+  Shape(Shape&& other) noexcept : rep_(other.rep_) { other.rep_ = nullptr; }
+  Shape& operator=(const Shape& other) noexcept {
+    Rep* r = other.rep_;  // `other` may live inside this shape's tuple
+    Ref(r);
+    Unref(rep_);
+    rep_ = r;
+    return *this;
+  }
+  Shape& operator=(Shape&& other) noexcept {
+    Rep* r = other.rep_;
+    other.rep_ = nullptr;
+    Unref(rep_);
+    rep_ = r;
+    return *this;
+  }
+  ~Shape() { Unref(rep_); }
 
-  int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
-  const std::vector<int64_t>& dimensions() const { return dims_; }
-  int64_t dimensions(int64_t i) const { return dims_[i]; }
-  bool is_dynamic_dimension(int64_t i) const { return (dynamic_mask_ >> i) & 1; }
+  PrimitiveType element_type() const;
+  bool IsArray() const { return IsArrayType(element_type()); }
+  bool IsTuple() const { return element_type() == PrimitiveType::kTuple; }
+  bool IsToken() const { return element_type() == PrimitiveType::kToken; }
+  bool IsBuffer() const { return element_type() == PrimitiveType::kBuffer; }
+
+  int64_t rank() const;
+  const std::vector<int64_t>& dimensions() const;
+  int64_t dimensions(int64_t i) const;
+  bool is_dynamic_dimension(int64_t i) const { return (dynamic_mask() >> i) & 1; }
   bool is_static() const;
-  uint64_t dynamic_mask() const { return dynamic_mask_; }
+  uint64_t dynamic_mask() const;
 
-  const Layout& layout() const { return layout_; }
-  Layout& mutable_layout() { return layout_; }
+  const Layout& layout() const;
+  Layout& mutable_layout();
   bool has_default_layout() const;
 
-  const std::vector<Shape>& tuple_shapes() const { return tuple_; }
-  const Shape& tuple_shapes(int64_t i) const { return tuple_[i]; }
+  const std::vector<Shape>& tuple_shapes() const;
+  const Shape& tuple_shapes(int64_t i) const;
 
-  void set_element_type(PrimitiveType t) { type_ = t; }
+  void set_element_type(PrimitiveType t);
   void set_dimensions(std::vector<int64_t> dims);  // resets layout to default
   void set_dynamic_dimension(int64_t i, bool dynamic);
-  std::vector<Shape>& mutable_tuple_shapes() { return tuple_; }
+  std::vector<Shape>& mutable_tuple_shapes();
 
   // Number of elements of an array shape (bounds for dynamic dims); -1 when
   // the product overflows int64 or a dimension is unbounded.
@@ -91,7 +112,7 @@ class Shape {
   int64_t ByteSize() const;
 
   // Exact equality: type, dimensions, dynamism, layout, tuple elements.
-  bool operator==(const Shape&) const = default;
+  bool operator==(const Shape& other) const;
   // Equality ignoring layouts (XLA's ShapeUtil::Compatible, roughly).
   bool Compatible(const Shape& other) const;
   // Same element type and dimensions (not layout); for arrays only.
@@ -105,11 +126,60 @@ class Shape {
   static std::vector<int64_t> DefaultMinorToMajor(int64_t rank);
 
  private:
-  PrimitiveType type_ = PrimitiveType::kInvalid;
-  std::vector<int64_t> dims_;
-  uint64_t dynamic_mask_ = 0;
-  Layout layout_;
-  std::vector<Shape> tuple_;
+  struct Rep;
+  // What Shape() reads (rep_ is null until a shape is given a value):
+  // made once, never changed or freed.
+  static const Rep& EmptyRep();
+  static void Ref(Rep* rep);
+  static void Unref(Rep* rep);
+  // This shape's own representation, copied first when it is shared.
+  Rep& Mutable();
+
+  Rep* rep_ = nullptr;
 };
+
+struct Shape::Rep {
+  std::atomic<int64_t> refs{1};
+  PrimitiveType type = PrimitiveType::kInvalid;
+  std::vector<int64_t> dims;
+  uint64_t dynamic_mask = 0;
+  Layout layout;
+  std::vector<Shape> tuple;
+
+  Rep() = default;
+  Rep(const Rep& other)
+      : type(other.type), dims(other.dims), dynamic_mask(other.dynamic_mask),
+        layout(other.layout), tuple(other.tuple) {}
+};
+
+inline const Shape::Rep& Shape::EmptyRep() {
+  static const Rep* const empty = new Rep();
+  return *empty;
+}
+inline void Shape::Ref(Rep* rep) {
+  if (rep != nullptr) rep->refs.fetch_add(1, std::memory_order_relaxed);
+}
+inline void Shape::Unref(Rep* rep) {
+  if (rep != nullptr && rep->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete rep;
+}
+
+inline PrimitiveType Shape::element_type() const {
+  return rep_ != nullptr ? rep_->type : PrimitiveType::kInvalid;
+}
+inline int64_t Shape::rank() const {
+  return rep_ != nullptr ? static_cast<int64_t>(rep_->dims.size()) : 0;
+}
+inline const std::vector<int64_t>& Shape::dimensions() const {
+  return rep_ != nullptr ? rep_->dims : EmptyRep().dims;
+}
+inline int64_t Shape::dimensions(int64_t i) const { return rep_->dims[i]; }
+inline uint64_t Shape::dynamic_mask() const { return rep_ != nullptr ? rep_->dynamic_mask : 0; }
+inline const Layout& Shape::layout() const {
+  return rep_ != nullptr ? rep_->layout : EmptyRep().layout;
+}
+inline const std::vector<Shape>& Shape::tuple_shapes() const {
+  return rep_ != nullptr ? rep_->tuple : EmptyRep().tuple;
+}
+inline const Shape& Shape::tuple_shapes(int64_t i) const { return rep_->tuple[i]; }
 
 }  // namespace kiln::hlo
