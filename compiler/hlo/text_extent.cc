@@ -50,11 +50,20 @@ std::optional<size_t> ScanShapeExtent(std::string_view s, size_t offset) {
     if (j >= s.size() || !((s[j] >= '0' && s[j] <= '9') || s[j] == ':')) return std::nullopt;
     return SkipGroup(s, i);
   }
-  // Without a layout, the parser peeks at what follows: a '{' or a comment
-  // there could change its reading, so such text is not delimited here.
+  // Without a layout, the parser peeks at what follows: a '{' whose next
+  // token is an integer or ':' is read as a layout, and a comment hides
+  // what follows; such text is not delimited here. A '{' before a name or
+  // '}' (a computation's body after its signature) is never a layout.
   size_t j = i;
   while (j < s.size() && IsSpace(s[j])) ++j;
-  if (j < s.size() && (s[j] == '{' || s[j] == '/')) return std::nullopt;
+  if (j < s.size() && s[j] == '/') return std::nullopt;
+  if (j < s.size() && s[j] == '{') {
+    size_t k = j + 1;
+    while (k < s.size() && IsSpace(s[k])) ++k;
+    const bool opens_body = k < s.size() && (s[k] == '%' || s[k] == '}' ||
+                                             (IsWordChar(s[k]) && !(s[k] >= '0' && s[k] <= '9')));
+    if (!opens_body) return std::nullopt;
+  }
   return i;
 }
 

@@ -16,8 +16,10 @@
 namespace kiln::hlo {
 
 // An array shape `type[dims]` with an optional layout written right after
-// it, or a parenthesised tuple of shapes on one line. Not delimited: buffer
-// shapes, comments, a layout separated by whitespace, unbalanced text.
+// it, or a parenthesised tuple of shapes on one line; an array shape
+// followed by whitespace and a '{' that opens a computation's body (a name
+// or '}' follows it) ends before the '{'. Not delimited: buffer shapes,
+// comments, a layout separated by whitespace, unbalanced text.
 std::optional<size_t> ScanShapeExtent(std::string_view source, size_t offset);
 
 }  // namespace kiln::hlo

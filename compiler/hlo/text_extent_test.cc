@@ -28,10 +28,18 @@ TEST(ScanShapeExtentTest, DelimitsArraysLayoutsAndTuples) {
   EXPECT_EQ(Extent("f32[<=4,?]{1,0} parameter(0)"), "f32[<=4,?]{1,0}");
   EXPECT_EQ(Extent("(f32[2]{0}, (s32[], u8[3])) tuple(%a, %b)"), "(f32[2]{0}, (s32[], u8[3]))");
   EXPECT_EQ(Extent("f32[2]{ 0 } negate(%x)"), "f32[2]{ 0 }");
+  // A computation's result shape before the '{' opening its body.
+  EXPECT_EQ(Extent("f32[] {\n  %p = f32[] parameter(0)"), "f32[]");
+  EXPECT_EQ(Extent("s32[4] {\n  ROOT %c = s32[4] constant({1,2,3,4})"), "s32[4]");
+  EXPECT_EQ(Extent("f32[2] { }"), "f32[2]");
 }
 
 TEST(ScanShapeExtentTest, RefusesTextWhoseReadingDependsOnWhatFollows) {
   EXPECT_EQ(Extent("f32[2] {0} negate(%x)"), std::nullopt);   // layout after a space
+  EXPECT_EQ(Extent("f32[2] {\n 0 } negate(%x)"), std::nullopt);
+  EXPECT_EQ(Extent("f32[2] {:T(2)} negate(%x)"), std::nullopt);
+  EXPECT_EQ(Extent("f32[2] { -1 } negate(%x)"), std::nullopt);
+  EXPECT_EQ(Extent("f32[2] {/* c */ %x"), std::nullopt);
   EXPECT_EQ(Extent("f32[2]/* c */{0} negate(%x)"), std::nullopt);
   EXPECT_EQ(Extent("f32[2]{} negate(%x)"), std::nullopt);     // not a layout
   EXPECT_EQ(Extent("b(f32[2]) parameter(0)"), std::nullopt);  // buffer shape
