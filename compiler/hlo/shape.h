@@ -4,8 +4,13 @@
 // or a token/opaque value. Dimensions may be dynamic: bounded (`<=N`, the
 // bound kept in dims) or unbounded (`?`, stored as kUnboundedDim). Every array
 // shape produced by the parser carries a layout; a missing one is filled with
-// the default major-to-minor layout, as XLA does. Plain values: copyable
-// (copies share storage until one changes), thread-compatible.
+// the default major-to-minor layout, as XLA does.
+//
+// Plain values, thread-compatible. A copy shares the original's storage
+// (a reference count, no allocation) until one of them changes; copies may
+// be made and dropped on several threads at once. A reference a shape
+// returns (dimensions(), layout(), tuple_shapes()) stays valid until that
+// shape is changed, assigned or destroyed.
 #pragma once
 
 #include <atomic>
@@ -59,8 +64,8 @@ class Shape {
   // b(f32[2]): a buffer of an array (tuple_shapes(0) is the array).
   static Shape Buffer(Shape element);
 
-  // Copies share one immutable representation (a reference count, no
-  // allocation); the first change to a shared copy gives it its own.
+  // Copies share one representation; the first change to a shared copy
+  // gives it its own. A moved-from shape reads as Shape().
   Shape(const Shape& other) noexcept : rep_(other.rep_) { Ref(rep_); }
   Shape(Shape&& other) noexcept : rep_(other.rep_) { other.rep_ = nullptr; }
   Shape& operator=(const Shape& other) noexcept {
