@@ -312,7 +312,7 @@ TEST_F(KilnRunTest, MaxTextStepMovesItsArraysNotItsGrid) {
       EXPECT_LE(kernel["bytes"].get<double>(), 1.1 * ideal) << kernel;
     }
   }
-  EXPECT_GT(checked, 100);
+  EXPECT_GT(checked, 80);  // 97 since reduction epilogues share their reduction's kernel
 }
 
 TEST_F(KilnRunTest, TooLargeToEvaluateFailsFastButTimingOnlyWorks) {

@@ -18,8 +18,9 @@ namespace {
 using passes::testing::ParseVerified;
 
 // Two loop chains, a dot with an epilogue and a reduction: fused edges to
-// un-fuse, refusals to fuse (a reduction's result is never fused into its
-// consumer: a legality refusal), and tiles to choose.
+// un-fuse, refusals to fuse (a reduction's result broadcast back over its
+// operand's space is never computed in the reduction's kernel: a legality
+// refusal), and tiles to choose.
 constexpr std::string_view kModule = R"(HloModule tune
 add {
   a = f32[] parameter(0)
@@ -38,9 +39,9 @@ ENTRY e {
   t = f32[512,512] tanh(o)
   z = f32[] constant(0)
   r = f32[512] reduce(t, z), dimensions={1}, to_apply=add
-  rn = f32[512] negate(r)
+  rn = f32[512,512] broadcast(r), dimensions={0}
   n = f32[512,512] negate(t)
-  ROOT out = (f32[512], f32[512,512]) tuple(rn, n)
+  ROOT out = (f32[512,512], f32[512,512]) tuple(rn, n)
 })";
 
 // Times a kernel from what the executable says about it alone (its cost

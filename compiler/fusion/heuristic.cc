@@ -52,9 +52,9 @@ std::optional<std::string> OpClassRefusal(const Instruction& p, const Instructio
   if (cc == OpClass::kOpaque) {
     return "consumer " + Describe(c) + " is not fusible: it runs as its own kernel";
   }
-  if (pc == OpClass::kReduce) {
-    return "producer " + Describe(p) +
-           " is a reduction: it is only fused as the root of an input fusion";
+  if (pc == OpClass::kReduce && !IsReductionEpilogue(p, c)) {
+    return "producer " + Describe(p) + " is a reduction: its kernel computes only elementwise consumers of " +
+           "its result (an epilogue), and " + Describe(c) + " is not one";
   }
   if (cc == OpClass::kContraction && !FeedsContractionBlocks(p)) {
     return "consumer " + Describe(c) + " reads " + Describe(p) +
@@ -70,6 +70,7 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
   }
   OpClass pc = ClassOf(p);
   OpClass cc = ClassOf(c);
+  if (pc == OpClass::kReduce) return DecideReductionEpilogue(p, c);
   if (cc == OpClass::kContraction || prologue_of_[c.index_in_parent()] != nullptr) {
     return DecidePrologue(p, c);
   }
@@ -398,10 +399,12 @@ std::optional<Refusal> HeuristicPlanner::CheckFit(const Group& group, const Inst
 void HeuristicPlanner::Commit(const Instruction& p, const Instruction& c) {
   std::vector<int32_t>& mine = groups_of_[p.index_in_parent()];
   for (int32_t g : groups_of_[c.index_in_parent()]) {
+    if (std::find(mine.begin(), mine.end(), g) != mine.end()) continue;  // via another consumer
     Group& group = groups_[g];
     group.inputs = InputsWith(group, p);
     ++group.member_count;
     if (ClassOf(p) == OpClass::kContraction) group.contraction = &p;
+    if (ClassOf(p) == OpClass::kReduce) group.reduce = &p;
     mine.push_back(g);
   }
 }

@@ -77,6 +77,9 @@ class HeuristicPlanner {
   // The decision for p -> c when c is a dot or convolution, or one of the
   // producers already fused into its operands (a prologue).
   FusionEdge DecidePrologue(const Instruction& p, const Instruction& c);
+  // The decision for p -> c when p is a reduction and c an elementwise op
+  // over its result (reduction_epilogue.cc).
+  FusionEdge DecideReductionEpilogue(const Instruction& p, const Instruction& c);
   // Adds `p` to every group `c` is in.
   void Commit(const Instruction& p, const Instruction& c);
   void StartGroup(const Instruction& p);

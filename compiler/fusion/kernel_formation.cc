@@ -52,6 +52,10 @@ Status CheckFusedEdge(const hlo::Computation& computation, const FusionEdge& edg
   if (cc == OpClass::kFree || cc == OpClass::kOpaque) {
     return InvalidArgumentError(where + "consumer " + Describe(consumer) + " takes no fused producers");
   }
+  if (pc == OpClass::kReduce && !IsReductionEpilogue(producer, consumer)) {
+    return InvalidArgumentError(where + "reduction " + Describe(producer) + " computes only elementwise consumers "
+                                "of its result's dimensions in its kernel, not " + Describe(consumer));
+  }
   if (cc == OpClass::kContraction && !FeedsContractionBlocks(producer)) {
     return InvalidArgumentError(where + "consumer " + Describe(consumer) + " takes only elementwise, broadcast "
                                 "and data-movement producers, not " + Describe(producer));

@@ -37,6 +37,28 @@ bool FeedsContractionBlocks(const hlo::Instruction& producer) {
   }
 }
 
+bool SameExtents(const hlo::Shape& a, const hlo::Shape& b) {
+  return a.IsArray() && b.IsArray() && a.dimensions() == b.dimensions() && a.dynamic_mask() == b.dynamic_mask();
+}
+
+bool IsReductionEpilogue(const hlo::Instruction& reduce, const hlo::Instruction& consumer) {
+  return ClassOf(reduce) == OpClass::kReduce && ClassOf(consumer) == OpClass::kElementwise &&
+         SameExtents(consumer.shape(), reduce.shape());
+}
+
+bool SameReductionSpace(const hlo::Instruction& a, const hlo::Instruction& b) {
+  if (ClassOf(a) != OpClass::kReduce || ClassOf(b) != OpClass::kReduce || a.operand_count() < 1 ||
+      b.operand_count() < 1 || !SameExtents(a.operand(0)->shape(), b.operand(0)->shape())) {
+    return false;
+  }
+  Result<std::vector<int64_t>> da = hlo::GetDimensions(a);
+  Result<std::vector<int64_t>> db = hlo::GetDimensions(b);
+  if (!da || !db) return false;
+  std::sort(da->begin(), da->end());
+  std::sort(db->begin(), db->end());
+  return *da == *db;
+}
+
 int64_t OperandReuse(const hlo::Instruction& consumer, int64_t operand_index) {
   if (consumer.opcode() != Opcode::kBroadcast) return 1;
   int64_t in = consumer.operand(operand_index)->shape().ElementCount();

@@ -42,6 +42,21 @@ bool IsExpensive(const hlo::Instruction& instr);
 // Reductions, contractions and opaque ops never feed one in-kernel.
 bool FeedsContractionBlocks(const hlo::Instruction& producer);
 
+// True when two arrays have the same dimensions, whatever their element
+// types: a loop over one visits the other element for element.
+bool SameExtents(const hlo::Shape& a, const hlo::Shape& b);
+
+// True when `consumer` can be computed in the kernel of `reduce` as its
+// epilogue: an elementwise op over the reduction's result, element for
+// element (same dimensions; element types may differ), as XLA fuses
+// `mean = sum / n` or a convert of the result into the reduction's fusion.
+bool IsReductionEpilogue(const hlo::Instruction& reduce, const hlo::Instruction& consumer);
+
+// True when two reductions walk the same space: operands of the same
+// dimensions, reduced along the same dimensions. Such reductions can share a
+// kernel (sibling statistics, a mean and a mean of squares).
+bool SameReductionSpace(const hlo::Instruction& a, const hlo::Instruction& b);
+
 // How many times a consumer reads each element of `operand_index`, when
 // more than once (an expanding broadcast); 1 otherwise.
 int64_t OperandReuse(const hlo::Instruction& consumer, int64_t operand_index);

@@ -9,52 +9,13 @@
 #include <vector>
 
 #include "compiler/fusion/kernel_formation.h"
-#include "compiler/passes/pass_test_util.h"
+#include "compiler/fusion/planner_test_fixture.h"
 
 namespace kiln::fusion {
 namespace {
 
-using passes::testing::FindInstruction;
 using passes::testing::ParseVerified;
-
-class PlannerTest : public ::testing::Test {
- protected:
-  const FusionPlan& Plan(std::string_view text, PlanKind kind = PlanKind::kHeuristic) {
-    module_ = ParseVerified(text);
-    EXPECT_NE(module_, nullptr);
-    auto plan = PlanComputation(*module_->entry(), kind, options_);
-    EXPECT_TRUE(plan.has_value()) << (plan ? "" : plan.error().message);
-    plan_ = plan.value_or(FusionPlan{});
-    if (plan) {
-      auto valid = ValidatePlan(*module_->entry(), options_.tiling, plan_);
-      EXPECT_TRUE(valid.has_value()) << (valid ? "" : valid.error().message);
-    }
-    return plan_;
-  }
-  int64_t Index(std::string_view name) {
-    hlo::Instruction* instr = FindInstruction(*module_, name);
-    EXPECT_NE(instr, nullptr) << name;
-    return instr ? instr->index_in_parent() : -1;
-  }
-  const FusionEdge* Edge(std::string_view producer, std::string_view consumer) {
-    for (const FusionEdge& e : plan_.edges) {
-      if (!e.is_sibling() && e.producer == Index(producer) && e.consumer == Index(consumer)) {
-        return &e;
-      }
-    }
-    ADD_FAILURE() << "no edge " << producer << " -> " << consumer;
-    return nullptr;
-  }
-  const Kernel& KernelOf(std::string_view root) {
-    int64_t k = plan_.root_kernel[Index(root)];
-    EXPECT_GE(k, 0) << root << " is not a kernel root";
-    return plan_.kernels[std::max<int64_t>(k, 0)];
-  }
-
-  PlannerOptions options_;
-  std::unique_ptr<hlo::Module> module_;
-  FusionPlan plan_;
-};
+using testing::PlannerTest;
 
 TEST_F(PlannerTest, LoopFusionTakesElementwiseChainWithBroadcasts) {
   const FusionPlan& plan = Plan(R"(

@@ -136,8 +136,8 @@ std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b,
     return illegal(pair + " iterate over different shapes (" + ka->ToString() + " vs " +
                    kb->ToString() + ")");
   }
-  if (ga.reduce != nullptr && gb.reduce != nullptr && !(ga.reduce->shape() == gb.reduce->shape())) {
-    return illegal(pair + " reduce to different shapes");
+  if (ga.reduce != nullptr && gb.reduce != nullptr && !SameReductionSpace(*ga.reduce, *gb.reduce)) {
+    return illegal(pair + " reduce along different dimensions");
   }
   if (ga.member_count + gb.member_count > options_.max_kernel_instructions) {
     return unprofitable(pair + " together have more than " +
