@@ -16,6 +16,7 @@ std::vector<FusionEdge> HeuristicPlanner::Run() {
   for (auto it = instrs.rbegin(); it != instrs.rend(); ++it) VisitProducer(it->get());
   MergeSiblings();
   MergeProducersIntoConsumers();
+  MergeEpiloguesIntoReductions();
   return std::move(edges_);
 }
 

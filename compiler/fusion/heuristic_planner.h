@@ -90,21 +90,28 @@ class HeuristicPlanner {
   // True when group `from` (a representative) reads, through any chain of
   // kernels, a value of group `target`. Groups whose roots all come before
   // the target's first root cannot reach it (operands precede users) and
-  // are pruned. `direct`, when given, is a root of `target` that `from`
-  // may read directly (it will compute it): only other paths count. Gives
-  // up (true) after a bounded search.
-  bool DependsOn(int32_t from, int32_t target, bool& gave_up, const Instruction* direct = nullptr);
+  // are pruned. With `direct_reads_ok`, `from`'s own reads of the target's
+  // values (which it computes once merged) do not count: only other paths.
+  // Gives up (true) after a bounded search.
+  bool DependsOn(int32_t from, int32_t target, bool& gave_up, bool direct_reads_ok = false);
   // Records a sibling edge per pair of kernels reading a shared value and
   // merges the pairs that pass CheckSiblings.
   void MergeSiblings();
-  // Why representatives `a` and `b` cannot merge, or nullopt. `internal`:
-  // a root of `b` that `a` reads and, merged, computes itself.
-  std::optional<Refusal> CheckSiblings(int32_t a, int32_t b, const Instruction* internal = nullptr);
-  static Group Merged(const Group& a, const Group& b, const Instruction* internal = nullptr);
-  void Merge(int32_t a, int32_t b, const Instruction* internal = nullptr);
+  // Why representatives `a` and `b` cannot merge, or nullopt. `a_reads_b`:
+  // `a` reads values of `b` and, merged, computes them itself.
+  std::optional<Refusal> CheckSiblings(int32_t a, int32_t b, bool a_reads_b = false);
+  static Group Merged(const Group& a, const Group& b, bool a_reads_b = false);
+  void Merge(int32_t a, int32_t b, bool a_reads_b = false);
   // Merges the kernel of a materialized value into the kernel of one
   // consumer that reads it (producer_consumer_fusion.cc).
   void MergeProducersIntoConsumers();
+  // Merges loop kernels over a reduction's result that read the
+  // reduction's values into its kernel (reduction_epilogue.cc).
+  void MergeEpiloguesIntoReductions();
+  // Why loop kernel `loop` cannot become the epilogue of kernel
+  // `reduction` (both representatives), or nullopt. `aligned`: every read
+  // of the reduction's values in `loop` is element for element.
+  std::optional<Refusal> CheckEpilogueKernel(int32_t reduction, int32_t loop, bool aligned);
   // After p's kernel merged into `kernel`: when every consumer that reads p
   // from HBM is in `kernel`, fuses those edges so p is not written; true
   // then.

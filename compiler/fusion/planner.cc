@@ -32,6 +32,56 @@ std::vector<FusionEdge> RefusedEdges(const hlo::Computation& computation,
   return edges;
 }
 
+namespace {
+
+// The sibling search prunes by program order and is bounded, so a
+// multi-output merge it accepted may still close a cycle through kernels
+// it did not visit. Rather than fail the compile or drop every merge, this
+// finds the first merge whose prefix of merges no longer forms (a binary
+// search over the fused sibling edges, in the order they were decided),
+// undoes it alone and tries again; after kMaxUndos it undoes them all.
+Status UndoCyclicMerges(const hlo::Computation& computation, const PlannerOptions& options, Status formed,
+                        FusionPlan& plan) {
+  constexpr int kMaxUndos = 8;
+  auto undo = [&](FusionEdge& edge, const Status& why) {
+    edge.fused = false;
+    edge.kind = DecisionKind::kLegality;
+    edge.reason = "multi-output fusion undone: " + why.error().ToString();
+  };
+  for (int round = 0; round < kMaxUndos && !formed; ++round) {
+    std::vector<size_t> merges;
+    for (size_t i = 0; i < plan.edges.size(); ++i) {
+      if (plan.edges[i].is_sibling() && plan.edges[i].fused) merges.push_back(i);
+    }
+    if (merges.empty()) return formed;
+    // Smallest k such that the first k merges do not form: merge k-1 closes a cycle.
+    size_t lo = 0, hi = merges.size();  // prefix lo forms (0 merges: the plan without any)
+    while (hi - lo > 1) {
+      const size_t mid = lo + (hi - lo) / 2;
+      FusionPlan trial;
+      trial.edges = plan.edges;
+      for (size_t j = mid; j < merges.size(); ++j) trial.edges[merges[j]].fused = false;
+      if (FormKernels(computation, options.tiling, trial)) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    undo(plan.edges[merges[hi - 1]], formed);
+    formed = FormKernels(computation, options.tiling, plan);
+  }
+  if (!formed) {
+    const Status why = formed;
+    for (FusionEdge& edge : plan.edges) {
+      if (edge.is_sibling() && edge.fused) undo(edge, why);
+    }
+    formed = FormKernels(computation, options.tiling, plan);
+  }
+  return formed;
+}
+
+}  // namespace
+
 Result<FusionPlan> PlanComputation(const hlo::Computation& computation, PlanKind kind,
                                    const PlannerOptions& options) {
   FusionPlan plan;
@@ -50,18 +100,7 @@ Result<FusionPlan> PlanComputation(const hlo::Computation& computation, PlanKind
       return InvalidArgumentError("plan tuned: a tuned plan comes from the autotuner, the planner cannot make one");
   }
   Status formed = FormKernels(computation, options.tiling, plan);
-  if (!formed && kind == PlanKind::kHeuristic) {
-    // The sibling search is bounded; should a merge it accepted still close
-    // a cycle, undo the multi-output merges rather than fail the compile.
-    for (FusionEdge& edge : plan.edges) {
-      if (edge.is_sibling() && edge.fused) {
-        edge.fused = false;
-        edge.kind = DecisionKind::kLegality;
-        edge.reason = "multi-output fusion undone: " + formed.error().ToString();
-      }
-    }
-    formed = FormKernels(computation, options.tiling, plan);
-  }
+  if (!formed && kind == PlanKind::kHeuristic) formed = UndoCyclicMerges(computation, options, std::move(formed), plan);
   KILN_RETURN_IF_ERROR(formed);
   return plan;
 }

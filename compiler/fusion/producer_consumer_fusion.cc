@@ -62,14 +62,14 @@ void HeuristicPlanner::MergeProducersIntoConsumers() {
           break;
         }
       }
-      if (!why) why = CheckSiblings(a, b, &p);
+      if (!why) why = CheckSiblings(a, b, /*a_reads_b=*/true);
       if (why) {
         edge.kind = why->kind;
         edge.reason = std::move(why->reason);
         edges_.push_back(std::move(edge));
         continue;
       }
-      Merge(a, b, &p);
+      Merge(a, b, /*a_reads_b=*/true);
       if (AbsorbIfAllReadersInside(p, a)) break;
       int64_t outside = 0;
       for (const Instruction* other : p.users()) {

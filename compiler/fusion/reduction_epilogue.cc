@@ -13,6 +13,7 @@
 // larger space (the normalization `x - broadcast(mean)`) would need the
 // whole reduction before its first element: that stays two kernels.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,107 @@ FusionEdge HeuristicPlanner::DecideReductionEpilogue(const Instruction& p, const
                       FormatBytes(vmem) + " of VMEM, scoped VMEM is " + FormatBytes(options_.tiling.scoped_vmem_bytes));
   }
   return fused();
+}
+
+}  // namespace kiln::fusion::internal
+
+namespace kiln::fusion::internal {
+
+// A loop kernel over a reduction's result that reads values of the
+// reduction's kernel (the per-feature math of a batch norm, var = E[x^2] -
+// mean^2 and rsqrt(var + eps), reads two statistics and is read by several
+// kernels, so no single edge takes it in) is merged into that kernel as
+// its epilogue. The values it reads stay written when other kernels read
+// them; those it alone reads are written too (they are the size of the
+// result, small next to the operand the kernel walks).
+void HeuristicPlanner::MergeEpiloguesIntoReductions() {
+  std::vector<const Instruction*> reads;
+  // Groups were started from the root towards the parameters: walking them
+  // backwards merges a kernel before the kernels that read it.
+  for (int32_t k = static_cast<int32_t>(groups_.size()) - 1; k >= 0; --k) {
+    if (Rep(k) != k) continue;
+    const Group& loop = groups_[k];
+    if (loop.opaque || loop.reduce != nullptr || loop.contraction != nullptr) continue;
+    const std::vector<const Instruction*> inputs = loop.inputs;
+    for (const Instruction* in : inputs) {
+      const int32_t owner = own_group_[in->index_in_parent()];
+      if (owner < 0) continue;
+      const int32_t r = Rep(owner);
+      const Group& reduction = groups_[r];
+      if (r == k || reduction.reduce == nullptr || reduction.contraction != nullptr || reduction.opaque) continue;
+      const Instruction& reduce = *reduction.reduce;
+      const bool over_result = std::all_of(loop.outputs.begin(), loop.outputs.end(), [&](const Instruction* out) {
+        return SameExtents(out->shape(), reduce.shape());
+      });
+      if (!over_result) break;  // no reduction's loop holds this kernel
+      // The values of r this kernel reads, each read element for element.
+      reads.clear();
+      bool aligned = true;
+      for (const Instruction* v : groups_[k].inputs) {
+        const int32_t o = own_group_[v->index_in_parent()];
+        if (o < 0 || Rep(o) != r) continue;
+        reads.push_back(v);
+        for (const Instruction* user : v->users()) {
+          const std::vector<int32_t>& its = groups_of_[user->index_in_parent()];
+          const bool inside = std::any_of(its.begin(), its.end(), [&](int32_t g) { return Rep(g) == k; });
+          if (inside && (ClassOf(*user) != OpClass::kElementwise || !SameExtents(user->shape(), v->shape()))) {
+            aligned = false;
+          }
+        }
+      }
+      const Instruction& root = *groups_[k].root;
+      FusionEdge edge{in->index_in_parent(), root.index_in_parent(), in->index_in_parent(),
+                      FusionRule::kMultiOutput, false, "", DecisionKind::kLegality};
+      std::optional<Refusal> why = CheckEpilogueKernel(r, k, aligned);
+      if (why) {
+        edge.kind = why->kind;
+        edge.reason = std::move(why->reason);
+        edges_.push_back(std::move(edge));
+        continue;
+      }
+      Merge(k, r, /*a_reads_b=*/true);
+      for (const Instruction* v : reads) {
+        edges_.push_back(FusionEdge{v->index_in_parent(), root.index_in_parent(), v->index_in_parent(),
+                                    FusionRule::kMultiOutput, true,
+                                    "reduction epilogue: the kernel of reduction %" + reduce.name() + " computes %" +
+                                        root.name() + " from %" + v->name() + " as each block of its result is finished",
+                                    DecisionKind::kProfitability});
+      }
+      break;
+    }
+  }
+}
+
+std::optional<Refusal> HeuristicPlanner::CheckEpilogueKernel(int32_t reduction, int32_t loop, bool aligned) {
+  const Group& r = groups_[reduction];
+  const Group& k = groups_[loop];
+  const std::string pair = "the kernel of %" + k.root->name() + " as an epilogue of reduction %" + r.reduce->name();
+  if (!aligned) {
+    return Refusal{DecisionKind::kLegality, pair + ": it reads the reduction's values at other elements than it computes"};
+  }
+  if (r.member_count + k.member_count > options_.max_kernel_instructions) {
+    return Refusal{DecisionKind::kProfitability, pair + ": together more than " +
+                                                     std::to_string(options_.max_kernel_instructions) + " instructions"};
+  }
+  bool gave_up = false;
+  if (DependsOn(loop, reduction, gave_up, /*direct_reads_ok=*/true) || DependsOn(reduction, loop, gave_up)) {
+    return Refusal{DecisionKind::kLegality,
+                   gave_up ? pair + ": could not prove them independent within 256 kernels"
+                           : pair + ": it also reads the reduction through another kernel, so merging would create a cycle"};
+  }
+  Group merged = Merged(k, r, /*a_reads_b=*/true);
+  if (static_cast<int64_t>(merged.inputs.size()) > options_.max_kernel_inputs) {
+    return Refusal{DecisionKind::kProfitability, pair + ": together they read " + std::to_string(merged.inputs.size()) +
+                                                     " arrays (limit " + std::to_string(options_.max_kernel_inputs) + ")"};
+  }
+  TilingProblem problem = ProblemOf(merged, nullptr);
+  problem.inputs = merged.inputs;
+  int64_t vmem = 0;
+  if (!FitsScopedVmem(problem, options_.tiling, &vmem)) {
+    return Refusal{DecisionKind::kLegality, pair + " would need " + FormatBytes(vmem) + " of VMEM, scoped VMEM is " +
+                                                FormatBytes(options_.tiling.scoped_vmem_bytes)};
+  }
+  return std::nullopt;
 }
 
 }  // namespace kiln::fusion::internal

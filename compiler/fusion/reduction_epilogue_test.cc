@@ -2,6 +2,7 @@
 // reduction's result are computed in its kernel, and which are refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -120,9 +121,10 @@ TEST_F(PlannerTest, AReductionBroadcastBackOverItsOperandIsNoEpilogue) {
   ExpectRefused("sum", "sb", DecisionKind::kLegality, "%sb (broadcast) is not one");
 }
 
-// A reduction also read by a kernel elsewhere is materialized anyway:
-// computing it in its epilogue's kernel too would read x twice.
-TEST_F(PlannerTest, AReductionReadOutsideItsEpilogueStaysItsOwnKernel) {
+// A reduction also read by a kernel elsewhere is written anyway: the edge
+// to its epilogue is refused (fusing would compute the reduction twice),
+// and the epilogue's kernel then joins the reduction's as a second output.
+TEST_F(PlannerTest, AReductionReadOutsideItsEpilogueTakesItsKernelAsAnOutput) {
   const FusionPlan& plan = Plan(Module(R"(
 ENTRY e {
   x = f32[256,1024] parameter(0)
@@ -133,8 +135,52 @@ ENTRY e {
   centered = f32[256,1024] subtract(x, sb)
   ROOT t = (f32[256], f32[256,1024]) tuple(neg, centered)
 })"));
-  EXPECT_EQ(plan.kernels.size(), 3u);
   ExpectRefused("sum", "neg", DecisionKind::kProfitability, "would compute the reduction twice");
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  const Kernel& stats = KernelOf("sum");
+  EXPECT_EQ(stats.roots, (std::vector<int64_t>{Index("sum"), Index("neg")}));
+  EXPECT_EQ(stats.kind, KernelKind::kMultiOutput);
+  EXPECT_EQ(&KernelOf("neg"), &stats);
+  bool merged = false;
+  for (const FusionEdge& e : plan.edges) {
+    merged |= e.is_sibling() && e.fused && e.producer == Index("sum") && e.consumer == Index("neg");
+  }
+  EXPECT_TRUE(merged);
+}
+
+// The statistics of a layer norm (torch_xla's batch-norm-training over
+// tokens): a sum and a sum of squares share one kernel, and the per-token
+// math read by the normalization (mean, rsqrt of the variance) is
+// computed there too, although several kernels read it.
+TEST_F(PlannerTest, LayerNormStatisticsAndTheirMathAreOneKernel) {
+  const FusionPlan& plan = Plan(Module(R"(
+ENTRY e {
+  x = f32[512,768] parameter(0)
+  zero = f32[] constant(0)
+  sum = f32[512] reduce(x, zero), dimensions={1}, to_apply=add
+  xx = f32[512,768] multiply(x, x)
+  sumsq = f32[512] reduce(xx, zero), dimensions={1}, to_apply=add
+  n = f32[] constant(768)
+  ns = f32[512] broadcast(n), dimensions={}
+  mean = f32[512] divide(sum, ns)
+  meansq = f32[512] divide(sumsq, ns)
+  m2 = f32[512] multiply(mean, mean)
+  var = f32[512] subtract(meansq, m2)
+  eps = f32[] constant(1e-5)
+  es = f32[512] broadcast(eps), dimensions={}
+  r = f32[512] rsqrt(f32[512] add(var, es))
+  mb = f32[512,768] broadcast(mean), dimensions={0}
+  rb = f32[512,768] broadcast(r), dimensions={0}
+  y = f32[512,768] multiply(f32[512,768] subtract(x, mb), rb)
+  ROOT t = (f32[512,768], f32[512], f32[512]) tuple(y, mean, var)
+})"));
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  const Kernel& stats = KernelOf("mean");
+  EXPECT_EQ(&KernelOf("r"), &stats);
+  EXPECT_EQ(&KernelOf("var"), &stats);
+  EXPECT_NE(&KernelOf("y"), &stats);
+  const std::vector<int64_t>& in = stats.instructions;
+  EXPECT_NE(std::find(in.begin(), in.end(), Index("sumsq")), in.end());
 }
 
 // An elementwise op over the result that also reads a larger array runs

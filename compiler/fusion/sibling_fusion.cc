@@ -28,11 +28,10 @@ const hlo::Shape* HeuristicPlanner::SiblingKey(const Group& group) const {
 // True when group `from` (a representative) reads, through any chain of
 // kernels, a value of group `target`. Groups whose roots all come before
 // the target's first root cannot reach it (operands precede users) and
-// are pruned. A direct read of `direct` (a root of the target that `from`
-// will compute once merged) does not count. Gives up (true) after a
-// bounded search.
-bool HeuristicPlanner::DependsOn(int32_t from, int32_t target, bool& gave_up,
-                                  const Instruction* direct) {
+// are pruned. With `direct_reads_ok`, `from`'s own reads of the target's
+// values (which it will compute once merged) do not count. Gives up (true)
+// after a bounded search.
+bool HeuristicPlanner::DependsOn(int32_t from, int32_t target, bool& gave_up, bool direct_reads_ok) {
   constexpr int kMaxVisits = 256;
   const int64_t target_first = groups_[target].first_root;
   if (groups_[from].last_root < target_first) return false;
@@ -57,7 +56,7 @@ bool HeuristicPlanner::DependsOn(int32_t from, int32_t target, bool& gave_up,
         if (owner >= 0) {
           int32_t r = Rep(owner);
           if (r == target) {
-            if (g == from && v == in && v == direct) continue;
+            if (direct_reads_ok && g == from && v == in) continue;
             return true;
           }
           if (r != g && groups_[r].last_root >= target_first) stack_.push_back(r);
@@ -90,38 +89,42 @@ void HeuristicPlanner::MergeSiblings() {
   }
   for (size_t x = 0; x < instrs.size(); ++x) {
     if (readers[x].size() < 2) continue;
-    int32_t first = -1;
-    for (int32_t g : readers[x]) {
-      if (first < 0) {
-        first = g;
-        continue;
+    // Each reader joins the first earlier reader's kernel it can; the edge
+    // to the first one says why when none takes it.
+    for (size_t j = 1; j < readers[x].size(); ++j) {
+      const int32_t g = readers[x][j];
+      std::optional<FusionEdge> refused;
+      for (size_t i = 0; i < j; ++i) {
+        const int32_t a = Rep(readers[x][i]);
+        const int32_t b = Rep(g);
+        if (a == b) {  // already merged through another value
+          refused.reset();
+          break;
+        }
+        FusionEdge edge{static_cast<int64_t>(x), groups_[a].root->index_in_parent(),
+                        groups_[g].root->index_in_parent(), FusionRule::kMultiOutput, false, ""};
+        std::optional<Refusal> why = CheckSiblings(a, b);
+        if (!why) {
+          edge.fused = true;
+          edge.reason = "multi-output fusion: %" + groups_[a].root->name() + " and %" +
+                        groups_[b].root->name() + " both read %" + instrs[x]->name();
+          Merge(a, b);
+          edges_.push_back(std::move(edge));
+          refused.reset();
+          break;
+        }
+        if (!refused) {
+          edge.kind = why->kind;
+          edge.reason = std::move(why->reason);
+          refused = std::move(edge);
+        }
       }
-      int32_t a = Rep(first);
-      int32_t b = Rep(g);
-      if (a == b) continue;
-      FusionEdge edge{static_cast<int64_t>(x),
-                      groups_[a].root->index_in_parent(),
-                      groups_[g].root->index_in_parent(),
-                      FusionRule::kMultiOutput,
-                      false,
-                      ""};
-      std::optional<Refusal> why = CheckSiblings(a, b);
-      if (why) {
-        edge.kind = why->kind;
-        edge.reason = std::move(why->reason);
-      } else {
-        edge.fused = true;
-        edge.reason = "multi-output fusion: %" + groups_[a].root->name() + " and %" +
-                      groups_[b].root->name() + " both read %" + instrs[x]->name();
-        Merge(a, b);
-      }
-      edges_.push_back(std::move(edge));
+      if (refused) edges_.push_back(std::move(*refused));
     }
   }
 }
 
-std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b,
-                                                      const Instruction* internal) {
+std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b, bool a_reads_b) {
   const Group& ga = groups_[a];
   const Group& gb = groups_[b];
   const hlo::Shape* ka = SiblingKey(ga);
@@ -144,12 +147,12 @@ std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b,
                         std::to_string(options_.max_kernel_instructions) + " instructions");
   }
   bool gave_up = false;
-  if (DependsOn(a, b, gave_up, internal) || DependsOn(b, a, gave_up)) {
+  if (DependsOn(a, b, gave_up, a_reads_b) || DependsOn(b, a, gave_up)) {
     // Not proven independent counts as a cycle: merging might close one.
     return illegal(gave_up ? pair + ": could not prove them independent within 256 kernels"
                            : pair + " depend on each other: merging them would create a cycle");
   }
-  Group merged = Merged(ga, gb, internal);
+  Group merged = Merged(ga, gb, a_reads_b);
   if (static_cast<int64_t>(merged.inputs.size()) > options_.max_kernel_inputs) {
     return unprofitable(pair + " together read " + std::to_string(merged.inputs.size()) +
                         " arrays (limit " + std::to_string(options_.max_kernel_inputs) + ")");
@@ -164,7 +167,7 @@ std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b,
   return std::nullopt;
 }
 
-Group HeuristicPlanner::Merged(const Group& a, const Group& b, const Instruction* internal) {
+Group HeuristicPlanner::Merged(const Group& a, const Group& b, bool a_reads_b) {
   Group m = a;
   m.member_count = a.member_count + b.member_count;
   for (const Instruction* in : b.inputs) {
@@ -172,7 +175,11 @@ Group HeuristicPlanner::Merged(const Group& a, const Group& b, const Instruction
       m.inputs.push_back(in);
     }
   }
-  std::erase(m.inputs, internal);
+  if (a_reads_b) {
+    std::erase_if(m.inputs, [&](const Instruction* in) {
+      return std::find(b.outputs.begin(), b.outputs.end(), in) != b.outputs.end();
+    });
+  }
   m.outputs.insert(m.outputs.end(), b.outputs.begin(), b.outputs.end());
   if (m.reduce == nullptr) m.reduce = b.reduce;
   m.first_root = std::min(a.first_root, b.first_root);
@@ -180,8 +187,8 @@ Group HeuristicPlanner::Merged(const Group& a, const Group& b, const Instruction
   return m;
 }
 
-void HeuristicPlanner::Merge(int32_t a, int32_t b, const Instruction* internal) {
-  groups_[a] = Merged(groups_[a], groups_[b], internal);
+void HeuristicPlanner::Merge(int32_t a, int32_t b, bool a_reads_b) {
+  groups_[a] = Merged(groups_[a], groups_[b], a_reads_b);
   rep_[b] = a;
 }
 
