@@ -131,13 +131,17 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
   }
   int64_t copies =
       static_cast<int64_t>(groups_of_[p.index_in_parent()].size() + consumer_groups.size());
-  if (copies > options_.max_duplication && pc != OpClass::kBroadcast) {
+  // Broadcasts and widening converts are cheaper to recompute in every
+  // kernel than to write once and read back: each reader loads the
+  // narrower source instead.
+  const bool cheap_everywhere = pc == OpClass::kBroadcast || IsWideningConvert(p);
+  if (copies > options_.max_duplication && !cheap_everywhere) {
     return Refuse(p, c, rule, DecisionKind::kProfitability,
                   "fusing %" + p.name() + " into " + Describe(c) + " would compute it in " +
                       std::to_string(copies) + " kernels (limit " +
                       std::to_string(options_.max_duplication) + ")");
   }
-  if (users > options_.max_duplication && pc != OpClass::kBroadcast) {
+  if (users > options_.max_duplication && !cheap_everywhere) {
     return Refuse(p, c, rule, DecisionKind::kProfitability,
                   "producer %" + p.name() + " has " + std::to_string(users) +
                       " consumers: copying it into each kernel would bloat them (limit " +

@@ -41,6 +41,11 @@ bool SameExtents(const hlo::Shape& a, const hlo::Shape& b) {
   return a.IsArray() && b.IsArray() && a.dimensions() == b.dimensions() && a.dynamic_mask() == b.dynamic_mask();
 }
 
+bool IsWideningConvert(const hlo::Instruction& instr) {
+  return instr.opcode() == Opcode::kConvert && instr.operand_count() == 1 && instr.shape().IsArray() &&
+         ShapeBytes(instr.operand(0)->shape()) <= ShapeBytes(instr.shape());
+}
+
 bool IsReductionEpilogue(const hlo::Instruction& reduce, const hlo::Instruction& consumer) {
   return ClassOf(reduce) == OpClass::kReduce && ClassOf(consumer) == OpClass::kElementwise &&
          SameExtents(consumer.shape(), reduce.shape());

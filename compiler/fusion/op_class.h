@@ -46,6 +46,11 @@ bool FeedsContractionBlocks(const hlo::Instruction& producer);
 // types: a loop over one visits the other element for element.
 bool SameExtents(const hlo::Shape& a, const hlo::Shape& b);
 
+// True for a convert whose operand has no more bytes than its result
+// (bf16 -> f32): recomputed in each reader, it costs no HBM traffic that
+// reading its result would not.
+bool IsWideningConvert(const hlo::Instruction& instr);
+
 // True when `consumer` can be computed in the kernel of `reduce` as its
 // epilogue: an elementwise op over the reduction's result, element for
 // element (same dimensions; element types may differ), as XLA fuses

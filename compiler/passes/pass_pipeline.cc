@@ -4,6 +4,7 @@
 
 #include "compiler/hlo/verifier.h"
 #include "compiler/passes/algebraic_simplifier.h"
+#include "compiler/passes/batch_norm_expander.h"
 #include "compiler/passes/common_subexpression_elimination.h"
 #include "compiler/passes/dead_code_elimination.h"
 #include "compiler/passes/inliner.h"
@@ -48,6 +49,7 @@ PassPipeline MakeDefaultPipeline(PipelineOptions options, bool inline_fusions) {
     pipeline.Add<FusionInliner>();
     pipeline.Add<CallInliner>();
   }
+  pipeline.Add<BatchNormExpander>();
   pipeline.Add<AlgebraicSimplifier>();
   pipeline.Add<CommonSubexpressionElimination>();
   pipeline.Add<LayoutAssignment>();

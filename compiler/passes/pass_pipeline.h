@@ -54,8 +54,8 @@ class PassPipeline {
   std::vector<std::string> changed_;
 };
 
-// The standard pipeline: algebraic simplifier, CSE, layout assignment,
-// layout bitcasts, DCE;
+// The standard pipeline: batch-norm expander, algebraic simplifier, CSE,
+// layout assignment, layout bitcasts, DCE;
 // preceded by the FusionInliner and CallInliner when `inline_fusions`
 // (plans that ignore XLA's fusions).
 PassPipeline MakeDefaultPipeline(PipelineOptions options = {}, bool inline_fusions = false);
