@@ -10,6 +10,7 @@
 #include "compiler/passes/inliner.h"
 #include "compiler/passes/layout_assignment.h"
 #include "compiler/passes/layout_bitcasts.h"
+#include "compiler/passes/operand_order.h"
 
 namespace kiln::passes {
 
@@ -27,6 +28,12 @@ Result<bool> PassPipeline::Run(hlo::Module& module) {
       if (*changed) {
         changed_this_round = true;
         changed_.emplace_back(pass->name());
+        Result<bool> reordered = PlaceOperandsFirst(module);
+        if (!reordered) {
+          Error broken = std::move(reordered.error());
+          broken.code = ErrorCode::kInternal;  // a cycle: the pass broke the module
+          return broken.WithContext("after pass " + std::string(pass->name()));
+        }
       }
       if (options_.verify) {
         Status verified = hlo::VerifyModule(module);

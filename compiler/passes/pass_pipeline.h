@@ -2,6 +2,10 @@
 // the module after each pass (on in test builds, where NDEBUG is not
 // defined, and wherever PipelineOptions::verify is set).
 //
+// After every pass that changed the module, each computation is put back
+// in operands-first order (operand_order.h), which the planner relies on:
+// a pass may append instructions anywhere.
+//
 // Owns its passes. Errors name the pass: "pass cse: ..." for a failing pass,
 // "after pass cse: <verifier message>" when a pass leaves invalid IR.
 // Not thread-safe (passes may keep scratch state); use one pipeline per

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/hlo/shape.h"
+#include "compiler/passes/operand_order.h"
 #include "compiler/passes/pass_test_util.h"
 
 namespace kiln::passes {
@@ -78,6 +79,54 @@ TEST(PassPipelineTest, PassErrorsAreReturnedWithThePassName) {
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().message, "pass failing: cannot do this");
   EXPECT_EQ(result.error().code, ErrorCode::kUnimplemented) << "the pass's code is kept";
+}
+
+// Appends negate(x) at the end of the entry and makes the root's first
+// operand use it: the new instruction comes after its user.
+class AppendingPass : public Pass {
+ public:
+  std::string_view name() const override { return "append"; }
+  Result<bool> Run(hlo::Module& module) override {
+    if (done_) return false;
+    done_ = true;
+    hlo::Computation& entry = *module.entry();
+    hlo::Instruction* root = entry.root();
+    hlo::Instruction* x = entry.parameters()[0];
+    hlo::Instruction* b = root->operand(0);
+    hlo::Instruction* neg = entry.AddInstruction(hlo::Instruction::Create(hlo::Opcode::kNegate, x->shape(), {x}, "neg"));
+    KILN_RETURN_IF_ERROR(b->ReplaceOperandWith(0, neg));
+    return true;
+  }
+
+ private:
+  bool done_ = false;
+};
+
+TEST(PassPipelineTest, InstructionsAPassAppendsArePlacedBeforeTheirUsers) {
+  auto module = ParseVerified(kPipelineModule);
+  ASSERT_NE(module, nullptr);
+  PipelineOptions options;
+  options.verify = true;
+  PassPipeline pipeline(options);
+  pipeline.Add<AppendingPass>();
+  auto changed = pipeline.Run(*module);
+  ASSERT_TRUE(changed.has_value()) << changed.error();
+  EXPECT_TRUE(*changed);
+  EXPECT_TRUE(OperandsComeFirst(*module->entry()));
+  const hlo::Instruction* neg = FindInstruction(*module, "neg");
+  ASSERT_NE(neg, nullptr);
+  EXPECT_LT(neg->index_in_parent(), FindInstruction(*module, "b")->index_in_parent());
+  // Instructions already in order keep their relative order.
+  EXPECT_LT(FindInstruction(*module, "c")->index_in_parent(), FindInstruction(*module, "r")->index_in_parent());
+  EXPECT_EQ(FindInstruction(*module, "x")->index_in_parent(), 0);
+}
+
+TEST(PassPipelineTest, OperandOrderIsLeftAloneWhenItHolds) {
+  auto module = ParseVerified(kPipelineModule);
+  ASSERT_NE(module, nullptr);
+  auto changed = PlaceOperandsFirst(*module);
+  ASSERT_TRUE(changed.has_value());
+  EXPECT_FALSE(*changed);
 }
 
 }  // namespace
