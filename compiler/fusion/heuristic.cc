@@ -7,6 +7,7 @@
 
 #include "compiler/fusion/heuristic_planner.h"
 #include "compiler/fusion/op_class.h"
+#include "compiler/passes/layout_bitcasts.h"
 
 namespace kiln::fusion {
 namespace internal {
@@ -88,10 +89,16 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
   }
   int64_t users = static_cast<int64_t>(p.users().size());
   if (pc == OpClass::kContraction) {
-    if (cc != OpClass::kElementwise) {
+    // A reshape that leaves the result's bytes where they are (a bitcast
+    // once layouts are assigned, [512,768] -> [4,128,768]) lets the
+    // epilogue behind it in, as XLA fuses the bitcast into the output
+    // fusion.
+    const bool bitcast_like = c.opcode() == hlo::Opcode::kReshape && passes::IsPhysicalNoOp(c);
+    if (cc != OpClass::kElementwise && !bitcast_like) {
       return Refuse(p, c, rule, DecisionKind::kLegality,
-                    "only elementwise epilogues (bias, activation, scaling) are fused into " +
-                        Describe(p) + "; " + Describe(c) + " is not elementwise");
+                    "only elementwise epilogues (bias, activation, scaling), reached directly or through a "
+                    "reshape that keeps the result's bytes in place, are fused into " +
+                        Describe(p) + "; " + Describe(c) + " is neither");
     }
     for (int32_t g : consumer_groups) {
       if (groups_[g].reduce != nullptr) {

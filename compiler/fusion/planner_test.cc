@@ -92,6 +92,43 @@ ENTRY e {
   EXPECT_EQ(k.tile.grid.size(), 4u);
 }
 
+// torch_xla views a matmul's [tokens, hidden] result as [batch, seq,
+// hidden] before the residual add: the view keeps the bytes in place, so
+// the add is still the dot's epilogue.
+TEST_F(PlannerTest, OutputFusionReachesTheEpilogueThroughAReshapeThatMovesNoBytes) {
+  const FusionPlan& plan = Plan(R"(
+HloModule m
+ENTRY e {
+  x = bf16[512,768] parameter(0)
+  w = bf16[768,768] parameter(1)
+  r = bf16[4,128,768] parameter(2)
+  d = bf16[512,768] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  view = bf16[4,128,768] reshape(d)
+  ROOT y = bf16[4,128,768] add(view, r)
+})");
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_EQ(plan.kernels[0].kind, KernelKind::kOutput);
+  ASSERT_TRUE(plan.kernels[0].tile.tiled);
+  EXPECT_TRUE(Edge("d", "view")->fused);
+}
+
+// A reshape that changes the minor dimension moves bytes between tiles:
+// the dot writes its result and the reshape's kernel reads it.
+TEST_F(PlannerTest, AReshapeThatMovesBytesIsNoDotEpilogue) {
+  const FusionPlan& plan = Plan(R"(
+HloModule m
+ENTRY e {
+  x = bf16[512,768] parameter(0)
+  w = bf16[768,768] parameter(1)
+  r = bf16[4,128,12,64] parameter(2)
+  d = bf16[512,768] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  heads = bf16[4,128,12,64] reshape(d)
+  ROOT y = bf16[4,128,12,64] add(heads, r)
+})");
+  EXPECT_EQ(plan.kernels.size(), 2u);
+  ExpectRefused("d", "heads", DecisionKind::kLegality, "%heads (reshape) is neither");
+}
+
 TEST_F(PlannerTest, SiblingsReadingTheSameInputBecomeOneMultiOutputKernel) {
   const FusionPlan& plan = Plan(R"(
 HloModule m

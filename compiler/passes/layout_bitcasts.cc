@@ -58,6 +58,20 @@ bool FusesBetweenLoopOps(const Instruction& move) {
   return true;
 }
 
+// A move whose operand is a dot or convolution it alone reads, read only
+// by elementwise ops: the planner computes it and them as the
+// contraction's epilogue (as XLA fuses the bitcast into the output
+// fusion), which it cannot do through a bitcast.
+bool FusesAsContractionEpilogue(const Instruction& move) {
+  const Instruction& operand = *move.operand(0);
+  if (hlo::ClassOf(operand) != hlo::OpClass::kContraction || operand.users().size() != 1) return false;
+  if (move.users().empty() || move.parent()->root() == &move) return false;
+  for (const Instruction* user : move.users()) {
+    if (hlo::ClassOf(*user) != hlo::OpClass::kElementwise) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool IsPhysicalNoOp(const Instruction& instr) {
@@ -95,7 +109,15 @@ bool IsPhysicalNoOp(const Instruction& instr) {
       for (int64_t d : in_dims) in_sizes.push_back(in.dimensions(d));
       for (int64_t d : out_dims) out_sizes.push_back(out.dimensions(d));
       if (in_sizes.size() < 2 || out_sizes.size() < 2) return in_sizes == out_sizes;
-      return in_sizes.back() == out_sizes.back() && in_sizes[in_sizes.size() - 2] == out_sizes[out_sizes.size() - 2];
+      if (in_sizes.back() != out_sizes.back()) return false;
+      // The second-minor dimension may be split or merged too when both
+      // sides hold whole sublane tiles of it: rows then group into tiles
+      // the same way ([512,768] and [4,128,768] in bf16 are 32 row tiles
+      // of 16 either way).
+      const int64_t in_rows = in_sizes[in_sizes.size() - 2];
+      const int64_t out_rows = out_sizes[out_sizes.size() - 2];
+      const int64_t sublanes = runtime::SublaneTile(in.element_type());
+      return in_rows == out_rows || (in_rows % sublanes == 0 && out_rows % sublanes == 0);
     }
     default:
       return false;
@@ -118,7 +140,7 @@ Result<bool> LayoutBitcasts::Run(hlo::Module& module) {
       order.push_back(instr);
       // Moves tied into control order or carrying a sharding are left as
       // they are; so are dead ones (DCE removes them).
-      if (!IsPhysicalNoOp(*instr) || FusesBetweenLoopOps(*instr) ||
+      if (!IsPhysicalNoOp(*instr) || FusesBetweenLoopOps(*instr) || FusesAsContractionEpilogue(*instr) ||
           (instr->users().empty() && comp.root() != instr) ||
           !instr->control_predecessors().empty() || ordered_before.contains(instr) ||
           instr->FindAttribute("sharding") != nullptr) {

@@ -6,9 +6,11 @@
 // operand in its layout's memory order and the result in its own
 // (runtime/eval), which for such a move is the move itself.
 //
-// One exception: a move whose operand it alone reads, between two ops a
+// Two exceptions: a move whose operand it alone reads, between two ops a
 // loop fusion computes (elementwise, broadcast, data movement; its users
-// may also be reductions), stays a move. XLA fuses the bitcast into the
+// may also be reductions), stays a move; so does one between a dot or
+// convolution it alone reads and elementwise users (the contraction's
+// epilogue). XLA fuses the bitcast into the
 // kernel of both sides; kiln's fusion planner takes a bitcast for a buffer
 // alias it cannot fuse through, so the move is kept for the planner to fuse
 // (a scan body's dynamic-slice -> reshape -> convert is one kernel).
@@ -31,8 +33,9 @@ namespace kiln::passes {
 // has the same bytes in memory as its operand: the same element type and
 // layout tiles, and the same dimensions of extent over 1 in the same memory
 // order (a transpose's mapped through its permutation; a reshape's in
-// row-major memory order on both sides, merging or splitting only
-// dimensions above its two minor ones, which must be the same).
+// row-major memory order on both sides, with the same minor dimension,
+// merging or splitting only dimensions above it, and the second-minor one
+// either unchanged or a multiple of the sublane tile on both sides).
 bool IsPhysicalNoOp(const hlo::Instruction& instr);
 
 class LayoutBitcasts : public Pass {

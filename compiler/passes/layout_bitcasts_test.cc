@@ -46,6 +46,34 @@ TEST(LayoutBitcastsTest, AReshapeKeepingTheTiledDimensionsIsANoOp) {
   EXPECT_FALSE(RootIsNoOp("f32[6,64,128]{2,0,1}", "f32[2,3,64,128]", "reshape(p)"));
 }
 
+// Rows split or merged in whole sublane tiles (8 rows of f32, 16 of bf16)
+// group into the same tiles: torch_xla's views of a matmul's result.
+TEST(LayoutBitcastsTest, AReshapeOfWholeRowTilesIsANoOp) {
+  EXPECT_TRUE(RootIsNoOp("bf16[512,768]", "bf16[4,128,768]", "reshape(p)"));
+  EXPECT_TRUE(RootIsNoOp("f32[4,8,256]", "f32[32,256]", "reshape(p)"));
+  // 8 rows per batch pad to a 16-row bf16 tile each: the bytes move.
+  EXPECT_FALSE(RootIsNoOp("bf16[64,768]", "bf16[8,8,768]", "reshape(p)"));
+  EXPECT_FALSE(RootIsNoOp("f32[12,256]", "f32[3,4,256]", "reshape(p)"));
+}
+
+// A no-op reshape between a dot and its elementwise epilogue stays a
+// reshape, for the planner to fuse as the dot's epilogue.
+TEST(LayoutBitcastsTest, AMoveBetweenADotAndItsEpilogueStaysAMove) {
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY e {
+  x = bf16[512,768] parameter(0)
+  w = bf16[768,768] parameter(1)
+  r = bf16[4,128,768] parameter(2)
+  d = bf16[512,768] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  view = bf16[4,128,768] reshape(d)
+  ROOT y = bf16[4,128,768] add(view, r)
+})");
+  ASSERT_NE(module, nullptr);
+  ASSERT_TRUE(LayoutBitcasts().Run(*module).has_value());
+  EXPECT_EQ(FindInstruction(*module, "view")->opcode(), hlo::Opcode::kReshape);
+}
+
 // The pipeline rewrites the moves to bitcasts and drops the moves; every
 // value stays what it was.
 TEST(LayoutBitcastsTest, ThePipelineLeavesBitcastsThatComputeTheSameValues) {
