@@ -391,7 +391,10 @@ std::optional<Refusal> HeuristicPlanner::CheckFit(const Group& group, const Inst
   }
   TilingProblem problem = ProblemOf(group, ClassOf(p) == OpClass::kContraction ? &p : nullptr);
   problem.inputs = InputsWith(group, p);
-  if (static_cast<int64_t>(problem.inputs.size()) > options_.max_kernel_inputs) {
+  // A kernel that already reads more arrays than the limit (a concatenate
+  // of 200 gradients) may still take producers that add none.
+  if (static_cast<int64_t>(problem.inputs.size()) > options_.max_kernel_inputs &&
+      problem.inputs.size() > group.inputs.size()) {
     return Refusal{DecisionKind::kProfitability,
                    "fusing %" + p.name() + " would make the kernel of %" + group.root->name() +
                        " read " + std::to_string(problem.inputs.size()) + " arrays (limit " +
