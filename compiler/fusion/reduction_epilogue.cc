@@ -113,8 +113,8 @@ FusionEdge HeuristicPlanner::DecideReductionEpilogue(const Instruction& p, const
 
 namespace kiln::fusion::internal {
 
-// A loop kernel over a reduction's result that reads values of the
-// reduction's kernel (the per-feature math of a batch norm, var = E[x^2] -
+// A loop kernel over a reduction's result (or a reduction of the same
+// space with its epilogue) that reads values of the reduction's kernel (the per-feature math of a batch norm, var = E[x^2] -
 // mean^2 and rsqrt(var + eps), reads two statistics and is read by several
 // kernels, so no single edge takes it in) is merged into that kernel as
 // its epilogue. The values it reads stay written when other kernels read
@@ -127,7 +127,7 @@ void HeuristicPlanner::MergeEpiloguesIntoReductions() {
   for (int32_t k = static_cast<int32_t>(groups_.size()) - 1; k >= 0; --k) {
     if (Rep(k) != k) continue;
     const Group& loop = groups_[k];
-    if (loop.opaque || loop.reduce != nullptr || loop.contraction != nullptr) continue;
+    if (loop.opaque || loop.contraction != nullptr) continue;
     const std::vector<const Instruction*> inputs = loop.inputs;
     for (const Instruction* in : inputs) {
       const int32_t owner = own_group_[in->index_in_parent()];
@@ -136,6 +136,11 @@ void HeuristicPlanner::MergeEpiloguesIntoReductions() {
       const Group& reduction = groups_[r];
       if (r == k || reduction.reduce == nullptr || reduction.contraction != nullptr || reduction.opaque) continue;
       const Instruction& reduce = *reduction.reduce;
+      // A kernel with a reduction of its own joins only one over the same
+      // space: one walk computes both (a sum of squares beside the sum its
+      // variance reads), and it reads the other's values only in its
+      // epilogue (checked below: element for element).
+      if (loop.reduce != nullptr && !SameReductionSpace(*loop.reduce, reduce)) continue;
       const bool over_result = std::all_of(loop.outputs.begin(), loop.outputs.end(), [&](const Instruction* out) {
         return SameExtents(out->shape(), reduce.shape());
       });

@@ -152,8 +152,9 @@ ENTRY e {
 // tokens): a sum and a sum of squares share one kernel, and the per-token
 // math read by the normalization (mean, rsqrt of the variance) is
 // computed there too, although several kernels read it.
-TEST_F(PlannerTest, LayerNormStatisticsAndTheirMathAreOneKernel) {
-  const FusionPlan& plan = Plan(Module(R"(
+// A layer norm's statistics and normalization (torch_xla's
+// batch-norm-training over tokens, expanded); the root is appended.
+constexpr std::string_view kLayerNorm = R"(
 ENTRY e {
   x = f32[512,768] parameter(0)
   zero = f32[] constant(0)
@@ -172,8 +173,10 @@ ENTRY e {
   mb = f32[512,768] broadcast(mean), dimensions={0}
   rb = f32[512,768] broadcast(r), dimensions={0}
   y = f32[512,768] multiply(f32[512,768] subtract(x, mb), rb)
-  ROOT t = (f32[512,768], f32[512], f32[512]) tuple(y, mean, var)
-})"));
+)";
+
+TEST_F(PlannerTest, LayerNormStatisticsAndTheirMathAreOneKernel) {
+  const FusionPlan& plan = Plan(Module(std::string(kLayerNorm) + "  ROOT t = (f32[512,768], f32[512], f32[512]) tuple(y, mean, var)\n}"));
   ASSERT_EQ(plan.kernels.size(), 2u);
   const Kernel& stats = KernelOf("mean");
   EXPECT_EQ(&KernelOf("r"), &stats);
@@ -181,6 +184,16 @@ ENTRY e {
   EXPECT_NE(&KernelOf("y"), &stats);
   const std::vector<int64_t>& in = stats.instructions;
   EXPECT_NE(std::find(in.begin(), in.end(), Index("sumsq")), in.end());
+}
+
+// When the variance is not returned, the sum of squares, the variance and
+// its rsqrt form one kernel that reads the mean; it still joins the mean's
+// kernel, as a reduction of the same space that reads the mean only in its
+// epilogue.
+TEST_F(PlannerTest, AReductionKernelReadingAnotherOfItsSpaceInItsEpilogueJoinsIt) {
+  const FusionPlan& plan = Plan(Module(std::string(kLayerNorm) + "  ROOT t = (f32[512,768], f32[512]) tuple(y, mean)\n}"));
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  EXPECT_EQ(&KernelOf("r"), &KernelOf("mean"));
 }
 
 // An elementwise op over the result that also reads a larger array runs

@@ -1,5 +1,6 @@
 #include "compiler/hlo/op_class.h"
 
+#include "compiler/hlo/op_attributes.h"
 #include "compiler/hlo/opcode.h"
 
 namespace kiln::hlo {
@@ -37,11 +38,25 @@ OpClass ClassOf(const Instruction& instr) {
     case Opcode::kReduce:
       return OpClass::kReduce;
     case Opcode::kDot:
-    case Opcode::kConvolution:
       return OpClass::kContraction;
+    case Opcode::kConvolution:
+      return IsDepthwiseConvolution(instr) ? OpClass::kOpaque : OpClass::kContraction;
     default:
       return OpClass::kOpaque;
   }
+}
+
+bool IsDepthwiseConvolution(const Instruction& instr) {
+  if (instr.opcode() != Opcode::kConvolution || instr.operand_count() < 2) return false;
+  Result<int64_t> groups = GetFeatureGroupCount(instr);
+  Result<int64_t> batch_groups = GetBatchGroupCount(instr);
+  Result<ConvolutionDimensionNumbers> dn = GetConvolutionDimensionNumbers(instr);
+  const Shape& kernel = instr.operand(1)->shape();
+  if (!groups || !batch_groups || !dn || *groups <= 1 || *batch_groups != 1 || !kernel.IsArray() ||
+      dn->kernel_input_feature_dimension < 0 || dn->kernel_input_feature_dimension >= kernel.rank()) {
+    return false;
+  }
+  return kernel.dimensions(dn->kernel_input_feature_dimension) == 1;
 }
 
 bool IsLoopFusible(const Instruction& instr) {

@@ -21,10 +21,17 @@ enum class OpClass : uint8_t {
                   // dynamic-slice, bitcast-convert
   kReduce,        // reduce with an array result
   kContraction,   // dot, convolution (MXU work)
-  kOpaque,        // everything else: its own kernel, never fused
+  kOpaque,        // everything else: its own kernel, never fused (a
+                  // depthwise convolution among them: vector-unit work)
 };
 
 OpClass ClassOf(const Instruction& instr);
+
+// A convolution whose every group reads one input feature (depthwise, as
+// MobileNet's 3x3 layers): one multiply-add per window tap and output
+// element, which would fill one row of a 128x128 MXU weight tile per group.
+// It runs on the vector unit, as a window op like reduce-window.
+bool IsDepthwiseConvolution(const Instruction& instr);
 
 // Elementwise, broadcast and data-movement ops: fusible into loop kernels.
 bool IsLoopFusible(const Instruction& instr);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "compiler/hlo/op_attributes.h"
+#include "compiler/hlo/op_class.h"
 #include "runtime/chip/op_kinds.h"
 #include "runtime/timing/collective_time.h"
 #include "runtime/timing/fused_attention.h"
@@ -213,8 +214,18 @@ class WorkWalker {
       return Ok();
     }
     switch (op) {
-      case Opcode::kDot:
-      case Opcode::kConvolution: {
+      case Opcode::kConvolution:
+        if (hlo::IsDepthwiseConvolution(instr)) {
+          // A multiply and an add per window tap and output element, on
+          // the vector unit (compiler/hlo/op_class.h).
+          KILN_ASSIGN_OR_RETURN(hlo::Window window, hlo::GetWindow(instr));
+          double taps = 1;
+          for (const hlo::WindowDimension& d : window.dimensions) taps *= static_cast<double>(d.size);
+          AddVector(instr.shape(), 2 * taps, times, in_loop);
+          return Ok();
+        }
+        [[fallthrough]];
+      case Opcode::kDot: {
         KILN_ASSIGN_OR_RETURN(Contraction c, DescribeContraction(instr));
         c.multiplicity = times;
         if (!entry) c.instruction = nullptr;  // not a candidate for the grid

@@ -160,6 +160,32 @@ TEST(TrafficTest, ConvolutionIsAnImplicitGemm) {
   EXPECT_GE(p.bytes, 2 * 8.0 * 56 * 56 * 256 * 2);
 }
 
+// MobileNet's 3x3 depthwise layer: one input feature per group, so a
+// multiply-add per tap and output element on the vector unit; as grouped
+// GEMMs it would fill one row of a weight tile per group and take 40x
+// longer. It reads its input and writes its output once, memory bound.
+TEST(TrafficTest, DepthwiseConvolutionIsVectorWorkAtMemorySpeed) {
+  testing::ProgramBuilder b;
+  const std::string in = "f32[8,56,56,256]", w = "f32[3,3,1,256]";
+  uint32_t x = b.Parameter(in), k = b.Parameter(w);
+  std::string hlo = "HloModule dw\nENTRY e {\n  x = " + in + " parameter(0)\n  k = " + w +
+                    " parameter(1)\n  ROOT c = " + in +
+                    " convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, "
+                    "feature_group_count=256\n}\n";
+  uint32_t c = b.Kernel("dw", "single", hlo, {x, k}, {in})[0];
+  auto loaded = b.Load(c);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  auto profile = SimulateProgram(**loaded, V5e());
+  ASSERT_TRUE(profile) << profile.error().message;
+  const KernelProfile& p = profile->kernels[0];
+  const double elements = 8.0 * 56 * 56 * 256;
+  EXPECT_DOUBLE_EQ(p.flops, 2 * 9 * elements);
+  EXPECT_EQ(p.bound, Bound::kMemory);
+  EXPECT_GE(p.bytes, 2 * elements * 4);
+  EXPECT_LE(p.bytes, 2.1 * elements * 4);
+  EXPECT_LE(p.seconds, 1.2 * p.bytes / V5e().hbm_bytes_per_s + V5e().launch_overhead_s);
+}
+
 TEST(TimingOptionsTest, ParsesDotTiles) {
   auto tiles = ParseDotTiles("512,1024,1024");
   ASSERT_TRUE(tiles) << tiles.error().message;
