@@ -109,17 +109,14 @@ FusionEdge HeuristicPlanner::DecideReductionEpilogue(const Instruction& p, const
   return fused();
 }
 
-}  // namespace kiln::fusion::internal
-
-namespace kiln::fusion::internal {
-
 // A loop kernel over a reduction's result (or a reduction of the same
-// space with its epilogue) that reads values of the reduction's kernel (the per-feature math of a batch norm, var = E[x^2] -
-// mean^2 and rsqrt(var + eps), reads two statistics and is read by several
-// kernels, so no single edge takes it in) is merged into that kernel as
-// its epilogue. The values it reads stay written when other kernels read
-// them; those it alone reads are written too (they are the size of the
-// result, small next to the operand the kernel walks).
+// space with its epilogue) that reads values of the reduction's kernel is
+// merged into that kernel as its epilogue. The per-feature math of a batch
+// norm, var = E[x^2] - mean^2 and rsqrt(var + eps), reads two statistics
+// and is read by several kernels, so no single edge takes it in. The
+// values it reads stay written when other kernels read them; those it
+// alone reads are written too (they are the size of the result, small next
+// to the operand the kernel walks).
 void HeuristicPlanner::MergeEpiloguesIntoReductions() {
   std::vector<const Instruction*> reads;
   // Groups were started from the root towards the parameters: walking them
