@@ -220,6 +220,14 @@ FusionEdge HeuristicPlanner::DecidePrologue(const Instruction& p, const Instruct
                       " consumers: computed inside " + Describe(*contraction) +
                       " it would still be materialized for the others");
   }
+  if (contraction->opcode() == hlo::Opcode::kConvolution && ChangesMemoryOrder(p)) {
+    // Its blocks are rows of whole feature vectors; a transposing move
+    // would gather each from across its operand. XLA's layout assignment
+    // makes such a copy a kernel of its own.
+    return Refuse(p, c, rule, DecisionKind::kProfitability,
+                  "producer " + Describe(p) + " changes its operand's memory order: " + Describe(*contraction) +
+                      " loads rows of whole feature vectors, so the move stays a kernel of its own");
+  }
   if (ClassOf(c) != OpClass::kContraction) {
     if (prologue_of_[p.index_in_parent()] == contraction) {
       for (int32_t g : consumer_groups) {

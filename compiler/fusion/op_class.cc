@@ -6,6 +6,7 @@
 
 #include "compiler/hlo/op_attributes.h"
 #include "compiler/hlo/opcode.h"
+#include "compiler/passes/layout_bitcasts.h"
 #include "runtime/chip/op_kinds.h"
 
 namespace kiln::fusion {
@@ -35,6 +36,11 @@ bool FeedsContractionBlocks(const hlo::Instruction& producer) {
     default:
       return false;
   }
+}
+
+bool ChangesMemoryOrder(const hlo::Instruction& instr) {
+  if (instr.opcode() != Opcode::kCopy && instr.opcode() != Opcode::kTranspose) return false;
+  return !passes::IsPhysicalNoOp(instr);
 }
 
 bool SameExtents(const hlo::Shape& a, const hlo::Shape& b) {

@@ -42,6 +42,10 @@ bool IsExpensive(const hlo::Instruction& instr);
 // Reductions, contractions and opaque ops never feed one in-kernel.
 bool FeedsContractionBlocks(const hlo::Instruction& producer);
 
+// True for a copy or transpose whose result does not hold its operand's
+// bytes in place (passes::IsPhysicalNoOp): a move that transposes memory.
+bool ChangesMemoryOrder(const hlo::Instruction& instr);
+
 // True when two arrays have the same dimensions, whatever their element
 // types: a loop over one visits the other element for element.
 bool SameExtents(const hlo::Shape& a, const hlo::Shape& b);

@@ -458,6 +458,24 @@ TEST_F(PlannerTest, CheapProducersAreComputedAsTheDotLoadsItsOperands) {
   EXPECT_EQ(plan.kernels[0].instructions.size(), 4u);
 }
 
+// Layout assignment's copy of a parameter into a convolution's feature-
+// minor layout transposes memory: gathered block by block inside the
+// convolution, every row block would read across the whole parameter.
+TEST_F(PlannerTest, AConvolutionDoesNotTransposeItsOperandInItsPrologue) {
+  options_.contractions_run_on_plan_tiles = false;
+  const FusionPlan& plan = Plan(R"(
+HloModule m
+ENTRY e {
+  x = f32[16,8,7,7] parameter(0)
+  w = f32[32,8,1,1] parameter(1)
+  t = f32[16,8,7,7]{1,0,3,2} copy(x)
+  ROOT c = f32[16,32,7,7]{1,0,3,2} convolution(t, w), window={size=1x1}, dim_labels=bf01_oi01->bf01
+})");
+  ASSERT_NE(Edge("t", "c"), nullptr);
+  ExpectRefused("t", "c", DecisionKind::kProfitability, "changes its operand's memory order");
+  EXPECT_EQ(plan.kernels.size(), 2u);
+}
+
 TEST_F(PlannerTest, AnEntryPrologueMustNotLoadMoreThanItSaves) {
   const FusionPlan& plan = Plan(kStackedWeights);
   const FusionEdge* e = Edge("wc", "d");

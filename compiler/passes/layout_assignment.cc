@@ -5,6 +5,7 @@
 
 #include "compiler/hlo/computation.h"
 #include "compiler/hlo/module.h"
+#include "compiler/passes/convolution_layout.h"
 #include "runtime/chip/memory_tiles.h"
 
 namespace kiln::passes {
@@ -76,6 +77,8 @@ Result<bool> LayoutAssignment::Run(hlo::Module& module) {
   bool changed = false;
   for (const auto& computation : module.computations()) {
     if (fusion_bodies.contains(computation.get())) continue;
+    KILN_ASSIGN_OR_RETURN(bool convolutions, AssignConvolutionLayouts(*computation));
+    changed |= convolutions;
     for (const auto& instr : computation->instructions()) {
       Instruction& value = *instr;
       if (!WritesAnyLayout(value.opcode()) || computation->root() == &value || !OnlyDotsRead(value) ||

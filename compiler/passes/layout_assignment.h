@@ -1,7 +1,11 @@
-// LayoutAssignment: chooses the memory layout of values that only dots
-// read, so that the two dimensions the chip's (sublane, 128) memory tiles
-// cover hold data, as XLA's TPU layout assignment keeps tiny dimensions out
-// of the tiled pair.
+// LayoutAssignment: chooses memory layouts for the chip's (sublane, 128)
+// memory tiles, as XLA's TPU layout assignment does, in two parts.
+//
+// Convolution activations and the values computed with them take feature-
+// minor layouts (compiler/passes/convolution_layout.h).
+//
+// Values that only dots read get a layout whose two tiled dimensions hold
+// data, as XLA keeps tiny dimensions out of the tiled pair.
 //
 // A value qualifies when it is an array written by a copy, transpose,
 // convert or dot (ops that write any layout at no extra traffic), every

@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "compiler/hlo/module.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
+#include "runtime/eval/evaluator.h"
 
 namespace kiln::passes::testing {
 
@@ -29,6 +31,17 @@ inline hlo::Instruction* FindInstruction(const hlo::Module& module, std::string_
     if (instr->name() == name) return instr.get();
   }
   return nullptr;
+}
+
+// Evaluates `before` and `after` on `args`; fails the test unless both
+// evaluate and give equal results. For passes that must not change values.
+inline void ExpectSameResults(const hlo::Module& before, const hlo::Module& after,
+                              std::span<const hlo::Literal> args) {
+  auto want = runtime::EvaluateModule(before, args);
+  auto got = runtime::EvaluateModule(after, args);
+  ASSERT_TRUE(want) << want.error().ToString();
+  ASSERT_TRUE(got) << got.error().ToString();
+  EXPECT_TRUE(*want == *got);
 }
 
 }  // namespace kiln::passes::testing

@@ -460,8 +460,17 @@ bool SeedConvolution(const Instruction& conv, KernelIndexing& k, Propagator& wal
   const Shape& kernel = conv.operand(1)->shape();
   const int64_t groups = std::max<int64_t>(1, *feature_groups * *batch_groups);
   const int64_t features = std::max<int64_t>(out.dimensions(dn->output_feature_dimension), 1);
-  std::vector<int64_t> rows = {dn->output_batch_dimension};
-  rows.insert(rows.end(), dn->output_spatial_dimensions.begin(), dn->output_spatial_dimensions.end());
+  // The rows in the result's memory order, major to minor, as the kernel
+  // writes them: with features minor and the batch next ({1,0,3,2} for
+  // NCHW), a block of rows fills whole (batch, feature) tiles.
+  std::vector<int64_t> rows;
+  for (int64_t d : PhysicalOrder(out)) {
+    if (d == dn->output_batch_dimension ||
+        std::find(dn->output_spatial_dimensions.begin(), dn->output_spatial_dimensions.end(), d) !=
+            dn->output_spatial_dimensions.end()) {
+      rows.push_back(d);
+    }
+  }
   int64_t window = 1;
   for (int64_t d : dn->kernel_spatial_dimensions) window *= std::max<int64_t>(kernel.dimensions(d), 1);
   k.extents = {groups, ProductOf(out.dimensions(), rows), std::max<int64_t>(features / groups, 1),

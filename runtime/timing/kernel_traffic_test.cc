@@ -174,6 +174,28 @@ ENTRY e {
   EXPECT_DOUBLE_EQ(p.bytes, p.ideal_bytes) << p.tiling;
 }
 
+// A convolution's rows (batch x spatial) are written in its result's memory
+// order: with features minor and the batch next (the TPU's layout for NCHW,
+// {1,0,3,2}), each block of rows fills whole (batch, feature) tiles. Taken
+// in logical order (batch major, width minor), each row of a block landed
+// in another tile row, and every tile was written 8 times.
+TEST(KernelTrafficTest, ConvolutionRowsFollowTheResultsLayout) {
+  const std::string hlo = R"(
+HloModule k
+ENTRY e {
+  x = f32[96,128,28,28]{1,0,3,2} parameter(0)
+  w = f32[256,128,1,1] parameter(1)
+  ROOT c = f32[96,256,28,28]{1,0,3,2} convolution(x, w), window={size=1x1}, dim_labels=bf01_oi01->bf01
+})";
+  KernelProfile p = TimeOne(hlo, {"f32[96,128,28,28]{1,0,3,2}", "f32[256,128,1,1]"}, "f32[96,256,28,28]{1,0,3,2}",
+                            "output");
+  const double out = 4.0 * 96 * 256 * 28 * 28;
+  const double in = 4.0 * 96 * 128 * 28 * 28;
+  const double weights = 4.0 * 256 * 128;  // its 1x1 taps hold no data: [256,128] tiles
+  EXPECT_DOUBLE_EQ(p.ideal_bytes, out + in + weights);
+  EXPECT_LE(p.bytes, 1.10 * p.ideal_bytes) << p.tiling;
+}
+
 // Each operand spans a quarter of the space's columns: it is moved by the
 // blocks that land on it, not by every block of the row.
 TEST(KernelTrafficTest, ConcatenateOperandsAreReadOnlyWhereTheyLand) {

@@ -1,0 +1,194 @@
+#include "compiler/passes/convolution_layout.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "compiler/hlo/op_attributes.h"
+#include "compiler/hlo/opcode.h"
+#include "runtime/chip/memory_tiles.h"
+
+namespace kiln::passes {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+// Array ops whose kernel writes its result in any layout it is given.
+bool ComputesAnArray(Opcode op) {
+  if (hlo::IsElementwise(op)) return true;
+  switch (op) {
+    case Opcode::kConvolution:
+    case Opcode::kDot:
+    case Opcode::kBroadcast:
+    case Opcode::kIota:
+    case Opcode::kReduceWindow:
+    case Opcode::kSelectAndScatter:
+    case Opcode::kPad:
+    case Opcode::kTranspose:
+    case Opcode::kCopy:
+    case Opcode::kReshape:
+    case Opcode::kConcatenate:
+    case Opcode::kSlice:
+    case Opcode::kReverse:
+    case Opcode::kDynamicSlice:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Users that read an operand in whatever layout it has: the ops above and
+// reductions. A bitcast reads memory order; tuples, loops, calls, custom
+// calls and collectives pass the value on with the layout in their shapes.
+bool ReadsAnyLayout(Opcode op) { return op == Opcode::kReduce || ComputesAnArray(op); }
+
+bool IsLaidOutArray(const hlo::Shape& shape) {
+  return shape.IsArray() && shape.is_static() && shape.rank() >= 2;
+}
+
+// Elements the memory tiles hold for `shape` under its layout.
+int64_t PaddedElements(const hlo::Shape& shape) {
+  const std::vector<int64_t> tiled = runtime::TiledDimensions(shape);
+  int64_t elements = 1;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (std::find(tiled.begin(), tiled.end(), d) == tiled.end()) elements *= shape.dimensions(d);
+  }
+  if (tiled.size() == 2) {
+    elements *= runtime::RoundUp(shape.dimensions(tiled[0]), runtime::SublaneTile(shape.element_type()));
+  }
+  if (!tiled.empty()) elements *= runtime::RoundUp(shape.dimensions(tiled.back()), runtime::kLanes);
+  return elements;
+}
+
+// Union-find over the values of one computation.
+class Groups {
+ public:
+  const Instruction* Find(const Instruction* v) {
+    auto it = parent_.find(v);
+    if (it == parent_.end() || it->second == v) return v;
+    const Instruction* root = Find(it->second);
+    parent_[v] = root;
+    return root;
+  }
+  void Join(const Instruction* a, const Instruction* b) {
+    const Instruction* ra = Find(a);
+    const Instruction* rb = Find(b);
+    if (ra != rb) parent_[rb] = ra;
+  }
+
+ private:
+  std::unordered_map<const Instruction*, const Instruction*> parent_;
+};
+
+// Whether `value` may take a layout other than the one it has.
+bool Assignable(const Instruction& value, const hlo::Computation& computation) {
+  if (!IsLaidOutArray(value.shape()) || !value.shape().has_default_layout()) return false;
+  if (&value == computation.root() || !ComputesAnArray(value.opcode())) return false;
+  return std::all_of(value.users().begin(), value.users().end(),
+                     [](const Instruction* user) { return ReadsAnyLayout(user->opcode()); });
+}
+
+}  // namespace
+
+std::vector<int64_t> FeatureMinorLayout(const hlo::Shape& shape, int64_t feature, int64_t batch) {
+  std::vector<int64_t> spatial;  // logical order
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (d != feature && d != batch) spatial.push_back(d);
+  }
+  // minor_to_major: feature, batch, then the spatial dimensions minor first.
+  std::vector<int64_t> batch_second = {feature, batch};
+  batch_second.insert(batch_second.end(), spatial.rbegin(), spatial.rend());
+  if (spatial.empty()) return batch_second;
+  // feature, the most minor spatial dimension, the other spatial ones, batch.
+  std::vector<int64_t> spatial_second = {feature};
+  spatial_second.insert(spatial_second.end(), spatial.rbegin(), spatial.rend());
+  spatial_second.push_back(batch);
+
+  auto padded = [&](const std::vector<int64_t>& minor_to_major) {
+    hlo::Shape laid = shape;
+    laid.mutable_layout().minor_to_major = minor_to_major;
+    return PaddedElements(laid);
+  };
+  return padded(spatial_second) < padded(batch_second) ? spatial_second : batch_second;
+}
+
+Result<bool> AssignConvolutionLayouts(hlo::Computation& computation) {
+  std::vector<Instruction*> order;
+  std::vector<Instruction*> convolutions;
+  for (const auto& instr : computation.instructions()) {
+    order.push_back(instr.get());
+    if (instr->opcode() == Opcode::kConvolution && IsLaidOutArray(instr->shape()) &&
+        IsLaidOutArray(instr->operand(0)->shape())) {
+      convolutions.push_back(instr.get());
+    }
+  }
+  if (convolutions.empty()) return false;
+
+  // Values joined by elementwise ops over the same dimensions.
+  Groups groups;
+  for (Instruction* instr : order) {
+    if (!hlo::IsElementwise(instr->opcode()) || !IsLaidOutArray(instr->shape())) continue;
+    for (const Instruction* operand : instr->operands()) {
+      if (operand->shape().IsArray() && operand->shape().dimensions() == instr->shape().dimensions()) {
+        groups.Join(instr, operand);
+      }
+    }
+  }
+
+  // Each group's layout: its first convolution's.
+  std::unordered_map<const Instruction*, std::vector<int64_t>> wanted;
+  std::unordered_map<const Instruction*, std::vector<int64_t>> input_layouts;  // per convolution
+  for (const Instruction* conv : convolutions) {
+    auto numbers = hlo::GetConvolutionDimensionNumbers(*conv);
+    if (!numbers) continue;  // the verifier checked them; nothing to lay out
+    const hlo::Shape& input = conv->operand(0)->shape();
+    std::vector<int64_t> in = FeatureMinorLayout(input, numbers->input_feature_dimension,
+                                                 numbers->input_batch_dimension);
+    std::vector<int64_t> out = FeatureMinorLayout(conv->shape(), numbers->output_feature_dimension,
+                                                  numbers->output_batch_dimension);
+    wanted.try_emplace(groups.Find(conv), std::move(out));
+    wanted.try_emplace(groups.Find(conv->operand(0)), in);
+    input_layouts[conv] = std::move(in);
+  }
+
+  bool changed = false;
+  for (Instruction* value : order) {
+    auto it = wanted.find(groups.Find(value));
+    if (it == wanted.end() || !Assignable(*value, computation)) continue;
+    if (value->shape().layout().minor_to_major == it->second) continue;
+    hlo::Shape shape = value->shape();
+    shape.mutable_layout().minor_to_major = it->second;
+    value->set_shape(std::move(shape));
+    changed = true;
+  }
+
+  // Inputs that kept another layout: one copy per value and layout.
+  std::map<std::pair<const Instruction*, std::vector<int64_t>>, Instruction*> copies;
+  std::unordered_set<std::string> names;
+  for (const auto& instr : computation.instructions()) names.insert(instr->name());
+  for (Instruction* conv : convolutions) {
+    auto layout = input_layouts.find(conv);
+    if (layout == input_layouts.end()) continue;
+    Instruction* input = conv->operand(0);
+    if (input->shape().layout().minor_to_major == layout->second) continue;
+    Instruction*& copy = copies[{input, layout->second}];
+    if (copy == nullptr) {
+      hlo::Shape shape = input->shape();
+      shape.mutable_layout().minor_to_major = layout->second;
+      std::string name = input->name() + ".feature_minor";
+      for (int k = 1; names.contains(name); ++k) name = input->name() + ".feature_minor." + std::to_string(k);
+      names.insert(name);
+      auto made = Instruction::Create(Opcode::kCopy, std::move(shape), {input}, name);
+      made->set_source_line(conv->source_line());
+      copy = computation.AddInstruction(std::move(made));
+    }
+    KILN_RETURN_IF_ERROR(conv->ReplaceOperandWith(0, copy));
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace kiln::passes
