@@ -83,12 +83,20 @@ class Groups {
   std::unordered_map<const Instruction*, const Instruction*> parent_;
 };
 
-// Whether `value` may take a layout other than the one it has.
+// Whether the layout of `value` is fixed by what makes or reads it: a
+// parameter, the root, an op that is not a plain array computation, or a
+// user that reads memory order or passes the value on.
+bool Pinned(const Instruction& value, const hlo::Computation& computation) {
+  if (!IsLaidOutArray(value.shape())) return true;
+  if (&value == computation.root() || !ComputesAnArray(value.opcode())) return true;
+  return !std::all_of(value.users().begin(), value.users().end(),
+                      [](const Instruction* user) { return ReadsAnyLayout(user->opcode()); });
+}
+
+// Whether `value` may take a layout other than the one it has: not pinned,
+// and no layout was written for it in the text.
 bool Assignable(const Instruction& value, const hlo::Computation& computation) {
-  if (!IsLaidOutArray(value.shape()) || !value.shape().has_default_layout()) return false;
-  if (&value == computation.root() || !ComputesAnArray(value.opcode())) return false;
-  return std::all_of(value.users().begin(), value.users().end(),
-                     [](const Instruction* user) { return ReadsAnyLayout(user->opcode()); });
+  return !Pinned(value, computation) && value.shape().has_default_layout();
 }
 
 }  // namespace
@@ -165,7 +173,9 @@ Result<bool> AssignConvolutionLayouts(hlo::Computation& computation) {
     changed = true;
   }
 
-  // Inputs that kept another layout: one copy per value and layout.
+  // Pinned inputs in another layout: one copy per value and layout. A value
+  // the pass laid out for another convolution (a weight gradient reads the
+  // forward activations with the batch as its feature) is read as it lies.
   std::map<std::pair<const Instruction*, std::vector<int64_t>>, Instruction*> copies;
   std::unordered_set<std::string> names;
   for (const auto& instr : computation.instructions()) names.insert(instr->name());
@@ -173,7 +183,7 @@ Result<bool> AssignConvolutionLayouts(hlo::Computation& computation) {
     auto layout = input_layouts.find(conv);
     if (layout == input_layouts.end()) continue;
     Instruction* input = conv->operand(0);
-    if (input->shape().layout().minor_to_major == layout->second) continue;
+    if (input->shape().layout().minor_to_major == layout->second || !Pinned(*input, computation)) continue;
     Instruction*& copy = copies[{input, layout->second}];
     if (copy == nullptr) {
       hlo::Shape shape = input->shape();

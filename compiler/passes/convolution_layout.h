@@ -16,7 +16,10 @@
 // or custom call reads, or an op that is not a plain array computation.
 // A convolution whose input is pinned in another layout reads a copy in its
 // layout (a transposing kernel XLA inserts too, and times), shared by the
-// convolutions that read the same value.
+// convolutions that read the same value. An input laid out for another
+// convolution is read as it lies: a weight gradient's convolution contracts
+// the forward activations over their batch and takes them in the forward
+// layout.
 //
 // Values are unchanged (the evaluator computes on logical indices; no
 // bitcast reads a value whose layout changes). Fusion bodies are left

@@ -149,6 +149,28 @@ ENTRY e {
   EXPECT_EQ(a->operand(0), b->operand(0));
 }
 
+TEST(ConvolutionLayoutTest, AWeightGradientReadsTheForwardActivationsAsTheyLie) {
+  // dw contracts r over its batch (labelled as the feature): its own choice
+  // would put the batch minor, but r is the forward convolution's group.
+  auto module = ParseVerified(R"(HloModule wgrad
+ENTRY e {
+  x = f32[16,8,7,7] parameter(0)
+  w = f32[8,8,1,1] parameter(1)
+  g = f32[16,32,7,7] parameter(2)
+  c = f32[16,8,7,7] convolution(x, w), window={size=1x1}, dim_labels=bf01_oi01->bf01
+  zero = f32[] constant(0)
+  zs = f32[16,8,7,7] broadcast(zero), dimensions={}
+  r = f32[16,8,7,7] maximum(c, zs)
+  ROOT dw = f32[8,32,1,1] convolution(r, g), window={size=7x7}, dim_labels=fb01_io01->bf01
+})");
+  ASSERT_NE(module, nullptr);
+  ASSERT_TRUE(AssignConvolutionLayouts(*module->entry()).value_or(false));
+  EXPECT_EQ(LayoutOf(*module, "r"), (Layout{1, 0, 3, 2}));
+  EXPECT_EQ(FindInstruction(*module, "dw")->operand(0), FindInstruction(*module, "r"));
+  // Kernels (here the gradient) are read as they lie: only inputs are laid out.
+  EXPECT_EQ(FindInstruction(*module, "dw")->operand(1), FindInstruction(*module, "g"));
+}
+
 TEST(ConvolutionLayoutTest, TheDefaultPipelineLaysOutConvolutions) {
   auto module = ParseVerified(kBlock);
   ASSERT_NE(module, nullptr);
