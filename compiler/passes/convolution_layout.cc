@@ -63,6 +63,13 @@ int64_t PaddedElements(const hlo::Shape& shape) {
   return elements;
 }
 
+// The dimension the lanes of `shape`'s memory tiles run along: the first
+// of its minor_to_major that holds data.
+int64_t MinorDimension(const hlo::Shape& shape) {
+  const std::vector<int64_t> tiled = runtime::TiledDimensions(shape);
+  return tiled.empty() ? -1 : tiled.back();
+}
+
 // Union-find over the values of one computation.
 class Groups {
  public:
@@ -184,6 +191,9 @@ Result<bool> AssignConvolutionLayouts(hlo::Computation& computation) {
     if (layout == input_layouts.end()) continue;
     Instruction* input = conv->operand(0);
     if (input->shape().layout().minor_to_major == layout->second || !Pinned(*input, computation)) continue;
+    // A pinned input whose features are already minor is read as it lies
+    // (NHWC parameters): the feature vectors the rows need are whole.
+    if (MinorDimension(input->shape()) == layout->second.front()) continue;
     Instruction*& copy = copies[{input, layout->second}];
     if (copy == nullptr) {
       hlo::Shape shape = input->shape();

@@ -171,6 +171,19 @@ ENTRY e {
   EXPECT_EQ(FindInstruction(*module, "dw")->operand(1), FindInstruction(*module, "g"));
 }
 
+TEST(ConvolutionLayoutTest, AParameterWithItsFeaturesMinorIsReadAsItLies) {
+  // NHWC: the features are already minor; no copy for the batch's place.
+  auto module = ParseVerified(R"(HloModule nhwc
+ENTRY e {
+  x = f16[128,56,56,4] parameter(0)
+  w = f16[64,7,7,4] parameter(1)
+  ROOT c = f16[128,64,28,28]{1,3,2,0} convolution(x, w), dim_labels=b01f_o01i->bf01, window={size=7x7 stride=2x2 pad=3_3x3_3}
+})");
+  ASSERT_NE(module, nullptr);
+  EXPECT_FALSE(AssignConvolutionLayouts(*module->entry()).value_or(true));
+  EXPECT_EQ(FindInstruction(*module, "c")->operand(0), FindInstruction(*module, "x"));
+}
+
 TEST(ConvolutionLayoutTest, TheDefaultPipelineLaysOutConvolutions) {
   auto module = ParseVerified(kBlock);
   ASSERT_NE(module, nullptr);
