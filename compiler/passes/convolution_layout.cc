@@ -8,6 +8,7 @@
 
 #include "compiler/hlo/op_attributes.h"
 #include "compiler/hlo/opcode.h"
+#include "compiler/passes/layout_groups.h"
 #include "runtime/chip/memory_tiles.h"
 
 namespace kiln::passes {
@@ -15,39 +16,6 @@ namespace {
 
 using hlo::Instruction;
 using hlo::Opcode;
-
-// Array ops whose kernel writes its result in any layout it is given.
-bool ComputesAnArray(Opcode op) {
-  if (hlo::IsElementwise(op)) return true;
-  switch (op) {
-    case Opcode::kConvolution:
-    case Opcode::kDot:
-    case Opcode::kBroadcast:
-    case Opcode::kIota:
-    case Opcode::kReduceWindow:
-    case Opcode::kSelectAndScatter:
-    case Opcode::kPad:
-    case Opcode::kTranspose:
-    case Opcode::kCopy:
-    case Opcode::kReshape:
-    case Opcode::kConcatenate:
-    case Opcode::kSlice:
-    case Opcode::kReverse:
-    case Opcode::kDynamicSlice:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Users that read an operand in whatever layout it has: the ops above and
-// reductions. A bitcast reads memory order; tuples, loops, calls, custom
-// calls and collectives pass the value on with the layout in their shapes.
-bool ReadsAnyLayout(Opcode op) { return op == Opcode::kReduce || ComputesAnArray(op); }
-
-bool IsLaidOutArray(const hlo::Shape& shape) {
-  return shape.IsArray() && shape.is_static() && shape.rank() >= 2;
-}
 
 // Elements the memory tiles hold for `shape` under its layout.
 int64_t PaddedElements(const hlo::Shape& shape) {
@@ -68,42 +36,6 @@ int64_t PaddedElements(const hlo::Shape& shape) {
 int64_t MinorDimension(const hlo::Shape& shape) {
   const std::vector<int64_t> tiled = runtime::TiledDimensions(shape);
   return tiled.empty() ? -1 : tiled.back();
-}
-
-// Union-find over the values of one computation.
-class Groups {
- public:
-  const Instruction* Find(const Instruction* v) {
-    auto it = parent_.find(v);
-    if (it == parent_.end() || it->second == v) return v;
-    const Instruction* root = Find(it->second);
-    parent_[v] = root;
-    return root;
-  }
-  void Join(const Instruction* a, const Instruction* b) {
-    const Instruction* ra = Find(a);
-    const Instruction* rb = Find(b);
-    if (ra != rb) parent_[rb] = ra;
-  }
-
- private:
-  std::unordered_map<const Instruction*, const Instruction*> parent_;
-};
-
-// Whether the layout of `value` is fixed by what makes or reads it: a
-// parameter, the root, an op that is not a plain array computation, or a
-// user that reads memory order or passes the value on.
-bool Pinned(const Instruction& value, const hlo::Computation& computation) {
-  if (!IsLaidOutArray(value.shape())) return true;
-  if (&value == computation.root() || !ComputesAnArray(value.opcode())) return true;
-  return !std::all_of(value.users().begin(), value.users().end(),
-                      [](const Instruction* user) { return ReadsAnyLayout(user->opcode()); });
-}
-
-// Whether `value` may take a layout other than the one it has: not pinned,
-// and no layout was written for it in the text.
-bool Assignable(const Instruction& value, const hlo::Computation& computation) {
-  return !Pinned(value, computation) && value.shape().has_default_layout();
 }
 
 }  // namespace
@@ -142,16 +74,7 @@ Result<bool> AssignConvolutionLayouts(hlo::Computation& computation) {
   }
   if (convolutions.empty()) return false;
 
-  // Values joined by elementwise ops over the same dimensions.
-  Groups groups;
-  for (Instruction* instr : order) {
-    if (!hlo::IsElementwise(instr->opcode()) || !IsLaidOutArray(instr->shape())) continue;
-    for (const Instruction* operand : instr->operands()) {
-      if (operand->shape().IsArray() && operand->shape().dimensions() == instr->shape().dimensions()) {
-        groups.Join(instr, operand);
-      }
-    }
-  }
+  LayoutGroups groups(computation);
 
   // Each group's layout: its first convolution's.
   std::unordered_map<const Instruction*, std::vector<int64_t>> wanted;
@@ -172,7 +95,7 @@ Result<bool> AssignConvolutionLayouts(hlo::Computation& computation) {
   bool changed = false;
   for (Instruction* value : order) {
     auto it = wanted.find(groups.Find(value));
-    if (it == wanted.end() || !Assignable(*value, computation)) continue;
+    if (it == wanted.end() || !LayoutAssignable(*value, computation)) continue;
     if (value->shape().layout().minor_to_major == it->second) continue;
     hlo::Shape shape = value->shape();
     shape.mutable_layout().minor_to_major = it->second;
@@ -190,7 +113,7 @@ Result<bool> AssignConvolutionLayouts(hlo::Computation& computation) {
     auto layout = input_layouts.find(conv);
     if (layout == input_layouts.end()) continue;
     Instruction* input = conv->operand(0);
-    if (input->shape().layout().minor_to_major == layout->second || !Pinned(*input, computation)) continue;
+    if (input->shape().layout().minor_to_major == layout->second || !LayoutPinned(*input, computation)) continue;
     // A pinned input whose features are already minor is read as it lies
     // (NHWC parameters): the feature vectors the rows need are whole.
     if (MinorDimension(input->shape()) == layout->second.front()) continue;

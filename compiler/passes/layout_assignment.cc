@@ -6,6 +6,7 @@
 #include "compiler/hlo/computation.h"
 #include "compiler/hlo/module.h"
 #include "compiler/passes/convolution_layout.h"
+#include "compiler/passes/layout_groups.h"
 #include "runtime/chip/memory_tiles.h"
 
 namespace kiln::passes {
@@ -13,18 +14,6 @@ namespace {
 
 using hlo::Instruction;
 using hlo::Opcode;
-
-// Ops that write their result in whatever layout it is given, at the
-// traffic of writing it once: moves and dots.
-bool WritesAnyLayout(Opcode op) {
-  return op == Opcode::kCopy || op == Opcode::kTranspose || op == Opcode::kConvert || op == Opcode::kDot;
-}
-
-bool OnlyDotsRead(const Instruction& value) {
-  if (value.users().empty()) return false;
-  return std::all_of(value.users().begin(), value.users().end(),
-                     [](const Instruction* user) { return user->opcode() == Opcode::kDot; });
-}
 
 // Computations that are a fusion's body: their parameters take the fusion's
 // operands as laid out, so their values keep the layouts they were given.
@@ -37,6 +26,38 @@ std::unordered_set<const hlo::Computation*> FusionBodies(const hlo::Module& modu
     }
   }
   return bodies;
+}
+
+bool ReadByReshape(const Instruction& value) {
+  return std::any_of(value.users().begin(), value.users().end(),
+                     [](const Instruction* user) { return user->opcode() == Opcode::kReshape; });
+}
+
+// Groups whose tiles' rows are mostly padding, every member free to change
+// and none reshaped (a reshape across another layout is a move, not a
+// bitcast), take the layout DenserMinorToMajor gives their first member
+// that needs one.
+bool AssignDenseRowLayouts(hlo::Computation& computation) {
+  LayoutGroups groups(computation);
+  bool changed = false;
+  for (const std::vector<Instruction*>& members : groups.Members()) {
+    const bool free = std::all_of(members.begin(), members.end(), [&](const Instruction* m) {
+      return LayoutAssignable(*m, computation) && !ReadByReshape(*m);
+    });
+    if (!free) continue;
+    std::optional<std::vector<int64_t>> denser;
+    for (const Instruction* m : members) {
+      if ((denser = DenserMinorToMajor(m->shape()))) break;
+    }
+    if (!denser) continue;
+    for (Instruction* m : members) {
+      hlo::Shape shape = m->shape();
+      shape.mutable_layout().minor_to_major = *denser;
+      m->set_shape(std::move(shape));
+    }
+    changed = true;
+  }
+  return changed;
 }
 
 }  // namespace
@@ -79,19 +100,7 @@ Result<bool> LayoutAssignment::Run(hlo::Module& module) {
     if (fusion_bodies.contains(computation.get())) continue;
     KILN_ASSIGN_OR_RETURN(bool convolutions, AssignConvolutionLayouts(*computation));
     changed |= convolutions;
-    for (const auto& instr : computation->instructions()) {
-      Instruction& value = *instr;
-      if (!WritesAnyLayout(value.opcode()) || computation->root() == &value || !OnlyDotsRead(value) ||
-          !value.shape().has_default_layout()) {
-        continue;
-      }
-      std::optional<std::vector<int64_t>> denser = DenserMinorToMajor(value.shape());
-      if (!denser) continue;
-      hlo::Shape shape = value.shape();
-      shape.mutable_layout().minor_to_major = std::move(*denser);
-      value.set_shape(std::move(shape));
-      changed = true;
-    }
+    changed |= AssignDenseRowLayouts(*computation);
   }
   return changed;
 }

@@ -4,24 +4,25 @@
 // Convolution activations and the values computed with them take feature-
 // minor layouts (compiler/passes/convolution_layout.h).
 //
-// Values that only dots read get a layout whose two tiled dimensions hold
-// data, as XLA keeps tiny dimensions out of the tiled pair.
-//
-// A value qualifies when it is an array written by a copy, transpose,
-// convert or dot (ops that write any layout at no extra traffic), every
-// user is a dot, it has XLA's default layout (a layout written in the text
-// is kept), it is not a parameter or a computation's root, and its
-// computation is not a fusion's body. Its second-minor tiled dimension is
-// then replaced when it is shorter than one tile's rows (16 for bf16) and a
+// The other values, by layout group (compiler/passes/layout_groups.h: the
+// values elementwise ops compute together), get a layout whose two tiled
+// dimensions hold data, as XLA keeps tiny dimensions out of the tiled pair.
+// A group qualifies when every member may change (an array op's result,
+// not a parameter or a computation's root, read only by array ops and
+// reductions, with XLA's default layout: a layout written in the text is
+// kept) and none is reshaped (a reshape that is a bitcast under the default
+// layout would become a move). Its second-minor tiled dimension is then
+// replaced when it is shorter than one tile's rows (16 for bf16) and a
 // more major dimension is not: that dimension moves next to the minor one.
-// bf16[1,4096,8,1024] read by a dot becomes {3,1,2,0}: 4096 x 1024 tiles
-// instead of 8 rows padded to 16 in every tile, and the dot's blocks are
-// cut from whole rows.
+// bf16[2048,8,128] attention heads become {2,0,1}: 2048 x 128 tiles
+// instead of 8 rows padded to 16 in every tile, and a dot's blocks are cut
+// from whole rows.
 //
 // Values are unchanged (the evaluator computes on logical indices; only a
-// bitcast reads memory order, and a bitcast is never a qualifying user or
-// producer). Tiny minor dimensions, elementwise users and values that flow
-// through control flow are left as written.
+// bitcast reads memory order, and a value a bitcast reads is pinned). Tiny
+// minor dimensions and values that flow through control flow are left as
+// written. Fusion bodies are skipped: their parameters take the fusion's
+// operands as laid out.
 //
 // Stateless; thread-safe across modules.
 #pragma once

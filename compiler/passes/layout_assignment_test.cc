@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,21 @@ using testing::ParseVerified;
 bool Changed(Result<bool> ran) {
   EXPECT_TRUE(ran.has_value()) << (ran ? "" : ran.error().ToString());
   return ran.value_or(false);
+}
+
+// bf16 arguments of these dimensions holding multiples of 1/8 (exact in
+// bf16, a float's upper half) that repeat every `period` elements.
+std::vector<hlo::Literal> Bf16Arguments(std::initializer_list<std::vector<int64_t>> dims, int period) {
+  std::vector<hlo::Literal> args;
+  for (const std::vector<int64_t>& d : dims) {
+    hlo::Literal arg(Shape(PrimitiveType::kBF16, d));
+    for (int64_t i = 0; i < arg.element_count(); ++i) {
+      const float value = static_cast<float>(i % period) * 0.125f - 0.75f;
+      arg.Set<uint16_t>(i, static_cast<uint16_t>(std::bit_cast<uint32_t>(value) >> 16));
+    }
+    args.push_back(std::move(arg));
+  }
+  return args;
 }
 
 std::optional<std::vector<int64_t>> Denser(PrimitiveType type, std::vector<int64_t> dims) {
@@ -68,17 +84,7 @@ TEST(LayoutAssignmentTest, AValueOnlyDotsReadIsLaidOutForTheirTilesAndComputesTh
   // Done: a second run changes nothing.
   EXPECT_FALSE(Changed(pass.Run(*after)));
 
-  std::vector<hlo::Literal> args;
-  for (const Shape& shape : {Shape(PrimitiveType::kBF16, {1, 256, 512}), Shape(PrimitiveType::kBF16, {1, 512, 8, 256})}) {
-    hlo::Literal arg(shape);
-    for (int64_t i = 0; i < arg.element_count(); ++i) {
-      // bf16 is a float's upper half: these multiples of 1/8 are exact.
-      const float value = static_cast<float>(i % 13) * 0.125f - 0.75f;
-      arg.Set<uint16_t>(i, static_cast<uint16_t>(std::bit_cast<uint32_t>(value) >> 16));
-    }
-    args.push_back(std::move(arg));
-  }
-  testing::ExpectSameResults(*before, *after, args);
+  testing::ExpectSameResults(*before, *after, Bf16Arguments({{1, 256, 512}, {1, 512, 8, 256}}, 13));
 }
 
 TEST(LayoutAssignmentTest, ValuesOtherOpsReadOrWriteKeepTheirLayout) {
@@ -102,6 +108,61 @@ ENTRY e {
     EXPECT_TRUE(FindInstruction(*module, name)->shape().has_default_layout()) << name;
   }
   EXPECT_EQ(FindInstruction(*module, "written")->shape().layout().minor_to_major, (std::vector<int64_t>{3, 2, 0, 1}));
+}
+
+// Attention heads: 8 heads between the tokens and the head dimension pad
+// each bf16 tile's 16 rows to 8 of data. The projection, its scaling and
+// the square computed from it share one layout, tokens as the tile rows.
+constexpr char kHeads[] = R"(HloModule heads
+add {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT s = bf16[] add(a, b)
+}
+ENTRY e {
+  x = bf16[2048,8,128] parameter(0)
+  w = bf16[128,128] parameter(1)
+  q = bf16[2048,8,128] dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  half = bf16[] constant(0.5)
+  halves = bf16[2048,8,128] broadcast(half), dimensions={}
+  scaled = bf16[2048,8,128] multiply(q, halves)
+  sq = bf16[2048,8,128] multiply(scaled, scaled)
+  zero = bf16[] constant(0)
+  ROOT sum = bf16[8,128] reduce(sq, zero), dimensions={0}, to_apply=add
+})";
+
+TEST(LayoutAssignmentTest, ValuesComputedTogetherShareADenserLayout) {
+  auto module = ParseVerified(kHeads);
+  ASSERT_NE(module, nullptr);
+  ASSERT_TRUE(Changed(LayoutAssignment().Run(*module)));
+  for (const char* name : {"q", "halves", "scaled", "sq"}) {
+    EXPECT_EQ(FindInstruction(*module, name)->shape().layout().minor_to_major, (std::vector<int64_t>{2, 0, 1}))
+        << name;
+  }
+  EXPECT_TRUE(FindInstruction(*module, "x")->shape().has_default_layout());
+  EXPECT_FALSE(Changed(LayoutAssignment().Run(*module)));
+}
+
+TEST(LayoutAssignmentTest, AGroupWithAPinnedOrReshapedMemberKeepsItsLayout) {
+  // sq is reshaped (a bitcast under the default layout, a move under
+  // another); in the second module the group reaches the root.
+  for (const char* root : {"ROOT r = bf16[2048,1024] reshape(sq)", "ROOT n = bf16[2048,8,128] negate(sq)"}) {
+    std::string text = kHeads;
+    const size_t at = text.find("ROOT sum");
+    text.replace(at, text.find('\n', at) - at, root);
+    auto module = ParseVerified(text);
+    ASSERT_NE(module, nullptr) << root;
+    EXPECT_FALSE(Changed(LayoutAssignment().Run(*module))) << root;
+    EXPECT_TRUE(FindInstruction(*module, "q")->shape().has_default_layout()) << root;
+  }
+}
+
+TEST(LayoutAssignmentTest, DenserLayoutsComputeTheSame) {
+  auto before = ParseVerified(kHeads);
+  auto after = ParseVerified(kHeads);
+  ASSERT_TRUE(before && after);
+  ASSERT_TRUE(Changed(LayoutAssignment().Run(*after)));
+  testing::ExpectSameResults(*before, *after, Bf16Arguments({{2048, 8, 128}, {128, 128}}, 7));
 }
 
 TEST(LayoutAssignmentTest, TheDefaultPipelineAssignsLayouts) {
