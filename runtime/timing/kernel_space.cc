@@ -88,7 +88,11 @@ SpaceArray Laid(const hlo::Shape& shape, const ArrayIndex& index, bool output) {
 // A contraction operand read as a GEMM panel: the dot's lhs ([batch, m, k])
 // or rhs ([batch, k, n]) oriented as it lies in memory; a convolution's
 // input as rows following m with its features whole (its window is built
-// in VMEM once per m block).
+// in VMEM once per m block), each row carrying the input positions its
+// output row covers alone: one for a stride-1 convolution, stride^2 for a
+// strided one, the whole image for a weight gradient (one output position
+// per filter tap, every input position summed into it). A block of output
+// rows thus reads its share of the input, and a pass over m the input once.
 SpaceArray OperandView(const Contraction& c, hlo::PrimitiveType type, bool lhs) {
   const GemmShape& g = c.gemm;
   const int64_t batch = static_cast<int64_t>(std::max(g.batch, 1.0));
@@ -98,8 +102,10 @@ SpaceArray OperandView(const Contraction& c, hlo::PrimitiveType type, bool lhs) 
     int64_t features = std::max<int64_t>(1, g.k);
     if (const auto dn = hlo::GetConvolutionDimensionNumbers(*c.instruction)) {
       const hlo::Shape& in = c.instruction->operand(0)->shape();
-      if (dn->input_feature_dimension < in.rank()) {
-        features = std::max<int64_t>(1, in.dimensions(dn->input_feature_dimension) / batch);
+      if (dn->input_feature_dimension < in.rank() && in.is_static()) {
+        const int64_t in_features = std::max<int64_t>(1, in.dimensions(dn->input_feature_dimension));
+        const int64_t positions = std::max<int64_t>(1, in.ElementCount() / in_features);
+        features = std::max<int64_t>(1, in_features / batch) * std::max<int64_t>(1, CeilDiv(positions, g.m));
       }
     }
     a.dims = {g.m, features};

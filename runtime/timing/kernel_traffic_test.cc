@@ -196,6 +196,24 @@ ENTRY e {
   EXPECT_LE(p.bytes, 1.10 * p.ideal_bytes) << p.tiling;
 }
 
+// A weight gradient sums every input position into its one output
+// position per filter tap: its kernel reads the whole activation, not one
+// row of features per output row (which counted 64 KiB of a 4 MiB input).
+TEST(KernelTrafficTest, AWeightGradientReadsItsWholeInput) {
+  const std::string hlo = R"(
+HloModule k
+ENTRY e {
+  x = f32[8,32,32,128] parameter(0)
+  g = f32[8,32,32,256] parameter(1)
+  ROOT dw = f32[1,1,128,256] convolution(x, g), window={size=32x32}, dim_labels=f01b_i01o->01bf
+})";
+  KernelProfile p = TimeOne(hlo, {"f32[8,32,32,128]", "f32[8,32,32,256]"}, "f32[1,1,128,256]", "output");
+  const double x = 4.0 * 8 * 32 * 32 * 128, g = 4.0 * 8 * 32 * 32 * 256, dw = 4.0 * 128 * 256;
+  EXPECT_DOUBLE_EQ(p.ideal_bytes, x + g + dw);
+  EXPECT_GE(p.bytes, 0.95 * p.ideal_bytes) << p.tiling;
+  EXPECT_LE(p.bytes, 1.10 * p.ideal_bytes) << p.tiling;
+}
+
 // Each operand spans a quarter of the space's columns: it is moved by the
 // blocks that land on it, not by every block of the row.
 TEST(KernelTrafficTest, ConcatenateOperandsAreReadOnlyWhereTheyLand) {
