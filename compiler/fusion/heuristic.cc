@@ -256,6 +256,11 @@ FusionEdge HeuristicPlanner::DecidePrologue(const Instruction& p, const Instruct
     for (const Instruction* q : cone[i]->operands()) {
       if (IsFreeInstruction(*q) || q->users().size() != 1) continue;
       if (std::find(cone.begin(), cone.end(), q) != cone.end()) continue;
+      if (contraction->opcode() == hlo::Opcode::kConvolution && ChangesMemoryOrder(*q)) {
+        return Refuse(p, c, rule, DecisionKind::kProfitability,
+                      "producer " + Describe(*q) + " changes its operand's memory order: " + Describe(*contraction) +
+                          " loads rows of whole feature vectors, so the move stays a kernel of its own");
+      }
       if (IsExpensive(*q) || !FeedsContractionBlocks(*q)) {
         // q would join cone[i]'s own loop kernel, but cannot follow it in.
         return Refuse(p, c, rule, DecisionKind::kProfitability,

@@ -476,6 +476,24 @@ ENTRY e {
   EXPECT_EQ(plan.kernels.size(), 2u);
 }
 
+// The same move behind a cheap elementwise op: the cone the prologue would
+// compute holds it, so the whole cone stays outside.
+TEST_F(PlannerTest, AConvolutionDoesNotTransposeItsOperandDeeperInItsPrologue) {
+  options_.contractions_run_on_plan_tiles = false;
+  const FusionPlan& plan = Plan(R"(
+HloModule m
+ENTRY e {
+  x = f32[16,8,7,7] parameter(0)
+  w = f32[32,8,1,1] parameter(1)
+  t = f32[16,8,7,7]{1,0,3,2} copy(x)
+  n = f32[16,8,7,7]{1,0,3,2} negate(t)
+  ROOT c = f32[16,32,7,7]{1,0,3,2} convolution(n, w), window={size=1x1}, dim_labels=bf01_oi01->bf01
+})");
+  ASSERT_NE(Edge("n", "c"), nullptr);
+  ExpectRefused("n", "c", DecisionKind::kProfitability, "%t (copy) changes its operand's memory order");
+  EXPECT_EQ(plan.kernels.size(), 2u);
+}
+
 TEST_F(PlannerTest, AnEntryPrologueMustNotLoadMoreThanItSaves) {
   const FusionPlan& plan = Plan(kStackedWeights);
   const FusionEdge* e = Edge("wc", "d");
