@@ -6,7 +6,7 @@
 
 namespace kiln::hlo {
 
-Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instruction) {
+Instruction* Computation::AddInstruction(InstructionPtr instruction) {
   Instruction* instr = instruction.get();
   instr->parent_ = this;
   instr->index_in_parent_ = static_cast<int64_t>(instructions_.size());
@@ -49,7 +49,7 @@ Status Computation::ReplaceAllUsesWith(Instruction* old, Instruction* replacemen
     std::replace(ops.begin(), ops.end(), old, replacement);
     if (!already_user) replacement->users_.push_back(user);
   }
-  old->users_ = std::move(kept);
+  old->users_.assign(kept.begin(), kept.end());
   if (root_ == old) root_ = replacement;
   return Ok();
 }
@@ -91,7 +91,7 @@ Status Computation::RemoveInstructions(std::span<Instruction* const> dead) {
   for (Instruction* operand : survivors_used) {
     std::erase_if(operand->users_, [&](const Instruction* u) { return doomed.contains(u); });
   }
-  std::erase_if(instructions_, [&](const std::unique_ptr<Instruction>& instr) {
+  std::erase_if(instructions_, [&](const InstructionPtr& instr) {
     return doomed.contains(instr.get());
   });
   for (size_t i = 0; i < instructions_.size(); ++i) {
@@ -112,7 +112,7 @@ Status Computation::SetInstructionOrder(std::span<Instruction* const> order) {
     }
     placed[instr->index_in_parent_] = 1;
   }
-  std::vector<std::unique_ptr<Instruction>> reordered(instructions_.size());
+  std::vector<InstructionPtr> reordered(instructions_.size());
   for (size_t i = 0; i < order.size(); ++i) {
     reordered[i] = std::move(instructions_[order[i]->index_in_parent_]);
   }

@@ -26,7 +26,7 @@ class Computation {
 
   // Takes ownership; records the instruction as a user of its operands.
   // Parameters are also indexed by their number.
-  Instruction* AddInstruction(std::unique_ptr<Instruction> instruction);
+  Instruction* AddInstruction(InstructionPtr instruction);
 
   // Mutation for passes. Makes every user of `old` (and the root, if it is
   // `old`) use `replacement`, an instruction of this computation, instead.
@@ -44,7 +44,7 @@ class Computation {
   // otherwise.
   Status SetInstructionOrder(std::span<Instruction* const> order);
 
-  const std::vector<std::unique_ptr<Instruction>>& instructions() const { return instructions_; }
+  const std::vector<InstructionPtr>& instructions() const { return instructions_; }
   int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
 
   Instruction* root() const { return root_; }
@@ -66,7 +66,7 @@ class Computation {
   std::string name_;
   Module* parent_ = nullptr;
   bool is_entry_ = false;
-  std::vector<std::unique_ptr<Instruction>> instructions_;
+  std::vector<InstructionPtr> instructions_;
   std::vector<Instruction*> parameters_;
   Instruction* root_ = nullptr;
   std::string execution_thread_;

@@ -69,7 +69,7 @@ std::unique_ptr<Module> BuildCallChain(int levels) {
   for (int k = 0; k < levels; ++k) {
     auto comp = std::make_unique<Computation>("c" + std::to_string(k));
     Instruction* p = comp->AddInstruction(Instruction::CreateParameter(0, shape, "p"));
-    std::unique_ptr<Instruction> r;
+    InstructionPtr r;
     if (below == nullptr) {
       r = Instruction::Create(Opcode::kNegate, shape, {p}, "r");
     } else {

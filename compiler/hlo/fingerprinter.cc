@@ -45,7 +45,7 @@ constexpr size_t kCacheLineBytes = 64;
 
 // Called before hashing instrs[i].
 [[gnu::always_inline]] inline void PrefetchAhead(
-    const std::vector<std::unique_ptr<Instruction>>& instrs, size_t i) {
+    const std::vector<InstructionPtr>& instrs, size_t i) {
   if (i + kPrefetchDistance < instrs.size()) PrefetchObject(*instrs[i + kPrefetchDistance]);
   if (i + kPrefetchDistance / 2 < instrs.size()) {
     PrefetchPointees(*instrs[i + kPrefetchDistance / 2]);

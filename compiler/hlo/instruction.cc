@@ -1,35 +1,56 @@
 #include "compiler/hlo/instruction.h"
 
 #include <algorithm>
+#include <new>
+
+#include "compiler/hlo/ir_arena.h"
 
 namespace kiln::hlo {
 
-std::unique_ptr<Instruction> Instruction::Create(Opcode opcode, Shape shape,
-                                                 std::vector<Instruction*> operands,
-                                                 std::string name) {
-  auto instr = std::unique_ptr<Instruction>(new Instruction(opcode, std::move(shape)));
-  instr->operands_ = std::move(operands);
+void InstructionDeleter::operator()(Instruction* instruction) const {
+  if (instruction == nullptr) return;
+  if (instruction->in_arena_) {
+    instruction->~Instruction();  // the arena keeps the memory
+  } else {
+    delete instruction;
+  }
+}
+
+InstructionPtr Instruction::Make(Opcode opcode, Shape shape, IrArena* arena) {
+  if (arena == nullptr) {
+    return InstructionPtr(new Instruction(opcode, std::move(shape), std::pmr::new_delete_resource()));
+  }
+  void* memory = arena->allocate(sizeof(Instruction), alignof(Instruction));
+  auto* instr = new (memory) Instruction(opcode, std::move(shape), arena);
+  instr->in_arena_ = true;
+  return InstructionPtr(instr);
+}
+
+InstructionPtr Instruction::Create(Opcode opcode, Shape shape,
+                                   std::span<Instruction* const> operands, std::string name,
+                                   IrArena* arena) {
+  InstructionPtr instr = Make(opcode, std::move(shape), arena);
+  instr->operands_.assign(operands.begin(), operands.end());
   instr->name_ = std::move(name);
   return instr;
 }
 
-std::unique_ptr<Instruction> Instruction::CreateParameter(int64_t number, Shape shape,
-                                                          std::string name) {
-  auto instr = Create(Opcode::kParameter, std::move(shape), {}, std::move(name));
+InstructionPtr Instruction::CreateParameter(int64_t number, Shape shape, std::string name,
+                                            IrArena* arena) {
+  InstructionPtr instr = Create(Opcode::kParameter, std::move(shape), {}, std::move(name), arena);
   instr->parameter_number_ = number;
   return instr;
 }
 
-std::unique_ptr<Instruction> Instruction::CreateConstant(Literal literal, std::string name) {
-  auto instr = Create(Opcode::kConstant, literal.shape(), {}, std::move(name));
+InstructionPtr Instruction::CreateConstant(Literal literal, std::string name, IrArena* arena) {
+  InstructionPtr instr = Create(Opcode::kConstant, literal.shape(), {}, std::move(name), arena);
   instr->literal_ = std::make_unique<Literal>(std::move(literal));
   return instr;
 }
 
-std::unique_ptr<Instruction> Instruction::CreateClone(const Instruction& original,
-                                                      std::vector<Instruction*> operands,
-                                                      std::string name) {
-  std::unique_ptr<Instruction> clone;
+InstructionPtr Instruction::CreateClone(const Instruction& original,
+                                        std::span<Instruction* const> operands, std::string name) {
+  InstructionPtr clone;
   if (original.literal() != nullptr) {
     clone = CreateConstant(*original.literal(), std::move(name));
   } else if (original.opcode() == Opcode::kParameter) {

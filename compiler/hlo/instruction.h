@@ -3,12 +3,18 @@
 // Ownership: a Computation owns its instructions (made through the Create*
 // factories and handed to Computation::AddInstruction); operands, users,
 // called computations and control predecessors are non-owning pointers
-// into the same module. Not thread-safe for mutation; concurrent reads are
-// fine.
+// into the same module. An instruction lives either on the heap or, given
+// an arena (the parser passes its module's), in that arena together with
+// its operand and user lists; InstructionPtr's deleter knows which. An
+// arena instruction must not outlive its arena. Not thread-safe for
+// mutation; concurrent reads are fine.
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
+#include <memory_resource>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,35 +28,51 @@
 namespace kiln::hlo {
 
 class Computation;
+class Instruction;
+class IrArena;
+
+// Destroys a heap instruction, or only runs the destructor of one placed
+// in an arena (whose memory the arena keeps until it dies).
+struct InstructionDeleter {
+  void operator()(Instruction* instruction) const;
+};
+using InstructionPtr = std::unique_ptr<Instruction, InstructionDeleter>;
 
 class Instruction {
  public:
   // Factories. Operands must belong to the computation the instruction is
-  // added to.
-  static std::unique_ptr<Instruction> Create(Opcode opcode, Shape shape,
-                                             std::vector<Instruction*> operands,
-                                             std::string name = "");
-  static std::unique_ptr<Instruction> CreateParameter(int64_t number, Shape shape,
-                                                      std::string name = "");
-  static std::unique_ptr<Instruction> CreateConstant(Literal literal, std::string name = "");
+  // added to. With an `arena`, the instruction and its operand and user
+  // lists are placed there; it must then join a computation of the module
+  // that owns the arena.
+  static InstructionPtr Create(Opcode opcode, Shape shape, std::span<Instruction* const> operands,
+                               std::string name = "", IrArena* arena = nullptr);
+  static InstructionPtr Create(Opcode opcode, Shape shape,
+                               std::initializer_list<Instruction*> operands,
+                               std::string name = "") {
+    return Create(opcode, std::move(shape), std::span<Instruction* const>(operands.begin(), operands.size()),
+                  std::move(name));
+  }
+  static InstructionPtr CreateParameter(int64_t number, Shape shape, std::string name = "",
+                                        IrArena* arena = nullptr);
+  static InstructionPtr CreateConstant(Literal literal, std::string name = "",
+                                       IrArena* arena = nullptr);
   // A copy of `original` (opcode, shape, literal, attributes, async wrapper,
   // source line) named `name` and reading `operands`; control edges do not
   // carry over. For a parameter, `operands` must be empty.
-  static std::unique_ptr<Instruction> CreateClone(const Instruction& original,
-                                                  std::vector<Instruction*> operands,
-                                                  std::string name);
+  static InstructionPtr CreateClone(const Instruction& original,
+                                    std::span<Instruction* const> operands, std::string name);
 
   Opcode opcode() const { return opcode_; }
   const Shape& shape() const { return shape_; }
   const std::string& name() const { return name_; }
   Computation* parent() const { return parent_; }
 
-  const std::vector<Instruction*>& operands() const { return operands_; }
+  std::span<Instruction* const> operands() const { return operands_; }
   Instruction* operand(int64_t i) const { return operands_[i]; }
   int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
   // Distinct instructions that use this one as an operand, in the order
   // they were added.
-  const std::vector<Instruction*>& users() const { return users_; }
+  std::span<Instruction* const> users() const { return users_; }
 
   const std::vector<Attribute>& attributes() const { return attributes_; }
   const Attribute* FindAttribute(std::string_view name) const;
@@ -77,6 +99,10 @@ class Instruction {
   // The opcode as printed ("add", "negate-start").
   std::string OpcodeText() const;
 
+  // Whether this instruction sits in its module's arena (parsed) rather
+  // than on the heap (made by a pass).
+  bool in_arena() const { return in_arena_; }
+
   // Position in the parent computation's instruction list (dense, from 0);
   // lets analyses keep per-instruction state in vectors.
   int64_t index_in_parent() const { return index_in_parent_; }
@@ -98,14 +124,19 @@ class Instruction {
 
  private:
   friend class Computation;
-  Instruction(Opcode opcode, Shape shape) : opcode_(opcode), shape_(std::move(shape)) {}
+  friend struct InstructionDeleter;
+  // `lists` backs operands_ and users_.
+  Instruction(Opcode opcode, Shape shape, std::pmr::memory_resource* lists)
+      : opcode_(opcode), shape_(std::move(shape)), operands_(lists), users_(lists) {}
+  static InstructionPtr Make(Opcode opcode, Shape shape, IrArena* arena);
 
   Opcode opcode_;
+  bool in_arena_ = false;
   Shape shape_;
   std::string name_;
   Computation* parent_ = nullptr;
-  std::vector<Instruction*> operands_;
-  std::vector<Instruction*> users_;
+  std::pmr::vector<Instruction*> operands_;
+  std::pmr::vector<Instruction*> users_;
   std::vector<Attribute> attributes_;
   std::vector<Computation*> called_;
   std::vector<Instruction*> control_preds_;

@@ -1,8 +1,9 @@
 // An HLO module: computations (callees before callers), one entry, and the
 // module-level configuration written in the `HloModule` header.
 //
-// Owns its computations. Not thread-safe for mutation; concurrent reads are
-// fine.
+// Owns its computations and the arena its parsed instructions live in
+// (arena(); instructions that passes add are on the heap). Not thread-safe
+// for mutation; concurrent reads are fine.
 #pragma once
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "compiler/hlo/computation.h"
+#include "compiler/hlo/ir_arena.h"
 
 namespace kiln::hlo {
 
@@ -24,7 +26,12 @@ struct ComputationLayout {
 
 class Module {
  public:
-  explicit Module(std::string name) : name_(std::move(name)) {}
+  explicit Module(std::string name) : arena_(std::make_unique<IrArena>()), name_(std::move(name)) {}
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  // The computations go first: their arena instructions are destroyed
+  // before the arena's memory is released.
+  ~Module() { computations_.clear(); }
 
   const std::string& name() const { return name_; }
 
@@ -50,7 +57,13 @@ class Module {
 
   int64_t instruction_count() const;
 
+  // Where instructions of this module may be placed (Instruction::Create's
+  // `arena`). Stable for the module's lifetime.
+  IrArena* arena() const { return arena_.get(); }
+
  private:
+  // First member, so destroyed last.
+  std::unique_ptr<IrArena> arena_;
   std::string name_;
   std::vector<std::unique_ptr<Computation>> computations_;
   Computation* entry_ = nullptr;

@@ -49,8 +49,8 @@ std::vector<int> Pair(const std::vector<T*>& cached, const std::vector<T*>& curr
   return partner;
 }
 
-template <typename T>
-std::vector<T*> Raw(const std::vector<std::unique_ptr<T>>& owned) {
+template <typename T, typename Deleter>
+std::vector<T*> Raw(const std::vector<std::unique_ptr<T, Deleter>>& owned) {
   std::vector<T*> out;
   out.reserve(owned.size());
   for (const auto& item : owned) out.push_back(item.get());

@@ -1,6 +1,8 @@
 #include "compiler/hlo/parser.h"
 
+#include <deque>
 #include <unordered_map>
+#include <vector>
 
 #include "compiler/hlo/attribute_value_parser.h"
 #include "compiler/hlo/call_nesting.h"
@@ -41,7 +43,7 @@ class ModuleParser {
   Status ParseSignature();
   Status ParseInstruction(Computation& comp, NameMap& names, Instruction** root,
                           std::vector<PendingControl>& pending);
-  Result<std::unique_ptr<Instruction>> ParseInstructionBody(Computation& comp, NameMap& names,
+  Result<InstructionPtr> ParseInstructionBody(Computation& comp, NameMap& names,
                                                             std::string name, int depth);
   // Reads a value at the cursor through `memo`: a span delimited by
   // `end` (from a text_extent.h scan) that was read before is stepped over
@@ -54,7 +56,9 @@ class ModuleParser {
   // that are only informative (signatures, typed operands).
   Status ReadShape(Shape* out);
   Result<Literal> ParseConstantLiteral(const Shape& shape);
-  Result<std::vector<Instruction*>> ParseOperands(Computation& comp, NameMap& names, int depth);
+  // Fills `operands` (cleared first).
+  Status ParseOperands(Computation& comp, NameMap& names, int depth,
+                       std::vector<Instruction*>& operands);
   // At the '(' of an operand list written the common way, "(%a, %b)" with
   // every name defined: reads it straight from the bytes (no tokens), fills
   // `operands` and consumes through ')'. Otherwise returns false with
@@ -84,6 +88,9 @@ class ModuleParser {
   Error Err(const Token& t, std::string_view message) const { return cur_.ErrorAt(t, message); }
 
   TokenCursor cur_;
+  // The arena of the module being built: its instructions go there.
+  IrArena* arena_ = nullptr;
+  std::deque<std::vector<Instruction*>> operand_lists_;  // see ParseInstructionBody
   TextMemo<Shape> shape_memo_;
   NameTable<Computation> computations_;
   // Instructions written without a shape; inferred once the module is built.
@@ -109,6 +116,7 @@ Result<std::unique_ptr<Module>> ModuleParser::Parse() {
     return std::unexpected(cur_.Expected("a module name"));
   }
   auto module = std::make_unique<Module>(std::string(cur_.tok().text));
+  arena_ = module->arena();
   cur_.Advance();
   while (cur_.Accept(TokKind::kComma)) {
     KILN_RETURN_IF_ERROR(ParseHeaderAttribute(*module));
@@ -312,7 +320,7 @@ Status ModuleParser::ParseInstruction(Computation& comp, NameMap& names, Instruc
     return std::unexpected(cur_.Expected("an instruction name"));
   }
 
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Instruction> instr,
+  KILN_ASSIGN_OR_RETURN(InstructionPtr instr,
                         ParseInstructionBody(comp, names, std::string(name), /*depth=*/0));
   instr->set_source_line(static_cast<int>(start_line));
 
@@ -337,7 +345,7 @@ Status ModuleParser::ParseInstruction(Computation& comp, NameMap& names, Instruc
 
 // shape? opcode operands — everything of an instruction after "name =" up
 // to its attributes. Nested instructions used as operands come here too.
-Result<std::unique_ptr<Instruction>> ModuleParser::ParseInstructionBody(Computation& comp,
+Result<InstructionPtr> ModuleParser::ParseInstructionBody(Computation& comp,
                                                                         NameMap& names,
                                                                         std::string name,
                                                                         int depth) {
@@ -378,7 +386,7 @@ Result<std::unique_ptr<Instruction>> ModuleParser::ParseInstructionBody(Computat
   }
   cur_.Advance();
 
-  std::unique_ptr<Instruction> instr;
+  InstructionPtr instr;
   if (*opcode == Opcode::kParameter) {
     KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kLparen, "'(' after parameter"));
     Token num = cur_.tok();
@@ -391,7 +399,7 @@ Result<std::unique_ptr<Instruction>> ModuleParser::ParseInstructionBody(Computat
     }
     cur_.Advance();
     KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kRparen, "')' after parameter number"));
-    instr = Instruction::CreateParameter(n, std::move(shape), std::move(name));
+    instr = Instruction::CreateParameter(n, std::move(shape), std::move(name), arena_);
   } else if (*opcode == Opcode::kConstant) {
     if (!has_shape) {
       return std::unexpected(cur_.ErrorAt(opcode_offset, "constant %" + name + " needs a shape"));
@@ -399,11 +407,15 @@ Result<std::unique_ptr<Instruction>> ModuleParser::ParseInstructionBody(Computat
     KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kLparen, "'(' after constant"));
     KILN_ASSIGN_OR_RETURN(Literal lit, ParseConstantLiteral(shape));
     KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kRparen, "')' after constant literal"));
-    instr = Instruction::CreateConstant(std::move(lit), std::move(name));
+    instr = Instruction::CreateConstant(std::move(lit), std::move(name), arena_);
     instr->set_shape(std::move(shape));  // keeps the written layout
   } else {
-    KILN_ASSIGN_OR_RETURN(std::vector<Instruction*> operands, ParseOperands(comp, names, depth));
-    instr = Instruction::Create(*opcode, std::move(shape), std::move(operands), std::move(name));
+    // One reused list per nesting depth: no allocation per instruction. A
+    // deque, so that a nested operand growing it keeps this reference.
+    if (operand_lists_.size() <= static_cast<size_t>(depth)) operand_lists_.resize(depth + 1);
+    std::vector<Instruction*>& operands = operand_lists_[depth];
+    KILN_RETURN_IF_ERROR(ParseOperands(comp, names, depth, operands));
+    instr = Instruction::Create(*opcode, std::move(shape), operands, std::move(name), arena_);
   }
   instr->set_async_wrapped_opcode(std::move(wrapped));
   if (!has_shape) {
@@ -455,11 +467,11 @@ Result<Literal> ModuleParser::ParseConstantLiteral(const Shape& shape) {
   return Literal::Splat(shape, scalar);
 }
 
-Result<std::vector<Instruction*>> ModuleParser::ParseOperands(Computation& comp, NameMap& names,
-                                                              int depth) {
+Status ModuleParser::ParseOperands(Computation& comp, NameMap& names, int depth,
+                                   std::vector<Instruction*>& operands) {
+  operands.clear();
   if (!cur_.Is(TokKind::kLparen)) return std::unexpected(cur_.Expected("'(' opening operands"));
-  std::vector<Instruction*> operands;
-  if (ReadPlainOperands(names, operands)) return operands;
+  if (ReadPlainOperands(names, operands)) return Ok();
   cur_.Advance();
   while (!cur_.Is(TokKind::kRparen)) {
     // "%x" is the common case; anything else may be a typed operand or a
@@ -488,7 +500,7 @@ Result<std::vector<Instruction*>> ModuleParser::ParseOperands(Computation& comp,
     }
   }
   cur_.Advance();
-  return operands;
+  return Ok();
 }
 
 bool ModuleParser::ReadPlainOperands(const NameMap& names, std::vector<Instruction*>& operands) {
@@ -544,7 +556,7 @@ Result<Instruction*> ModuleParser::ParseTypedOrNestedOperand(Computation& comp, 
   cur_.Restore(before);
   std::string nested_name =
       std::string(cur_.tok().text) + ".nested." + std::to_string(++nested_count_);
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Instruction> nested,
+  KILN_ASSIGN_OR_RETURN(InstructionPtr nested,
                         ParseInstructionBody(comp, names, nested_name, depth + 1));
   Instruction* added = comp.AddInstruction(std::move(nested));
   names.Insert(added->name(), added);

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "compiler/hlo/module_equal.h"
@@ -76,7 +77,7 @@ TEST(ModuleParseTest, BuildsTheIr) {
   EXPECT_EQ(c->operand(1), main.parameters()[1]);
   ASSERT_NE(c->AttributeText("metadata"), nullptr);
   EXPECT_EQ(*c->AttributeText("metadata"), R"({op_name="jit(f)/add" source_file="x.py"})");
-  EXPECT_EQ(main.parameters()[0]->users(), (std::vector<Instruction*>{const_cast<Instruction*>(c)}));
+  EXPECT_THAT(main.parameters()[0]->users(), ::testing::ElementsAre(c));
 
   const Instruction* r = FindInstruction(main, "r");
   ASSERT_NE(r, nullptr);

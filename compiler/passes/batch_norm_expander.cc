@@ -158,7 +158,7 @@ class Expansion {
     return Add(Instruction::Create(op, shape, std::move(operands), UniqueName(what)));
   }
 
-  Instruction* Add(std::unique_ptr<Instruction> instr) {
+  Instruction* Add(hlo::InstructionPtr instr) {
     instr->set_source_line(bn_.source_line());
     return comp_.AddInstruction(std::move(instr));
   }

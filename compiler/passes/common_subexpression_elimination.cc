@@ -1,5 +1,6 @@
 #include "compiler/passes/common_subexpression_elimination.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <string_view>
@@ -54,7 +55,7 @@ size_t HashInstruction(const Instruction& instr) {
 
 bool Identical(const Instruction& a, const Instruction& b) {
   if (a.opcode() != b.opcode() || a.async_wrapped_opcode() != b.async_wrapped_opcode() ||
-      !(a.shape() == b.shape()) || a.operands() != b.operands()) {
+      !(a.shape() == b.shape()) || !std::ranges::equal(a.operands(), b.operands())) {
     return false;
   }
   std::vector<const Attribute*> attrs_a = SemanticAttributes(a);

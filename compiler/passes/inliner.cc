@@ -108,7 +108,7 @@ class Inliner {
       }
       std::string name = UniqueName(caller.name() + "." + inner->name());
       // Control edges inside the called computation do not carry over.
-      std::unique_ptr<Instruction> clone = Instruction::CreateClone(*inner, std::move(operands), std::move(name));
+      hlo::InstructionPtr clone = Instruction::CreateClone(*inner, std::move(operands), std::move(name));
       Instruction* added = computation_.AddInstruction(std::move(clone));
       value_of[inner->index_in_parent()] = added;
       clones.push_back(added);

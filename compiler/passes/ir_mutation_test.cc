@@ -1,6 +1,7 @@
 // The IR mutation helpers compiler/hlo gained for passes
 // (ReplaceOperandWith, ReplaceAllUsesWith, RemoveInstructions,
 // SetInstructionOrder).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -55,8 +56,8 @@ TEST(IrMutationTest, ReplaceAllUsesWithAUserKeepsUserListsExact) {
   hlo::Instruction* b = FindInstruction(*module, "b");
   hlo::Instruction* r = entry.root();
   ASSERT_TRUE(entry.ReplaceAllUsesWith(a, b).has_value());
-  EXPECT_EQ(a->users(), std::vector<hlo::Instruction*>{b});
-  EXPECT_EQ(b->users(), std::vector<hlo::Instruction*>{r});
+  EXPECT_THAT(a->users(), ::testing::ElementsAre(b));
+  EXPECT_THAT(b->users(), ::testing::ElementsAre(r));
   EXPECT_EQ(b->operand(0), a);
   EXPECT_EQ(r->operand(0), b);
   EXPECT_EQ(r->operand(1), b);

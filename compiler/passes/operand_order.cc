@@ -1,5 +1,6 @@
 #include "compiler/passes/operand_order.h"
 
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,7 +47,7 @@ Result<bool> PlaceOperandsFirst(hlo::Computation& computation) {
     state[start] = kOpen;
     while (!stack.empty()) {
       auto& [instr, next] = stack.back();
-      const std::vector<Instruction*>& operands = instr->operands();
+      const std::span<Instruction* const> operands = instr->operands();
       const std::vector<Instruction*>& controls = instr->control_predecessors();
       if (next < operands.size() + controls.size()) {
         Instruction* p = next < operands.size() ? operands[next] : controls[next - operands.size()];

@@ -163,7 +163,7 @@ Result<Value> Interpreter::EvalAsync(const Instruction& instr, std::span<const V
   if (!instr.async_wrapped_opcode().empty()) {
     std::optional<Opcode> wrapped = hlo::OpcodeFromName(instr.async_wrapped_opcode());
     if (!wrapped) return std::unexpected(InstrError(instr, "unknown wrapped op"));
-    std::unique_ptr<Instruction> op = Instruction::Create(*wrapped, shape.tuple_shapes(1),
+    hlo::InstructionPtr op = Instruction::Create(*wrapped, shape.tuple_shapes(1),
                                                           instr.operands(), instr.name());
     for (const hlo::Attribute& a : instr.attributes()) op->AddAttribute(a);
     KILN_ASSIGN_OR_RETURN(result, EvalInstruction(*op, operands));

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -99,7 +100,7 @@ class ScalarTestContext : public EvalContext {
     return false;
   }
 
-  static bool Arithmetic(hlo::Opcode op, const std::vector<hlo::Instruction*>& operands,
+  static bool Arithmetic(hlo::Opcode op, std::span<hlo::Instruction* const> operands,
                          const std::unordered_map<const hlo::Instruction*, hlo::Literal>& values,
                          hlo::Literal& out) {
     const hlo::Literal& a = values.at(operands[0]);
