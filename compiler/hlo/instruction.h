@@ -5,7 +5,7 @@
 // called computations and control predecessors are non-owning pointers
 // into the same module. An instruction lives either on the heap or, given
 // an arena (the parser passes its module's), in that arena together with
-// its operand and user lists; InstructionPtr's deleter knows which. An
+// its operand, user, attribute, callee and control lists; InstructionPtr's deleter knows which. An
 // arena instruction must not outlive its arena. Not thread-safe for
 // mutation; concurrent reads are fine.
 #pragma once
@@ -41,8 +41,8 @@ using InstructionPtr = std::unique_ptr<Instruction, InstructionDeleter>;
 class Instruction {
  public:
   // Factories. Operands must belong to the computation the instruction is
-  // added to. With an `arena`, the instruction and its operand and user
-  // lists are placed there; it must then join a computation of the module
+  // added to. With an `arena`, the instruction and its lists are placed
+  // there; it must then join a computation of the module
   // that owns the arena.
   static InstructionPtr Create(Opcode opcode, Shape shape, std::span<Instruction* const> operands,
                                std::string name = "", IrArena* arena = nullptr);
@@ -74,7 +74,7 @@ class Instruction {
   // they were added.
   std::span<Instruction* const> users() const { return users_; }
 
-  const std::vector<Attribute>& attributes() const { return attributes_; }
+  std::span<const Attribute> attributes() const { return attributes_; }
   const Attribute* FindAttribute(std::string_view name) const;
   // The kText/kRaw value of an attribute, or nullptr when absent.
   const std::string* AttributeText(std::string_view name) const;
@@ -83,8 +83,8 @@ class Instruction {
   void AddAttribute(Attribute attribute);
 
   // Every computation this instruction calls, in attribute order.
-  const std::vector<Computation*>& called_computations() const { return called_; }
-  const std::vector<Instruction*>& control_predecessors() const { return control_preds_; }
+  std::span<Computation* const> called_computations() const { return called_; }
+  std::span<Instruction* const> control_predecessors() const { return control_preds_; }
 
   // parameter(N): N; -1 for other opcodes.
   int64_t parameter_number() const { return parameter_number_; }
@@ -125,9 +125,15 @@ class Instruction {
  private:
   friend class Computation;
   friend struct InstructionDeleter;
-  // `lists` backs operands_ and users_.
+  // `lists` backs the operand, user, attribute, callee and control lists.
   Instruction(Opcode opcode, Shape shape, std::pmr::memory_resource* lists)
-      : opcode_(opcode), shape_(std::move(shape)), operands_(lists), users_(lists) {}
+      : opcode_(opcode),
+        shape_(std::move(shape)),
+        operands_(lists),
+        users_(lists),
+        attributes_(lists),
+        called_(lists),
+        control_preds_(lists) {}
   static InstructionPtr Make(Opcode opcode, Shape shape, IrArena* arena);
 
   Opcode opcode_;
@@ -137,9 +143,9 @@ class Instruction {
   Computation* parent_ = nullptr;
   std::pmr::vector<Instruction*> operands_;
   std::pmr::vector<Instruction*> users_;
-  std::vector<Attribute> attributes_;
-  std::vector<Computation*> called_;
-  std::vector<Instruction*> control_preds_;
+  std::pmr::vector<Attribute> attributes_;
+  std::pmr::vector<Computation*> called_;
+  std::pmr::vector<Instruction*> control_preds_;
   int64_t parameter_number_ = -1;
   std::unique_ptr<Literal> literal_;
   std::string async_wrapped_;

@@ -1,5 +1,7 @@
 // The memory a parsed Module's IR lives in: its instructions and their
-// operand and user lists. Allocation is a pointer bump into chunks that
+// operand, user, attribute, callee and control lists. (Shapes are shared
+// between the instructions that have equal ones; names of up to 15 bytes,
+// most of them, sit inside the instruction.) Allocation is a pointer bump into chunks that
 // grow geometrically; nothing is given back until the arena itself is
 // destroyed, which returns the chunks in a handful of frees. A module of
 // a hundred thousand instructions is therefore built with a few dozen

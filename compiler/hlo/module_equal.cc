@@ -108,8 +108,8 @@ class Comparer {
     return false;
   }
 
-  bool Attributes(std::string_view where, const std::vector<Attribute>& a,
-                  const std::vector<Attribute>& b);
+  bool Attributes(std::string_view where, std::span<const Attribute> a,
+                  std::span<const Attribute> b);
   bool OneAttribute(std::string_view where, const Attribute& a, const Attribute& b);
   bool Computations(const Computation& a, const Computation& b, size_t index);
   bool Instructions(std::string_view where, const Instruction& a, const IndexMap& ia,
@@ -161,8 +161,8 @@ bool Comparer::Modules(const Module& a, const Module& b) {
   return true;
 }
 
-bool Comparer::Attributes(std::string_view where, const std::vector<Attribute>& a,
-                          const std::vector<Attribute>& b) {
+bool Comparer::Attributes(std::string_view where, std::span<const Attribute> a,
+                          std::span<const Attribute> b) {
   size_t n = std::min(a.size(), b.size());
   for (size_t i = 0; i < n; ++i) {
     if (!OneAttribute(where, a[i], b[i])) return false;

@@ -81,7 +81,7 @@ TEST(ModuleParseTest, BuildsTheIr) {
 
   const Instruction* r = FindInstruction(main, "r");
   ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->called_computations(), (std::vector<Computation*>{m->computations()[0].get()}));
+  EXPECT_THAT(r->called_computations(), ::testing::ElementsAre(m->computations()[0].get()));
   ASSERT_NE(r->AttributeText("dimensions"), nullptr);
   EXPECT_EQ(*r->AttributeText("dimensions"), "{0}");
 
@@ -348,8 +348,8 @@ ENTRY %main (x: f32[4]) -> f32[4] {
   const Computation& main = *m->entry();
   const Instruction* w = FindInstruction(main, "w");
   ASSERT_NE(w, nullptr);
-  EXPECT_EQ(w->called_computations(),
-            (std::vector<Computation*>{m->computations()[0].get(), m->computations()[1].get()}));
+  EXPECT_THAT(w->called_computations(),
+              ::testing::ElementsAre(m->computations()[0].get(), m->computations()[1].get()));
   ASSERT_EQ(w->control_predecessors().size(), 1u);
   EXPECT_EQ(w->control_predecessors()[0]->name(), "zero");
   const Instruction* start = FindInstruction(main, "start");

@@ -139,7 +139,8 @@ ENTRY main {
   ASSERT_NE(y->AttributeText("sharding"), nullptr);
   EXPECT_EQ(*y->AttributeText("sharding"), "{devices=[2]0,1}");
   // The while body computes its negate itself.
-  const hlo::Instruction* body_root = root->operand(1)->called_computations().at(1)->root();
+  ASSERT_EQ(root->operand(1)->called_computations().size(), 2u);
+  const hlo::Instruction* body_root = root->operand(1)->called_computations()[1]->root();
   EXPECT_EQ(body_root->opcode(), hlo::Opcode::kNegate);
   EXPECT_TRUE(hlo::ParseModule(hlo::PrintModule(*module)).has_value());
 }

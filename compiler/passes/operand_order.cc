@@ -48,7 +48,7 @@ Result<bool> PlaceOperandsFirst(hlo::Computation& computation) {
     while (!stack.empty()) {
       auto& [instr, next] = stack.back();
       const std::span<Instruction* const> operands = instr->operands();
-      const std::vector<Instruction*>& controls = instr->control_predecessors();
+      const std::span<Instruction* const> controls = instr->control_predecessors();
       if (next < operands.size() + controls.size()) {
         Instruction* p = next < operands.size() ? operands[next] : controls[next - operands.size()];
         ++next;

@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 #include <string>
+#include <span>
 #include <vector>
 
 #include "compiler/hlo/op_attributes.h"
@@ -102,7 +103,7 @@ Result<hlo::Literal> EvalTopKCustomCall(const hlo::Instruction& instr, Operands 
                                         EvalContext& ctx) {
   KILN_RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 1));
   // The comparator must be compare(p0, p1) GT (largest first) or LT.
-  const std::vector<hlo::Computation*>& called = instr.called_computations();
+  const std::span<hlo::Computation* const> called = instr.called_computations();
   const hlo::Instruction* root =
       called.size() == 1 && called[0] != nullptr ? called[0]->root() : nullptr;
   bool recognised = false;
