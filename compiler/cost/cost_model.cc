@@ -38,7 +38,8 @@ struct Work {
 
 double MxuRate(const Instruction& op, const runtime::ChipSpec& chip) {
   hlo::PrimitiveType type = op.operand(0)->shape().element_type();
-  if (hlo::BitWidth(type) <= 8) return chip.int8_ops;
+  hlo::PrimitiveType rhs = op.operand(1)->shape().element_type();
+  if (hlo::BitWidth(type) <= 8) return runtime::MxuPeakRate(chip, type, rhs);
   if (type == hlo::PrimitiveType::kF32 || type == hlo::PrimitiveType::kC64) {
     Result<std::vector<hlo::Precision>> precision = hlo::GetOperandPrecision(op);
     hlo::Precision p = hlo::Precision::kDefault;

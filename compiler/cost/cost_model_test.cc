@@ -51,6 +51,21 @@ TEST(CostModelTest, DotIsComputeBoundAtThePrecisionRate) {
   EXPECT_GT(c.seconds, 5.5 * mxu_seconds);
 }
 
+TEST(CostModelTest, NarrowDotsRunAtTheRateTheirTypesGetOnTheChip) {
+  // v5e's MXU doubles its rate for int8 but widens fp8 to bf16, as the
+  // timing simulator (runtime/chip/op_kinds.h) counts them.
+  auto s8 = ParseVerified(Dot("s8", ""));
+  auto f8 = ParseVerified(Dot("f8e4m3fn", ""));
+  ASSERT_TRUE(s8 && f8);
+  const double flops = 2.0 * 2048 * 2048 * 2048;
+  KernelCost a = OnlyKernelCost(*s8);
+  KernelCost b = OnlyKernelCost(*f8);
+  EXPECT_GE(a.seconds, flops / V5e().int8_ops);
+  EXPECT_LT(a.seconds, 1.5 * flops / V5e().int8_ops);
+  EXPECT_GE(b.seconds, flops / V5e().bf16_flops);
+  EXPECT_LT(b.seconds, 1.5 * flops / V5e().bf16_flops);
+}
+
 TEST(CostModelTest, ElementwiseIsBandwidthBound) {
   auto module = ParseVerified(R"(
 HloModule m

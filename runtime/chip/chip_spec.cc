@@ -34,20 +34,23 @@ constexpr double VectorRate(double bf16_flops) { return bf16_flops / 16.0; }
 // Pods: v4 16x16x16, v5p 16x20x28 (8960 chips), v5e and v6e 16x16 (the
 // book's TPU chapter and Cloud's pages); TPU7x 9216 chips, axes not
 // published. Wraparound rules: the book's TPU chapter (see IciWraparound).
+// fp8: Cloud's TPU7x page tables peak FP8 per chip as 459 (v5p), 918 (v6e)
+// and 4614 TFLOP/s (TPU7x): only TPU7x's MXU runs fp8 faster than bf16; the
+// others (and v4, v5e, which it does not list) widen fp8 to bf16.
 // HBM capacity: Cloud's TPU pages. Their TPU7x page tables it per chip in
 // GiB for v5p (95), v6e (32) and TPU7x (192); v4's page says 32 GiB. v5e's
 // page says 16 GB, taken here as written.
 constexpr double kHop = 1e-6;
 constexpr std::array<ChipSpec, 5> kChips = {{
-    {"v4", 2.75e14, 2.75e14, 32 * kGiB, 1.2e12, 16 * kMiB, 16 * kMiB, 2, 4, 128, 4.5e10,
+    {"v4", 2.75e14, 2.75e14, 2.75e14, 32 * kGiB, 1.2e12, 16 * kMiB, 16 * kMiB, 2, 4, 128, 4.5e10,
      VectorRate(2.75e14), 0.35e-6, 2.0e-6, 6, 3, kHop, 4096, 16, IciWraparound::kWholeCubes},
-    {"v5e", 1.97e14, 3.94e14, 16 * kGB, 8.19e11, 128 * kMiB, 16 * kMiB, 1, 4, 128, 4.5e10,
+    {"v5e", 1.97e14, 3.94e14, 1.97e14, 16 * kGB, 8.19e11, 128 * kMiB, 16 * kMiB, 1, 4, 128, 4.5e10,
      VectorRate(1.97e14), 0.35e-6, 2.0e-6, 4, 2, kHop, 256, 16, IciWraparound::kFullAxis},
-    {"v5p", 4.59e14, 9.18e14, 95 * kGiB, 2.765e12, 64 * kMiB, 16 * kMiB, 2, 4, 128, 9e10,
+    {"v5p", 4.59e14, 9.18e14, 4.59e14, 95 * kGiB, 2.765e12, 64 * kMiB, 16 * kMiB, 2, 4, 128, 9e10,
      VectorRate(4.59e14), 0.35e-6, 2.0e-6, 6, 3, kHop, 8960, 28, IciWraparound::kWholeCubes},
-    {"v6e", 9.18e14, 1.836e15, 32 * kGiB, 1.638e12, 128 * kMiB, 32 * kMiB, 1, 2, 256, 9e10,
+    {"v6e", 9.18e14, 1.836e15, 9.18e14, 32 * kGiB, 1.638e12, 128 * kMiB, 32 * kMiB, 1, 2, 256, 9e10,
      VectorRate(9.18e14), 0.35e-6, 2.0e-6, 4, 2, kHop, 256, 16, IciWraparound::kFullAxis},
-    {"tpu7x", 2.307e15, 4.614e15, 192 * kGiB, 7.38e12, 64 * kMiB, 32 * kMiB, 2, 2, 256, 9e10,
+    {"tpu7x", 2.307e15, 4.614e15, 4.614e15, 192 * kGiB, 7.38e12, 64 * kMiB, 32 * kMiB, 2, 2, 256, 9e10,
      VectorRate(2.307e15), 0.35e-6, 2.0e-6, 6, 3, kHop, 9216, 0, IciWraparound::kWholeCubes},
 }};
 

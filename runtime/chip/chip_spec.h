@@ -28,7 +28,8 @@ enum class IciWraparound : uint8_t {
 struct ChipSpec {
   std::string_view name;        // "v5e"
   double bf16_flops;            // peak dense bf16 FLOP/s
-  double int8_ops;              // peak int8 OP/s (fp8 for TPU7x)
+  double int8_ops;              // peak int8 OP/s (TPU7x publishes fp8 only: its fp8 figure)
+  double fp8_flops;             // peak fp8 FLOP/s: the bf16 rate where the MXU widens fp8
   int64_t hbm_bytes;            // HBM capacity
   double hbm_bytes_per_s;       // HBM bandwidth
   int64_t vmem_bytes;           // VMEM per TensorCore

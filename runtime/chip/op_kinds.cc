@@ -36,6 +36,14 @@ VectorOpKind VectorOpKindOf(hlo::Opcode op) {
   }
 }
 
+double MxuPeakRate(const ChipSpec& chip, hlo::PrimitiveType lhs, hlo::PrimitiveType rhs) {
+  auto narrow = [](hlo::PrimitiveType t) { return hlo::BitWidth(t) <= 8; };
+  if (!narrow(lhs) || !narrow(rhs)) return chip.bf16_flops;
+  if (hlo::IsInteger(lhs) && hlo::IsInteger(rhs)) return chip.int8_ops;
+  if (hlo::IsFloatingPoint(lhs) && hlo::IsFloatingPoint(rhs)) return chip.fp8_flops;
+  return chip.bf16_flops;
+}
+
 int MxuPasses(hlo::Precision precision) {
   switch (precision) {
     case hlo::Precision::kHigh: return 3;

@@ -44,7 +44,6 @@ Contraction Gemm(const Instruction& instr, double batch, int64_t m, int64_t k, i
   c.gemm = GemmShape{batch, m, n, k};
   c.lhs_type = c.rhs_type = type;
   c.out_type = hlo::PrimitiveType::kF32;
-  c.int8_rate = false;
   c.result_in_vmem = true;
   return c;
 }

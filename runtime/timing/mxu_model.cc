@@ -28,8 +28,6 @@ int PassesFor(PrimitiveType type, hlo::Precision precision) {
   return MxuPasses(precision);
 }
 
-bool IsNarrowInteger(PrimitiveType t) { return hlo::IsInteger(t) && hlo::BitWidth(t) <= 8; }
-
 Status SetTypesAndPasses(const Instruction& instr, Contraction& c) {
   c.lhs_type = instr.operand(0)->shape().element_type();
   c.rhs_type = instr.operand(1)->shape().element_type();
@@ -42,7 +40,6 @@ Status SetTypesAndPasses(const Instruction& instr, Contraction& c) {
     }
   }
   c.passes = std::max(PassesFor(c.lhs_type, p), PassesFor(c.rhs_type, p));
-  c.int8_rate = IsNarrowInteger(c.lhs_type) && IsNarrowInteger(c.rhs_type);
   return Ok();
 }
 
@@ -123,7 +120,7 @@ Result<Contraction> DescribeContraction(const Instruction& instr) {
 }
 
 double MxuPeakFlops(const Contraction& c, const ChipSpec& chip) {
-  return c.int8_rate ? chip.int8_ops : chip.bf16_flops;
+  return MxuPeakRate(chip, c.lhs_type, c.rhs_type);
 }
 
 double MxuSeconds(const Contraction& c, const GemmShape& block, const ChipSpec& chip) {

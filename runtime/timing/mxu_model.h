@@ -38,7 +38,6 @@ struct Contraction {
   hlo::PrimitiveType rhs_type = hlo::PrimitiveType::kF32;
   hlo::PrimitiveType out_type = hlo::PrimitiveType::kF32;
   int passes = 1;         // bf16 MXU passes per product
-  bool int8_rate = false; // both operands 8-bit (or narrower) integers
   // Memory orientation of the operands (default layouts): K is the lhs's
   // minor dimension ([m, k], not [k, m]); N is the rhs's ([k, n]).
   bool lhs_k_minor = true;
@@ -59,7 +58,7 @@ Result<Contraction> DescribeContraction(const hlo::Instruction& instr);
 // included; the full problem when block == c.gemm).
 double MxuSeconds(const Contraction& c, const GemmShape& block, const ChipSpec& chip);
 
-// Peak MXU rate for `c` in FLOP/s (bf16 or int8 peak).
+// Peak MXU rate for `c` in FLOP/s (its operand types' MxuPeakRate).
 double MxuPeakFlops(const Contraction& c, const ChipSpec& chip);
 
 }  // namespace kiln::runtime::timing
