@@ -27,16 +27,18 @@ DeviceProfile AssembleProfile(std::string_view chip, std::vector<KernelProfile> 
                                        : "1x1";
   profile.chips = chips;
   const bool placed = starts.size() == kernels.size();
+  double peak_seconds = 0;
   for (size_t i = 0; i < kernels.size(); ++i) {
     KernelProfile& k = kernels[i];
     k.start_seconds = placed ? starts[i] : profile.seconds;
     profile.seconds = std::max(profile.seconds, k.start_seconds + k.seconds);
     profile.flops += k.flops;
+    if (spec != nullptr) peak_seconds += k.peak_seconds > 0 ? k.peak_seconds : k.flops / spec->bf16_flops;
     profile.bytes += k.bytes;
     profile.ideal_bytes += k.ideal_bytes;
   }
   profile.kernels = std::move(kernels);
-  if (spec != nullptr && profile.seconds > 0) profile.hfu = profile.flops / (profile.seconds * spec->bf16_flops);
+  if (spec != nullptr && profile.seconds > 0) profile.hfu = peak_seconds / profile.seconds;
   return profile;
 }
 

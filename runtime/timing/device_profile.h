@@ -43,6 +43,9 @@ struct KernelProfile {
   double seconds = 0;
   Bound bound = Bound::kOverhead;
   double flops = 0;            // useful (unpadded) FLOPs
+  // `flops` at the peak each runs at (KernelWork::PeakSeconds); 0: at the
+  // bf16 peak.
+  double peak_seconds = 0;
   double bytes = 0;            // bytes moved between HBM and VMEM (tile-padded)
   // Every input and output moved once (tile-padded, as laid out): what
   // `bytes` would be with no re-reads. `bytes` may be lower when the kernel
@@ -81,8 +84,10 @@ struct DeviceProfile {
   double flops = 0;    // one chip's
   double bytes = 0;
   double ideal_bytes = 0;  // the kernels' ideal_bytes summed
-  // Hardware FLOP utilization of each chip: flops / (seconds x the chip's
-  // peak bf16 FLOP/s); 0 when the chip is unknown or no time passed.
+  // Hardware FLOP utilization of each chip: the time its FLOPs take at the
+  // chip's peak for their types (bf16 FLOP/s; int8 or fp8 where the MXU
+  // runs them faster) over `seconds`; 0 when the chip is unknown or no time
+  // passed.
   double hfu = 0;
   std::vector<KernelProfile> kernels;  // in execution order
 };

@@ -299,6 +299,7 @@ Result<KernelProfile> TimeKernel(const KernelDescription& kernel, const ChipSpec
   p.name = std::string(kernel.name);
   p.kind = std::string(kernel.kind);
   p.flops = work->Flops();
+  p.peak_seconds = work->PeakSeconds(chip);
   p.bound = Classify(p.compute_seconds, p.memory_seconds, p.overhead_seconds, p.ici_seconds);
   double mxu_flops = work->ContractionFlops();
   if (mxu_flops > 0 && p.seconds > 0) {

@@ -244,5 +244,21 @@ TEST(KernelTrafficTest, ProfileTotalsCarryIdealBytesAndHfu) {
   EXPECT_LE(profile->hfu, 1.0);
 }
 
+TEST(KernelTrafficTest, HfuMeasuresFp8WorkAgainstTheFp8Peak) {
+  // TPU7x runs fp8 products at twice its bf16 rate: an fp8 dot takes about
+  // half the time of a bf16 one and is as well used, not twice as well.
+  const ChipSpec& tpu7x = *FindChip("tpu7x");
+  auto bf16 = DotProgram("bf16[8192,8192]", "bf16[8192,8192]", "bf16[8192,8192]");
+  auto fp8 = DotProgram("f8e4m3fn[8192,8192]", "f8e4m3fn[8192,8192]", "bf16[8192,8192]");
+  ASSERT_TRUE(bf16 && fp8);
+  auto b = SimulateProgram(**bf16, tpu7x);
+  auto f = SimulateProgram(**fp8, tpu7x);
+  ASSERT_TRUE(b && f);
+  EXPECT_LT(f->seconds, 0.6 * b->seconds);
+  EXPECT_GT(f->hfu, 0.7);
+  EXPECT_LE(f->hfu, 1.0);
+  EXPECT_NEAR(f->hfu, f->flops / (f->seconds * tpu7x.fp8_flops), 0.01);
+}
+
 }  // namespace
 }  // namespace kiln::runtime::timing

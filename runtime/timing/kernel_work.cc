@@ -439,6 +439,14 @@ double KernelWork::ContractionFlops() const {
   return total;
 }
 
+double KernelWork::PeakSeconds(const ChipSpec& chip) const {
+  double seconds = vector_flops / chip.bf16_flops;
+  for (const Contraction& c : contractions) {
+    seconds += c.gemm.Flops() * c.multiplicity / MxuPeakFlops(c, chip);
+  }
+  return seconds;
+}
+
 const Contraction* KernelWork::MainContraction() const {
   const Contraction* best = nullptr;
   for (const Contraction& c : contractions) {

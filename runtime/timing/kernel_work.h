@@ -71,6 +71,10 @@ struct KernelWork {
 
   double ContractionFlops() const;
   double Flops() const { return ContractionFlops() + vector_flops; }
+  // Flops() at the peak each runs at on `chip`: contractions at their
+  // operand types' MXU peak (MxuPeakFlops), the rest at the bf16 peak. The
+  // kernel's time at 100% hardware FLOP utilization.
+  double PeakSeconds(const ChipSpec& chip) const;
   // The entry-level contraction with the most FLOPs; nullptr when none.
   const Contraction* MainContraction() const;
 };
