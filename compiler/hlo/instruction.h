@@ -5,9 +5,9 @@
 // called computations and control predecessors are non-owning pointers
 // into the same module. An instruction lives either on the heap or, given
 // an arena (the parser passes its module's), in that arena together with
-// its operand, user, attribute, callee and control lists; InstructionPtr's deleter knows which. An
-// arena instruction must not outlive its arena. Not thread-safe for
-// mutation; concurrent reads are fine.
+// its operand, user, attribute, callee and control lists; InstructionPtr's
+// deleter knows which. An arena instruction must not outlive its arena.
+// Not thread-safe for mutation; concurrent reads are fine.
 #pragma once
 
 #include <cstdint>
@@ -42,15 +42,15 @@ class Instruction {
  public:
   // Factories. Operands must belong to the computation the instruction is
   // added to. With an `arena`, the instruction and its lists are placed
-  // there; it must then join a computation of the module
-  // that owns the arena.
+  // there; it must then join a computation of the module that owns the
+  // arena.
   static InstructionPtr Create(Opcode opcode, Shape shape, std::span<Instruction* const> operands,
                                std::string name = "", IrArena* arena = nullptr);
   static InstructionPtr Create(Opcode opcode, Shape shape,
                                std::initializer_list<Instruction*> operands,
                                std::string name = "") {
-    return Create(opcode, std::move(shape), std::span<Instruction* const>(operands.begin(), operands.size()),
-                  std::move(name));
+    return Create(opcode, std::move(shape),
+                  std::span<Instruction* const>(operands.begin(), operands.size()), std::move(name));
   }
   static InstructionPtr CreateParameter(int64_t number, Shape shape, std::string name = "",
                                         IrArena* arena = nullptr);
