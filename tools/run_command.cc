@@ -69,7 +69,9 @@ Result<int64_t> HeaderCount(const hlo::Module& module, std::string_view name) {
   const hlo::Attribute* a = module.FindAttribute(name);
   if (a == nullptr) return 1;
   Result<int64_t> n = hlo::DecodeInt(a->value);
-  if (!n || *n < 1) return InvalidArgumentError("module header " + std::string(name) + "=" + a->value + " is not a positive count");
+  if (!n || *n < 1)
+    return InvalidArgumentError("module header " + std::string(name) + "=" + std::string(a->value) +
+                                " is not a positive count");
   return n;
 }
 

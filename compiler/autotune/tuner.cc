@@ -98,9 +98,12 @@ std::vector<std::string> DescribeFlips(const SearchSpace& space, const std::vect
   const auto& instrs = space.entry().instructions();
   for (int64_t e : flips) {
     const fusion::FusionEdge& edge = space.base().edges[e];
-    std::string text = edge.is_sibling() ? "%" + instrs[edge.consumer]->name() + " + %" + instrs[edge.sibling]->name() +
-                                               " (siblings reading %" + instrs[edge.producer]->name() + ")"
-                                         : "%" + instrs[edge.producer]->name() + " -> %" + instrs[edge.consumer]->name();
+    std::string text = edge.is_sibling()
+                           ? "%" + std::string(instrs[edge.consumer]->name()) + " + %" +
+                                 std::string(instrs[edge.sibling]->name()) + " (siblings reading %" +
+                                 std::string(instrs[edge.producer]->name()) + ")"
+                           : "%" + std::string(instrs[edge.producer]->name()) + " -> %" +
+                                 std::string(instrs[edge.consumer]->name());
     out.push_back(text + (edge.fused ? " unfused" : " fused"));
   }
   return out;

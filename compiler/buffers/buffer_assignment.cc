@@ -58,8 +58,8 @@ Error HugeProgramError(const hlo::Computation& computation, const BufferAssignme
   std::string why =
       "program needs more than " + FormatBytes(std::numeric_limits<int64_t>::max()) + " of HBM at peak";
   if (largest != nullptr) {
-    why += ": its largest buffer, %" + largest->name() + " (" + largest->shape().ToString() + "), alone takes " +
-           FormatByteCount(largest_bytes);
+    why += ": its largest buffer, %" + std::string(largest->name()) + " (" + largest->shape().ToString() +
+           "), alone takes " + FormatByteCount(largest_bytes);
   }
   return ResourceExhaustedError(why + "; chip " + std::string(chip_name) + " has " + FormatBytes(hbm_bytes) +
                                 std::string(advice));
@@ -114,7 +114,7 @@ std::string LargestLiveAt(const hlo::Computation& computation, const BufferAssig
   std::string text;
   for (size_t i = 0; i < shown; ++i) {
     const Instruction& instr = *computation.instructions()[live[i]->instruction];
-    text += (i ? ", %" : "%") + instr.name() + " " + FormatBytes(live[i]->bytes);
+    text += (i ? ", %" : "%") + std::string(instr.name()) + " " + FormatBytes(live[i]->bytes);
   }
   return text;
 }

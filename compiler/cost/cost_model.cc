@@ -54,7 +54,7 @@ double MxuRate(const Instruction& op, const runtime::ChipSpec& chip) {
 
 // known_trip_count={"n":"12"} inside a while's backend_config.
 int64_t KnownTripCount(const Instruction& loop) {
-  const std::string* config = loop.AttributeText("backend_config");
+  const std::pmr::string* config = loop.AttributeText("backend_config");
   if (config == nullptr) return 1;
   size_t at = config->find("known_trip_count");
   if (at == std::string::npos) return 1;

@@ -17,7 +17,8 @@ Result<uint32_t> ReplicaCount(const hlo::Module& module) {
   if (attribute == nullptr) return 1;
   Result<int64_t> count = hlo::DecodeInt(attribute->value);
   if (!count || *count < 1 || *count > int64_t{1} << 20) {
-    return InvalidArgumentError("HloModule header: replica_count=" + attribute->value + " is not a positive integer");
+    return InvalidArgumentError("HloModule header: replica_count=" + std::string(attribute->value) +
+                                " is not a positive integer");
   }
   return static_cast<uint32_t>(*count);
 }

@@ -26,13 +26,13 @@ Status ApplyTiles(const hlo::Computation& entry, const fusion::TilingOptions& ti
     fusion::TilingProblem problem = fusion::MakeTilingProblem(entry, kernel);
     if (problem.space == fusion::TilingProblem::Space::kUntiled || !it->second.tiled) {
       return InvalidArgumentError("tile for kernel " + std::to_string(kernel.id) + " (root %" +
-                                  entry.instructions()[kernel.roots.front()]->name() +
+                                  std::string(entry.instructions()[kernel.roots.front()]->name()) +
                                   "): only a tiled kernel takes a tile, and only a tiled one");
     }
     Status valid = fusion::ValidateTile(problem, it->second, tiling);
     if (!valid) {
       return valid.error().WithContext("tile for kernel " + std::to_string(kernel.id) + " (root %" +
-                                       entry.instructions()[kernel.roots.front()]->name() + ")");
+                                       std::string(entry.instructions()[kernel.roots.front()]->name()) + ")");
     }
     kernel.tile = it->second;
     ++applied;

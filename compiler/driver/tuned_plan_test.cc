@@ -131,7 +131,7 @@ TEST(TunedPlanTest, ATileOverrideIsTheTileTheExecutableCarries) {
     edits.tiles[kernel.instructions] = candidates->back();
     auto tuned = LowerTuned(f.prepared, CompileOptions{}, f.heuristic.plan, edits);
     ASSERT_TRUE(tuned) << tuned.error().message;
-    const std::string& root = entry.instructions()[kernel.roots.front()]->name();
+    const std::string root(entry.instructions()[kernel.roots.front()]->name());
     auto it = std::find_if(tuned->program.kernels.begin(), tuned->program.kernels.end(),
                            [&](const runtime::ProgramKernel& k) { return k.name == root; });
     ASSERT_NE(it, tuned->program.kernels.end());

@@ -114,7 +114,7 @@ class BodyOutliner {
 
   std::string UniqueInstructionName(const std::string& base) {
     if (names_.empty()) {
-      for (Instruction* instr : at_) names_.insert(instr->name());
+      for (Instruction* instr : at_) names_.emplace(instr->name());
     }
     std::string name = base;
     for (int suffix = 1; names_.contains(name); ++suffix) name = base + "." + std::to_string(suffix);
@@ -126,7 +126,8 @@ class BodyOutliner {
   // adds (root, value to use instead) pairs to `replacements`.
   Status Outline(const Kernel& kernel, std::vector<std::pair<Instruction*, Instruction*>>& replacements) {
     const Instruction& first_root = *at_[kernel.roots.front()];
-    auto fused = std::make_unique<Computation>(UniqueComputationName("fused_" + first_root.name()));
+    auto fused =
+        std::make_unique<Computation>(UniqueComputationName("fused_" + std::string(first_root.name())));
     std::unordered_map<const Instruction*, Instruction*> clone_of;
     std::vector<Instruction*> operands;
     for (size_t i = 0; i < kernel.inputs.size(); ++i) {
@@ -138,14 +139,16 @@ class BodyOutliner {
     for (int64_t index : kernel.instructions) {
       const Instruction& original = *at_[index];
       if (clone_of.contains(&original)) {
-        return InternalError("fusing %" + computation_.name() + ": %" + original.name() + " is listed twice in its kernel");
+        return InternalError("fusing %" + computation_.name() + ": %" + std::string(original.name()) +
+                             " is listed twice in its kernel");
       }
       std::vector<Instruction*> cloned_operands;
       for (const Instruction* operand : original.operands()) {
         auto it = clone_of.find(operand);
         if (it == clone_of.end()) {
-          return InternalError("fusing %" + computation_.name() + ": operand %" + operand->name() + " of %" +
-                               original.name() + " is neither an input of its kernel nor computed in it");
+          return InternalError("fusing %" + computation_.name() + ": operand %" +
+                               std::string(operand->name()) + " of %" + std::string(original.name()) +
+                               " is neither an input of its kernel nor computed in it");
         }
         cloned_operands.push_back(it->second);
       }
@@ -155,8 +158,8 @@ class BodyOutliner {
     Instruction* fusion = nullptr;
     auto make_fusion = [&](hlo::Shape shape) {
       auto instr = Instruction::Create(Opcode::kFusion, std::move(shape), operands,
-                                       UniqueInstructionName("fusion." + first_root.name()));
-      instr->AddAttribute(hlo::Attribute{"kind", hlo::Attribute::Kind::kText, std::string(FusionKindText(kernel, at_))});
+                                       UniqueInstructionName("fusion." + std::string(first_root.name())));
+      instr->AddAttribute(hlo::Attribute::Text("kind", FusionKindText(kernel, at_)));
       return instr;
     };
     if (kernel.roots.size() == 1) {
@@ -176,13 +179,13 @@ class BodyOutliner {
       for (size_t i = 0; i < kernel.roots.size(); ++i) {
         Instruction* root = at_[kernel.roots[i]];
         auto element = Instruction::Create(Opcode::kGetTupleElement, root->shape(), {fusion},
-                                           UniqueInstructionName(root->name() + ".out"));
-        element->AddAttribute(hlo::Attribute{"index", hlo::Attribute::Kind::kText, std::to_string(i)});
+                                           UniqueInstructionName(std::string(root->name()) + ".out"));
+        element->AddAttribute(hlo::Attribute::Text("index", std::to_string(i)));
         replacements.emplace_back(root, computation_.AddInstruction(std::move(element)));
       }
     }
     Computation* callee = module_.InsertComputation(std::move(fused), &computation_);
-    fusion->AddAttribute(hlo::Attribute{"calls", hlo::Attribute::Kind::kComputations, "", {callee}});
+    fusion->AddAttribute(hlo::Attribute::Calls("calls", callee));
     return Ok();
   }
 
@@ -229,7 +232,9 @@ class BodyOutliner {
                                               : instr->control_predecessors()[next - operands];
         ++next;
         uint8_t& seen = state[before->index_in_parent()];
-        if (seen == 1) return InternalError("fusing %" + computation_.name() + " closed a cycle through %" + before->name());
+        if (seen == 1)
+          return InternalError("fusing %" + computation_.name() + " closed a cycle through %" +
+                               std::string(before->name()));
         if (seen == 0) {
           seen = 1;
           stack.emplace_back(before, 0);

@@ -8,7 +8,7 @@ std::vector<FusionDecision> NameDecisions(const hlo::Computation& entry,
                                           const std::vector<FusionEdge>& edges) {
   const auto& instrs = entry.instructions();
   auto name = [&](int64_t i) -> std::string {
-    if (i >= 0 && i < static_cast<int64_t>(instrs.size())) return instrs[i]->name();
+    if (i >= 0 && i < static_cast<int64_t>(instrs.size())) return std::string(instrs[i]->name());
     return "#" + std::to_string(i);
   };
   std::vector<FusionDecision> decisions;

@@ -116,14 +116,14 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
   }
   if (IsExpensive(p) && users > 1) {
     return Refuse(p, c, rule, DecisionKind::kProfitability,
-                  "producer %" + p.name() + " is expensive and has " + std::to_string(users) +
+                  "producer %" + std::string(p.name()) + " is expensive and has " + std::to_string(users) +
                       " consumers: fusing would recompute it");
   }
   if (IsExpensive(p) && consumer_groups.size() > 1) {
     return Refuse(p, c, rule, DecisionKind::kProfitability,
-                  "consumer %" + c.name() + " is computed in " +
+                  "consumer %" + std::string(c.name()) + " is computed in " +
                       std::to_string(consumer_groups.size()) + " kernels: fusing expensive %" +
-                      p.name() + " would recompute it in each");
+                      std::string(p.name()) + " would recompute it in each");
   }
   const auto& ops = c.operands();
   int64_t operand_index = std::find(ops.begin(), ops.end(), &p) - ops.begin();
@@ -132,9 +132,9 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
   if (reuse > 1 && (IsExpensive(p) || ClassOf(p) == OpClass::kBroadcast ||
                     bytes > options_.reread_limit_bytes)) {
     return Refuse(p, c, rule, DecisionKind::kProfitability,
-                  "consumer " + Describe(c) + " reads each element of %" + p.name() + " " +
-                      std::to_string(reuse) + " times: fusing would recompute %" + p.name() + " (" +
-                      FormatBytes(bytes) + ") on every read");
+                  "consumer " + Describe(c) + " reads each element of %" + std::string(p.name()) + " " +
+                      std::to_string(reuse) + " times: fusing would recompute %" + std::string(p.name()) +
+                      " (" + FormatBytes(bytes) + ") on every read");
   }
   int64_t copies =
       static_cast<int64_t>(groups_of_[p.index_in_parent()].size() + consumer_groups.size());
@@ -144,13 +144,13 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
   const bool cheap_everywhere = pc == OpClass::kBroadcast || IsWideningConvert(p);
   if (copies > options_.max_duplication && !cheap_everywhere) {
     return Refuse(p, c, rule, DecisionKind::kProfitability,
-                  "fusing %" + p.name() + " into " + Describe(c) + " would compute it in " +
-                      std::to_string(copies) + " kernels (limit " +
-                      std::to_string(options_.max_duplication) + ")");
+                  "fusing %" + std::string(p.name()) + " into " + Describe(c) + " would compute it in " +
+                      std::to_string(copies) + " kernels (limit " + std::to_string(options_.max_duplication) +
+                      ")");
   }
   if (users > options_.max_duplication && !cheap_everywhere) {
     return Refuse(p, c, rule, DecisionKind::kProfitability,
-                  "producer %" + p.name() + " has " + std::to_string(users) +
+                  "producer %" + std::string(p.name()) + " has " + std::to_string(users) +
                       " consumers: copying it into each kernel would bloat them (limit " +
                       std::to_string(options_.max_duplication) + ")");
   }
@@ -162,10 +162,10 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
   std::string reason;
   switch (rule) {
     case FusionRule::kOutput:
-      reason = "output fusion: " + Describe(c) + " is an elementwise epilogue of %" + p.name();
+      reason = "output fusion: " + Describe(c) + " is an elementwise epilogue of %" + std::string(p.name());
       break;
     case FusionRule::kInput:
-      reason = "input fusion into reduction %" + reduce->name();
+      reason = "input fusion into reduction %" + std::string(reduce->name());
       break;
     default:
       reason = "loop fusion: " + Describe(p) + " into " + Describe(c);
@@ -216,7 +216,7 @@ FusionEdge HeuristicPlanner::DecidePrologue(const Instruction& p, const Instruct
   }
   if (p.users().size() != 1) {
     return Refuse(p, c, rule, DecisionKind::kProfitability,
-                  "producer %" + p.name() + " has " + std::to_string(p.users().size()) +
+                  "producer %" + std::string(p.name()) + " has " + std::to_string(p.users().size()) +
                       " consumers: computed inside " + Describe(*contraction) +
                       " it would still be materialized for the others");
   }
@@ -249,7 +249,7 @@ FusionEdge HeuristicPlanner::DecidePrologue(const Instruction& p, const Instruct
   for (size_t i = 0; i < cone.size(); ++i) {
     if (cone.size() > kMaxCone) {
       return Refuse(p, c, rule, DecisionKind::kProfitability,
-                    "%" + p.name() + " and the producers made for it alone are more than " +
+                    "%" + std::string(p.name()) + " and the producers made for it alone are more than " +
                         std::to_string(kMaxCone) + " instructions: too much to compute inside " +
                         Describe(*contraction));
     }
@@ -264,9 +264,9 @@ FusionEdge HeuristicPlanner::DecidePrologue(const Instruction& p, const Instruct
       if (IsExpensive(*q) || !FeedsContractionBlocks(*q)) {
         // q would join cone[i]'s own loop kernel, but cannot follow it in.
         return Refuse(p, c, rule, DecisionKind::kProfitability,
-                      "producer " + Describe(*q) + " fuses into %" + cone[i]->name() +
+                      "producer " + Describe(*q) + " fuses into %" + std::string(cone[i]->name()) +
                           "'s own kernel but is not computed inside " + Describe(*contraction) + ": %" +
-                          p.name() + " stays a loop kernel with it");
+                          std::string(p.name()) + " stays a loop kernel with it");
       }
       cone.push_back(q);
     }
@@ -290,8 +290,9 @@ FusionEdge HeuristicPlanner::DecidePrologue(const Instruction& p, const Instruct
   const int ops = chain_ops.back();  // p comes last: every other member feeds it
   if (ops > kMaxOps) {
     return Refuse(p, c, rule, DecisionKind::kProfitability,
-                  "computing %" + p.name() + " and its producers inside " + Describe(*contraction) + " would take " +
-                      std::to_string(ops) + " vector ops per operand element on every load of its blocks (limit " +
+                  "computing %" + std::string(p.name()) + " and its producers inside " +
+                      Describe(*contraction) + " would take " + std::to_string(ops) +
+                      " vector ops per operand element on every load of its blocks (limit " +
                       std::to_string(kMaxOps) + ")");
   }
   std::vector<const Instruction*> outside;
@@ -316,7 +317,8 @@ FusionEdge HeuristicPlanner::DecidePrologue(const Instruction& p, const Instruct
     char text[32];
     std::snprintf(text, sizeof text, "%.1f", read / operand);
     return Refuse(p, c, rule, DecisionKind::kProfitability,
-                  "computing %" + p.name() + " inside " + Describe(*contraction) + " would read " + text +
+                  "computing %" + std::string(p.name()) + " inside " + Describe(*contraction) +
+                      " would read " + text +
                       " bytes from HBM per byte of its operand on every load of its blocks (limit 2)");
   }
   for (int32_t g : consumer_groups) {
@@ -335,22 +337,24 @@ FusionEdge HeuristicPlanner::DecidePrologue(const Instruction& p, const Instruct
     }
     if (static_cast<int64_t>(problem.inputs.size()) > options_.max_kernel_inputs) {
       return Refuse(p, c, rule, DecisionKind::kProfitability,
-                    "computing %" + p.name() + " inside " + Describe(*contraction) + " would make its kernel read " +
-                        std::to_string(problem.inputs.size()) + " arrays (limit " +
-                        std::to_string(options_.max_kernel_inputs) + ")");
+                    "computing %" + std::string(p.name()) + " inside " + Describe(*contraction) +
+                        " would make its kernel read " + std::to_string(problem.inputs.size()) +
+                        " arrays (limit " + std::to_string(options_.max_kernel_inputs) + ")");
     }
     Result<TileChoice> with = ChooseTile(problem, options_.tiling);
     if (!with) {
       return Refuse(p, c, rule, DecisionKind::kLegality,
-                    "computing %" + p.name() + " inside " + Describe(*contraction) + ": " + with.error().message);
+                    "computing %" + std::string(p.name()) + " inside " + Describe(*contraction) + ": " +
+                        with.error().message);
     }
     if (!without || !options_.contractions_run_on_plan_tiles) continue;
     const double more = LoadedBytes(*with) - LoadedBytes(*without);
     if (more > read_padded + padded(p.shape())) {
       return Refuse(p, c, rule, DecisionKind::kProfitability,
-                    "computing %" + p.name() + " inside " + Describe(*contraction) + " would load " +
-                        FormatBytes(static_cast<int64_t>(more)) + " more per run (its blocks: " +
-                        std::to_string(without->grid_steps()) + " -> " + std::to_string(with->grid_steps()) +
+                    "computing %" + std::string(p.name()) + " inside " + Describe(*contraction) +
+                        " would load " + FormatBytes(static_cast<int64_t>(more)) +
+                        " more per run (its blocks: " + std::to_string(without->grid_steps()) + " -> " +
+                        std::to_string(with->grid_steps()) +
                         " grid steps) than the prologue's own kernel moves");
     }
   }
@@ -397,10 +401,10 @@ TilingProblem HeuristicPlanner::ProblemOf(const Group& group,
 // Why `p` cannot join `group`, or nullopt when it can.
 std::optional<Refusal> HeuristicPlanner::CheckFit(const Group& group, const Instruction& p) const {
   if (group.member_count + 1 > options_.max_kernel_instructions) {
-    return Refusal{DecisionKind::kProfitability,
-                   "the kernel of %" + group.root->name() + " already has " +
-                       std::to_string(group.member_count) + " instructions (limit " +
-                       std::to_string(options_.max_kernel_instructions) + ")"};
+    return Refusal{DecisionKind::kProfitability, "the kernel of %" + std::string(group.root->name()) +
+                                                     " already has " + std::to_string(group.member_count) +
+                                                     " instructions (limit " +
+                                                     std::to_string(options_.max_kernel_instructions) + ")"};
   }
   TilingProblem problem = ProblemOf(group, ClassOf(p) == OpClass::kContraction ? &p : nullptr);
   problem.inputs = InputsWith(group, p);
@@ -409,17 +413,17 @@ std::optional<Refusal> HeuristicPlanner::CheckFit(const Group& group, const Inst
   if (static_cast<int64_t>(problem.inputs.size()) > options_.max_kernel_inputs &&
       problem.inputs.size() > group.inputs.size()) {
     return Refusal{DecisionKind::kProfitability,
-                   "fusing %" + p.name() + " would make the kernel of %" + group.root->name() +
-                       " read " + std::to_string(problem.inputs.size()) + " arrays (limit " +
-                       std::to_string(options_.max_kernel_inputs) + ")"};
+                   "fusing %" + std::string(p.name()) + " would make the kernel of %" +
+                       std::string(group.root->name()) + " read " + std::to_string(problem.inputs.size()) +
+                       " arrays (limit " + std::to_string(options_.max_kernel_inputs) + ")"};
   }
   int64_t vmem = 0;
   if (!FitsScopedVmem(problem, options_.tiling, &vmem)) {
     // Tiling would fail: no block shape fits.
-    return Refusal{DecisionKind::kLegality,
-                   "fusing %" + p.name() + " into the kernel of %" + group.root->name() +
-                       " would need " + FormatBytes(vmem) + " of VMEM, scoped VMEM is " +
-                       FormatBytes(options_.tiling.scoped_vmem_bytes)};
+    return Refusal{DecisionKind::kLegality, "fusing %" + std::string(p.name()) + " into the kernel of %" +
+                                                std::string(group.root->name()) + " would need " +
+                                                FormatBytes(vmem) + " of VMEM, scoped VMEM is " +
+                                                FormatBytes(options_.tiling.scoped_vmem_bytes)};
   }
   return std::nullopt;
 }

@@ -17,7 +17,7 @@ using hlo::Instruction;
 
 std::string EdgeText(const hlo::Computation& computation, const FusionEdge& edge) {
   const auto& instrs = computation.instructions();
-  auto name = [&](int64_t i) { return "%" + instrs[i]->name(); };
+  auto name = [&](int64_t i) { return "%" + std::string(instrs[i]->name()); };
   if (edge.is_sibling()) {
     return "fused sibling edge " + name(edge.consumer) + " + " + name(edge.sibling) + " (reading " +
            name(edge.producer) + ")";
@@ -144,12 +144,12 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
     // written: there is nothing left to merge into its reader's kernel.
     if (a_reads_b && !materialized[b]) continue;
     if (!materialized[a] || !materialized[b]) {
-      return InvalidArgumentError("fused sibling edge %" + instrs[a]->name() + " + %" + instrs[b]->name() +
-                                  ": both must be kernel roots");
+      return InvalidArgumentError("fused sibling edge %" + std::string(instrs[a]->name()) + " + %" +
+                                  std::string(instrs[b]->name()) + ": both must be kernel roots");
     }
     if (ClassOf(*instrs[a]) == OpClass::kOpaque || ClassOf(*instrs[b]) == OpClass::kOpaque) {
-      return InvalidArgumentError("fused sibling edge %" + instrs[a]->name() + " + %" + instrs[b]->name() +
-                                  ": opaque ops run as their own kernels");
+      return InvalidArgumentError("fused sibling edge %" + std::string(instrs[a]->name()) + " + %" +
+                                  std::string(instrs[b]->name()) + ": opaque ops run as their own kernels");
     }
     sets.Union(a, b);
   }
@@ -221,7 +221,7 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
     } else {
       return tile.error().WithContext("kernel " + std::to_string(kernel.id) + " (" +
                                       std::string(KernelKindName(kernel.kind)) + ", root %" +
-                                      instrs[kernel.roots.front()]->name() + ")");
+                                      std::string(instrs[kernel.roots.front()]->name()) + ")");
     }
     plan.kernels.push_back(std::move(kernel));
   }

@@ -67,7 +67,7 @@ struct ScheduleGraph {
 
 Error CycleError(const hlo::Computation& computation, const ScheduleGraph& graph, int64_t k) {
   return InvalidArgumentError("fused edges form a cycle through the kernel of %" +
-                              computation.instructions()[graph.first_root[k]]->name());
+                              std::string(computation.instructions()[graph.first_root[k]]->name()));
 }
 
 void AddDependency(ScheduleGraph& graph, int64_t before, int64_t after) {

@@ -111,7 +111,7 @@ GemmDims GemmOf(const hlo::Instruction& op) {
 }
 
 std::string Describe(const hlo::Instruction& instr) {
-  return "%" + instr.name() + " (" + instr.OpcodeText() + ")";
+  return "%" + std::string(instr.name()) + " (" + instr.OpcodeText() + ")";
 }
 
 int64_t ShapeBytes(const hlo::Shape& shape) {

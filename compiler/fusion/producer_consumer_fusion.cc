@@ -55,10 +55,9 @@ void HeuristicPlanner::MergeProducersIntoConsumers() {
         const std::vector<int32_t>& its = groups_of_[other->index_in_parent()];
         bool in_a = std::any_of(its.begin(), its.end(), [&](int32_t g) { return Rep(g) == a; });
         if (in_a && !ReadsAligned(*other, p)) {
-          why = Refusal{DecisionKind::kLegality,
-                        Describe(*other) + " reads %" + p.name() +
-                            " at other elements than the kernel of %" + groups_[a].root->name() +
-                            " iterates over"};
+          why = Refusal{DecisionKind::kLegality, Describe(*other) + " reads %" + std::string(p.name()) +
+                                                     " at other elements than the kernel of %" +
+                                                     std::string(groups_[a].root->name()) + " iterates over"};
           break;
         }
       }
@@ -77,8 +76,8 @@ void HeuristicPlanner::MergeProducersIntoConsumers() {
         outside += std::any_of(its.begin(), its.end(), [&](int32_t g) { return Rep(g) != a; });
       }
       edge.fused = true;
-      edge.reason = "multi-output fusion: the kernel of %" + groups_[a].root->name() +
-                    " computes %" + p.name() + " and writes it for " + std::to_string(outside) +
+      edge.reason = "multi-output fusion: the kernel of %" + std::string(groups_[a].root->name()) +
+                    " computes %" + std::string(p.name()) + " and writes it for " + std::to_string(outside) +
                     " other consumer" + (outside == 1 ? "" : "s");
       edges_.push_back(std::move(edge));
     }
@@ -101,8 +100,8 @@ bool HeuristicPlanner::AbsorbIfAllReadersInside(const Instruction& p, int32_t ke
   for (FusionEdge* edge : reads) {
     edge->fused = true;
     edge->kind = DecisionKind::kProfitability;
-    edge->reason = "every consumer that reads %" + p.name() + " is in the kernel of %" +
-                   groups_[kernel].root->name() + ": it is computed there once and not written";
+    edge->reason = "every consumer that reads %" + std::string(p.name()) + " is in the kernel of %" +
+                   std::string(groups_[kernel].root->name()) + ": it is computed there once and not written";
   }
   std::erase(groups_[kernel].outputs, &p);
   return true;

@@ -39,15 +39,20 @@ FusionEdge HeuristicPlanner::DecideReductionEpilogue(const Instruction& p, const
   const std::vector<int32_t>& consumer_groups = groups_of_[c.index_in_parent()];
   if (consumer_groups.size() != 1) {
     return Refuse(p, c, rule, DecisionKind::kProfitability,
-                  "consumer %" + c.name() + " is computed in " + std::to_string(consumer_groups.size()) +
-                      " kernels: fusing reduction %" + p.name() + " would compute it in each");
+                  "consumer %" + std::string(c.name()) + " is computed in " +
+                      std::to_string(consumer_groups.size()) + " kernels: fusing reduction %" +
+                      std::string(p.name()) + " would compute it in each");
   }
   const int32_t g = consumer_groups.front();
   const Group& group = groups_[g];
   auto fused = [&] {
-    return FusionEdge{p.index_in_parent(), c.index_in_parent(), -1, rule, true,
+    return FusionEdge{p.index_in_parent(),
+                      c.index_in_parent(),
+                      -1,
+                      rule,
+                      true,
                       "reduction epilogue: " + Describe(c) + " is computed in the kernel of reduction %" +
-                          p.name() + " as each block of its result is finished",
+                          std::string(p.name()) + " as each block of its result is finished",
                       DecisionKind::kProfitability};
   };
   if (group.reduce == &p) return fused();  // another reader of p took it in
@@ -62,15 +67,16 @@ FusionEdge HeuristicPlanner::DecideReductionEpilogue(const Instruction& p, const
   if (group.reduce != nullptr && !SameReductionSpace(*group.reduce, p)) {
     return Refuse(p, c, rule, DecisionKind::kLegality,
                   "the kernel of " + Describe(c) + " already has " + Describe(*group.reduce) +
-                      ", which walks another space than reduction %" + p.name() +
+                      ", which walks another space than reduction %" + std::string(p.name()) +
                       ": one reduction space per kernel");
   }
   for (const Instruction* out : group.outputs) {
     if (!SameExtents(out->shape(), p.shape())) {
       return Refuse(p, c, rule, DecisionKind::kLegality,
-                    "the kernel of %" + group.root->name() + " writes %" + out->name() + " " +
-                        DimensionsText(out->shape()) + ", not reduction %" + p.name() + "'s result " +
-                        DimensionsText(p.shape()) + ": it would need the whole reduction before its first element");
+                    "the kernel of %" + std::string(group.root->name()) + " writes %" +
+                        std::string(out->name()) + " " + DimensionsText(out->shape()) + ", not reduction %" +
+                        std::string(p.name()) + "'s result " + DimensionsText(p.shape()) +
+                        ": it would need the whole reduction before its first element");
     }
   }
   // Every reader of the result must be in this kernel: a reduction both
@@ -79,15 +85,16 @@ FusionEdge HeuristicPlanner::DecideReductionEpilogue(const Instruction& p, const
     const std::vector<int32_t>& its = groups_of_[user->index_in_parent()];
     if (its.size() != 1 || its.front() != g || !IsReductionEpilogue(p, *user)) {
       return Refuse(p, c, rule, DecisionKind::kProfitability,
-                    Describe(*user) + " also reads reduction %" + p.name() +
-                        " outside the kernel of %" + group.root->name() +
+                    Describe(*user) + " also reads reduction %" + std::string(p.name()) +
+                        " outside the kernel of %" + std::string(group.root->name()) +
                         ": fusing would compute the reduction twice");
     }
   }
   if (group.member_count + 1 > options_.max_kernel_instructions) {
     return Refuse(p, c, rule, DecisionKind::kProfitability,
-                  "the kernel of %" + group.root->name() + " already has " + std::to_string(group.member_count) +
-                      " instructions (limit " + std::to_string(options_.max_kernel_instructions) + ")");
+                  "the kernel of %" + std::string(group.root->name()) + " already has " +
+                      std::to_string(group.member_count) + " instructions (limit " +
+                      std::to_string(options_.max_kernel_instructions) + ")");
   }
   TilingProblem problem;
   problem.space = TilingProblem::Space::kReduce;
@@ -96,15 +103,16 @@ FusionEdge HeuristicPlanner::DecideReductionEpilogue(const Instruction& p, const
   problem.outputs = group.outputs;
   if (static_cast<int64_t>(problem.inputs.size()) > options_.max_kernel_inputs) {
     return Refuse(p, c, rule, DecisionKind::kProfitability,
-                  "fusing %" + p.name() + " would make the kernel of %" + group.root->name() + " read " +
-                      std::to_string(problem.inputs.size()) + " arrays (limit " +
-                      std::to_string(options_.max_kernel_inputs) + ")");
+                  "fusing %" + std::string(p.name()) + " would make the kernel of %" +
+                      std::string(group.root->name()) + " read " + std::to_string(problem.inputs.size()) +
+                      " arrays (limit " + std::to_string(options_.max_kernel_inputs) + ")");
   }
   int64_t vmem = 0;
   if (!FitsScopedVmem(problem, options_.tiling, &vmem)) {
     return Refuse(p, c, rule, DecisionKind::kLegality,
-                  "fusing %" + p.name() + " into the kernel of %" + group.root->name() + " would need " +
-                      FormatBytes(vmem) + " of VMEM, scoped VMEM is " + FormatBytes(options_.tiling.scoped_vmem_bytes));
+                  "fusing %" + std::string(p.name()) + " into the kernel of %" +
+                      std::string(group.root->name()) + " would need " + FormatBytes(vmem) +
+                      " of VMEM, scoped VMEM is " + FormatBytes(options_.tiling.scoped_vmem_bytes));
   }
   return fused();
 }
@@ -171,8 +179,10 @@ void HeuristicPlanner::MergeEpiloguesIntoReductions() {
       for (const Instruction* v : reads) {
         edges_.push_back(FusionEdge{v->index_in_parent(), root.index_in_parent(), v->index_in_parent(),
                                     FusionRule::kMultiOutput, true,
-                                    "reduction epilogue: the kernel of reduction %" + reduce.name() + " computes %" +
-                                        root.name() + " from %" + v->name() + " as each block of its result is finished",
+                                    "reduction epilogue: the kernel of reduction %" +
+                                        std::string(reduce.name()) + " computes %" +
+                                        std::string(root.name()) + " from %" + std::string(v->name()) +
+                                        " as each block of its result is finished",
                                     DecisionKind::kProfitability});
       }
       break;
@@ -183,7 +193,8 @@ void HeuristicPlanner::MergeEpiloguesIntoReductions() {
 std::optional<Refusal> HeuristicPlanner::CheckEpilogueKernel(int32_t reduction, int32_t loop, bool aligned) {
   const Group& r = groups_[reduction];
   const Group& k = groups_[loop];
-  const std::string pair = "the kernel of %" + k.root->name() + " as an epilogue of reduction %" + r.reduce->name();
+  const std::string pair = "the kernel of %" + std::string(k.root->name()) +
+                           " as an epilogue of reduction %" + std::string(r.reduce->name());
   if (!aligned) {
     return Refusal{DecisionKind::kLegality, pair + ": it reads the reduction's values at other elements than it computes"};
   }

@@ -8,9 +8,9 @@ namespace {
 
 // Devices of one sharding text: the product of the numbers in the first
 // "devices=[...]"; 1 when absent or malformed.
-int64_t DevicesOf(const std::string& text) {
+int64_t DevicesOf(std::string_view text) {
   size_t at = text.find("devices=[");
-  if (at == std::string::npos) return 1;
+  if (at == std::string_view::npos) return 1;
   at += 9;
   int64_t product = 1;
   int64_t value = 0;
@@ -40,7 +40,7 @@ int64_t DevicesOf(const std::string& text) {
 int64_t ShardedDeviceCount(const hlo::Computation& computation) {
   int64_t devices = 1;
   for (const auto& instr : computation.instructions()) {
-    const std::string* sharding = instr->AttributeText("sharding");
+    const std::pmr::string* sharding = instr->AttributeText("sharding");
     if (sharding != nullptr) devices = std::max(devices, DevicesOf(*sharding));
   }
   return devices;

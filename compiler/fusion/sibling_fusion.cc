@@ -106,8 +106,9 @@ void HeuristicPlanner::MergeSiblings() {
         std::optional<Refusal> why = CheckSiblings(a, b);
         if (!why) {
           edge.fused = true;
-          edge.reason = "multi-output fusion: %" + groups_[a].root->name() + " and %" +
-                        groups_[b].root->name() + " both read %" + instrs[x]->name();
+          edge.reason = "multi-output fusion: %" + std::string(groups_[a].root->name()) + " and %" +
+                        std::string(groups_[b].root->name()) + " both read %" +
+                        std::string(instrs[x]->name());
           Merge(a, b);
           edges_.push_back(std::move(edge));
           refused.reset();
@@ -129,7 +130,7 @@ std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b, boo
   const Group& gb = groups_[b];
   const hlo::Shape* ka = SiblingKey(ga);
   const hlo::Shape* kb = SiblingKey(gb);
-  std::string pair = "siblings %" + ga.root->name() + " and %" + gb.root->name();
+  std::string pair = "siblings %" + std::string(ga.root->name()) + " and %" + std::string(gb.root->name());
   auto illegal = [](std::string why) { return Refusal{DecisionKind::kLegality, std::move(why)}; };
   auto unprofitable = [](std::string why) {
     return Refusal{DecisionKind::kProfitability, std::move(why)};

@@ -397,7 +397,8 @@ Status ValidateTile(const TilingProblem& problem, const TileChoice& tile,
     if (shape == nullptr) return Ok();
     for (int64_t d : block.dimensions) {
       if (d <= 0) {
-        return InvalidArgumentError("block of %" + instr->name() + " has a non-positive dimension");
+        return InvalidArgumentError("block of %" + std::string(instr->name()) +
+                                    " has a non-positive dimension");
       }
     }
     int64_t rank = static_cast<int64_t>(block.dimensions.size());
@@ -411,14 +412,15 @@ Status ValidateTile(const TilingProblem& problem, const TileChoice& tile,
       int64_t lanes = block.dimensions[minor];
       bool whole = lanes >= StaticDims(*shape)[minor];
       if (!whole && lanes % kLanes != 0) {
-        return InvalidArgumentError("block of %" + instr->name() + ": minor dimension " + std::to_string(lanes) +
-                                    " is neither whole nor a multiple of 128");
+        return InvalidArgumentError("block of %" + std::string(instr->name()) + ": minor dimension " +
+                                    std::to_string(lanes) + " is neither whole nor a multiple of 128");
       }
     }
     int64_t bytes = PaddedBlockBytes(*shape, block.dimensions);
     if (bytes != block.bytes) {
-      return InvalidArgumentError("block of %" + instr->name() + " says " + std::to_string(block.bytes) +
-                                  " bytes, its padded size is " + std::to_string(bytes));
+      return InvalidArgumentError("block of %" + std::string(instr->name()) + " says " +
+                                  std::to_string(block.bytes) + " bytes, its padded size is " +
+                                  std::to_string(bytes));
     }
     total = SatAdd(total, bytes);
     return Ok();

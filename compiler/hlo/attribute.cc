@@ -60,6 +60,21 @@ Result<std::vector<int64_t>> LexIntList(Lexer& lex) {
 
 }  // namespace
 
+Attribute Attribute::Text(std::string_view name, std::string_view value) {
+  Attribute a;
+  a.name = name;
+  a.value = value;
+  return a;
+}
+
+Attribute Attribute::Calls(std::string_view name, Computation* callee) {
+  Attribute a;
+  a.name = name;
+  a.kind = Kind::kComputations;
+  a.computations.push_back(callee);
+  return a;
+}
+
 bool IsComputationAttribute(std::string_view name) {
   return ContainsName(kComputationAttributes, name);
 }

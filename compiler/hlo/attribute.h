@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory_resource>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,13 +30,45 @@ class Instruction;
 
 struct Attribute {
   enum class Kind : uint8_t { kText, kRaw, kComputations, kInstructions };
+  // Allocator-aware: in an instruction's attribute list every string and
+  // list of the attribute lives where the list does (the module's arena for
+  // a parsed instruction). A copy made without an allocator goes to the
+  // heap, so an attribute copied out of a module outlives it.
+  using allocator_type = std::pmr::polymorphic_allocator<>;
 
-  std::string name;
+  std::pmr::string name;
   Kind kind = Kind::kText;
-  std::string value;                       // kText, kRaw
-  std::vector<Computation*> computations;  // kComputations
-  std::vector<Instruction*> instructions;  // kInstructions
+  std::pmr::string value;                       // kText, kRaw
+  std::pmr::vector<Computation*> computations;  // kComputations
+  std::pmr::vector<Instruction*> instructions;  // kInstructions
   bool braced = false;  // references were written as {a, b} rather than a
+
+  Attribute() = default;
+  explicit Attribute(const allocator_type& alloc)
+      : name(alloc), value(alloc), computations(alloc), instructions(alloc) {}
+  Attribute(const Attribute& other, const allocator_type& alloc)
+      : name(other.name, alloc),
+        kind(other.kind),
+        value(other.value, alloc),
+        computations(other.computations, alloc),
+        instructions(other.instructions, alloc),
+        braced(other.braced) {}
+  Attribute(Attribute&& other, const allocator_type& alloc)
+      : name(std::move(other.name), alloc),
+        kind(other.kind),
+        value(std::move(other.value), alloc),
+        computations(std::move(other.computations), alloc),
+        instructions(std::move(other.instructions), alloc),
+        braced(other.braced) {}
+  Attribute(const Attribute&) = default;
+  Attribute(Attribute&&) = default;
+  Attribute& operator=(const Attribute&) = default;
+  Attribute& operator=(Attribute&&) = default;
+
+  // `name=value` with canonical text.
+  static Attribute Text(std::string_view name, std::string_view value);
+  // `name=%callee` (one computation, unbraced).
+  static Attribute Calls(std::string_view name, Computation* callee);
 };
 
 // True for attributes that hold computation references.

@@ -35,8 +35,8 @@ void AppendCanonicalToken(std::string& out, TokKind prev, const Token& t) {
   if (t.kind == TokKind::kNameColon) out += ':';
 }
 
-Result<std::string> ParseGenericAttributeValue(TokenCursor& cur) {
-  std::string out;
+Status ParseGenericAttributeValue(TokenCursor& cur, std::string& out) {
+  out.clear();
   int depth = 0;
   TokKind prev = TokKind::kEof;
   bool first = true;
@@ -46,22 +46,22 @@ Result<std::string> ParseGenericAttributeValue(TokenCursor& cur) {
       case TokKind::kError:
       case TokKind::kEof:
         if (depth > 0 || first) return std::unexpected(cur.Expected("an attribute value"));
-        return out;
+        return Ok();
       case TokKind::kLbrace: case TokKind::kLsquare: case TokKind::kLparen:
-        if (depth == 0 && !first && t.newline_before) return out;
+        if (depth == 0 && !first && t.newline_before) return Ok();
         ++depth;
         break;
       case TokKind::kRbrace: case TokKind::kRsquare: case TokKind::kRparen:
         if (depth == 0) {
           if (first) return std::unexpected(cur.Expected("an attribute value"));
-          return out;
+          return Ok();
         }
         --depth;
         break;
       case TokKind::kComma:
         if (depth == 0) {
           if (first) return std::unexpected(cur.Expected("an attribute value"));
-          return out;
+          return Ok();
         }
         break;
       case TokKind::kEqual:
@@ -74,7 +74,7 @@ Result<std::string> ParseGenericAttributeValue(TokenCursor& cur) {
           if (t.newline_before || t.kind == TokKind::kAttributeName ||
               (t.kind == TokKind::kIdent && t.text == "ROOT") ||
               (IsNameToken(t.kind) && cur.PeekNext().kind == TokKind::kEqual)) {
-            return out;
+            return Ok();
           }
         }
         break;
@@ -86,13 +86,12 @@ Result<std::string> ParseGenericAttributeValue(TokenCursor& cur) {
   }
 }
 
-Result<std::string> ParseRawAttributeValue(TokenCursor& cur) {
+Result<std::string_view> ParseRawAttributeValue(TokenCursor& cur) {
   if (cur.Is(TokKind::kLbrace)) {
-    KILN_ASSIGN_OR_RETURN(std::string_view raw, cur.RawBraced());
-    return std::string(raw);
+    return cur.RawBraced();
   }
   if (cur.Is(TokKind::kString)) {
-    std::string s(cur.tok().text);
+    const std::string_view s = cur.tok().text;
     cur.Advance();
     return s;
   }

@@ -59,7 +59,7 @@ Status Computation::RemoveInstructions(std::span<Instruction* const> dead) {
   std::unordered_set<const Instruction*> doomed(dead.begin(), dead.end());
   for (const Instruction* instr : dead) {
     std::string where = "computation %" + name_ + ": cannot remove %" +
-                        (instr != nullptr ? instr->name() : std::string("<null>"));
+                        (instr != nullptr ? std::string(instr->name()) : std::string("<null>"));
     if (instr == nullptr || instr->parent_ != this) {
       return InvalidArgumentError(where + ": not an instruction of this computation");
     }
@@ -67,7 +67,7 @@ Status Computation::RemoveInstructions(std::span<Instruction* const> dead) {
     if (instr->opcode() == Opcode::kParameter) return FailedPreconditionError(where + ": it is a parameter");
     for (const Instruction* user : instr->users_) {
       if (!doomed.contains(user)) {
-        return FailedPreconditionError(where + ": it is used by %" + user->name());
+        return FailedPreconditionError(where + ": it is used by %" + std::string(user->name()));
       }
     }
   }
@@ -75,8 +75,9 @@ Status Computation::RemoveInstructions(std::span<Instruction* const> dead) {
     if (doomed.contains(instr.get())) continue;
     for (const Instruction* pred : instr->control_preds_) {
       if (doomed.contains(pred)) {
-        return FailedPreconditionError("computation %" + name_ + ": cannot remove %" + pred->name() +
-                                       ": it is a control predecessor of %" + instr->name());
+        return FailedPreconditionError("computation %" + name_ + ": cannot remove %" +
+                                       std::string(pred->name()) + ": it is a control predecessor of %" +
+                                       std::string(instr->name()));
       }
     }
   }

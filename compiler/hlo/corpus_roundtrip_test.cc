@@ -186,7 +186,7 @@ TEST(CorpusRoundTripTest, ModulesEqualSeesSmallChangesInCorpusModules) {
     Instruction& victim = *entry.instructions()[entry.instructions().size() / 2];
     std::string why;
 
-    std::string old_name = victim.name();
+    std::string old_name(victim.name());
     victim.set_name(old_name + ".renamed");
     if (ModulesEqual(**a, **b, &why)) failures.Add(name, "rename of %" + old_name + " not seen");
     else if (why.find(".renamed") == std::string::npos) failures.Add(name, "bad reason: " + why);

@@ -25,7 +25,7 @@ PAttr ToPAttr(const Attribute& a) {
   p.value = a.value;
   p.braced = a.braced;
   for (const Computation* c : a.computations) p.refs.push_back(c->name());
-  for (const Instruction* i : a.instructions) p.refs.push_back(i->name());
+  for (const Instruction* i : a.instructions) p.refs.emplace_back(i->name());
   return p;
 }
 
@@ -143,7 +143,7 @@ PModule Structure(const Module& module) {
         pi.args = instr->literal()->ValueToString();
       } else {
         for (const Instruction* op : instr->operands()) {
-          pi.operands.push_back(op->name());
+          pi.operands.emplace_back(op->name());
           pi.operand_shapes.push_back(op->shape().ToString());
         }
       }

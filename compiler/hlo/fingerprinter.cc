@@ -113,7 +113,7 @@ Status Fingerprinter::HashInstruction(const Computation& comp, size_t index,
   for (const Instruction* op : operands) {
     const int64_t j = op->index_in_parent();
     if (op->parent() != &comp || j < 0 || static_cast<size_t>(j) >= index) {
-      return InvalidArgumentError("instruction %" + instr.name() + " in %" + comp.name() +
+      return InvalidArgumentError("instruction %" + std::string(instr.name()) + " in %" + comp.name() +
                                   " uses an operand that is not defined before it");
     }
   }

@@ -1,6 +1,7 @@
 #include "compiler/hlo/instruction.h"
 
 #include <algorithm>
+#include <memory>
 #include <new>
 
 #include "compiler/hlo/ir_arena.h"
@@ -8,55 +9,75 @@
 namespace kiln::hlo {
 
 void InstructionDeleter::operator()(Instruction* instruction) const {
-  if (instruction == nullptr) return;
-  if (instruction->in_arena_) {
-    instruction->~Instruction();  // the arena keeps the memory
-  } else {
-    delete instruction;
-  }
+  // An arena instruction's name and lists are arena memory (pmr containers
+  // never change their resource) and its shape and literal are kept by the
+  // arena: there is nothing to release until the arena dies.
+  if (instruction != nullptr && !instruction->in_arena_) delete instruction;
 }
+
+Instruction::~Instruction() {
+  if (in_arena_) {
+    shape_.Forget();  // borrowed
+    return;
+  }
+  delete literal_;
+}
+
+IrArena& Instruction::arena() const { return *static_cast<IrArena*>(operands_.get_allocator().resource()); }
 
 InstructionPtr Instruction::Make(Opcode opcode, Shape shape, IrArena* arena) {
   if (arena == nullptr) {
-    return InstructionPtr(new Instruction(opcode, std::move(shape), std::pmr::new_delete_resource()));
+    auto* instr = new Instruction(opcode, std::pmr::new_delete_resource());
+    instr->shape_ = std::move(shape);
+    return InstructionPtr(instr);
   }
   void* memory = arena->allocate(sizeof(Instruction), alignof(Instruction));
-  auto* instr = new (memory) Instruction(opcode, std::move(shape), arena);
+  auto* instr = new (memory) Instruction(opcode, arena);
   instr->in_arena_ = true;
+  instr->shape_ = Shape::Borrow(arena->KeepShape(std::move(shape)));
   return InstructionPtr(instr);
 }
 
-InstructionPtr Instruction::Create(Opcode opcode, Shape shape,
-                                   std::span<Instruction* const> operands, std::string name,
-                                   IrArena* arena) {
+void Instruction::set_shape(Shape shape) {
+  if (!in_arena_) {
+    shape_ = std::move(shape);
+    return;
+  }
+  shape_.Forget();
+  shape_ = Shape::Borrow(arena().KeepShape(std::move(shape)));
+}
+
+InstructionPtr Instruction::Create(Opcode opcode, Shape shape, std::span<Instruction* const> operands,
+                                   std::string_view name, IrArena* arena) {
   InstructionPtr instr = Make(opcode, std::move(shape), arena);
   instr->operands_.assign(operands.begin(), operands.end());
-  instr->name_ = std::move(name);
+  instr->name_.assign(name);
   return instr;
 }
 
-InstructionPtr Instruction::CreateParameter(int64_t number, Shape shape, std::string name,
+InstructionPtr Instruction::CreateParameter(int64_t number, Shape shape, std::string_view name,
                                             IrArena* arena) {
-  InstructionPtr instr = Create(Opcode::kParameter, std::move(shape), {}, std::move(name), arena);
+  InstructionPtr instr = Create(Opcode::kParameter, std::move(shape), {}, name, arena);
   instr->parameter_number_ = number;
   return instr;
 }
 
-InstructionPtr Instruction::CreateConstant(Literal literal, std::string name, IrArena* arena) {
-  InstructionPtr instr = Create(Opcode::kConstant, literal.shape(), {}, std::move(name), arena);
-  instr->literal_ = std::make_unique<Literal>(std::move(literal));
+InstructionPtr Instruction::CreateConstant(Literal literal, std::string_view name, IrArena* arena) {
+  InstructionPtr instr = Create(Opcode::kConstant, literal.shape(), {}, name, arena);
+  auto value = std::make_unique<Literal>(std::move(literal));
+  instr->literal_ = instr->in_arena_ ? instr->arena().KeepLiteral(std::move(value)) : value.release();
   return instr;
 }
 
-InstructionPtr Instruction::CreateClone(const Instruction& original,
-                                        std::span<Instruction* const> operands, std::string name) {
+InstructionPtr Instruction::CreateClone(const Instruction& original, std::span<Instruction* const> operands,
+                                        std::string_view name) {
   InstructionPtr clone;
   if (original.literal() != nullptr) {
-    clone = CreateConstant(*original.literal(), std::move(name));
+    clone = CreateConstant(*original.literal(), name);
   } else if (original.opcode() == Opcode::kParameter) {
-    clone = CreateParameter(original.parameter_number(), original.shape(), std::move(name));
+    clone = CreateParameter(original.parameter_number(), original.shape(), name);
   } else {
-    clone = Create(original.opcode(), original.shape(), std::move(operands), std::move(name));
+    clone = Create(original.opcode(), original.shape(), operands, name);
   }
   for (const Attribute& attribute : original.attributes()) {
     if (attribute.kind != Attribute::Kind::kInstructions) clone->AddAttribute(attribute);
@@ -73,7 +94,7 @@ const Attribute* Instruction::FindAttribute(std::string_view name) const {
   return nullptr;
 }
 
-const std::string* Instruction::AttributeText(std::string_view name) const {
+const std::pmr::string* Instruction::AttributeText(std::string_view name) const {
   const Attribute* a = FindAttribute(name);
   if (a == nullptr ||
       (a->kind != Attribute::Kind::kText && a->kind != Attribute::Kind::kRaw)) {
@@ -94,10 +115,11 @@ void Instruction::AddAttribute(Attribute attribute) {
 
 Status Instruction::ReplaceOperandWith(int64_t index, Instruction* new_operand) {
   if (index < 0 || index >= operand_count()) {
-    return InvalidArgumentError("instruction %" + name_ + ": no operand " + std::to_string(index));
+    return InvalidArgumentError("instruction %" + std::string(name_) + ": no operand " +
+                                std::to_string(index));
   }
   if (new_operand == nullptr || new_operand->parent_ != parent_ || new_operand == this) {
-    return InvalidArgumentError("instruction %" + name_ +
+    return InvalidArgumentError("instruction %" + std::string(name_) +
                                 ": replacement operand must be another instruction of the same "
                                 "computation");
   }
@@ -123,10 +145,9 @@ void Instruction::SetTextAttribute(std::string_view name, std::string value) {
       return;
     }
   }
-  Attribute a;
-  a.name = std::string(name);
-  a.value = std::move(value);
-  attributes_.push_back(std::move(a));
+  Attribute& a = attributes_.emplace_back();  // on this instruction's list memory
+  a.name = name;
+  a.value = value;
 }
 
 std::string Instruction::OpcodeText() const {
@@ -134,7 +155,7 @@ std::string Instruction::OpcodeText() const {
   std::string_view suffix = opcode_ == Opcode::kAsyncStart    ? "-start"
                             : opcode_ == Opcode::kAsyncUpdate ? "-update"
                                                               : "-done";
-  return async_wrapped_ + std::string(suffix);
+  return std::string(async_wrapped_) + std::string(suffix);
 }
 
 }  // namespace kiln::hlo

@@ -5,8 +5,12 @@
 // called computations and control predecessors are non-owning pointers
 // into the same module. An instruction lives either on the heap or, given
 // an arena (the parser passes its module's), in that arena together with
-// its operand, user, attribute, callee and control lists; InstructionPtr's
-// deleter knows which. An arena instruction must not outlive its arena.
+// its name and its attribute, operand, user, callee and control lists,
+// while the arena keeps its shape and literal (ir_arena.h). Nothing of an
+// arena instruction needs releasing, so it is never destroyed: removing
+// one leaves it in place, and a dying module drops its arena instructions
+// without reading them. InstructionPtr's deleter knows which kind it has.
+// An arena instruction must not outlive its arena.
 // Not thread-safe for mutation; concurrent reads are fine.
 #pragma once
 
@@ -31,8 +35,8 @@ class Computation;
 class Instruction;
 class IrArena;
 
-// Destroys a heap instruction, or only runs the destructor of one placed
-// in an arena (whose memory the arena keeps until it dies).
+// Destroys a heap instruction; leaves one placed in an arena (whose memory,
+// shape and literal the arena keeps until it dies) as it is.
 struct InstructionDeleter {
   void operator()(Instruction* instruction) const;
 };
@@ -45,26 +49,26 @@ class Instruction {
   // there; it must then join a computation of the module that owns the
   // arena.
   static InstructionPtr Create(Opcode opcode, Shape shape, std::span<Instruction* const> operands,
-                               std::string name = "", IrArena* arena = nullptr);
-  static InstructionPtr Create(Opcode opcode, Shape shape,
-                               std::initializer_list<Instruction*> operands,
-                               std::string name = "") {
-    return Create(opcode, std::move(shape),
-                  std::span<Instruction* const>(operands.begin(), operands.size()), std::move(name));
+                               std::string_view name = {}, IrArena* arena = nullptr);
+  static InstructionPtr Create(Opcode opcode, Shape shape, std::initializer_list<Instruction*> operands,
+                               std::string_view name = {}) {
+    return Create(opcode, std::move(shape), std::span<Instruction* const>(operands.begin(), operands.size()),
+                  name);
   }
-  static InstructionPtr CreateParameter(int64_t number, Shape shape, std::string name = "",
+  static InstructionPtr CreateParameter(int64_t number, Shape shape, std::string_view name = {},
                                         IrArena* arena = nullptr);
-  static InstructionPtr CreateConstant(Literal literal, std::string name = "",
-                                       IrArena* arena = nullptr);
+  static InstructionPtr CreateConstant(Literal literal, std::string_view name = {}, IrArena* arena = nullptr);
   // A copy of `original` (opcode, shape, literal, attributes, async wrapper,
   // source line) named `name` and reading `operands`; control edges do not
   // carry over. For a parameter, `operands` must be empty.
-  static InstructionPtr CreateClone(const Instruction& original,
-                                    std::span<Instruction* const> operands, std::string name);
+  static InstructionPtr CreateClone(const Instruction& original, std::span<Instruction* const> operands,
+                                    std::string_view name);
 
   Opcode opcode() const { return opcode_; }
   const Shape& shape() const { return shape_; }
-  const std::string& name() const { return name_; }
+  // Stored beside the instruction (in its arena when it has one): a view
+  // that stays valid until the name is changed or the instruction dies.
+  std::string_view name() const { return name_; }
   Computation* parent() const { return parent_; }
 
   std::span<Instruction* const> operands() const { return operands_; }
@@ -77,7 +81,7 @@ class Instruction {
   std::span<const Attribute> attributes() const { return attributes_; }
   const Attribute* FindAttribute(std::string_view name) const;
   // The kText/kRaw value of an attribute, or nullptr when absent.
-  const std::string* AttributeText(std::string_view name) const;
+  const std::pmr::string* AttributeText(std::string_view name) const;
   // Adds an attribute; computation references also extend
   // called_computations(), instruction references control_predecessors().
   void AddAttribute(Attribute attribute);
@@ -89,12 +93,12 @@ class Instruction {
   // parameter(N): N; -1 for other opcodes.
   int64_t parameter_number() const { return parameter_number_; }
   // constant: the value; nullptr for other opcodes.
-  const Literal* literal() const { return literal_.get(); }
+  const Literal* literal() const { return literal_; }
 
   // For async ops written as `op-start`/`op-update`/`op-done` around another
   // opcode ("negate-start"), the wrapped opcode's name; empty otherwise.
-  const std::string& async_wrapped_opcode() const { return async_wrapped_; }
-  void set_async_wrapped_opcode(std::string name) { async_wrapped_ = std::move(name); }
+  std::string_view async_wrapped_opcode() const { return async_wrapped_; }
+  void set_async_wrapped_opcode(std::string_view name) { async_wrapped_.assign(name); }
 
   // The opcode as printed ("add", "negate-start").
   std::string OpcodeText() const;
@@ -111,8 +115,8 @@ class Instruction {
   int source_line() const { return source_line_; }
   void set_source_line(int line) { source_line_ = line; }
 
-  void set_name(std::string name) { name_ = std::move(name); }
-  void set_shape(Shape shape) { shape_ = std::move(shape); }
+  void set_name(std::string_view name) { name_.assign(name); }
+  void set_shape(Shape shape);
 
   // Mutation for passes. Replaces operand `index` with `new_operand`, which
   // must belong to the same computation; users() of the old and new operand
@@ -126,20 +130,27 @@ class Instruction {
   friend class Computation;
   friend struct InstructionDeleter;
   // `lists` backs the operand, user, attribute, callee and control lists.
-  Instruction(Opcode opcode, Shape shape, std::pmr::memory_resource* lists)
+  Instruction(Opcode opcode, std::pmr::memory_resource* lists)
       : opcode_(opcode),
-        shape_(std::move(shape)),
+        name_(lists),
         operands_(lists),
         users_(lists),
         attributes_(lists),
         called_(lists),
-        control_preds_(lists) {}
+        control_preds_(lists),
+        async_wrapped_(lists) {}
+  ~Instruction();
   static InstructionPtr Make(Opcode opcode, Shape shape, IrArena* arena);
+  // The arena an arena instruction lives in.
+  IrArena& arena() const;
 
   Opcode opcode_;
   bool in_arena_ = false;
+  // Owned by a heap instruction; borrowed from what its arena keeps by an
+  // arena instruction (ir_arena.h).
   Shape shape_;
-  std::string name_;
+  const Literal* literal_ = nullptr;
+  std::pmr::string name_;
   Computation* parent_ = nullptr;
   std::pmr::vector<Instruction*> operands_;
   std::pmr::vector<Instruction*> users_;
@@ -147,8 +158,7 @@ class Instruction {
   std::pmr::vector<Computation*> called_;
   std::pmr::vector<Instruction*> control_preds_;
   int64_t parameter_number_ = -1;
-  std::unique_ptr<Literal> literal_;
-  std::string async_wrapped_;
+  std::pmr::string async_wrapped_;
   int source_line_ = 0;
   int64_t index_in_parent_ = -1;
 };

@@ -1,11 +1,16 @@
-// The memory a parsed Module's IR lives in: its instructions and their
-// operand, user, attribute, callee and control lists. (Shapes are shared
-// between the instructions that have equal ones; names of up to 15 bytes,
-// most of them, sit inside the instruction.) Allocation is a pointer bump into chunks that
-// grow geometrically; nothing is given back until the arena itself is
-// destroyed, which returns the chunks in a handful of frees. A module of
-// a hundred thousand instructions is therefore built with a few dozen
-// mallocs instead of several hundred thousand, and freed the same way.
+// The memory a parsed Module's IR lives in: its instructions with their
+// names, attributes and operand, user, callee and control lists, and what
+// those instructions hold outside it (their shapes and constants' values),
+// kept until the arena dies. Allocation is a pointer bump into chunks that
+// grow geometrically up to kMaxChunkBytes; nothing is given back until the
+// arena itself is destroyed. A module of a hundred thousand instructions
+// is therefore built with a few dozen mallocs instead of several hundred
+// thousand, and freed without visiting its instructions: the module
+// releases the instructions in its arena unread (Contains), and the arena
+// drops the kept shapes and literals and its chunks. Full-size chunks of a
+// dead arena are kept (a bounded, process-wide pool) for the next one, so
+// a server parsing module after module does not fault fresh zeroed pages
+// in for each.
 //
 // Owned by the Module (see Module::arena()); outlives every instruction
 // placed in it. Not thread-safe: a module is mutated by one thread at a
@@ -15,34 +20,63 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <memory_resource>
+#include <vector>
+
+#include "compiler/hlo/literal.h"
+#include "compiler/hlo/shape.h"
 
 namespace kiln::hlo {
 
 class IrArena final : public std::pmr::memory_resource {
  public:
-  IrArena() : chunks_(kFirstChunkBytes, std::pmr::new_delete_resource()) {}
+  static constexpr size_t kFirstChunkBytes = 64 << 10;
+  static constexpr size_t kMaxChunkBytes = 1 << 20;  // also the pooled size
+
+  IrArena() = default;
   IrArena(const IrArena&) = delete;
   IrArena& operator=(const IrArena&) = delete;
+  ~IrArena() override;
 
   // Bytes handed out so far (including memory since given back, which an
   // arena never reuses).
   size_t bytes_allocated() const { return bytes_allocated_; }
 
- private:
-  static constexpr size_t kFirstChunkBytes = 64 << 10;
+  // Whether `p` points into memory this arena handed out. O(log chunks);
+  // reads only the arena.
+  bool Contains(const void* p) const;
 
-  void* do_allocate(size_t bytes, size_t alignment) override {
-    bytes_allocated_ += bytes;
-    return chunks_.allocate(bytes, alignment);
+  // Keeps `shape` until the arena dies; the reference stays valid until
+  // the next KeepShape.
+  const Shape& KeepShape(Shape shape) { return kept_shapes_.emplace_back(std::move(shape)); }
+  // Keeps `literal` until the arena dies.
+  const Literal* KeepLiteral(std::unique_ptr<Literal> literal) {
+    return kept_literals_.emplace_back(std::move(literal)).get();
   }
+
+ private:
+  struct Chunk {
+    char* begin;
+    char* end;
+  };
+
+  void* do_allocate(size_t bytes, size_t alignment) override;
   void do_deallocate(void*, size_t, size_t) override {}
   bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
     return this == &other;
   }
+  // Starts a chunk holding `bytes` at `alignment` and returns them.
+  void* NewChunk(size_t bytes, size_t alignment);
+  void AddChunk(char* begin, size_t bytes);
 
-  std::pmr::monotonic_buffer_resource chunks_;
+  std::vector<Chunk> chunks_;  // sorted by address
+  char* next_ = nullptr;       // bump pointer into the newest chunk
+  char* end_ = nullptr;
+  size_t next_chunk_bytes_ = kFirstChunkBytes;
   size_t bytes_allocated_ = 0;
+  std::vector<Shape> kept_shapes_;
+  std::vector<std::unique_ptr<Literal>> kept_literals_;
 };
 
 }  // namespace kiln::hlo

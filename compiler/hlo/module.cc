@@ -4,6 +4,16 @@
 
 namespace kiln::hlo {
 
+Module::~Module() {
+  for (const std::unique_ptr<Computation>& computation : computations_) {
+    for (InstructionPtr& instruction : computation->instructions_) {
+      // Deciding by address keeps the instruction's own memory unread.
+      if (arena_->Contains(instruction.get())) (void)instruction.release();
+    }
+  }
+  computations_.clear();
+}
+
 Computation* Module::AddComputation(std::unique_ptr<Computation> computation, bool is_entry) {
   Computation* c = computation.get();
   c->parent_ = this;

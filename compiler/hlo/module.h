@@ -29,9 +29,9 @@ class Module {
   explicit Module(std::string name) : arena_(std::make_unique<IrArena>()), name_(std::move(name)) {}
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
-  // The computations go first: their arena instructions are destroyed
-  // before the arena's memory is released.
-  ~Module() { computations_.clear(); }
+  // The computations go first, before the arena they may live in; their
+  // arena instructions are dropped unread (ir_arena.h).
+  ~Module();
 
   const std::string& name() const { return name_; }
 

@@ -71,8 +71,11 @@ class Differ {
     for (size_t i = 0; i < new_instructions.size(); ++i) {
       const Instruction& now = *new_instructions[i];
       if (partner[i] < 0) {
-        Add({.kind = InstructionChange::Kind::kAdded, .computation = current.name(), .instruction = now.name(),
-             .line = now.source_line(), .current = Printed(now)});
+        Add({.kind = InstructionChange::Kind::kAdded,
+             .computation = current.name(),
+             .instruction = std::string(now.name()),
+             .line = now.source_line(),
+             .current = Printed(now)});
         continue;
       }
       const Instruction& before = *old_instructions[partner[i]];
@@ -81,15 +84,23 @@ class Differ {
       if (now_text == before_text) continue;
       const bool value_only = now.opcode() == Opcode::kConstant && before.opcode() == Opcode::kConstant &&
                               now.shape() == before.shape();
-      Add({.kind = InstructionChange::Kind::kChanged, .computation = current.name(), .instruction = now.name(),
-           .line = now.source_line(), .cached_line = before.source_line(), .current = std::move(now_text),
-           .cached = std::move(before_text), .value_only = value_only});
+      Add({.kind = InstructionChange::Kind::kChanged,
+           .computation = current.name(),
+           .instruction = std::string(now.name()),
+           .line = now.source_line(),
+           .cached_line = before.source_line(),
+           .current = std::move(now_text),
+           .cached = std::move(before_text),
+           .value_only = value_only});
     }
     for (size_t j = 0; j < old_instructions.size(); ++j) {
       if (old_paired[j]) continue;
       const Instruction& gone = *old_instructions[j];
-      Add({.kind = InstructionChange::Kind::kRemoved, .computation = cached.name(), .instruction = gone.name(),
-           .cached_line = gone.source_line(), .cached = Printed(gone)});
+      Add({.kind = InstructionChange::Kind::kRemoved,
+           .computation = cached.name(),
+           .instruction = std::string(gone.name()),
+           .cached_line = gone.source_line(),
+           .cached = Printed(gone)});
     }
   }
 
@@ -138,16 +149,20 @@ ModuleDiff DiffModules(const Module& cached, const Module& current, size_t max_c
       continue;
     }
     for (const auto& instruction : now.instructions()) {
-      differ.Add({.kind = InstructionChange::Kind::kAdded, .computation = now.name(),
-                  .instruction = instruction->name(), .line = instruction->source_line(),
+      differ.Add({.kind = InstructionChange::Kind::kAdded,
+                  .computation = now.name(),
+                  .instruction = std::string(instruction->name()),
+                  .line = instruction->source_line(),
                   .current = Printed(*instruction)});
     }
   }
   for (size_t j = 0; j < old_computations.size(); ++j) {
     if (old_paired[j]) continue;
     for (const auto& instruction : old_computations[j]->instructions()) {
-      differ.Add({.kind = InstructionChange::Kind::kRemoved, .computation = old_computations[j]->name(),
-                  .instruction = instruction->name(), .cached_line = instruction->source_line(),
+      differ.Add({.kind = InstructionChange::Kind::kRemoved,
+                  .computation = old_computations[j]->name(),
+                  .instruction = std::string(instruction->name()),
+                  .cached_line = instruction->source_line(),
                   .cached = Printed(*instruction)});
     }
   }

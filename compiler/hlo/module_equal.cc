@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 
@@ -48,7 +50,7 @@ const char* KindName(Attribute::Kind k) {
   return "?";
 }
 
-std::string JoinComputationNames(const std::vector<Computation*>& v) {
+std::string JoinComputationNames(std::span<Computation* const> v) {
   std::string out = "{";
   for (size_t i = 0; i < v.size(); ++i) {
     if (i > 0) out += ", ";
@@ -57,11 +59,11 @@ std::string JoinComputationNames(const std::vector<Computation*>& v) {
   return out + "}";
 }
 
-std::string JoinInstructionNames(const std::vector<Instruction*>& v) {
+std::string JoinInstructionNames(std::span<Instruction* const> v) {
   std::string out = "{";
   for (size_t i = 0; i < v.size(); ++i) {
     if (i > 0) out += ", ";
-    out += v[i] == nullptr ? "<null>" : "%" + v[i]->name();
+    out += v[i] == nullptr ? "<null>" : "%" + std::string(v[i]->name());
   }
   return out + "}";
 }
@@ -170,15 +172,17 @@ bool Comparer::Attributes(std::string_view where, std::span<const Attribute> a,
   if (a.size() != b.size()) {
     const Attribute& extra = a.size() > b.size() ? a[n] : b[n];
     return Fail(where, std::to_string(a.size()) + " vs " + std::to_string(b.size()) +
-                           " attributes (first extra: " + extra.name + " on the " +
+                           " attributes (first extra: " + std::string(extra.name) + " on the " +
                            (a.size() > b.size() ? "left" : "right") + ")");
   }
   return true;
 }
 
 bool Comparer::OneAttribute(std::string_view where, const Attribute& a, const Attribute& b) {
-  if (a.name != b.name) return Fail(where, "attribute " + a.name + " vs " + b.name);
-  std::string label = "attribute " + a.name + " ";
+  if (a.name != b.name) {
+    return Fail(where, "attribute " + std::string(a.name) + " vs " + std::string(b.name));
+  }
+  std::string label = "attribute " + std::string(a.name) + " ";
   if (a.kind != b.kind) {
     return Fail(where, label + "kind " + KindName(a.kind) + " vs " + KindName(b.kind));
   }
@@ -232,21 +236,21 @@ bool Comparer::Computations(const Computation& a, const Computation& b, size_t i
   for (size_t i = 0; i < n; ++i) {
     const Instruction& xa = *a.instructions()[i];
     const Instruction& xb = *b.instructions()[i];
-    std::string iwhere = where + " instruction " + std::to_string(i) + " (%" + xa.name() + ")";
+    std::string iwhere = where + " instruction " + std::to_string(i) + " (%" + std::string(xa.name()) + ")";
     if (!Instructions(iwhere, xa, ia, xb, ib)) return false;
   }
   if (a.instructions().size() != b.instructions().size()) {
     const auto& longer = a.instructions().size() > b.instructions().size() ? a : b;
     return Fail(where, std::to_string(a.instructions().size()) + " vs " +
-                           std::to_string(b.instructions().size()) +
-                           " instructions (first extra: %" + longer.instructions()[n]->name() +
-                           ")");
+                           std::to_string(b.instructions().size()) + " instructions (first extra: %" +
+                           std::string(longer.instructions()[n]->name()) + ")");
   }
   int64_t ra = a.root() == nullptr ? -1 : IndexOf(ia, a.root());
   int64_t rb = b.root() == nullptr ? -1 : IndexOf(ib, b.root());
   if (ra != rb) {
     auto show = [](const Computation& c, int64_t r) {
-      return r < 0 ? std::string("none") : "instruction " + std::to_string(r) + " (%" + c.root()->name() + ")";
+      return r < 0 ? std::string("none")
+                   : "instruction " + std::to_string(r) + " (%" + std::string(c.root()->name()) + ")";
     };
     return Fail(where, "root " + show(a, ra) + " vs " + show(b, rb));
   }
@@ -255,7 +259,8 @@ bool Comparer::Computations(const Computation& a, const Computation& b, size_t i
 
 bool Comparer::Instructions(std::string_view where, const Instruction& a, const IndexMap& ia,
                             const Instruction& b, const IndexMap& ib) {
-  if (a.name() != b.name()) return Fail(where, "name %" + a.name() + " vs %" + b.name());
+  if (a.name() != b.name())
+    return Fail(where, "name %" + std::string(a.name()) + " vs %" + std::string(b.name()));
   if (a.opcode() != b.opcode() || a.async_wrapped_opcode() != b.async_wrapped_opcode()) {
     return Fail(where, "opcode " + a.OpcodeText() + " vs " + b.OpcodeText());
   }
@@ -272,9 +277,9 @@ bool Comparer::Instructions(std::string_view where, const Instruction& a, const 
     // Operands outside the computation (malformed IR) compare by name.
     bool same = pa == pb && (pa >= 0 || oa->name() == ob->name());
     if (!same) {
-      return Fail(where, "operand " + std::to_string(i) + " is instruction " + std::to_string(pa) +
-                             " (%" + oa->name() + ") vs instruction " + std::to_string(pb) + " (%" +
-                             ob->name() + ")");
+      return Fail(where, "operand " + std::to_string(i) + " is instruction " + std::to_string(pa) + " (%" +
+                             std::string(oa->name()) + ") vs instruction " + std::to_string(pb) + " (%" +
+                             std::string(ob->name()) + ")");
     }
   }
   if (!Attributes(where, a.attributes(), b.attributes())) return false;

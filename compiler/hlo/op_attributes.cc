@@ -46,7 +46,7 @@ constexpr std::array<std::string_view, 4> kComparisonTypeNames = {"FLOAT", "TOTA
 // ---- Generic accessors --------------------------------------------------
 
 Result<int64_t> GetIntAttribute(const Instruction& instr, std::string_view name) {
-  KILN_ASSIGN_OR_RETURN(const std::string* text, RequiredText(instr, name));
+  KILN_ASSIGN_OR_RETURN(const std::pmr::string* text, RequiredText(instr, name));
   return Annotate(instr, name, DecodeInt(*text));
 }
 
@@ -59,14 +59,14 @@ Result<int64_t> GetIntAttributeOr(const Instruction& instr, std::string_view nam
 Result<bool> GetBoolAttributeOr(const Instruction& instr, std::string_view name,
                                 bool default_value) {
   if (instr.FindAttribute(name) == nullptr) return default_value;
-  KILN_ASSIGN_OR_RETURN(const std::string* text, RequiredText(instr, name));
+  KILN_ASSIGN_OR_RETURN(const std::pmr::string* text, RequiredText(instr, name));
   return Annotate(instr, name, DecodeBool(*text));
 }
 
 Result<double> GetFloatAttributeOr(const Instruction& instr, std::string_view name,
                                    double default_value) {
   if (instr.FindAttribute(name) == nullptr) return default_value;
-  KILN_ASSIGN_OR_RETURN(const std::string* text, RequiredText(instr, name));
+  KILN_ASSIGN_OR_RETURN(const std::pmr::string* text, RequiredText(instr, name));
   double v = 0;
   auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
   if (ec != std::errc() || ptr != text->data() + text->size() || text->empty()) {
@@ -76,7 +76,7 @@ Result<double> GetFloatAttributeOr(const Instruction& instr, std::string_view na
 }
 
 Result<std::vector<int64_t>> GetIntListAttribute(const Instruction& instr, std::string_view name) {
-  KILN_ASSIGN_OR_RETURN(const std::string* text, RequiredText(instr, name));
+  KILN_ASSIGN_OR_RETURN(const std::pmr::string* text, RequiredText(instr, name));
   return Annotate(instr, name, DecodeIntList(*text));
 }
 
@@ -87,18 +87,18 @@ Result<std::vector<int64_t>> GetIntListAttributeOr(const Instruction& instr,
 }
 
 Result<std::string> GetStringAttribute(const Instruction& instr, std::string_view name) {
-  KILN_ASSIGN_OR_RETURN(const std::string* text, RequiredText(instr, name));
+  KILN_ASSIGN_OR_RETURN(const std::pmr::string* text, RequiredText(instr, name));
   return Annotate(instr, name, DecodeString(*text));
 }
 
 Result<std::string> GetIdentifierAttribute(const Instruction& instr, std::string_view name) {
-  KILN_ASSIGN_OR_RETURN(const std::string* text, RequiredText(instr, name));
+  KILN_ASSIGN_OR_RETURN(const std::pmr::string* text, RequiredText(instr, name));
   Lexer lex(*text);
   Token t = lex.Next();
   if (t.kind != TokKind::kIdent || lex.Next().kind != TokKind::kEof) {
-    return AttrError(instr, name, "expected an identifier, got '" + *text + "'");
+    return AttrError(instr, name, "expected an identifier, got '" + std::string(*text) + "'");
   }
-  return *text;
+  return std::string(*text);
 }
 
 Result<std::vector<const Computation*>> GetCalledComputations(const Instruction& instr,

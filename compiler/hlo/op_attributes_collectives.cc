@@ -121,14 +121,14 @@ Result<std::vector<std::vector<int64_t>>> GetReplicaGroups(const Instruction& in
   if (instr.FindAttribute("replica_groups") == nullptr) {
     return std::vector<std::vector<int64_t>>{};
   }
-  KILN_ASSIGN_OR_RETURN(const std::string* text, RequiredText(instr, "replica_groups"));
+  KILN_ASSIGN_OR_RETURN(const std::pmr::string* text, RequiredText(instr, "replica_groups"));
   return Annotate(instr, "replica_groups", ParseReplicaGroups(*text));
 }
 
 Result<std::vector<std::pair<int64_t, int64_t>>> GetSourceTargetPairs(const Instruction& instr) {
   std::vector<std::pair<int64_t, int64_t>> out;
   if (instr.FindAttribute("source_target_pairs") == nullptr) return out;
-  KILN_ASSIGN_OR_RETURN(const std::string* text, RequiredText(instr, "source_target_pairs"));
+  KILN_ASSIGN_OR_RETURN(const std::pmr::string* text, RequiredText(instr, "source_target_pairs"));
   KILN_ASSIGN_OR_RETURN(auto lists,
                         Annotate(instr, "source_target_pairs", DecodeIntListList(*text)));
   for (const auto& pair : lists) {

@@ -99,7 +99,7 @@ Result<ConvolutionDimensionNumbers> ParseConvolutionDimensionNumbers(std::string
 }
 
 Result<ConvolutionDimensionNumbers> GetConvolutionDimensionNumbers(const Instruction& instr) {
-  KILN_ASSIGN_OR_RETURN(const std::string* text, RequiredText(instr, "dim_labels"));
+  KILN_ASSIGN_OR_RETURN(const std::pmr::string* text, RequiredText(instr, "dim_labels"));
   return Annotate(instr, "dim_labels", ParseConvolutionDimensionNumbers(*text));
 }
 
@@ -119,7 +119,7 @@ Result<DotDimensionNumbers> GetDotDimensionNumbers(const Instruction& instr) {
 Result<std::vector<Precision>> GetOperandPrecision(const Instruction& instr) {
   std::vector<Precision> out;
   if (instr.FindAttribute("operand_precision") == nullptr) return out;
-  KILN_ASSIGN_OR_RETURN(const std::string* text, RequiredText(instr, "operand_precision"));
+  KILN_ASSIGN_OR_RETURN(const std::pmr::string* text, RequiredText(instr, "operand_precision"));
   constexpr std::array<std::string_view, 4> kNames = {"default", "high", "highest",
                                                       "packed_nibble"};
   Lexer lex(*text);

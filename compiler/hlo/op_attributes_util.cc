@@ -9,7 +9,7 @@ namespace kiln::hlo::op_attributes_internal {
 
 Error AttrError(const Instruction& instr, std::string_view name, std::string_view message) {
   return InvalidArgumentError("attribute " + std::string(name) + ": " + std::string(message))
-      .At({.subject = "instruction %" + instr.name()});
+      .At({.subject = "instruction %" + std::string(instr.name())});
 }
 
 Result<int64_t> ParseInt(std::string_view s) {
@@ -21,7 +21,7 @@ Result<int64_t> ParseInt(std::string_view s) {
   return v;
 }
 
-Result<const std::string*> RequiredText(const Instruction& instr, std::string_view name) {
+Result<const std::pmr::string*> RequiredText(const Instruction& instr, std::string_view name) {
   const Attribute* a = instr.FindAttribute(name);
   if (a == nullptr) return AttrError(instr, name, "missing");
   if (a->kind != Attribute::Kind::kText && a->kind != Attribute::Kind::kRaw) {

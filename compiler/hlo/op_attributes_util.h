@@ -34,7 +34,7 @@ Result<int64_t> ParseInt(std::string_view s);
 // The text of a required value attribute. The pointer refers into `instr`,
 // which must outlive its use; fails when the attribute is missing or is a
 // computation reference.
-Result<const std::string*> RequiredText(const Instruction& instr, std::string_view name);
+Result<const std::pmr::string*> RequiredText(const Instruction& instr, std::string_view name);
 
 // The enumerator whose name is at the same index in `names`, or nullopt.
 template <typename E, size_t N>

@@ -135,7 +135,7 @@ Result<Window> ParseWindow(std::string_view text) {
 
 Result<Window> GetWindow(const Instruction& instr) {
   if (instr.FindAttribute("window") == nullptr) return Window{};
-  KILN_ASSIGN_OR_RETURN(const std::string* text, RequiredText(instr, "window"));
+  KILN_ASSIGN_OR_RETURN(const std::pmr::string* text, RequiredText(instr, "window"));
   return Annotate(instr, "window", ParseWindow(*text));
 }
 
@@ -175,7 +175,7 @@ Result<SliceSpec> ParseSliceSpec(std::string_view text) {
 }
 
 Result<SliceSpec> GetSliceSpec(const Instruction& instr) {
-  KILN_ASSIGN_OR_RETURN(const std::string* text, RequiredText(instr, "slice"));
+  KILN_ASSIGN_OR_RETURN(const std::pmr::string* text, RequiredText(instr, "slice"));
   return Annotate(instr, "slice", ParseSliceSpec(*text));
 }
 
@@ -193,7 +193,7 @@ Result<PaddingConfig> ParsePaddingConfig(std::string_view text) {
 }
 
 Result<PaddingConfig> GetPaddingConfig(const Instruction& instr) {
-  KILN_ASSIGN_OR_RETURN(const std::string* text, RequiredText(instr, "padding"));
+  KILN_ASSIGN_OR_RETURN(const std::pmr::string* text, RequiredText(instr, "padding"));
   return Annotate(instr, "padding", ParsePaddingConfig(*text));
 }
 

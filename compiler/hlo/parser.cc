@@ -43,8 +43,8 @@ class ModuleParser {
   Status ParseSignature();
   Status ParseInstruction(Computation& comp, NameMap& names, Instruction** root,
                           std::vector<PendingControl>& pending);
-  Result<InstructionPtr> ParseInstructionBody(Computation& comp, NameMap& names,
-                                                            std::string name, int depth);
+  Result<InstructionPtr> ParseInstructionBody(Computation& comp, NameMap& names, std::string_view name,
+                                              int depth);
   // Reads a value at the cursor through `memo`: a span delimited by
   // `end` (from a text_extent.h scan) that was read before is stepped over
   // and its value copied; otherwise `parse` reads it through tokens, and
@@ -82,6 +82,19 @@ class ModuleParser {
   }
   Status ParseInstructionAttribute(const Computation& comp, Instruction& instr,
                                    std::vector<PendingControl>& pending);
+  // The value of `attr` (named already): kRaw text verbatim, or the
+  // canonical text of any other value, built in a reused buffer.
+  Status ReadAttributeValue(Attribute& attr) {
+    if (IsRawAttribute(attr.name)) {
+      attr.kind = Attribute::Kind::kRaw;
+      KILN_ASSIGN_OR_RETURN(std::string_view raw, ParseRawAttributeValue(cur_));
+      attr.value = raw;
+      return Ok();
+    }
+    KILN_RETURN_IF_ERROR(ParseGenericAttributeValue(cur_, value_text_));
+    attr.value = value_text_;
+    return Ok();
+  }
   // Records that the computation being parsed calls `callee` (named by
   // `at`); fails when that nests computations deeper than kMaxCallNesting.
   Status NoteCall(const Computation& caller, const Computation* callee, const Token& at);
@@ -91,6 +104,7 @@ class ModuleParser {
   // The arena of the module being built: its instructions go there.
   IrArena* arena_ = nullptr;
   std::deque<std::vector<Instruction*>> operand_lists_;  // see ParseInstructionBody
+  std::string value_text_;                               // see ReadAttributeValue
   TextMemo<Shape> shape_memo_;
   NameTable<Computation> computations_;
   // Instructions written without a shape; inferred once the module is built.
@@ -133,23 +147,22 @@ Result<std::unique_ptr<Module>> ModuleParser::Parse() {
     Token at;
     at.offset = shape_offsets_[instr];
     if (!shape) {
-      return std::unexpected(
-          cur_.ErrorAt(at, "cannot infer the shape of %" + instr->name() + ": " + shape.error().ToString()));
+      return std::unexpected(cur_.ErrorAt(
+          at, "cannot infer the shape of %" + std::string(instr->name()) + ": " + shape.error().ToString()));
     }
     // Inferred shapes are bounded like written ones.
     const ShapeExtent extent = MeasureShape(*shape);
     if (extent.levels > kMaxNesting + 1) {
-      return std::unexpected(cur_.ErrorAt(
-          at, "the shape of %" + instr->name() + " would nest tuples " +
-                  std::to_string(extent.levels - 1) + " deep; shapes may nest at most " +
-                  std::to_string(kMaxNesting) + " deep"));
+      return std::unexpected(cur_.ErrorAt(at, "the shape of %" + std::string(instr->name()) +
+                                                  " would nest tuples " + std::to_string(extent.levels - 1) +
+                                                  " deep; shapes may nest at most " +
+                                                  std::to_string(kMaxNesting) + " deep"));
     }
     inferred_nodes += extent.nodes;
     if (inferred_nodes > kMaxInferredShapeNodes) {
       return std::unexpected(cur_.ErrorAt(
-          at, "the shapes inferred for this module hold more than " +
-                  std::to_string(kMaxInferredShapeNodes) + " tuple elements by %" +
-                  instr->name() + "; write the shapes out"));
+          at, "the shapes inferred for this module hold more than " + std::to_string(kMaxInferredShapeNodes) +
+                  " tuple elements by %" + std::string(instr->name()) + "; write the shapes out"));
     }
     instr->set_shape(std::move(*shape));
   }
@@ -171,13 +184,8 @@ Status ModuleParser::ParseHeaderAttribute(Module& module) {
     return Ok();
   }
   Attribute attr;
-  attr.name = std::move(name);
-  if (IsRawAttribute(attr.name)) {
-    attr.kind = Attribute::Kind::kRaw;
-    KILN_ASSIGN_OR_RETURN(attr.value, ParseRawAttributeValue(cur_));
-  } else {
-    KILN_ASSIGN_OR_RETURN(attr.value, ParseGenericAttributeValue(cur_));
-  }
+  attr.name = name;
+  KILN_RETURN_IF_ERROR(ReadAttributeValue(attr));
   module.AddAttribute(std::move(attr));
   return Ok();
 }
@@ -320,8 +328,7 @@ Status ModuleParser::ParseInstruction(Computation& comp, NameMap& names, Instruc
     return std::unexpected(cur_.Expected("an instruction name"));
   }
 
-  KILN_ASSIGN_OR_RETURN(InstructionPtr instr,
-                        ParseInstructionBody(comp, names, std::string(name), /*depth=*/0));
+  KILN_ASSIGN_OR_RETURN(InstructionPtr instr, ParseInstructionBody(comp, names, name, /*depth=*/0));
   instr->set_source_line(static_cast<int>(start_line));
 
   while (cur_.Accept(TokKind::kComma)) {
@@ -345,10 +352,8 @@ Status ModuleParser::ParseInstruction(Computation& comp, NameMap& names, Instruc
 
 // shape? opcode operands — everything of an instruction after "name =" up
 // to its attributes. Nested instructions used as operands come here too.
-Result<InstructionPtr> ModuleParser::ParseInstructionBody(Computation& comp,
-                                                                        NameMap& names,
-                                                                        std::string name,
-                                                                        int depth) {
+Result<InstructionPtr> ModuleParser::ParseInstructionBody(Computation& comp, NameMap& names,
+                                                          std::string_view name, int depth) {
   if (depth > kMaxNesting) {
     return std::unexpected(Err(cur_.tok(), "instructions nested too deeply (operands nest at most " +
                                                std::to_string(kMaxNesting) + " deep)"));
@@ -399,15 +404,16 @@ Result<InstructionPtr> ModuleParser::ParseInstructionBody(Computation& comp,
     }
     cur_.Advance();
     KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kRparen, "')' after parameter number"));
-    instr = Instruction::CreateParameter(n, std::move(shape), std::move(name), arena_);
+    instr = Instruction::CreateParameter(n, std::move(shape), name, arena_);
   } else if (*opcode == Opcode::kConstant) {
     if (!has_shape) {
-      return std::unexpected(cur_.ErrorAt(opcode_offset, "constant %" + name + " needs a shape"));
+      return std::unexpected(
+          cur_.ErrorAt(opcode_offset, "constant %" + std::string(name) + " needs a shape"));
     }
     KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kLparen, "'(' after constant"));
     KILN_ASSIGN_OR_RETURN(Literal lit, ParseConstantLiteral(shape));
     KILN_RETURN_IF_ERROR(cur_.Expect(TokKind::kRparen, "')' after constant literal"));
-    instr = Instruction::CreateConstant(std::move(lit), std::move(name), arena_);
+    instr = Instruction::CreateConstant(std::move(lit), name, arena_);
     instr->set_shape(std::move(shape));  // keeps the written layout
   } else {
     // One reused list per nesting depth: no allocation per instruction. A
@@ -415,7 +421,7 @@ Result<InstructionPtr> ModuleParser::ParseInstructionBody(Computation& comp,
     if (operand_lists_.size() <= static_cast<size_t>(depth)) operand_lists_.resize(depth + 1);
     std::vector<Instruction*>& operands = operand_lists_[depth];
     KILN_RETURN_IF_ERROR(ParseOperands(comp, names, depth, operands));
-    instr = Instruction::Create(*opcode, std::move(shape), operands, std::move(name), arena_);
+    instr = Instruction::Create(*opcode, std::move(shape), operands, name, arena_);
   }
   instr->set_async_wrapped_opcode(std::move(wrapped));
   if (!has_shape) {
@@ -592,7 +598,7 @@ Status ModuleParser::ParseInstructionAttribute(const Computation& comp, Instruct
   }
   if (instr.FindAttribute(name) != nullptr) {
     return std::unexpected(cur_.ErrorAt(
-        name_offset, "attribute " + std::string(name) + " given twice on %" + instr.name()));
+        name_offset, "attribute " + std::string(name) + " given twice on %" + std::string(instr.name())));
   }
   if (name == "control-predecessors") {
     PendingControl p{&instr, {}, false};
@@ -600,8 +606,8 @@ Status ModuleParser::ParseInstructionAttribute(const Computation& comp, Instruct
     pending.push_back(std::move(p));
     return Ok();
   }
-  Attribute attr;
-  attr.name = std::string(name);
+  Attribute attr(arena_);  // its strings and lists go where the instruction's list does
+  attr.name = name;
   if (IsComputationAttribute(name)) {
     attr.kind = Attribute::Kind::kComputations;
     if (cur_.Is(TokKind::kLbrace) && cur_.PeekNext().kind != TokKind::kRbrace &&
@@ -618,11 +624,8 @@ Status ModuleParser::ParseInstructionAttribute(const Computation& comp, Instruct
       KILN_RETURN_IF_ERROR(NoteCall(comp, callee, t));
       attr.computations.push_back(callee);
     }
-  } else if (IsRawAttribute(name)) {
-    attr.kind = Attribute::Kind::kRaw;
-    KILN_ASSIGN_OR_RETURN(attr.value, ParseRawAttributeValue(cur_));
   } else {
-    KILN_ASSIGN_OR_RETURN(attr.value, ParseGenericAttributeValue(cur_));
+    KILN_RETURN_IF_ERROR(ReadAttributeValue(attr));
   }
   instr.AddAttribute(std::move(attr));
   return Ok();

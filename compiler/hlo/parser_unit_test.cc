@@ -256,7 +256,7 @@ ENTRY e {
   EXPECT_EQ(e.parameter_count(), 2);
   // Every nested instruction gets a distinct name.
   std::set<std::string> names;
-  for (const auto& i : e.instructions()) names.insert(i->name());
+  for (const auto& i : e.instructions()) names.emplace(i->name());
   EXPECT_EQ(names.size(), 5u);
   ExpectModuleRoundTrip(*m);
 }

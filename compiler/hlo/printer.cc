@@ -15,7 +15,7 @@ void AppendAttribute(const Attribute& a, std::string& out) {
     case Attribute::Kind::kInstructions: {
       if (a.braced) out += '{';
       bool first = true;
-      auto name = [&](const std::string& n) {
+      auto name = [&](std::string_view n) {
         if (!first) out += ", ";
         first = false;
         out += '%';

@@ -140,6 +140,18 @@ class Shape {
   // This shape's own representation, copied first when it is shared.
   Rep& Mutable();
 
+  // For arena instructions (instruction.h) alone: a shape reading `owner`'s
+  // representation without counting a reference, valid while something
+  // else (the instruction's arena) keeps `owner`; and letting go of such a
+  // shape without releasing it.
+  friend class Instruction;
+  static Shape Borrow(const Shape& owner) {
+    Shape borrowed;
+    borrowed.rep_ = owner.rep_;
+    return borrowed;
+  }
+  void Forget() { rep_ = nullptr; }
+
   Rep* rep_ = nullptr;
 };
 

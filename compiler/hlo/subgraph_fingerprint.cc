@@ -73,7 +73,7 @@ Result<Hash128> FingerprintSubgraph(const Computation& computation, std::span<co
     for (const Instruction* op : instr.operands()) {
       if (auto it = position.find(op); it != position.end()) {
         if (it->second >= k) {
-          return InvalidArgumentError("subgraph fingerprint: instruction %" + instr.name() +
+          return InvalidArgumentError("subgraph fingerprint: instruction %" + std::string(instr.name()) +
                                       " uses an operand that is not defined before it");
         }
         sources[k].push_back({true, it->second});

@@ -22,7 +22,7 @@ using verifier_internal::MinArity;
 // The instruction, named with its computation, at its source line if known.
 SourceLocation PlaceOf(const Instruction& instr) {
   return {.line = instr.source_line(),
-          .subject = "instruction %" + instr.name() + " in computation %" +
+          .subject = "instruction %" + std::string(instr.name()) + " in computation %" +
                      (instr.parent() != nullptr ? instr.parent()->name() : std::string("?"))};
 }
 
@@ -150,7 +150,7 @@ Status VerifyStructure(const Computation& comp,
   }
   if (comp.root() == nullptr) return CompError(comp, "has no root instruction");
   if (!position.contains(comp.root())) {
-    return CompError(comp, "root %" + comp.root()->name() + " is not an instruction of it");
+    return CompError(comp, "root %" + std::string(comp.root()->name()) + " is not an instruction of it");
   }
   int64_t parameter_instructions = 0;
   for (const auto& owned : comp.instructions()) {
@@ -162,7 +162,7 @@ Status VerifyStructure(const Computation& comp,
       const Instruction* op = instr.operand(i);
       if (op == nullptr) return InstrError(instr, "operand " + std::to_string(i) + " is null");
       if (!position.contains(op)) {
-        return InstrError(instr, "operand " + std::to_string(i) + " %" + op->name() +
+        return InstrError(instr, "operand " + std::to_string(i) + " %" + std::string(op->name()) +
                                      " is not in the same computation");
       }
     }
@@ -174,9 +174,10 @@ Status VerifyStructure(const Computation& comp,
     for (const Attribute& a : instr.attributes()) {
       if (a.kind != Attribute::Kind::kComputations) continue;
       for (const Computation* callee : a.computations) {
-        if (callee == nullptr) return InstrError(instr, a.name + " refers to a null computation");
+        if (callee == nullptr)
+          return InstrError(instr, std::string(a.name) + " refers to a null computation");
         if (module_computations != nullptr && !module_computations->contains(callee)) {
-          return InstrError(instr, a.name + " refers to computation %" + callee->name() +
+          return InstrError(instr, std::string(a.name) + " refers to computation %" + callee->name() +
                                        " which is not in the module");
         }
       }
@@ -199,8 +200,8 @@ Status VerifyStructure(const Computation& comp,
       const auto& slots = comp.parameters();
       if (n >= static_cast<int64_t>(slots.size()) || slots[n] != &instr) {
         if (n < static_cast<int64_t>(slots.size()) && slots[n] != nullptr) {
-          return InstrError(instr, "parameter number " + std::to_string(n) +
-                                       " is already used by %" + slots[n]->name());
+          return InstrError(instr, "parameter number " + std::to_string(n) + " is already used by %" +
+                                       std::string(slots[n]->name()));
         }
         return InstrError(instr, "parameter number " + std::to_string(n) + " is too large");
       }
@@ -430,13 +431,14 @@ Status VerifyEntryLayout(const Module& module) {
     if (!ShapesCompatible(actual, layout.parameters[i])) {
       return InvalidArgumentError("entry_computation_layout parameter " + std::to_string(i) + " " +
                                   layout.parameters[i].ToString() + " does not match parameter %" +
-                                  entry.parameters()[i]->name() + " of shape " + actual.ToString());
+                                  std::string(entry.parameters()[i]->name()) + " of shape " +
+                                  actual.ToString());
     }
   }
   if (!ShapesCompatible(entry.root()->shape(), layout.result)) {
     return InvalidArgumentError("entry_computation_layout result " + layout.result.ToString() +
-                                " does not match the root %" + entry.root()->name() + " of shape " +
-                                entry.root()->shape().ToString());
+                                " does not match the root %" + std::string(entry.root()->name()) +
+                                " of shape " + entry.root()->shape().ToString());
   }
   return Ok();
 }

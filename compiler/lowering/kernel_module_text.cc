@@ -94,7 +94,7 @@ std::string KernelModuleText(const std::vector<const hlo::Instruction*>& instruc
   int64_t next_param = 0;
   int64_t next_temp = 0;
   for (const KernelInput& input : inputs) {
-    EmitInput(input.instruction->shape(), input.instruction->name(), next_param, next_temp, out);
+    EmitInput(input.instruction->shape(), std::string(input.instruction->name()), next_param, next_temp, out);
   }
   const bool single_array = roots.size() == 1 && !roots[0]->shape().IsTuple();
   for (const hlo::Instruction* instr : instructions) {
@@ -105,7 +105,7 @@ std::string KernelModuleText(const std::vector<const hlo::Instruction*>& instruc
   if (!single_array) {
     std::vector<std::pair<std::string, std::string>> arrays;
     for (const hlo::Instruction* root : roots) {
-      EmitOutputArrays(root->shape(), root->name(), next_temp, out, arrays);
+      EmitOutputArrays(root->shape(), std::string(root->name()), next_temp, out, arrays);
     }
     if (arrays.size() == 1) {
       size_t at = out.rfind("  %" + arrays[0].first + " = ");

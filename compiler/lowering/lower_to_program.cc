@@ -210,9 +210,10 @@ Result<const ValueTree*> Lowerer::Resolve(int64_t i) {
   switch (RoleOf(i)) {
     case Role::kKernelRoot:
     case Role::kParameter:
-      return InternalError("lowering: %" + instr.name() + " is read before the kernel writing it");
+      return InternalError("lowering: %" + std::string(instr.name()) +
+                           " is read before the kernel writing it");
     case Role::kInsideKernel:
-      return InternalError("lowering: %" + instr.name() +
+      return InternalError("lowering: %" + std::string(instr.name()) +
                            " is read outside the kernels that compute it, but no kernel writes it");
     case Role::kBufferConstant: {
       uint64_t offset = Offset(i);
@@ -225,7 +226,7 @@ Result<const ValueTree*> Lowerer::Resolve(int64_t i) {
       KILN_ASSIGN_OR_RETURN(const ValueTree* tuple, ValueOf(instr.operand(0)->index_in_parent()));
       KILN_ASSIGN_OR_RETURN(int64_t index, hlo::GetTupleIndex(instr));
       if (!tuple->is_tuple || index < 0 || index >= static_cast<int64_t>(tuple->elements.size())) {
-        return InternalError("lowering: %" + instr.name() + " selects a missing tuple element");
+        return InternalError("lowering: %" + std::string(instr.name()) + " selects a missing tuple element");
       }
       values_[i] = tuple->elements[index];
       return &*values_[i];

@@ -107,8 +107,7 @@ class Expansion {
   Instruction* FeatureSum(Instruction* v, const char* what) {
     Instruction* sum = Op(Opcode::kReduce, features_, {v, Scalar(0.0)}, what);
     sum->SetTextAttribute("dimensions", hlo::IntListText(reduced_dims_));
-    sum->AddAttribute(hlo::Attribute{"to_apply", hlo::Attribute::Kind::kComputations, "",
-                                     {reducers_.Add(t_)}});
+    sum->AddAttribute(hlo::Attribute::Calls("to_apply", reducers_.Add(t_)));
     return sum;
   }
 
@@ -164,9 +163,9 @@ class Expansion {
   }
 
   std::string UniqueName(const char* what) {
-    std::string name = bn_.name() + "." + what;
+    std::string name = std::string(bn_.name()) + "." + what;
     for (int k = 1; names_.count(name) != 0; ++k) {
-      name = bn_.name() + "." + what + "." + std::to_string(k);
+      name = std::string(bn_.name()) + "." + what + "." + std::to_string(k);
     }
     names_.insert(name);
     return name;
@@ -290,7 +289,7 @@ Result<bool> BatchNormExpander::Run(hlo::Module& module) {
     }
     if (batch_norms.empty()) continue;
     std::unordered_set<std::string> names;
-    for (const auto& instr : comp->instructions()) names.insert(instr->name());
+    for (const auto& instr : comp->instructions()) names.emplace(instr->name());
     // Each expansion's instructions, listed right after its batch-norm so
     // that operands still come before users.
     std::map<const Instruction*, std::vector<Instruction*>> added;

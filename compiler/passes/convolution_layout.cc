@@ -108,7 +108,7 @@ Result<bool> AssignConvolutionLayouts(hlo::Computation& computation) {
   // forward activations with the batch as its feature) is read as it lies.
   std::map<std::pair<const Instruction*, std::vector<int64_t>>, Instruction*> copies;
   std::unordered_set<std::string> names;
-  for (const auto& instr : computation.instructions()) names.insert(instr->name());
+  for (const auto& instr : computation.instructions()) names.emplace(instr->name());
   for (Instruction* conv : convolutions) {
     auto layout = input_layouts.find(conv);
     if (layout == input_layouts.end()) continue;
@@ -121,8 +121,9 @@ Result<bool> AssignConvolutionLayouts(hlo::Computation& computation) {
     if (copy == nullptr) {
       hlo::Shape shape = input->shape();
       shape.mutable_layout().minor_to_major = layout->second;
-      std::string name = input->name() + ".feature_minor";
-      for (int k = 1; names.contains(name); ++k) name = input->name() + ".feature_minor." + std::to_string(k);
+      std::string name = std::string(input->name()) + ".feature_minor";
+      for (int k = 1; names.contains(name); ++k)
+        name = std::string(input->name()) + ".feature_minor." + std::to_string(k);
       names.insert(name);
       auto made = Instruction::Create(Opcode::kCopy, std::move(shape), {input}, name);
       made->set_source_line(conv->source_line());

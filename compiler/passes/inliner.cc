@@ -31,7 +31,7 @@ class Inliner {
   // fit in `budget` (nullptr: no limit), which it decreases.
   Inliner(hlo::Computation& computation, hlo::Opcode opcode, int64_t* budget = nullptr)
       : computation_(computation), opcode_(opcode), budget_(budget) {
-    for (const auto& instr : computation.instructions()) names_.insert(instr->name());
+    for (const auto& instr : computation.instructions()) names_.emplace(instr->name());
   }
 
   Result<bool> Run() {
@@ -100,13 +100,13 @@ class Inliner {
       for (const Instruction* operand : inner->operands()) {
         Instruction* mapped = value_of[operand->index_in_parent()];
         if (mapped == nullptr) {
-          return InvalidArgumentError(std::string(hlo::OpcodeName(caller.opcode())) + " %" + caller.name() + ": %" +
-                                      inner->name() + " uses %" + operand->name() +
-                                      " before it is defined");
+          return InvalidArgumentError(std::string(hlo::OpcodeName(caller.opcode())) + " %" +
+                                      std::string(caller.name()) + ": %" + std::string(inner->name()) +
+                                      " uses %" + std::string(operand->name()) + " before it is defined");
         }
         operands.push_back(mapped);
       }
-      std::string name = UniqueName(caller.name() + "." + inner->name());
+      std::string name = UniqueName(std::string(caller.name()) + "." + std::string(inner->name()));
       // Control edges inside the called computation do not carry over.
       hlo::InstructionPtr clone = Instruction::CreateClone(*inner, std::move(operands), std::move(name));
       Instruction* added = computation_.AddInstruction(std::move(clone));

@@ -146,7 +146,7 @@ Result<bool> LayoutBitcasts::Run(hlo::Module& module) {
           instr->FindAttribute("sharding") != nullptr) {
         continue;
       }
-      const std::string name = instr->name();
+      const std::string name(instr->name());
       instr->set_name(name + ".moved");
       auto bitcast = Instruction::Create(Opcode::kBitcast, instr->shape(), {instr->operand(0)}, name);
       bitcast->set_source_line(instr->source_line());

@@ -55,8 +55,8 @@ Result<bool> PlaceOperandsFirst(hlo::Computation& computation) {
         if (p->parent() != &computation) continue;  // the verifier reports it
         const size_t i = static_cast<size_t>(p->index_in_parent());
         if (state[i] == kOpen) {
-          return InvalidArgumentError("computation %" + computation.name() + ": %" + p->name() +
-                                      " depends on itself through %" + instr->name());
+          return InvalidArgumentError("computation %" + computation.name() + ": %" + std::string(p->name()) +
+                                      " depends on itself through %" + std::string(instr->name()));
         }
         if (state[i] == kNew) {
           state[i] = kOpen;

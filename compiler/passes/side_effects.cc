@@ -32,7 +32,7 @@ bool HasSideEffect(const hlo::Instruction& instr) {
     case Opcode::kDomain:
       return true;
     case Opcode::kCustomCall: {
-      const std::string* flag = instr.AttributeText("custom_call_has_side_effect");
+      const std::pmr::string* flag = instr.AttributeText("custom_call_has_side_effect");
       return flag != nullptr && *flag == "true";
     }
     default:

@@ -115,9 +115,9 @@ std::string ComputationPartitioner::EmitLike(const Instruction& instr, const hlo
   std::set<std::string> used;
   for (const hlo::Attribute& a : instr.attributes()) {
     if (a.name == "sharding" || a.kind == hlo::Attribute::Kind::kInstructions) continue;
-    if (auto it = overrides.find(a.name); it != overrides.end()) {
+    if (auto it = overrides.find(std::string(a.name)); it != overrides.end()) {
       body += StrCat(", ", a.name, "=", it->second);
-      used.insert(a.name);
+      used.emplace(a.name);
       continue;
     }
     body += StrCat(", ", a.name, "=");

@@ -276,7 +276,7 @@ std::string HloSharding::ToString() const {
 
 Result<std::optional<HloSharding>> InstructionSharding(const hlo::Instruction& instruction,
                                                        int64_t num_devices) {
-  const std::string* text = instruction.AttributeText("sharding");
+  const std::pmr::string* text = instruction.AttributeText("sharding");
   if (text == nullptr) return std::optional<HloSharding>();
   auto place = [&](const Error& e) {
     Error out = e;

@@ -185,7 +185,7 @@ TEST(HloShardingTest, EveryCorpusAnnotationParses) {
     if (!module) continue;  // the parser's own tests cover modules that do not parse
     for (const auto& comp : (*module)->computations()) {
       for (const auto& instr : comp->instructions()) {
-        const std::string* attr = instr->AttributeText("sharding");
+        const std::pmr::string* attr = instr->AttributeText("sharding");
         if (attr == nullptr) continue;
         ++annotations;
         Result<HloSharding> s = ParseSharding(*attr);

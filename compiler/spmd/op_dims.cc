@@ -41,7 +41,8 @@ Result<DotDims> DotDimsOf(const hlo::Instruction& dot) {
   auto in = [](const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); };
   if (numbers.lhs_batch_dimensions.size() != numbers.rhs_batch_dimensions.size() ||
       dims.lhs_contracting.size() != dims.rhs_contracting.size()) {
-    return InvalidArgumentError("dot " + dot.name() + ": unpaired batch or contracting dimensions");
+    return InvalidArgumentError("dot " + std::string(dot.name()) +
+                                ": unpaired batch or contracting dimensions");
   }
   for (size_t i = 0; i < numbers.lhs_batch_dimensions.size(); ++i) {
     dims.result_lhs.push_back(numbers.lhs_batch_dimensions[i]);
@@ -58,7 +59,8 @@ Result<DotDims> DotDimsOf(const hlo::Instruction& dot) {
     dims.result_rhs.push_back(i);
   }
   if (static_cast<int64_t>(dims.result_lhs.size()) != dot.shape().rank()) {
-    return InvalidArgumentError("dot " + dot.name() + ": dimension numbers do not give its result rank");
+    return InvalidArgumentError("dot " + std::string(dot.name()) +
+                                ": dimension numbers do not give its result rank");
   }
   return dims;
 }

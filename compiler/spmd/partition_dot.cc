@@ -183,7 +183,7 @@ Result<PartitionedValue> ComputationPartitioner::Dot(const Instruction& instr, c
   auto narrowed = [&](const std::string& wide, hlo::Shape shape) {
     if (!widen) return wide;
     shape.set_element_type(type);
-    return b_.Add(instr.name() + ".rounded", shape, StrCat("convert(%", wide, ")"));
+    return b_.Add(std::string(instr.name()) + ".rounded", shape, StrCat("convert(%", wide, ")"));
   };
   if (target.IsTiled()) {
     if (auto scatter = ScatterFor(*best, groups, t, global)) {

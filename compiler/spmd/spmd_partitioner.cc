@@ -64,7 +64,7 @@ bool NeedsPartitioning(const hlo::Module& module) {
   if (IsPartitioned(module)) return false;
   bool sharded = false;
   ForEachInstruction(module, [&](const hlo::Instruction& instr) {
-    const std::string* text = instr.AttributeText("sharding");
+    const std::pmr::string* text = instr.AttributeText("sharding");
     if (text == nullptr) return;
     Result<HloSharding> s = ParseSharding(*text);
     // A bad annotation needs the partitioner too: it reports it.
@@ -81,7 +81,7 @@ int64_t ModuleDeviceCount(const hlo::Module& module) {
   if (std::optional<int64_t> n = HeaderInt(module, "num_partitions"); n && *n > 1) return *n;
   int64_t devices = 1;
   ForEachInstruction(module, [&](const hlo::Instruction& instr) {
-    if (const std::string* text = instr.AttributeText("sharding")) {
+    if (const std::pmr::string* text = instr.AttributeText("sharding")) {
       if (Result<HloSharding> s = ParseSharding(*text)) devices = std::max(devices, ShardingDevices(*s));
     }
     if (instr.FindAttribute("replica_groups") != nullptr) {

@@ -110,7 +110,8 @@ Result<Literal> ReduceParts(const Instruction& instr, std::span<const Literal* c
   if (parts.size() == 1) return *parts[0];
   KILN_ASSIGN_OR_RETURN(const hlo::Computation* to_apply, hlo::GetCalledComputation(instr, "to_apply"));
   Result<Combiner> created = Combiner::Create(*to_apply, 1, ctx);
-  if (!created) return std::unexpected(created.error().WithContext("instruction %" + instr.name()));
+  if (!created)
+    return std::unexpected(created.error().WithContext("instruction %" + std::string(instr.name())));
   Combiner& combiner = *created;
   const hlo::Shape& shape = parts[0]->shape();
   const int64_t count = shape.ElementCount();
@@ -135,7 +136,7 @@ Result<Literal> ReduceParts(const Instruction& instr, std::span<const Literal* c
     const Literal* inputs[] = {parts[m]};
     for (int64_t i = 0; i < count; ++i) {
       if (Status status = combiner.Combine(accs, i, inputs, i); !status) {
-        return std::unexpected(status.error().WithContext("instruction %" + instr.name()));
+        return std::unexpected(status.error().WithContext("instruction %" + std::string(instr.name())));
       }
     }
   }

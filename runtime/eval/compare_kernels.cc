@@ -90,9 +90,9 @@ Result<ElementwiseFn> ResolveCompare(const hlo::Instruction& instr) {
     case ComparisonDirection::kGe: fn = ForDirection<ComparisonDirection::kGe>(type, total); break;
   }
   if (fn == nullptr) {
-    return UnimplementedError("instruction %" + instr.name() + ": compare direction " +
-                              std::string(hlo::ComparisonDirectionName(cmp.direction)) + " is not defined on " +
-                              std::string(hlo::PrimitiveTypeName(type)));
+    return UnimplementedError("instruction %" + std::string(instr.name()) + ": compare direction " +
+                              std::string(hlo::ComparisonDirectionName(cmp.direction)) +
+                              " is not defined on " + std::string(hlo::PrimitiveTypeName(type)));
   }
   return fn;
 }

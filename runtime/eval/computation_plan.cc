@@ -39,8 +39,8 @@ class RegionBuilder {
       return Ok();
     }
     if (instr.operand_count() != ExpectedOperandCount(instr)) {
-      return InvalidArgumentError("instruction %" + instr.name() + ": " + instr.OpcodeText() + " has " +
-                                  std::to_string(instr.operand_count()) + " operands, expected " +
+      return InvalidArgumentError("instruction %" + std::string(instr.name()) + ": " + instr.OpcodeText() +
+                                  " has " + std::to_string(instr.operand_count()) + " operands, expected " +
                                   std::to_string(ExpectedOperandCount(instr)));
     }
     // Join (and merge) every open region of an operand with our dimensions.

@@ -24,7 +24,8 @@ Result<hlo::Literal> EvalMath(const hlo::Instruction& instr, const hlo::Literal&
   if ((!is_complex && compute != ComputeType::kF32 && compute != ComputeType::kF64) ||
       operand.elided() || !shape.IsArray() || shape.element_type() != type ||
       shape.dimensions() != operand.shape().dimensions()) {
-    return InvalidArgumentError("instruction %" + instr.name() + ": custom-call \"" + std::string(kOp.target) +
+    return InvalidArgumentError("instruction %" + std::string(instr.name()) + ": custom-call \"" +
+                                std::string(kOp.target) +
                                 "\" needs a floating-point or complex array and a result of its shape");
   }
   hlo::Literal out(shape);

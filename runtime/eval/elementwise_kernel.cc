@@ -18,8 +18,8 @@ bool HasNaturalStorage(PrimitiveType t) {
 }
 
 Error NotDefined(const hlo::Instruction& instr, PrimitiveType t) {
-  return UnimplementedError("instruction %" + instr.name() + ": " + instr.OpcodeText() + " is not defined on " +
-                            std::string(hlo::PrimitiveTypeName(t)));
+  return UnimplementedError("instruction %" + std::string(instr.name()) + ": " + instr.OpcodeText() +
+                            " is not defined on " + std::string(hlo::PrimitiveTypeName(t)));
 }
 
 // The element type a loop writes for `instr` from operands of type `t`:
@@ -55,19 +55,20 @@ Status CheckLoopTypes(const hlo::Instruction& instr) {
   for (int64_t i = first + 1; i < instr.operand_count(); ++i) {
     const PrimitiveType other = instr.operand(i)->shape().element_type();
     if (other != t) {
-      return UnimplementedError("instruction %" + instr.name() + ": " + instr.OpcodeText() + " of " +
-                       std::string(hlo::PrimitiveTypeName(t)) + " and " +
-                       std::string(hlo::PrimitiveTypeName(other)) +
-                       " operands (mixed precision) is not supported by the evaluator; convert the operands "
-                       "to one type first");
+      return UnimplementedError(
+          "instruction %" + std::string(instr.name()) + ": " + instr.OpcodeText() + " of " +
+          std::string(hlo::PrimitiveTypeName(t)) + " and " + std::string(hlo::PrimitiveTypeName(other)) +
+          " operands (mixed precision) is not supported by the evaluator; convert the operands "
+          "to one type first");
     }
   }
   const PrimitiveType result = instr.shape().element_type();
   if (result != LoopResultType(instr, t)) {
-    return UnimplementedError("instruction %" + instr.name() + ": " + instr.OpcodeText() + " of " +
-                     std::string(hlo::PrimitiveTypeName(t)) + " operands with a " +
-                     std::string(hlo::PrimitiveTypeName(result)) +
-                     " result (mixed precision) is not supported by the evaluator; convert the result");
+    return UnimplementedError(
+        "instruction %" + std::string(instr.name()) + ": " + instr.OpcodeText() + " of " +
+        std::string(hlo::PrimitiveTypeName(t)) + " operands with a " +
+        std::string(hlo::PrimitiveTypeName(result)) +
+        " result (mixed precision) is not supported by the evaluator; convert the result");
   }
   return Ok();
 }
@@ -129,7 +130,7 @@ Result<ElementwiseKernel> ResolveElementwiseKernel(const hlo::Instruction& instr
     case Opcode::kReducePrecision: {
       KILN_ASSIGN_OR_RETURN(hlo::ReducePrecisionConfig config, hlo::GetReducePrecisionConfig(instr));
       if (config.exponent_bits < 1 || config.mantissa_bits < 0) {
-        return InvalidArgumentError("instruction %" + instr.name() +
+        return InvalidArgumentError("instruction %" + std::string(instr.name()) +
                                     ": reduce-precision needs exponent_bits >= 1 and mantissa_bits >= 0");
       }
       kernel.params.exponent_bits = static_cast<int>(config.exponent_bits);

@@ -85,11 +85,13 @@ Result<std::vector<hlo::Literal>> RunElementwiseRegion(
     const hlo::Literal& lit = *inputs[i];
     const int64_t n = lit.element_count();
     if (n != count && n != 1) {
-      return InvalidArgumentError("instruction %" + region.inputs[i]->name() + " has " + std::to_string(n) +
-                                  " elements where an elementwise user expects " + std::to_string(count));
+      return InvalidArgumentError("instruction %" + std::string(region.inputs[i]->name()) + " has " +
+                                  std::to_string(n) + " elements where an elementwise user expects " +
+                                  std::to_string(count));
     }
     if (lit.elided()) {
-      return InvalidArgumentError("instruction %" + region.inputs[i]->name() + " is a constant without data ({...})");
+      return InvalidArgumentError("instruction %" + std::string(region.inputs[i]->name()) +
+                                  " is a constant without data ({...})");
     }
     views[i] = {lit.data().data(), hlo::HostByteWidth(lit.shape().element_type()),
                 n == 1 && count != 1};

@@ -12,11 +12,11 @@
 namespace kiln::runtime {
 
 inline Error InstrError(const hlo::Instruction& instr, const std::string& what) {
-  return InvalidArgumentError("instruction %" + instr.name() + ": " + what);
+  return InvalidArgumentError("instruction %" + std::string(instr.name()) + ": " + what);
 }
 
 inline Error UnsupportedOpError(const hlo::Instruction& instr, const std::string& what) {
-  return UnimplementedError("instruction %" + instr.name() + ": " + what);
+  return UnimplementedError("instruction %" + std::string(instr.name()) + ": " + what);
 }
 
 }  // namespace kiln::runtime

@@ -165,9 +165,10 @@ Status Interpreter::Charge(int64_t elements) {
   const bool stopped = options_.interrupt != nullptr && options_.interrupt->stopped();
   if (steps_left_ >= 0 && !stopped) return Ok();
   // The innermost running loop says most about a runaway run.
-  const std::string in = !active_whiles_.empty() ? " in while loop %" + active_whiles_.back()->name()
-                         : current_ != nullptr   ? " at %" + current_->name()
-                                                 : std::string();
+  const std::string in = !active_whiles_.empty()
+                             ? " in while loop %" + std::string(active_whiles_.back()->name())
+                         : current_ != nullptr ? " at %" + std::string(current_->name())
+                                               : std::string();
   if (stopped) {
     const StopReason reason = options_.interrupt->reason();
     return Error::Coded(StopErrorCode(reason), "stopped (" + std::string(StopReasonText(reason)) + ")" + in);
@@ -205,9 +206,9 @@ Status Interpreter::CheckArguments(const hlo::Computation& computation,
       return InvalidArgumentError("computation %" + computation.name() + " has no parameter " + std::to_string(i));
     }
     if (!ValueMatches(args[i], param->shape())) {
-      return InvalidArgumentError("argument " + std::to_string(i) + " of %" + computation.name() + " has shape " +
-                                  ValueShapeText(args[i]) + " but parameter %" + param->name() + " is " +
-                                  param->shape().ToString());
+      return InvalidArgumentError("argument " + std::to_string(i) + " of %" + computation.name() +
+                                  " has shape " + ValueShapeText(args[i]) + " but parameter %" +
+                                  std::string(param->name()) + " is " + param->shape().ToString());
     }
   }
   return Ok();
@@ -268,7 +269,8 @@ Status Interpreter::RunRegion(const ElementwiseRegion& region, std::vector<Value
   for (const Instruction* in : region.inputs) {
     const Value& v = values[in->index_in_parent()];
     if (v.is_tuple() || v.empty()) {
-      return InvalidArgumentError("instruction %" + in->name() + " is not an array for its elementwise user");
+      return InvalidArgumentError("instruction %" + std::string(in->name()) +
+                                  " is not an array for its elementwise user");
     }
     inputs.push_back(&v.array());
   }

@@ -20,13 +20,14 @@ namespace kiln::runtime {
 // "instruction %dot.3 (dot): <message>": the instruction cannot run as
 // written (invalid_argument).
 inline Error KernelError(const hlo::Instruction& instr, std::string_view message) {
-  return InvalidArgumentError("instruction %" + instr.name() + " (" + instr.OpcodeText() +
+  return InvalidArgumentError("instruction %" + std::string(instr.name()) + " (" + instr.OpcodeText() +
                               "): " + std::string(message));
 }
 
 // `inner`, with the instruction it happened in as context; keeps its code.
 inline Error KernelError(const hlo::Instruction& instr, Error inner) {
-  return std::move(inner).WithContext("instruction %" + instr.name() + " (" + instr.OpcodeText() + ")");
+  return std::move(inner).WithContext("instruction %" + std::string(instr.name()) + " (" +
+                                      instr.OpcodeText() + ")");
 }
 
 // Checks there are `count` operands and each is a non-elided array literal

@@ -18,7 +18,7 @@ struct Layout {
 };
 
 Error Fail(const hlo::Instruction& instr, const std::string& why) {
-  return InvalidArgumentError("instruction %" + instr.name() + ": " + why);
+  return InvalidArgumentError("instruction %" + std::string(instr.name()) + ": " + why);
 }
 
 Result<Layout> LayoutFor(const hlo::Instruction& instr, GroupMode mode, int64_t chips,

@@ -210,7 +210,7 @@ Result<Traffic> RoutedAllToAll(const hlo::Instruction& instr, const std::vector<
   int64_t pairs = 0;
   for (const auto& g : groups) pairs += static_cast<int64_t>(g.size() * g.size());
   if (pairs > kMaxRoutedPairs) {
-    return ResourceExhaustedError("instruction %" + instr.name() + ": " + std::to_string(pairs) +
+    return ResourceExhaustedError("instruction %" + std::string(instr.name()) + ": " + std::to_string(pairs) +
                                   " all-to-all pairs of scattered devices are too many to route");
   }
   LinkLoads loads(topology);
@@ -307,8 +307,9 @@ bool IsTimedCollective(Opcode op) {
 Result<CollectiveTime> TimeCollective(const hlo::Instruction& collective, const Topology& topology,
                                       const ChipSpec& chip, const SliceAssignment& assignment) {
   if (!IsTimedCollective(collective.opcode())) {
-    return InvalidArgumentError("instruction %" + collective.name() + ": " +
-                                std::string(hlo::OpcodeName(collective.opcode())) + " is not a timed collective");
+    return InvalidArgumentError("instruction %" + std::string(collective.name()) + ": " +
+                                std::string(hlo::OpcodeName(collective.opcode())) +
+                                " is not a timed collective");
   }
   const Pattern pattern = PatternOf(collective.opcode());
   CollectiveTime time;

@@ -58,10 +58,10 @@ bool IsFusedAttention(const Instruction& instr) {
 Result<FusedAttentionWork> DescribeFusedAttention(const Instruction& instr) {
   const std::string target = Target(instr);
   if (target != kForward && target != kBackward) {
-    return InternalError("%" + instr.name() + " is not a fused attention custom call");
+    return InternalError("%" + std::string(instr.name()) + " is not a fused attention custom call");
   }
   auto fail = [&](const std::string& why) {
-    return InvalidArgumentError("fused attention %" + instr.name() + ": " + why);
+    return InvalidArgumentError("fused attention %" + std::string(instr.name()) + ": " + why);
   };
   if (instr.operand_count() < 3) return fail("expected Q, K and V as operands 0, 1 and 2");
   const hlo::Shape& q = instr.operand(0)->shape();

@@ -350,7 +350,8 @@ class WorkWalker {
     if (options_.counts != nullptr) {
       auto it = options_.counts->while_iterations.find(&w);
       if (it == options_.counts->while_iterations.end()) {
-        return InternalError("while loop %" + w.name() + ": the executor reported no trip count");
+        return InternalError("while loop %" + std::string(w.name()) +
+                             ": the executor reported no trip count");
       }
       iterations = static_cast<double>(it->second);
     } else {
@@ -359,9 +360,10 @@ class WorkWalker {
     }
     work_.loop_iterations += iterations;
     if (work_.loop_iterations > options_.iteration_budget) {
-      return ResourceExhaustedError(
-          "while loop %" + w.name() + " runs " + std::to_string(static_cast<int64_t>(iterations)) +
-          " iterations, over the step budget of " + std::to_string(static_cast<int64_t>(options_.iteration_budget)));
+      return ResourceExhaustedError("while loop %" + std::string(w.name()) + " runs " +
+                                    std::to_string(static_cast<int64_t>(iterations)) +
+                                    " iterations, over the step budget of " +
+                                    std::to_string(static_cast<int64_t>(options_.iteration_budget)));
     }
     KILN_ASSIGN_OR_RETURN(const Computation* body, hlo::GetCalledComputation(w, "body"));
     KILN_ASSIGN_OR_RETURN(const Computation* cond, hlo::GetCalledComputation(w, "condition"));
@@ -382,7 +384,8 @@ class WorkWalker {
     if (options_.counts != nullptr) {
       auto it = options_.counts->branch_runs.find(&c);
       if (it == options_.counts->branch_runs.end() || it->second.size() != branches.size()) {
-        return InternalError("conditional %" + c.name() + ": the executor reported no branch counts");
+        return InternalError("conditional %" + std::string(c.name()) +
+                             ": the executor reported no branch counts");
       }
       for (size_t b = 0; b < branches.size(); ++b) {
         KILN_RETURN_IF_ERROR(Walk(*branches[b], static_cast<double>(it->second[b]), true, false));
@@ -392,7 +395,8 @@ class WorkWalker {
     const Instruction* predicate = c.operand(0);
     if (predicate->opcode() != Opcode::kConstant || predicate->literal() == nullptr ||
         predicate->literal()->elided()) {
-      return UnimplementedError("timing-only: conditional %" + c.name() + " branch depends on data");
+      return UnimplementedError("timing-only: conditional %" + std::string(c.name()) +
+                                " branch depends on data");
     }
     // pred selects true/false; s32 selects a branch, out of range the last.
     double value = predicate->literal()->GetAsDouble(0);

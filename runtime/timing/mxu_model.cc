@@ -62,11 +62,11 @@ Result<Contraction> DescribeDot(const Instruction& instr) {
   }
   for (int64_t d : lhs_batch) {
     if (d >= static_cast<int64_t>(lhs.size()))
-      return InvalidArgumentError("dot %" + instr.name() + ": bad batch dimension");
+      return InvalidArgumentError("dot %" + std::string(instr.name()) + ": bad batch dimension");
   }
   for (int64_t d : lhs_contract) {
     if (d >= static_cast<int64_t>(lhs.size())) {
-      return InvalidArgumentError("dot %" + instr.name() + ": bad contracting dimension");
+      return InvalidArgumentError("dot %" + std::string(instr.name()) + ": bad contracting dimension");
     }
   }
   Contraction c;
@@ -112,11 +112,12 @@ Result<Contraction> DescribeConvolution(const Instruction& instr) {
 
 Result<Contraction> DescribeContraction(const Instruction& instr) {
   if (instr.operand_count() < 2) {
-    return InternalError("%" + instr.name() + ": a contraction needs two operands");
+    return InternalError("%" + std::string(instr.name()) + ": a contraction needs two operands");
   }
   if (instr.opcode() == hlo::Opcode::kDot) return DescribeDot(instr);
   if (instr.opcode() == hlo::Opcode::kConvolution) return DescribeConvolution(instr);
-  return InternalError("%" + instr.name() + " (" + instr.OpcodeText() + ") is not a dot or convolution");
+  return InternalError("%" + std::string(instr.name()) + " (" + instr.OpcodeText() +
+                       ") is not a dot or convolution");
 }
 
 double MxuPeakFlops(const Contraction& c, const ChipSpec& chip) {

@@ -15,14 +15,15 @@ using hlo::Instruction;
 using hlo::Opcode;
 
 Error DependsOnData(const Instruction& w, const std::string& why) {
-  return UnimplementedError("timing-only: while loop %" + w.name() + " trip count depends on data (" + why + ")");
+  return UnimplementedError("timing-only: while loop %" + std::string(w.name()) +
+                            " trip count depends on data (" + why + ")");
 }
 
 // `"known_trip_count":{"n":"12"}` in the backend_config.
 std::optional<int64_t> KnownTripCount(const Instruction& w) {
   const hlo::Attribute* config = w.FindAttribute("backend_config");
   if (config == nullptr) return std::nullopt;
-  const std::string& text = config->value;
+  const std::string_view text = config->value;
   size_t at = text.find("known_trip_count");
   if (at == std::string::npos) return std::nullopt;
   at = text.find("\"n\"", at);
@@ -114,7 +115,8 @@ std::optional<int64_t> CountedTrips(ComparisonDirection d, int64_t start, int64_
 }  // namespace
 
 Result<int64_t> StaticTripCount(const Instruction& w) {
-  if (w.opcode() != Opcode::kWhile) return InternalError("%" + w.name() + " is not a while loop");
+  if (w.opcode() != Opcode::kWhile)
+    return InternalError("%" + std::string(w.name()) + " is not a while loop");
   if (std::optional<int64_t> known = KnownTripCount(w)) return *known;
   KILN_ASSIGN_OR_RETURN(const hlo::Computation* cond, hlo::GetCalledComputation(w, "condition"));
   KILN_ASSIGN_OR_RETURN(const hlo::Computation* body, hlo::GetCalledComputation(w, "body"));
@@ -156,9 +158,10 @@ Result<int64_t> StaticTripCount(const Instruction& w) {
   if (!step) return DependsOnData(w, "the loop counter is not stepped by a constant");
   std::optional<int64_t> trips = CountedTrips(direction, *start, *limit, *step);
   if (!trips) {
-    return InvalidArgumentError("timing-only: while loop %" + w.name() + " never terminates (counter starts at " +
-                                std::to_string(*start) + ", steps by " + std::to_string(*step) + ", limit " +
-                                std::to_string(*limit) + ")");
+    return InvalidArgumentError("timing-only: while loop %" + std::string(w.name()) +
+                                " never terminates (counter starts at " + std::to_string(*start) +
+                                ", steps by " + std::to_string(*step) + ", limit " + std::to_string(*limit) +
+                                ")");
   }
   return *trips;
 }
