@@ -64,12 +64,15 @@ IrArena::~IrArena() {
   }
 }
 
-bool IrArena::Contains(const void* p) const {
+bool IrArena::Contains(const void* p) const { return ChunkAround(p).first != nullptr; }
+
+std::pair<const char*, const char*> IrArena::ChunkAround(const void* p) const {
   const char* at = static_cast<const char*>(p);
   // The last chunk that begins at or before `at`.
   auto it = std::upper_bound(chunks_.begin(), chunks_.end(), at,
                              [](const char* a, const Chunk& c) { return a < c.begin; });
-  return it != chunks_.begin() && at < std::prev(it)->end;
+  if (it == chunks_.begin() || at >= std::prev(it)->end) return {nullptr, nullptr};
+  return {std::prev(it)->begin, std::prev(it)->end};
 }
 
 void IrArena::AddChunk(char* begin, size_t bytes) {

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <memory>
 #include <memory_resource>
+#include <utility>
 #include <vector>
 
 #include "compiler/hlo/literal.h"
@@ -46,6 +47,10 @@ class IrArena final : public std::pmr::memory_resource {
   // Whether `p` points into memory this arena handed out. O(log chunks);
   // reads only the arena.
   bool Contains(const void* p) const;
+  // The chunk `p` points into, as [begin, end); empty (two nulls) when it
+  // points into none. Lets a caller walking many pointers, which mostly
+  // fall in the chunk of the one before, test them without a search.
+  std::pair<const char*, const char*> ChunkAround(const void* p) const;
 
   // Keeps `shape` until the arena dies; the reference stays valid until
   // the next KeepShape.

@@ -1,14 +1,20 @@
 #include "compiler/hlo/module.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace kiln::hlo {
 
 Module::~Module() {
+  // Deciding by address keeps the instructions' own memory unread; most
+  // lie in the chunk of the one before.
+  const char* chunk_begin = nullptr;
+  const char* chunk_end = nullptr;
   for (const std::unique_ptr<Computation>& computation : computations_) {
     for (InstructionPtr& instruction : computation->instructions_) {
-      // Deciding by address keeps the instruction's own memory unread.
-      if (arena_->Contains(instruction.get())) (void)instruction.release();
+      const char* at = reinterpret_cast<const char*>(instruction.get());
+      if (at < chunk_begin || at >= chunk_end) std::tie(chunk_begin, chunk_end) = arena_->ChunkAround(at);
+      if (chunk_begin != nullptr) (void)instruction.release();
     }
   }
   computations_.clear();
