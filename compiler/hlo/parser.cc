@@ -1,17 +1,13 @@
 #include "compiler/hlo/parser.h"
 
-#include <deque>
-#include <unordered_map>
+#include <string>
 #include <vector>
 
-#include "compiler/hlo/attribute_value_parser.h"
 #include "compiler/hlo/call_nesting.h"
-#include "compiler/hlo/name_table.h"
+#include "compiler/hlo/module_parser.h"
 #include "compiler/hlo/shape_inference.h"
 #include "compiler/hlo/shape_literal_parser.h"
 #include "compiler/hlo/text_extent.h"
-#include "compiler/hlo/text_memo.h"
-#include "compiler/hlo/token_cursor.h"
 
 namespace kiln::hlo {
 namespace {
@@ -22,106 +18,9 @@ namespace {
 // more memory than the host has. Written shapes are bounded by the text.
 constexpr int64_t kMaxInferredShapeNodes = int64_t{1} << 21;
 
-class ModuleParser {
- public:
-  ModuleParser(std::string_view text, std::string_view filename) : cur_(text, filename) {}
+}  // namespace
 
-  Result<std::unique_ptr<Module>> Parse();
-
- private:
-  using NameMap = NameTable<Instruction>;
-
-  struct PendingControl {
-    Instruction* instr;
-    std::vector<Token> names;
-    bool braced;
-  };
-
-  Status ParseHeaderAttribute(Module& module);
-  Result<ComputationLayout> ParseComputationLayout();
-  Status ParseComputation(Module& module, bool* saw_entry);
-  Status ParseSignature();
-  Status ParseInstruction(Computation& comp, NameMap& names, Instruction** root,
-                          std::vector<PendingControl>& pending);
-  Result<InstructionPtr> ParseInstructionBody(Computation& comp, NameMap& names, std::string_view name,
-                                              int depth);
-  // Reads a value at the cursor through `memo`: a span delimited by
-  // `end` (from a text_extent.h scan) that was read before is stepped over
-  // and its value copied; otherwise `parse` reads it through tokens, and
-  // the value is memoized when the parse ended exactly at `end`. `out` may
-  // be null when the value is not needed.
-  template <typename T, typename ParseFn>
-  Status ReadMemoized(TextMemo<T>& memo, std::optional<size_t> end, ParseFn parse, T* out);
-  // ParseShapeTokens through shape_memo_; `out` may be null for shapes
-  // that are only informative (signatures, typed operands).
-  Status ReadShape(Shape* out);
-  Result<Literal> ParseConstantLiteral(const Shape& shape);
-  // Fills `operands` (cleared first).
-  Status ParseOperands(Computation& comp, NameMap& names, int depth,
-                       std::vector<Instruction*>& operands);
-  // At the '(' of an operand list written the common way, "(%a, %b)" with
-  // every name defined: reads it straight from the bytes (no tokens), fills
-  // `operands` and consumes through ')'. Otherwise returns false with
-  // nothing consumed and `operands` empty; the token path then reads the
-  // list and reports any error.
-  bool ReadPlainOperands(const NameMap& names, std::vector<Instruction*>& operands);
-  // At an operand that is not a plain %name: reads an informative shape
-  // before a name ("f32[2] %x"), leaving the cursor at the name and
-  // returning nullptr, or parses and adds a nested instruction and returns
-  // it.
-  Result<Instruction*> ParseTypedOrNestedOperand(Computation& comp, NameMap& names, int depth);
-  // At a word followed directly by '[': the start of an array shape,
-  // whatever its element type.
-  bool LooksLikeArrayShape() const {
-    const std::string_view src = cur_.source();
-    const size_t after = cur_.tok().offset + cur_.tok().text.size();
-    return cur_.Is(TokKind::kIdent) && after < src.size() && src[after] == '[';
-  }
-  bool IsBufferShapeStart() const {
-    return cur_.IsIdent("b") && cur_.PeekNext().kind == TokKind::kLparen;
-  }
-  Status ParseInstructionAttribute(const Computation& comp, Instruction& instr,
-                                   std::vector<PendingControl>& pending);
-  // The value of `attr` (named already): kRaw text verbatim, or the
-  // canonical text of any other value, built in a reused buffer.
-  Status ReadAttributeValue(Attribute& attr) {
-    if (IsRawAttribute(attr.name)) {
-      attr.kind = Attribute::Kind::kRaw;
-      KILN_ASSIGN_OR_RETURN(std::string_view raw, ParseRawAttributeValue(cur_));
-      attr.value = raw;
-      return Ok();
-    }
-    KILN_RETURN_IF_ERROR(ParseGenericAttributeValue(cur_, value_text_));
-    attr.value = value_text_;
-    return Ok();
-  }
-  // Records that the computation being parsed calls `callee` (named by
-  // `at`); fails when that nests computations deeper than kMaxCallNesting.
-  Status NoteCall(const Computation& caller, const Computation* callee, const Token& at);
-  Error Err(const Token& t, std::string_view message) const { return cur_.ErrorAt(t, message); }
-
-  TokenCursor cur_;
-  // The arena of the module being built: its instructions go there.
-  IrArena* arena_ = nullptr;
-  std::deque<std::vector<Instruction*>> operand_lists_;  // see ParseInstructionBody
-  std::string value_text_;                               // see ReadAttributeValue
-  TextMemo<Shape> shape_memo_;
-  NameTable<Computation> computations_;
-  // Instructions written without a shape; inferred once the module is built.
-  std::vector<Instruction*> pending_shapes_;
-  std::unordered_map<const Instruction*, uint32_t> shape_offsets_;
-  // Nesting level (call_nesting.h) of each computation parsed so far and of
-  // the one being parsed, with the computation at the bottom of its deepest
-  // call chain (itself when it calls nothing).
-  struct CallLevel {
-    int level = 1;
-    const Computation* bottom = nullptr;
-  };
-  std::unordered_map<const Computation*, CallLevel> call_levels_;
-  CallLevel current_level_;
-  int nested_count_ = 0;
-  int64_t splat_bytes_ = 0;
-};
+namespace parser_internal {
 
 Result<std::unique_ptr<Module>> ModuleParser::Parse() {
   if (!cur_.IsIdent("HloModule")) return std::unexpected(cur_.Expected("'HloModule'"));
@@ -167,27 +66,6 @@ Result<std::unique_ptr<Module>> ModuleParser::Parse() {
     instr->set_shape(std::move(*shape));
   }
   return module;
-}
-
-Status ModuleParser::ParseHeaderAttribute(Module& module) {
-  Token name_tok = cur_.tok();
-  if (!cur_.Is(TokKind::kAttributeName)) return std::unexpected(cur_.Expected("a module attribute"));
-  std::string name(name_tok.text);
-  cur_.Advance();
-  if (module.FindAttribute(name) != nullptr ||
-      (name == "entry_computation_layout" && module.entry_layout().has_value())) {
-    return std::unexpected(Err(name_tok, "attribute " + name + " given twice"));
-  }
-  if (name == "entry_computation_layout") {
-    KILN_ASSIGN_OR_RETURN(ComputationLayout layout, ParseComputationLayout());
-    module.set_entry_layout(std::move(layout));
-    return Ok();
-  }
-  Attribute attr;
-  attr.name = name;
-  KILN_RETURN_IF_ERROR(ReadAttributeValue(attr));
-  module.AddAttribute(std::move(attr));
-  return Ok();
 }
 
 Result<ComputationLayout> ModuleParser::ParseComputationLayout() {
@@ -569,73 +447,11 @@ Result<Instruction*> ModuleParser::ParseTypedOrNestedOperand(Computation& comp, 
   return added;
 }
 
-Status ModuleParser::NoteCall(const Computation& caller, const Computation* callee,
-                              const Token& at) {
-  const CallLevel& below = call_levels_.at(callee);
-  const int level = below.level + 1;
-  if (level > kMaxCallNesting) {
-    return std::unexpected(Err(
-        at, "calling %" + callee->name() + " here nests computations " + std::to_string(level) +
-                " deep (%" + caller.name() + " down to %" + below.bottom->name() +
-                "); calls may nest at most " + std::to_string(kMaxCallNesting) +
-                " computations deep"));
-  }
-  if (level > current_level_.level) current_level_ = {level, below.bottom};
-  return Ok();
-}
-
-Status ModuleParser::ParseInstructionAttribute(const Computation& comp, Instruction& instr,
-                                               std::vector<PendingControl>& pending) {
-  const uint32_t name_offset = cur_.tok().offset;
-  const std::string_view name = cur_.tok().text;
-  if (cur_.Is(TokKind::kAttributeName)) {
-    cur_.Advance();
-  } else if (cur_.Is(TokKind::kIdent) && cur_.PeekNext().kind == TokKind::kEqual) {
-    cur_.Advance();
-    cur_.Advance();
-  } else {
-    return std::unexpected(cur_.Expected("an attribute (name=value)"));
-  }
-  if (instr.FindAttribute(name) != nullptr) {
-    return std::unexpected(cur_.ErrorAt(
-        name_offset, "attribute " + std::string(name) + " given twice on %" + std::string(instr.name())));
-  }
-  if (name == "control-predecessors") {
-    PendingControl p{&instr, {}, false};
-    KILN_ASSIGN_OR_RETURN(p.names, ParseNameList(cur_, &p.braced));
-    pending.push_back(std::move(p));
-    return Ok();
-  }
-  Attribute attr(arena_);  // its strings and lists go where the instruction's list does
-  attr.name = name;
-  if (IsComputationAttribute(name)) {
-    attr.kind = Attribute::Kind::kComputations;
-    if (cur_.Is(TokKind::kLbrace) && cur_.PeekNext().kind != TokKind::kRbrace &&
-        !IsNameToken(cur_.PeekNext().kind)) {
-      return std::unexpected(Err(cur_.tok(), "inline computations are not supported"));
-    }
-    KILN_ASSIGN_OR_RETURN(std::vector<Token> refs, ParseNameList(cur_, &attr.braced));
-    for (const Token& t : refs) {
-      Computation* callee = computations_.Find(t.text);
-      if (callee == nullptr) {
-        return std::unexpected(Err(t, "computation %" + std::string(t.text) +
-                                          " is not defined (callees must come before callers)"));
-      }
-      KILN_RETURN_IF_ERROR(NoteCall(comp, callee, t));
-      attr.computations.push_back(callee);
-    }
-  } else {
-    KILN_RETURN_IF_ERROR(ReadAttributeValue(attr));
-  }
-  instr.AddAttribute(std::move(attr));
-  return Ok();
-}
-
-}  // namespace
+}  // namespace parser_internal
 
 Result<std::unique_ptr<Module>> ParseModule(std::string_view text, std::string_view filename) {
   if (text.size() >= UINT32_MAX) return InvalidArgumentError(std::string(filename) + ": input larger than 4 GiB");
-  ModuleParser parser(text, filename);
+  parser_internal::ModuleParser parser(text, filename);
   return parser.Parse();
 }
 
