@@ -8,6 +8,7 @@
 
 #include "compiler/hlo/computation.h"
 #include "compiler/hlo/op_attributes.h"
+#include "runtime/chip/index_regroup.h"
 #include "runtime/chip/kernel_edges.h"
 
 namespace kiln::runtime {
@@ -25,106 +26,6 @@ using hlo::Computation;
 using hlo::Instruction;
 using hlo::Opcode;
 using hlo::Shape;
-
-// A dimension as seen from another value of a different extent (slices,
-// pads, concatenates, windows): a single plain part is resized, anything
-// else is unknown.
-DimIndex Resized(const DimIndex& from, int64_t from_extent, int64_t to_extent) {
-  if (from_extent == to_extent) return from;
-  DimIndex out;
-  if (to_extent <= 1) {
-    out.known = true;
-    return out;
-  }
-  if (from.parts.size() == 1 && from.parts[0].inner == 1) {
-    out.known = true;
-    out.parts = {IndexPart{from.parts[0].space_dim, 1, to_extent}};
-  }
-  return out;
-}
-
-// The dimensions of `to` a reshape or bitcast gives from those of `from`:
-// dimensions are grouped where their running products meet, and a group's
-// parts (major to minor) are cut again for the other side, splitting a part
-// where a cut falls inside it. Groups with an unknown dimension, or cuts
-// that do not divide a part, stay unknown.
-std::vector<DimIndex> Regroup(const ArrayIndex& from, const Shape& from_shape, const Shape& to_shape,
-                              bool physical) {
-  std::vector<DimIndex> out(to_shape.rank());
-  const std::vector<int64_t> from_order =
-      physical ? PhysicalOrder(from_shape) : [&] {
-        std::vector<int64_t> o(from_shape.rank());
-        std::iota(o.begin(), o.end(), 0);
-        return o;
-      }();
-  const std::vector<int64_t> to_order =
-      physical ? PhysicalOrder(to_shape) : [&] {
-        std::vector<int64_t> o(to_shape.rank());
-        std::iota(o.begin(), o.end(), 0);
-        return o;
-      }();
-  auto from_extent = [&](size_t i) { return std::max<int64_t>(from_shape.dimensions(from_order[i]), 1); };
-  auto to_extent = [&](size_t j) { return std::max<int64_t>(to_shape.dimensions(to_order[j]), 1); };
-  if (Product(from_shape.dimensions()) != Product(to_shape.dimensions())) return out;
-  size_t i = 0, j = 0;
-  while (i < from_order.size() || j < to_order.size()) {
-    // One group: the shortest runs of dims on each side with equal products.
-    size_t i0 = i, j0 = j;
-    int64_t pf = 1, pt = 1;
-    if (i < from_order.size()) pf *= from_extent(i++);
-    if (j < to_order.size()) pt *= to_extent(j++);
-    while (pf != pt) {
-      if (pf < pt && i < from_order.size()) {
-        pf *= from_extent(i++);
-      } else if (pt < pf && j < to_order.size()) {
-        pt *= to_extent(j++);
-      } else {
-        return out;
-      }
-    }
-    // Trailing size-1 dimensions join the group that precedes them.
-    while (i < from_order.size() && from_extent(i) == 1 && (j >= to_order.size() || to_extent(j) != 1)) ++i;
-    while (j < to_order.size() && to_extent(j) == 1 && (i >= from_order.size() || from_extent(i) != 1)) ++j;
-    std::vector<IndexPart> parts;
-    bool known = true;
-    for (size_t a = i0; a < i && known; ++a) {
-      const DimIndex& d = from[from_order[a]];
-      known = d.known;
-      int64_t product = 1;
-      for (const IndexPart& p : d.parts) product *= p.extent;
-      if (known && product != from_extent(a)) known = false;
-      parts.insert(parts.end(), d.parts.begin(), d.parts.end());
-    }
-    if (!known) continue;
-    size_t next = 0;
-    for (size_t b = j0; b < j; ++b) {
-      int64_t need = to_extent(b);
-      DimIndex d;
-      d.known = true;
-      while (need > 1 && d.known) {
-        if (next >= parts.size()) {
-          d.known = false;
-          break;
-        }
-        IndexPart& p = parts[next];
-        if (p.extent <= need && need % p.extent == 0) {
-          d.parts.push_back(p);
-          need /= p.extent;
-          ++next;
-        } else if (p.extent > need && p.extent % need == 0) {
-          d.parts.push_back(IndexPart{p.space_dim, p.inner * (p.extent / need), need});
-          p.extent /= need;
-          need = 1;
-        } else {
-          d.known = false;
-        }
-      }
-      if (!d.known) break;
-      out[to_order[b]] = std::move(d);
-    }
-  }
-  return out;
-}
 
 class Propagator {
  public:
