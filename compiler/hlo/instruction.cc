@@ -137,11 +137,11 @@ Status Instruction::ReplaceOperandWith(int64_t index, Instruction* new_operand) 
   return Ok();
 }
 
-void Instruction::SetTextAttribute(std::string_view name, std::string value) {
+void Instruction::SetTextAttribute(std::string_view name, std::string_view value) {
   for (Attribute& a : attributes_) {
     if (a.name == name) {
       a.kind = Attribute::Kind::kText;
-      a.value = std::move(value);
+      a.value = value;
       return;
     }
   }

@@ -124,7 +124,7 @@ class Instruction {
   Status ReplaceOperandWith(int64_t index, Instruction* new_operand);
   // Sets a kText attribute (canonical text), replacing one of that name or
   // appending it.
-  void SetTextAttribute(std::string_view name, std::string value);
+  void SetTextAttribute(std::string_view name, std::string_view value);
 
  private:
   friend class Computation;

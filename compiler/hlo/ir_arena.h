@@ -6,7 +6,7 @@
 // arena itself is destroyed. A module of a hundred thousand instructions
 // is therefore built with a few dozen mallocs instead of several hundred
 // thousand, and freed without visiting its instructions: the module
-// releases the instructions in its arena unread (Contains), and the arena
+// releases the instructions in its arena unread (ChunkAround), and the arena
 // drops the kept shapes and literals and its chunks. Full-size chunks of a
 // dead arena are kept (a bounded, process-wide pool) for the next one, so
 // a server parsing module after module does not fault fresh zeroed pages
