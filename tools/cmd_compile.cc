@@ -1,8 +1,11 @@
 // kiln compile FILE [--chip C] [--plan none|heuristic|given] [--scoped-vmem B]
 //                   [--topology AxB[xC]] [--out F] [--json] [--explain-fusion]
+//                   [--print-module]
 // Compiles one HLO text file to an executable; prints a summary (or one JSON
 // object, with the fusion decisions) and writes the executable bytes with
-// --out. --explain-fusion adds a table of the fusion decisions to the summary.
+// --out. --explain-fusion adds a table of the fusion decisions to the summary;
+// --print-module the module as the plan saw it (after kiln's passes: chosen
+// layouts, layout copies, simplifications, fused loop bodies), as HLO text.
 // --topology compiles the per-chip program of a slice: a module with global
 // shapes and shardings is partitioned for it, a partitioned one must have
 // been traced for as many chips; the key is the one /v1/compile?topology=
@@ -15,6 +18,7 @@
 #include "compiler/driver/compile_module.h"
 #include "compiler/driver/prepared_module.h"
 #include "compiler/fusion/fusion_decisions.h"
+#include "compiler/hlo/printer.h"
 #include "tools/commands.h"
 #include "tools/fusion_report.h"
 #include "tools/load_module.h"
@@ -31,6 +35,7 @@ struct CompileArgs {
   std::string out;
   bool json = false;
   bool explain_fusion = false;
+  bool print_module = false;
 };
 
 Status WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
@@ -78,6 +83,7 @@ Status RunCompile(const CompileArgs& args) {
         {"fusion_decisions", FusionDecisionsJson(decisions)},
         {"body_fusion_decisions", BodyFusionDecisionsJson(prepared->body_decisions)},
     };
+    if (args.print_module) j["module"] = hlo::PrintModule(*prepared->module);
     std::printf("%s\n", j.dump().c_str());
     return Ok();
   }
@@ -105,6 +111,9 @@ Status RunCompile(const CompileArgs& args) {
                   FusionDecisionTable(body.decisions).c_str());
     }
   }
+  if (args.print_module) {
+    std::printf("\nmodule after kiln's passes\n%s", hlo::PrintModule(*prepared->module).c_str());
+  }
   return Ok();
 }
 
@@ -126,6 +135,9 @@ void RegisterCompile(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", args->json, "Print one JSON object (with fusion_decisions)");
   cmd->add_flag("--explain-fusion", args->explain_fusion,
                 "Also print every fusion decision: fused or not, legality or profitability, why");
+  cmd->add_flag("--print-module", args->print_module,
+                "Also print the module the plan was made for: after kiln's passes (chosen layouts, layout "
+                "copies, simplifications, fused loop bodies), as HLO text");
   cmd->callback([args, exit_code] {
     if (Status s = RunCompile(*args); !s) {
       std::fprintf(stderr, "kiln compile: %s\n", s.error().ToString().c_str());

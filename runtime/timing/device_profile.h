@@ -72,6 +72,19 @@ struct KernelProfile {
   // A collective kernel: its transfer runs on the ICI links beside the
   // core's kernels that do not wait for it.
   bool on_links = false;
+  // A kernel that runs loop or branch bodies step by step: each step's
+  // share over one invocation of the kernel, in body order, so a user sees
+  // which op of a scanned layer the time goes to. `seconds` is the step's
+  // runs alone (before collectives overlap compute), `bytes` its HBM
+  // traffic over all runs. Empty for other kernels.
+  struct Step {
+    std::string name;
+    double runs = 0;
+    double seconds = 0;
+    double bytes = 0;
+    Bound bound = Bound::kOverhead;
+  };
+  std::vector<Step> steps;
 };
 
 struct DeviceProfile {

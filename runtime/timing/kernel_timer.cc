@@ -139,6 +139,7 @@ Result<KernelProfile> TimeUntiled(const KernelDescription& kernel, const KernelW
   double step_compute = 0, step_bytes = 0, step_ici = 0, step_runs = 0;
   std::vector<TimedStep> timed;
   timed.reserve(work.loop_steps.size());
+  p.steps.reserve(work.loop_steps.size());
   for (const LoopStep& step : work.loop_steps) {
     const double vector = step.vector_ops / chip.vector_flops;
     double roofline = vector, c = vector;  // c: its contractions tiled
@@ -166,6 +167,9 @@ Result<KernelProfile> TimeUntiled(const KernelDescription& kernel, const KernelW
     step_ici += ici * step.times;
     timed.push_back({step.instruction, std::max({c, m, ici}), ici > 0});
     step_runs += step.times;
+    p.steps.push_back({std::string(step.instruction->name()), step.times,
+                       (timed.back().seconds + chip.step_overhead_s) * step.times, step.bytes * step.times,
+                       Classify(c, m, chip.step_overhead_s, ici)});
   }
   const double step_seconds = ScheduledStepSeconds(work.loop_steps, timed);
   const double outside_compute = std::max(0.0, compute - step_compute);

@@ -10,6 +10,7 @@ namespace kiln::runtime::timing {
 namespace {
 
 constexpr double kMicros = 1e6;
+constexpr size_t kLongestStepsShown = 6;
 
 // "in1 x8.0, in2 x4.0": the inputs a kernel re-reads.
 std::string RereadText(const KernelProfile& k) {
@@ -39,6 +40,47 @@ nlohmann::json CollectivesJson(const KernelProfile& k) {
                    {"runs", c.runs}});
   }
   return out;
+}
+
+// A step-by-step kernel's steps, for --json.
+nlohmann::json StepsJson(const KernelProfile& k) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const KernelProfile::Step& s : k.steps) {
+    out.push_back({{"name", s.name},
+                   {"runs", s.runs},
+                   {"us", s.seconds * kMicros},
+                   {"bytes", s.bytes},
+                   {"bound", BoundName(s.bound)}});
+  }
+  return out;
+}
+
+// The longest steps of a step-by-step kernel, longest first, as rows under
+// its own: which ops of a loop body its time goes to.
+void AppendLongestSteps(const KernelProfile& k, std::string& out) {
+  if (k.steps.empty()) return;
+  std::vector<const KernelProfile::Step*> longest;
+  for (const KernelProfile::Step& s : k.steps) longest.push_back(&s);
+  const size_t shown = std::min(longest.size(), kLongestStepsShown);
+  std::partial_sort(longest.begin(), longest.begin() + shown, longest.end(),
+                    [](const auto* a, const auto* b) { return a->seconds > b->seconds; });
+  char line[512];
+  for (size_t i = 0; i < shown; ++i) {
+    const KernelProfile::Step& s = *longest[i];
+    std::string name(2, ' ');  // indented under its kernel
+    name += s.name;
+    std::snprintf(line, sizeof(line),
+                  "%-28.28s %9.3f us  %-8s %12s %12s %12s %6s %10.0f  step of %s (%.1f%%)\n", name.c_str(),
+                  s.seconds * kMicros, std::string(BoundName(s.bound)).c_str(), "",
+                  Scaled(s.bytes, "B").c_str(), "", "", s.runs, k.name.c_str(),
+                  k.seconds > 0 ? 100 * s.seconds / k.seconds : 0.0);
+    out += line;
+  }
+  if (longest.size() > shown) {
+    std::snprintf(line, sizeof(line), "  (%zu more steps of %s in --json)\n", longest.size() - shown,
+                  k.name.c_str());
+    out += line;
+  }
 }
 
 }  // namespace
@@ -75,6 +117,7 @@ nlohmann::json ProfileToJson(const DeviceProfile& profile) {
       entry["ici_us"] = k.ici_seconds * kMicros;
       entry["collectives"] = CollectivesJson(k);
     }
+    if (!k.steps.empty()) entry["steps"] = StepsJson(k);
     kernels.push_back(std::move(entry));
   }
   return {{"chip", profile.chip},
@@ -102,6 +145,7 @@ std::string FormatProfile(const DeviceProfile& profile) {
                   k.mxu_utilization * 100, k.grid_steps, k.tiling.c_str(), rereads.empty() ? "" : "; re-reads ",
                   rereads.c_str());
     out += line;
+    AppendLongestSteps(k, out);
   }
   const std::string where =
       profile.chips > 1 ? profile.chip + " " + profile.topology + " (each of " + std::to_string(profile.chips) + " chips)"
