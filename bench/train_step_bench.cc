@@ -17,6 +17,7 @@
 // row. Prints; never fails on the figures, exits non-zero only when no
 // module could be timed.
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -25,16 +26,9 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
-#include "compiler/driver/compile_module.h"
-#include "compiler/fusion/sharding.h"
-#include "compiler/hlo/parser.h"
+#include "bench/timed_module.h"
 #include "runtime/chip/chip_spec.h"
-#include "runtime/chip/topology.h"
-#include "runtime/program/loaded_program.h"
 #include "runtime/timing/profile_output.h"
-#include "runtime/timing/timed_slice_execution.h"
 #include "runtime/timing/test_programs.h"
 #include "runtime/timing/timing_simulator.h"
 
@@ -88,59 +82,16 @@ Row TimeModule(const fs::path& path, const std::string& chip) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();
-  auto module = kiln::hlo::ParseModule(text.str(), row.name);
-  if (!module) {
-    row.error = module.error().ToString();
+  auto timed = kiln::bench::TimeModuleText(text.str(), row.name, chip);
+  if (!timed) {
+    row.error = timed.error().ToString();
     return row;
   }
-  row.devices = kiln::fusion::ShardedDeviceCount(*(*module)->entry());
-  for (const auto& computation : (*module)->computations()) {
-    for (const auto& instr : computation->instructions()) {
-      row.has_matmul |= instr->opcode() == kiln::hlo::Opcode::kDot ||
-                        instr->opcode() == kiln::hlo::Opcode::kConvolution;
-    }
-  }
-  const kiln::runtime::ChipSpec& spec = *kiln::runtime::FindChip(chip);
-  kiln::driver::CompileOptions options;
-  options.chip = chip;
-  if (row.devices > 1) {  // per chip, on the most compact slice of its devices
-    auto slice = kiln::runtime::CompactSlice(row.devices, spec);
-    if (!slice) {
-      row.error = slice.error().message;
-      return row;
-    }
-    options.topology = slice->ToString();
-    row.topology = options.topology;
-  }
-  auto compiled = kiln::driver::CompileModule(**module, options);
-  if (!compiled) {
-    row.error = compiled.error().ToString();
-    return row;
-  }
-  auto loaded = kiln::runtime::LoadedProgram::FromBytes(compiled->executable);
-  if (!loaded) {
-    row.error = loaded.error().ToString();
-    return row;
-  }
-  auto timing = kiln::runtime::timing::ProgramSliceTiming((*loaded)->program(), spec, {});
-  if (!timing) {
-    row.error = timing.error().ToString();
-    return row;
-  }
-  auto profile = kiln::runtime::timing::SimulateProgram(**loaded, spec, *timing);
-  if (!profile) {
-    row.error = profile.error().ToString();
-    return row;
-  }
-  row.profile = std::move(*profile);
-  double worst = -1;
-  for (const KernelProfile& k : row.profile.kernels) {
-    if (k.mxu_utilization > 0 || k.ideal_bytes <= 0) continue;
-    if (k.bytes / k.ideal_bytes > worst) {
-      worst = k.bytes / k.ideal_bytes;
-      row.worst = &k;
-    }
-  }
+  row.devices = timed->devices;
+  row.has_matmul = timed->has_matmul;
+  row.topology = timed->topology;
+  row.profile = std::move(timed->profile);
+  row.worst = kiln::bench::WorstNonContraction(row.profile);
   return row;
 }
 
@@ -199,17 +150,7 @@ int main(int argc, char** argv) {
     }
     ++timed;
     const DeviceProfile& p = row.profile;
-    std::vector<const KernelProfile*> by_time;
-    for (const KernelProfile& k : p.kernels) by_time.push_back(&k);
-    std::sort(by_time.begin(), by_time.end(),
-              [](const KernelProfile* a, const KernelProfile* b) { return a->seconds > b->seconds; });
-    std::string tops;
-    for (int i = 0; i < top && i < static_cast<int>(by_time.size()); ++i) {
-      char item[128];
-      std::snprintf(item, sizeof(item), "%s%s %.1f%%", i ? ", " : "", by_time[i]->name.c_str(),
-                    p.seconds > 0 ? 100 * by_time[i]->seconds / p.seconds : 0.0);
-      tops += item;
-    }
+    const std::string tops = kiln::bench::TopKernels(p, top);
     std::string worst = "-";
     if (row.worst != nullptr) {
       char item[96];

@@ -1,5 +1,7 @@
-// End-to-end tests of `kiln run` on window ops and loops: a loop kernel
-// names the steps its time goes to.
+// End-to-end tests of `kiln run` on window ops and loops: a depthwise
+// convolution and a max pool computed with their epilogues give the values
+// of direct evaluation and move their arrays once; a loop kernel names the
+// steps its time goes to.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -10,11 +12,118 @@
 namespace kiln::testing {
 namespace {
 
+// A MobileNet-v2 depthwise layer in NCHW, as torch_xla traces it: the
+// convolution, the batch norm's scale and shift, ReLU6, then a 2x2 max pool
+// plus a bias. `N`, `H` are substituted.
+std::string MobileNetLayer(int batch, int side) {
+  const std::string c = std::to_string(batch) + ",32," + std::to_string(side) + "," + std::to_string(side);
+  const std::string p =
+      std::to_string(batch) + ",32," + std::to_string(side / 2) + "," + std::to_string(side / 2);
+  return "HloModule mbv2_layer\n"
+         "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n"
+         "ENTRY main {\n"
+         "  x = f32[" +
+         c +
+         "] parameter(0)\n"
+         "  w = f32[32,1,3,3] parameter(1)\n"
+         "  scale = f32[32] parameter(2)\n"
+         "  shift = f32[32] parameter(3)\n"
+         "  c = f32[" +
+         c +
+         "] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, "
+         "feature_group_count=32\n"
+         "  s = f32[" +
+         c +
+         "] broadcast(scale), dimensions={1}\n"
+         "  m = f32[" +
+         c +
+         "] multiply(c, s)\n"
+         "  t = f32[" +
+         c +
+         "] broadcast(shift), dimensions={1}\n"
+         "  a = f32[" +
+         c +
+         "] add(m, t)\n"
+         "  zero = f32[] constant(0)\n"
+         "  six = f32[] constant(6)\n"
+         "  lo = f32[" +
+         c +
+         "] broadcast(zero), dimensions={}\n"
+         "  hi = f32[" +
+         c +
+         "] broadcast(six), dimensions={}\n"
+         "  r = f32[" +
+         c +
+         "] clamp(lo, a, hi)\n"
+         "  ninf = f32[] constant(-inf)\n"
+         "  pool = f32[" +
+         p +
+         "] reduce-window(r, ninf), window={size=1x1x2x2 stride=1x1x2x2}, to_apply=max\n"
+         "  pb = f32[" +
+         p +
+         "] broadcast(shift), dimensions={1}\n"
+         "  ROOT out = f32[" +
+         p +
+         "] add(pool, pb)\n"
+         "}\n";
+}
+
 const nlohmann::json* KernelNamed(const nlohmann::json& kernels, const std::string& name) {
   for (const auto& k : kernels) {
     if (k["name"] == name) return &k;
   }
   return nullptr;
+}
+
+TEST_F(KilnRunTest, WindowOpsFusedWithTheirEpiloguesGiveTheValuesOfDirectEvaluation) {
+  const std::string module = Write("mbv2.hlo", MobileNetLayer(2, 14));
+  RunResult direct = Run(module + " --direct --print-literals --random-inputs 4 --json");
+  RunResult heuristic = Run(module + " --print-literals --random-inputs 4 --json");
+  RunResult none = Run(module + " --plan none --random-inputs 4 --json");
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  ASSERT_EQ(heuristic.exit_code, 0) << heuristic.err;
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  const auto fused = nlohmann::json::parse(heuristic.out);
+  ASSERT_EQ(fused["outputs"].size(), 1u) << heuristic.out;
+  EXPECT_EQ(fused["outputs"], nlohmann::json::parse(direct.out)["outputs"]);
+  // The convolution computes its batch norm and activation, the pool its
+  // bias: far fewer kernels than one per op.
+  EXPECT_LT(fused["kernels"].size() + 6, nlohmann::json::parse(none.out)["kernels"].size())
+      << fused["kernels"];
+
+  RunResult plan = Kiln("compile " + module + " --json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  bool conv_epilogue = false, pool_epilogue = false;
+  const auto decisions = nlohmann::json::parse(plan.out);
+  for (const auto& d : decisions["fusion_decisions"]) {
+    if (d.contains("sibling") || !d["fused"].get<bool>()) continue;
+    conv_epilogue |= d["producer"] == "c" && d["consumer"] == "m" && d["rule"] == "output";
+    pool_epilogue |= d["producer"] == "pool" && d["consumer"] == "out" && d["rule"] == "output";
+  }
+  EXPECT_TRUE(conv_epilogue) << plan.out;
+  EXPECT_TRUE(pool_epilogue) << plan.out;
+}
+
+// At MobileNet's size (batch 96, 112x112) the fused depthwise kernel reads
+// its input and writes its result once: its bytes are its ideal bytes, and
+// it is bound by HBM, not by a grid that re-reads.
+TEST_F(KilnRunTest, AFusedDepthwiseKernelMovesItsArraysOnce) {
+  const std::string module = Write("mbv2_big.hlo", MobileNetLayer(96, 112));
+  RunResult r = Run(module + " --timing-only --json --chip v5e");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  // The kernel holding the convolution is named after its root, the clamp.
+  const nlohmann::json* conv = KernelNamed(json["kernels"], "r");
+  if (conv == nullptr) conv = KernelNamed(json["kernels"], "a");
+  ASSERT_NE(conv, nullptr) << json["kernels"];
+  const double bytes = (*conv)["bytes"].get<double>(), ideal = (*conv)["ideal_bytes"].get<double>();
+  EXPECT_LE(bytes, 1.05 * ideal) << *conv;
+  EXPECT_EQ((*conv)["bound"], "memory") << *conv;
+  // It is the convolution's kernel: a multiply-add per tap and element.
+  EXPECT_GE((*conv)["flops"].get<double>(), 2 * 9 * 96.0 * 32 * 112 * 112) << *conv;
+  // No scalar broadcast is written as an array of its own.
+  EXPECT_EQ(KernelNamed(json["kernels"], "lo"), nullptr) << json["kernels"];
+  EXPECT_EQ(KernelNamed(json["kernels"], "hi"), nullptr) << json["kernels"];
 }
 
 constexpr const char* kScanModule = R"(HloModule scan

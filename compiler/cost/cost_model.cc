@@ -123,6 +123,18 @@ Work WorkEstimator::InstructionWork(const Instruction& instr, int depth) {
         }
       }
       return work;
+    case OpClass::kWindow: {
+      // A multiply-add (depthwise) or one combine (reduce-window) per tap
+      // and result element, on the vector unit.
+      Result<hlo::Window> window = hlo::GetWindow(instr);
+      double taps = 1;
+      if (window) {
+        for (const hlo::WindowDimension& d : window->dimensions)
+          taps *= static_cast<double>(std::max<int64_t>(d.size, 1));
+      }
+      work.vector_flops = elements * taps * (instr.opcode() == Opcode::kConvolution ? 2 : 1);
+      return work;
+    }
     case OpClass::kContraction: {
       GemmDims g = GemmOf(instr);
       work.mxu_flops = 2.0 * g.batch * g.m * g.n * g.k;

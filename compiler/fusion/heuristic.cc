@@ -54,6 +54,14 @@ std::optional<std::string> OpClassRefusal(const Instruction& p, const Instructio
   if (cc == OpClass::kOpaque) {
     return "consumer " + Describe(c) + " is not fusible: it runs as its own kernel";
   }
+  if (cc == OpClass::kWindow) {
+    return "consumer " + Describe(c) + " is a window op: it reads " + Describe(p) +
+           " from HBM, as every element feeds several window taps";
+  }
+  if (pc == OpClass::kWindow && !IsWindowEpilogue(p, c)) {
+    return "producer " + Describe(p) + " is a window op: its kernel computes only elementwise consumers of " +
+           "its result (an epilogue), and " + Describe(c) + " is not one";
+  }
   if (pc == OpClass::kReduce && !IsReductionEpilogue(p, c)) {
     return "producer " + Describe(p) + " is a reduction: its kernel computes only elementwise consumers of " +
            "its result (an epilogue), and " + Describe(c) + " is not one";
@@ -82,7 +90,7 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
   for (int32_t g : consumer_groups) {
     if (groups_[g].reduce != nullptr) reduce = groups_[g].reduce;
   }
-  if (pc == OpClass::kContraction) {
+  if (pc == OpClass::kContraction || pc == OpClass::kWindow) {
     rule = FusionRule::kOutput;
   } else if (reduce != nullptr) {
     rule = FusionRule::kInput;
@@ -111,6 +119,24 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
         return Refuse(p, c, rule, DecisionKind::kLegality,
                       "the kernel of " + Describe(c) + " already contains " +
                           Describe(*groups_[g].contraction) + ": one MXU operation per kernel");
+      }
+      if (groups_[g].window != nullptr) {
+        return Refuse(p, c, rule, DecisionKind::kLegality,
+                      "the kernel of " + Describe(c) + " already contains window op " +
+                          Describe(*groups_[g].window) + ": its loop follows the window's result");
+      }
+    }
+  }
+  if (pc == OpClass::kWindow) {
+    for (int32_t g : consumer_groups) {
+      const Group& group = groups_[g];
+      const Instruction* other = group.reduce != nullptr        ? group.reduce
+                                 : group.contraction != nullptr ? group.contraction
+                                                                : group.window;
+      if (other != nullptr) {
+        return Refuse(p, c, rule, DecisionKind::kLegality,
+                      "the kernel of " + Describe(c) + " already has " + Describe(*other) + ": window op " +
+                          Describe(p) + " takes only elementwise epilogues in a loop over its result");
       }
     }
   }
@@ -162,7 +188,8 @@ FusionEdge HeuristicPlanner::Decide(const Instruction& p, const Instruction& c) 
   std::string reason;
   switch (rule) {
     case FusionRule::kOutput:
-      reason = "output fusion: " + Describe(c) + " is an elementwise epilogue of %" + std::string(p.name());
+      reason = "output fusion: " + Describe(c) + " is an elementwise epilogue of " +
+               (pc == OpClass::kWindow ? "window op %" : "%") + std::string(p.name());
       break;
     case FusionRule::kInput:
       reason = "input fusion into reduction %" + std::string(reduce->name());
@@ -418,7 +445,7 @@ std::optional<Refusal> HeuristicPlanner::CheckFit(const Group& group, const Inst
                        " arrays (limit " + std::to_string(options_.max_kernel_inputs) + ")"};
   }
   int64_t vmem = 0;
-  if (!FitsScopedVmem(problem, options_.tiling, &vmem)) {
+  if (!FitsScopedVmem(problem, options_.tiling, &vmem) && !NoWorseFit(group, vmem)) {
     // Tiling would fail: no block shape fits.
     return Refusal{DecisionKind::kLegality, "fusing %" + std::string(p.name()) + " into the kernel of %" +
                                                 std::string(group.root->name()) + " would need " +
@@ -426,6 +453,18 @@ std::optional<Refusal> HeuristicPlanner::CheckFit(const Group& group, const Inst
                                                 FormatBytes(options_.tiling.scoped_vmem_bytes)};
   }
   return std::nullopt;
+}
+
+// Whether a kernel that already needs more than the scoped VMEM with its
+// smallest blocks (a transposing kernel reading three materialized arrays)
+// needs no more than `vmem_with` without the producer: a broadcast of a
+// scalar replaces a whole input block by nothing, and refusing it would
+// leave the kernel further over.
+bool HeuristicPlanner::NoWorseFit(const Group& group, int64_t vmem_with) const {
+  TilingProblem current = ProblemOf(group, nullptr);
+  current.inputs = group.inputs;
+  const int64_t vmem_without = MinimalVmemBytes(current, options_.tiling);
+  return vmem_without > options_.tiling.scoped_vmem_bytes && vmem_with <= vmem_without;
 }
 
 void HeuristicPlanner::Commit(const Instruction& p, const Instruction& c) {
@@ -437,6 +476,7 @@ void HeuristicPlanner::Commit(const Instruction& p, const Instruction& c) {
     ++group.member_count;
     if (ClassOf(p) == OpClass::kContraction) group.contraction = &p;
     if (ClassOf(p) == OpClass::kReduce) group.reduce = &p;
+    if (ClassOf(p) == OpClass::kWindow) group.window = &p;
     mine.push_back(g);
   }
 }
@@ -456,6 +496,7 @@ void HeuristicPlanner::StartGroup(const Instruction& p) {
   group.first_root = group.last_root = p.index_in_parent();
   if (c == OpClass::kContraction) group.contraction = &p;
   if (c == OpClass::kReduce) group.reduce = &p;
+  if (c == OpClass::kWindow) group.window = &p;
   int32_t id = static_cast<int32_t>(groups_.size());
   groups_.push_back(std::move(group));
   groups_of_[p.index_in_parent()].push_back(id);

@@ -45,6 +45,7 @@ struct Group {
   std::vector<const Instruction*> outputs;
   const Instruction* contraction = nullptr;
   const Instruction* reduce = nullptr;
+  const Instruction* window = nullptr;  // a depthwise convolution or reduce-window
   bool opaque = false;
   int64_t first_root = 0;  // smallest and largest entry index of its roots
   int64_t last_root = 0;
@@ -74,6 +75,9 @@ class HeuristicPlanner {
   TilingProblem ProblemOf(const Group& group, const Instruction* extra_contraction) const;
   // Why `p` cannot join `group`, or nullopt when it can.
   std::optional<Refusal> CheckFit(const Group& group, const Instruction& p) const;
+  // Whether `group` is already over the scoped VMEM and would need no more
+  // than `vmem_with` with the producer CheckFit weighs.
+  bool NoWorseFit(const Group& group, int64_t vmem_with) const;
   // The decision for p -> c when c is a dot or convolution, or one of the
   // producers already fused into its operands (a prologue).
   FusionEdge DecidePrologue(const Instruction& p, const Instruction& c);

@@ -52,6 +52,15 @@ Status CheckFusedEdge(const hlo::Computation& computation, const FusionEdge& edg
   if (cc == OpClass::kFree || cc == OpClass::kOpaque) {
     return InvalidArgumentError(where + "consumer " + Describe(consumer) + " takes no fused producers");
   }
+  if (cc == OpClass::kWindow) {
+    return InvalidArgumentError(where + "window op " + Describe(consumer) + " reads its operands from HBM");
+  }
+  if (pc == OpClass::kWindow && !IsWindowEpilogue(producer, consumer)) {
+    return InvalidArgumentError(where + "window op " + Describe(producer) +
+                                " computes only elementwise consumers "
+                                "of its result's dimensions in its kernel, not " +
+                                Describe(consumer));
+  }
   if (pc == OpClass::kReduce && !IsReductionEpilogue(producer, consumer)) {
     return InvalidArgumentError(where + "reduction " + Describe(producer) + " computes only elementwise consumers "
                                 "of its result's dimensions in its kernel, not " + Describe(consumer));
@@ -147,9 +156,15 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
       return InvalidArgumentError("fused sibling edge %" + std::string(instrs[a]->name()) + " + %" +
                                   std::string(instrs[b]->name()) + ": both must be kernel roots");
     }
-    if (ClassOf(*instrs[a]) == OpClass::kOpaque || ClassOf(*instrs[b]) == OpClass::kOpaque) {
-      return InvalidArgumentError("fused sibling edge %" + std::string(instrs[a]->name()) + " + %" +
-                                  std::string(instrs[b]->name()) + ": opaque ops run as their own kernels");
+    for (int64_t x : {a, b}) {
+      const OpClass c = ClassOf(*instrs[x]);
+      if (c == OpClass::kOpaque || c == OpClass::kWindow) {
+        return InvalidArgumentError("fused sibling edge %" + std::string(instrs[a]->name()) + " + %" +
+                                    std::string(instrs[b]->name()) + ": %" + std::string(instrs[x]->name()) +
+                                    (c == OpClass::kOpaque
+                                         ? " runs as its own kernel"
+                                         : " is a window op, whose kernel follows its result"));
+      }
     }
     sets.Union(a, b);
   }

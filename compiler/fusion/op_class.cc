@@ -17,6 +17,7 @@ bool IsExpensive(const hlo::Instruction& instr) {
   switch (ClassOf(instr)) {
     case OpClass::kReduce:
     case OpClass::kContraction:
+    case OpClass::kWindow:
     case OpClass::kOpaque:
       return true;
     case OpClass::kElementwise:
@@ -55,6 +56,11 @@ bool IsWideningConvert(const hlo::Instruction& instr) {
 bool IsReductionEpilogue(const hlo::Instruction& reduce, const hlo::Instruction& consumer) {
   return ClassOf(reduce) == OpClass::kReduce && ClassOf(consumer) == OpClass::kElementwise &&
          SameExtents(consumer.shape(), reduce.shape());
+}
+
+bool IsWindowEpilogue(const hlo::Instruction& window, const hlo::Instruction& consumer) {
+  return ClassOf(window) == OpClass::kWindow && ClassOf(consumer) == OpClass::kElementwise &&
+         SameExtents(consumer.shape(), window.shape());
 }
 
 bool SameReductionSpace(const hlo::Instruction& a, const hlo::Instruction& b) {

@@ -31,8 +31,8 @@ inline bool IsFreeInstruction(const hlo::Instruction& instr) {
 void CollectSourceIds(const hlo::Instruction* value, const std::vector<int64_t>& id_of,
                       bool follow_control, std::vector<int64_t>& out);
 
-// Work that should not be recomputed: contractions, reductions, opaque ops
-// and the transcendental or division elementwise ops.
+// Work that should not be recomputed: contractions, reductions, window ops,
+// opaque ops and the transcendental or division elementwise ops.
 bool IsExpensive(const hlo::Instruction& instr);
 
 // True for producers a dot or convolution may compute inside its kernel as
@@ -60,6 +60,14 @@ bool IsWideningConvert(const hlo::Instruction& instr);
 // element (same dimensions; element types may differ), as XLA fuses
 // `mean = sum / n` or a convert of the result into the reduction's fusion.
 bool IsReductionEpilogue(const hlo::Instruction& reduce, const hlo::Instruction& consumer);
+
+// True when `consumer` can be computed in the kernel of window op `window`
+// (a depthwise convolution or reduce-window, OpClass::kWindow) as its
+// epilogue: an elementwise op over the window's result, element for
+// element, as XLA fuses a depthwise convolution's batch-norm scale, bias
+// and activation into its fusion. A window op's own operands are read from
+// HBM: each element feeds several taps.
+bool IsWindowEpilogue(const hlo::Instruction& window, const hlo::Instruction& consumer);
 
 // True when two reductions walk the same space: operands of the same
 // dimensions, reduced along the same dimensions. Such reductions can share a

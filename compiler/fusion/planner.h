@@ -6,13 +6,15 @@
 //    broadcasts included) is its own kernel.
 //  - heuristic: XLA-like. Loop fusion of elementwise chains with their
 //    broadcasts and data movement; input fusion of a reduction with its
-//    producers; output fusion of a dot/convolution with its elementwise
+//    producers; output fusion of a dot/convolution, and of a window op
+//    (depthwise convolution, reduce-window), with its elementwise
 //    epilogue; then multi-output fusion of sibling loop/input kernels that
 //    read the same value and iterate over the same shape. It refuses, with a
 //    reason on the edge, fusions that would recompute expensive work (an
 //    expensive producer with several consumers, or a consumer that re-reads
 //    each element, like an expanding broadcast), exceed the kernel limits
-//    below, or not fit the scoped VMEM even with the smallest blocks.
+//    below, or not fit the scoped VMEM even with the smallest blocks (unless
+//    the kernel is over it already and the producer shrinks it).
 //  - given: for modules after XLA's optimizations; every edge refused, so
 //    each XLA `fusion` instruction is one kernel (kind kGiven) and the
 //    remaining instructions are single kernels.

@@ -56,10 +56,12 @@ FusionEdge HeuristicPlanner::DecideReductionEpilogue(const Instruction& p, const
                       DecisionKind::kProfitability};
   };
   if (group.reduce == &p) return fused();  // another reader of p took it in
-  if (group.opaque || group.contraction != nullptr) {
+  if (group.opaque || group.contraction != nullptr || group.window != nullptr) {
     return Refuse(p, c, rule, DecisionKind::kLegality,
                   "the kernel of " + Describe(c) + " already has " +
-                      (group.contraction != nullptr ? Describe(*group.contraction) : std::string("an opaque op")) +
+                      (group.contraction != nullptr ? Describe(*group.contraction)
+                       : group.window != nullptr    ? Describe(*group.window)
+                                                    : std::string("an opaque op")) +
                       ": a reduction's epilogue runs in a loop over its result alone");
   }
   // A second reduction of the same space (a mean of squares beside a mean)
@@ -132,14 +134,17 @@ void HeuristicPlanner::MergeEpiloguesIntoReductions() {
   for (int32_t k = static_cast<int32_t>(groups_.size()) - 1; k >= 0; --k) {
     if (Rep(k) != k) continue;
     const Group& loop = groups_[k];
-    if (loop.opaque || loop.contraction != nullptr) continue;
+    if (loop.opaque || loop.contraction != nullptr || loop.window != nullptr) continue;
     const std::vector<const Instruction*> inputs = loop.inputs;
     for (const Instruction* in : inputs) {
       const int32_t owner = own_group_[in->index_in_parent()];
       if (owner < 0) continue;
       const int32_t r = Rep(owner);
       const Group& reduction = groups_[r];
-      if (r == k || reduction.reduce == nullptr || reduction.contraction != nullptr || reduction.opaque) continue;
+      if (r == k || reduction.reduce == nullptr || reduction.contraction != nullptr || reduction.opaque ||
+          reduction.window != nullptr) {
+        continue;
+      }
       const Instruction& reduce = *reduction.reduce;
       // A kernel with a reduction of its own joins only one over the same
       // space: one walk computes both (a sum of squares beside the sum its

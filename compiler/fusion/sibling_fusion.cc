@@ -18,7 +18,8 @@ int32_t HeuristicPlanner::Rep(int32_t g) {
 
 // The shape a group iterates over; empty when it cannot be a sibling.
 const hlo::Shape* HeuristicPlanner::SiblingKey(const Group& group) const {
-  if (group.opaque || group.contraction != nullptr || !group.root->shape().IsArray()) {
+  if (group.opaque || group.contraction != nullptr || group.window != nullptr ||
+      !group.root->shape().IsArray()) {
     return nullptr;
   }
   if (group.reduce != nullptr) return &group.reduce->operand(0)->shape();

@@ -40,7 +40,9 @@ OpClass ClassOf(const Instruction& instr) {
     case Opcode::kDot:
       return OpClass::kContraction;
     case Opcode::kConvolution:
-      return IsDepthwiseConvolution(instr) ? OpClass::kOpaque : OpClass::kContraction;
+      return IsDepthwiseConvolution(instr) ? OpClass::kWindow : OpClass::kContraction;
+    case Opcode::kReduceWindow:
+      return IsWindowOp(instr) ? OpClass::kWindow : OpClass::kOpaque;
     default:
       return OpClass::kOpaque;
   }
@@ -57,6 +59,11 @@ bool IsDepthwiseConvolution(const Instruction& instr) {
     return false;
   }
   return kernel.dimensions(dn->kernel_input_feature_dimension) == 1;
+}
+
+bool IsWindowOp(const Instruction& instr) {
+  if (instr.opcode() == Opcode::kConvolution) return IsDepthwiseConvolution(instr);
+  return instr.opcode() == Opcode::kReduceWindow && instr.operand_count() == 2 && instr.shape().IsArray();
 }
 
 bool IsLoopFusible(const Instruction& instr) {

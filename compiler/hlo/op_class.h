@@ -21,8 +21,10 @@ enum class OpClass : uint8_t {
                   // dynamic-slice, bitcast-convert
   kReduce,        // reduce with an array result
   kContraction,   // dot, convolution (MXU work)
-  kOpaque,        // everything else: its own kernel, never fused (a
-                  // depthwise convolution among them: vector-unit work)
+  kWindow,        // depthwise convolution, reduce-window: window work on
+                  // the vector unit, reading its operands from HBM and
+                  // computing elementwise epilogues in its kernel
+  kOpaque,        // everything else: its own kernel, never fused
 };
 
 OpClass ClassOf(const Instruction& instr);
@@ -32,6 +34,10 @@ OpClass ClassOf(const Instruction& instr);
 // element, which would fill one row of a 128x128 MXU weight tile per group.
 // It runs on the vector unit, as a window op like reduce-window.
 bool IsDepthwiseConvolution(const Instruction& instr);
+
+// A depthwise convolution or a single-operand reduce-window with an array
+// result: the ops of OpClass::kWindow.
+bool IsWindowOp(const Instruction& instr);
 
 // Elementwise, broadcast and data-movement ops: fusible into loop kernels.
 bool IsLoopFusible(const Instruction& instr);

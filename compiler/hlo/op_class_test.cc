@@ -20,10 +20,31 @@ OpClass ConvolutionClass(const std::string& kernel, const std::string& out, int 
   return module ? ClassOf(*(*module)->entry()->root()) : OpClass::kFree;
 }
 
-TEST(OpClassTest, ADepthwiseConvolutionIsVectorWorkOfItsOwn) {
+TEST(OpClassTest, ADepthwiseConvolutionIsWindowWorkOnTheVectorUnit) {
   // One input feature per group, with a channel multiplier of 1 or 2.
-  EXPECT_EQ(ConvolutionClass("f32[3,3,1,64]", "f32[2,8,8,64]", 64), OpClass::kOpaque);
-  EXPECT_EQ(ConvolutionClass("f32[3,3,1,128]", "f32[2,8,8,128]", 64), OpClass::kOpaque);
+  EXPECT_EQ(ConvolutionClass("f32[3,3,1,64]", "f32[2,8,8,64]", 64), OpClass::kWindow);
+  EXPECT_EQ(ConvolutionClass("f32[3,3,1,128]", "f32[2,8,8,128]", 64), OpClass::kWindow);
+}
+
+TEST(OpClassTest, AReduceWindowIsWindowWorkAndAVariadicOneIsOpaque) {
+  auto module = ParseModule(
+      "HloModule m\nmax { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT m = f32[] maximum(a, b) }\n"
+      "max2 { a = f32[] parameter(0)\n b = s32[] parameter(1)\n c = f32[] parameter(2)\n d = s32[] "
+      "parameter(3)\n"
+      " m = f32[] maximum(a, c)\n n = s32[] maximum(b, d)\n ROOT t = (f32[], s32[]) tuple(m, n) }\n"
+      "ENTRY e {\n x = f32[2,8,8,4] parameter(0)\n i = s32[2,8,8,4] parameter(1)\n z = f32[] constant(0)\n"
+      " y = s32[] constant(0)\n"
+      " p = f32[2,4,4,4] reduce-window(x, z), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=max\n"
+      " v = (f32[2,4,4,4], s32[2,4,4,4]) reduce-window(x, i, z, y), window={size=1x2x2x1 stride=1x2x2x1}, "
+      "to_apply=max2\n"
+      " ROOT t = (f32[2,4,4,4], (f32[2,4,4,4], s32[2,4,4,4])) tuple(p, v)\n}\n",
+      "test.hlo");
+  ASSERT_TRUE(module.has_value()) << module.error().ToString();
+  const Instruction* root = (*module)->entry()->root();
+  EXPECT_EQ(ClassOf(*root->operand(0)), OpClass::kWindow);
+  EXPECT_TRUE(IsWindowOp(*root->operand(0)));
+  EXPECT_EQ(ClassOf(*root->operand(1)), OpClass::kOpaque);
+  EXPECT_FALSE(IsWindowOp(*root->operand(1)));
 }
 
 TEST(OpClassTest, DenseAndGroupedConvolutionsAreContractions) {

@@ -4,6 +4,7 @@
 
 #include "compiler/hlo/computation.h"
 #include "compiler/hlo/op_attributes.h"
+#include "compiler/hlo/op_class.h"
 
 namespace kiln::runtime::kernel_edges {
 namespace {
@@ -193,13 +194,24 @@ std::vector<Edge> EdgesOf(const Instruction& instr) {
       for (size_t i = 0; i < dn->output_spatial_dimensions.size(); ++i) {
         in.pairs.emplace_back(dn->output_spatial_dimensions[i], dn->input_spatial_dimensions[i]);
       }
-      edges.push_back(std::move(in));
       edges.push_back(Edge{Edge::Kind::kDims, result, operand_key(1),
                            {{dn->output_feature_dimension, dn->kernel_output_feature_dimension}}, false});
       if (*feature_groups == 1) {
         edges.push_back(Edge{Edge::Kind::kDims, operand_key(0), operand_key(1),
                              {{dn->input_feature_dimension, dn->kernel_input_feature_dimension}}, false});
       }
+      // A depthwise convolution without a channel multiplier: output
+      // feature f reads input feature f alone, so a block of features reads
+      // only its own slice of the input.
+      const Shape* lhs = ArrayOf(operand_key(0));
+      const auto within = [](int64_t d, const Shape& s) { return d >= 0 && d < s.rank(); };
+      if (*feature_groups > 1 && *batch_groups == 1 && hlo::IsDepthwiseConvolution(instr) && lhs != nullptr &&
+          within(dn->input_feature_dimension, *lhs) && within(dn->output_feature_dimension, shape) &&
+          lhs->dimensions(dn->input_feature_dimension) == *feature_groups &&
+          shape.dimensions(dn->output_feature_dimension) == *feature_groups) {
+        in.pairs.emplace_back(dn->output_feature_dimension, dn->input_feature_dimension);
+      }
+      edges.push_back(std::move(in));
       break;
     }
     case Opcode::kBatchNormTraining:

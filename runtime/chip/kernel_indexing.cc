@@ -409,6 +409,7 @@ KernelIndexing IndexKernel(SpaceKind kind, const Instruction* anchor, std::span<
   KernelIndexing k;
   Propagator walk(inputs, outputs);
   bool seeded = false;
+  const Shape* space_array = nullptr;  // the array the loop or reduce space is, as laid out
   if (anchor != nullptr) {
     switch (kind) {
       case SpaceKind::kLoop: {
@@ -417,6 +418,7 @@ KernelIndexing IndexKernel(SpaceKind kind, const Instruction* anchor, std::span<
           k.extents = shape->dimensions();
           walk.Seed(key, FullIndex(*shape));
           seeded = true;
+          space_array = shape;
         }
         break;
       }
@@ -425,6 +427,7 @@ KernelIndexing IndexKernel(SpaceKind kind, const Instruction* anchor, std::span<
         if (anchor->opcode() != Opcode::kReduce || n < 1 || !anchor->operand(0)->shape().IsArray()) break;
         const Shape& operand = anchor->operand(0)->shape();
         k.extents = operand.dimensions();
+        space_array = &operand;
         k.sequential.assign(k.extents.size(), false);
         if (Result<std::vector<int64_t>> dims = hlo::GetDimensions(*anchor)) {
           for (int64_t d : *dims) {
@@ -505,8 +508,17 @@ KernelIndexing IndexKernel(SpaceKind kind, const Instruction* anchor, std::span<
   } else if (k.kind != SpaceKind::kUntiled) {
     std::vector<bool> lanes(rank, false);
     int64_t sublanes = kVectorSublanes;
-    for (size_t s = rank >= 2 ? rank - 2 : 0; s < rank; ++s) k.blockable[s] = true;
-    if (rank >= 1) lanes[rank - 1] = true;
+    // The space's own two minor dimensions, in the order the array it is
+    // lays them out: a loop over feature-minor activations walks features
+    // along the lanes.
+    std::vector<int64_t> order =
+        space_array != nullptr ? PhysicalOrder(*space_array) : std::vector<int64_t>{};
+    if (order.size() != rank) {
+      order.resize(rank);
+      std::iota(order.begin(), order.end(), 0);
+    }
+    for (size_t i = rank >= 2 ? rank - 2 : 0; i < rank; ++i) k.blockable[order[i]] = true;
+    if (rank >= 1) lanes[order[rank - 1]] = true;
     auto mark = [&](const Instruction* instr, const ArrayIndex& index) {
       const Shape* shape = ArrayOf(BoundaryKey(instr));
       if (shape == nullptr) return;

@@ -69,8 +69,10 @@ struct KernelIndexing {
   std::vector<int64_t> extents;  // per space dimension
   std::vector<bool> sequential;  // reduced dimensions and k: walked innermost
   // Dimensions whose block may exceed 1: m, n, k of a contraction; for loop
-  // and reduce spaces the space's two minor dimensions and every dimension
-  // that one of the arrays lays out among its two minor (tiled) dimensions.
+  // and reduce spaces the space's two minor dimensions (as the array the
+  // space is lays them out: the anchor output, the reduce's operand) and
+  // every dimension that one of the arrays lays out among its two minor
+  // (tiled) dimensions.
   std::vector<bool> blockable;
   // What a block of each blockable dimension is a multiple of, unless it is
   // whole: 128 lanes for the space's minor dimension and for any dimension

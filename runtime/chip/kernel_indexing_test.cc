@@ -283,5 +283,47 @@ ENTRY e {
   EXPECT_EQ(k.outputs[1], (ArrayIndex{Plain(0, 16), Plain(1, 8), one, Plain(3, 256)}));
 }
 
+// A loop over feature-minor activations ({1,0,3,2}: features along the
+// lanes, the batch along the rows, spatial dimensions stacked above) walks
+// the features along the lanes: its minor dimensions are the ones the
+// space's array lays out minor, not its last logical two.
+TEST(KernelIndexingTest, SpaceMinorDimensionsFollowTheAnchorsLayout) {
+  auto module = Parse(R"(
+HloModule m
+ENTRY e {
+  x = f32[96,32,112,112]{1,0,3,2} parameter(0)
+  ROOT n = f32[96,32,112,112]{1,0,3,2} negate(x)
+})");
+  ASSERT_NE(module, nullptr);
+  Boundary b = EntryBoundary(*module);
+  KernelIndexing k = IndexKernel(SpaceKind::kLoop, b.outputs[0], b.inputs, b.outputs);
+  EXPECT_EQ(k.blockable, (std::vector<bool>{true, true, false, false}));
+  EXPECT_EQ(k.align, (std::vector<int64_t>{8, 128, 1, 1}));
+  // The spatial dimensions stack whole (8,128) tiles of batch x features.
+  EXPECT_EQ(k.stacked, (std::vector<bool>{false, false, true, true}));
+}
+
+// A depthwise convolution without a channel multiplier reads feature f of
+// its input for feature f of its result: a block of features reads its own
+// slice. Spatial dimensions follow the window.
+TEST(KernelIndexingTest, DepthwiseConvolutionInputFollowsTheOutputFeatures) {
+  auto module = Parse(R"(
+HloModule m
+ENTRY e {
+  x = f32[8,28,28,256] parameter(0)
+  w = f32[3,3,1,256] parameter(1)
+  ROOT c = f32[8,28,28,256] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=256
+})");
+  ASSERT_NE(module, nullptr);
+  Boundary b = EntryBoundary(*module);
+  KernelIndexing k = IndexKernel(SpaceKind::kLoop, b.outputs[0], b.inputs, b.outputs);
+  ASSERT_EQ(k.inputs.size(), 2u);
+  EXPECT_EQ(k.inputs[0][3], Plain(3, 256));
+  EXPECT_EQ(k.inputs[0][0], Plain(0, 8));
+  std::vector<int64_t> blocks = {8, 28, 28, 128};
+  EXPECT_EQ(DimBlock(k.inputs[0][3], 256, blocks), 128);
+  EXPECT_EQ(DimBlock(k.inputs[1][3], 256, blocks), 128);
+}
+
 }  // namespace
 }  // namespace kiln::runtime
