@@ -13,58 +13,62 @@ namespace kiln::testing {
 namespace {
 
 // A MobileNet-v2 depthwise layer in NCHW, as torch_xla traces it: the
-// convolution, the batch norm's scale and shift, ReLU6, then a 2x2 max pool
-// plus a bias. `N`, `H` are substituted.
-std::string MobileNetLayer(int batch, int side) {
-  const std::string c = std::to_string(batch) + ",32," + std::to_string(side) + "," + std::to_string(side);
-  const std::string p =
-      std::to_string(batch) + ",32," + std::to_string(side / 2) + "," + std::to_string(side / 2);
+// convolution (of `stride`), the batch norm's scale and shift, ReLU6, then a
+// 2x2 max pool plus a bias.
+std::string MobileNetLayer(int batch, int side, int stride = 1) {
+  auto act = [&](int s) {
+    return "f32[" + std::to_string(batch) + ",32," + std::to_string(s) + "," + std::to_string(s) + "]";
+  };
+  const std::string in = act(side), c = act(side / stride), p = act(side / stride / 2);
+  const std::string window = stride == 1 ? "size=3x3 pad=1_1x1_1"
+                                         : "size=3x3 stride=" + std::to_string(stride) + "x" +
+                                               std::to_string(stride) + " pad=1_1x1_1";
   return "HloModule mbv2_layer\n"
          "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n"
          "ENTRY main {\n"
-         "  x = f32[" +
-         c +
-         "] parameter(0)\n"
+         "  x = " +
+         in +
+         " parameter(0)\n"
          "  w = f32[32,1,3,3] parameter(1)\n"
          "  scale = f32[32] parameter(2)\n"
          "  shift = f32[32] parameter(3)\n"
-         "  c = f32[" +
-         c +
-         "] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, "
+         "  c = " +
+         c + " convolution(x, w), window={" + window +
+         "}, dim_labels=bf01_oi01->bf01, "
          "feature_group_count=32\n"
-         "  s = f32[" +
+         "  s = " +
          c +
-         "] broadcast(scale), dimensions={1}\n"
-         "  m = f32[" +
+         " broadcast(scale), dimensions={1}\n"
+         "  m = " +
          c +
-         "] multiply(c, s)\n"
-         "  t = f32[" +
+         " multiply(c, s)\n"
+         "  t = " +
          c +
-         "] broadcast(shift), dimensions={1}\n"
-         "  a = f32[" +
+         " broadcast(shift), dimensions={1}\n"
+         "  a = " +
          c +
-         "] add(m, t)\n"
+         " add(m, t)\n"
          "  zero = f32[] constant(0)\n"
          "  six = f32[] constant(6)\n"
-         "  lo = f32[" +
+         "  lo = " +
          c +
-         "] broadcast(zero), dimensions={}\n"
-         "  hi = f32[" +
+         " broadcast(zero), dimensions={}\n"
+         "  hi = " +
          c +
-         "] broadcast(six), dimensions={}\n"
-         "  r = f32[" +
+         " broadcast(six), dimensions={}\n"
+         "  r = " +
          c +
-         "] clamp(lo, a, hi)\n"
+         " clamp(lo, a, hi)\n"
          "  ninf = f32[] constant(-inf)\n"
-         "  pool = f32[" +
+         "  pool = " +
          p +
-         "] reduce-window(r, ninf), window={size=1x1x2x2 stride=1x1x2x2}, to_apply=max\n"
-         "  pb = f32[" +
+         " reduce-window(r, ninf), window={size=1x1x2x2 stride=1x1x2x2}, to_apply=max\n"
+         "  pb = " +
          p +
-         "] broadcast(shift), dimensions={1}\n"
-         "  ROOT out = f32[" +
+         " broadcast(shift), dimensions={1}\n"
+         "  ROOT out = " +
          p +
-         "] add(pool, pb)\n"
+         " add(pool, pb)\n"
          "}\n";
 }
 
@@ -124,6 +128,26 @@ TEST_F(KilnRunTest, AFusedDepthwiseKernelMovesItsArraysOnce) {
   // No scalar broadcast is written as an array of its own.
   EXPECT_EQ(KernelNamed(json["kernels"], "lo"), nullptr) << json["kernels"];
   EXPECT_EQ(KernelNamed(json["kernels"], "hi"), nullptr) << json["kernels"];
+}
+
+// A stride-2 depthwise layer (MobileNet's first block of each stage) reads
+// every row of its input: a kernel of its result rows moves its whole
+// input, not the half or quarter its result's extent would suggest.
+TEST_F(KilnRunTest, AStridedDepthwiseKernelReadsItsWholeInput) {
+  const std::string text = MobileNetLayer(96, 112, 2);
+  const std::string module = Write("mbv2_s2.hlo", text);
+  RunResult r = Run(module + " --timing-only --json --chip v5e");
+  ASSERT_EQ(r.exit_code, 0) << r.err << text;
+  const auto json = nlohmann::json::parse(r.out);
+  const nlohmann::json* conv = nullptr;
+  for (const auto& k : json["kernels"]) {
+    if (k["flops"].get<double>() >= 2 * 9 * 96.0 * 32 * 56 * 56) conv = &k;
+  }
+  ASSERT_NE(conv, nullptr) << json["kernels"];
+  // Input (feature-minor: 32 features padded to 128 lanes) read once at least.
+  const double input = 96.0 * 112 * 112 * 128 * 4;
+  EXPECT_GE((*conv)["bytes"].get<double>(), input) << *conv;
+  EXPECT_GE((*conv)["bytes"].get<double>(), 0.99 * (*conv)["ideal_bytes"].get<double>()) << *conv;
 }
 
 constexpr const char* kScanModule = R"(HloModule scan

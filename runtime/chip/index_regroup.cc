@@ -16,10 +16,29 @@ DimIndex Resized(const DimIndex& from, int64_t from_extent, int64_t to_extent) {
     out.known = true;
     return out;
   }
-  if (from.parts.size() == 1 && from.parts[0].inner == 1) {
+  if (from.parts.size() == 1 && from.parts[0].inner == 1 && from.parts[0].stride == 1) {
     out.known = true;
     out.parts = {IndexPart{from.parts[0].space_dim, 1, to_extent}};
   }
+  return out;
+}
+
+DimIndex Strided(const DimIndex& from, int64_t from_extent, int64_t to_extent, int64_t stride) {
+  if (stride == 1 || stride == -1 || stride == 0) return Resized(from, from_extent, to_extent);
+  DimIndex out;
+  if (to_extent <= 1) {
+    out.known = true;
+    return out;
+  }
+  if (from.parts.size() != 1 || from.parts[0].inner != 1 || from.parts[0].stride != 1) return out;
+  out.known = true;
+  IndexPart part{from.parts[0].space_dim, 1, to_extent};
+  if (stride > 1) {
+    part.stride = stride;  // each index of `from` spans `stride` of `to`
+  } else {
+    part.inner = -stride;  // one index of `to` every -stride of `from`
+  }
+  out.parts = {part};
   return out;
 }
 
@@ -82,7 +101,9 @@ std::vector<DimIndex> Regroup(const ArrayIndex& from, const Shape& from_shape, c
           break;
         }
         IndexPart& p = parts[next];
-        if (p.extent <= need && need % p.extent == 0) {
+        if (p.stride != 1) {  // a strided window's operand is not regrouped
+          d.known = false;
+        } else if (p.extent <= need && need % p.extent == 0) {
           d.parts.push_back(p);
           need /= p.extent;
           ++next;

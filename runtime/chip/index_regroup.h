@@ -15,6 +15,12 @@ namespace kiln::runtime {
 // plain part is resized, anything else is unknown.
 DimIndex Resized(const DimIndex& from, int64_t from_extent, int64_t to_extent);
 
+// Resized through a strided window: `stride` > 1 when `to` is the operand
+// of a window of that stride whose result is `from` (each index of `from`
+// spans `stride` indices of `to`), < -1 for the other direction (one index
+// of `to` per -stride of `from`); as Resized otherwise.
+DimIndex Strided(const DimIndex& from, int64_t from_extent, int64_t to_extent, int64_t stride);
+
 // The dimensions of `to_shape` a reshape or bitcast gives from those of
 // `from` (indexing `from_shape`): dimensions are grouped where their
 // running products meet, and a group's parts (major to minor) are cut

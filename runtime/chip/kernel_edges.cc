@@ -15,6 +15,18 @@ Edge Identity(Key a, Key b, int64_t rank) {
   return e;
 }
 
+// The stride of each of the first `rank` window dimensions of `instr` (1
+// where it has none or no window).
+std::vector<int64_t> WindowStrides(const Instruction& instr, size_t rank) {
+  std::vector<int64_t> strides(rank, 1);
+  Result<hlo::Window> window = hlo::GetWindow(instr);
+  if (!window) return strides;
+  for (size_t i = 0; i < rank && i < window->dimensions.size(); ++i) {
+    strides[i] = std::max<int64_t>(window->dimensions[i].stride, 1);
+  }
+  return strides;
+}
+
 }  // namespace
 
 // The array shape of a value, or nullptr (tokens, nested tuples).
@@ -144,6 +156,7 @@ std::vector<Edge> EdgesOf(const Instruction& instr) {
         if (out_shape == nullptr || out_shape->rank() != static_cast<int64_t>(kept.size())) continue;
         Edge e{Edge::Kind::kDims, out, operand_key(j), {}, false};
         for (size_t i = 0; i < kept.size(); ++i) e.pairs.emplace_back(static_cast<int64_t>(i), kept[i]);
+        if (op == Opcode::kReduceWindow) e.strides = WindowStrides(instr, kept.size());
         edges.push_back(std::move(e));
         if (j > 0) edges.push_back(Identity(operand_key(0), operand_key(j), rank_of(0)));
       }
@@ -190,9 +203,14 @@ std::vector<Edge> EdgesOf(const Instruction& instr) {
         break;
       }
       Edge in{Edge::Kind::kDims, result, operand_key(0), {}, false};
-      if (*batch_groups == 1) in.pairs.emplace_back(dn->output_batch_dimension, dn->input_batch_dimension);
+      const std::vector<int64_t> strides = WindowStrides(instr, dn->output_spatial_dimensions.size());
+      if (*batch_groups == 1) {
+        in.pairs.emplace_back(dn->output_batch_dimension, dn->input_batch_dimension);
+        in.strides.push_back(1);
+      }
       for (size_t i = 0; i < dn->output_spatial_dimensions.size(); ++i) {
         in.pairs.emplace_back(dn->output_spatial_dimensions[i], dn->input_spatial_dimensions[i]);
+        in.strides.push_back(strides[i]);
       }
       edges.push_back(Edge{Edge::Kind::kDims, result, operand_key(1),
                            {{dn->output_feature_dimension, dn->kernel_output_feature_dimension}}, false});
@@ -210,6 +228,7 @@ std::vector<Edge> EdgesOf(const Instruction& instr) {
           lhs->dimensions(dn->input_feature_dimension) == *feature_groups &&
           shape.dimensions(dn->output_feature_dimension) == *feature_groups) {
         in.pairs.emplace_back(dn->output_feature_dimension, dn->input_feature_dimension);
+        in.strides.push_back(1);
       }
       edges.push_back(std::move(in));
       break;

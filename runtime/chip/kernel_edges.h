@@ -33,6 +33,9 @@ struct Edge {
   Key a, b;
   std::vector<std::pair<int64_t, int64_t>> pairs;  // kDims: (a dim, b dim)
   bool physical = false;  // kRegroup: regroup dims in memory order (bitcast)
+  // kDims, parallel to `pairs` when not empty: b indices per a index (a
+  // strided window's operand b of its result a); 1 elsewhere.
+  std::vector<int64_t> strides;
 };
 
 // The array shape of a value, or nullptr (tokens, nested tuples).

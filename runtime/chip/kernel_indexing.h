@@ -50,6 +50,10 @@ struct IndexPart {
   int space_dim = -1;
   int64_t inner = 1;
   int64_t extent = 1;
+  // Indices of the array dimension each space index spans: the operand of
+  // a strided window (a stride-2 pool or depthwise convolution reads two
+  // input rows per result row). Such a part is never regrouped.
+  int64_t stride = 1;
   bool operator==(const IndexPart&) const = default;
 };
 
@@ -101,8 +105,8 @@ KernelIndexing IndexKernel(SpaceKind kind, const hlo::Instruction* anchor,
 
 // Elements of array dimension `dim` in a block of the space with `blocks`
 // elements per space dimension (`dim_extent` when it is unknown): each
-// part takes ceil(block / inner) of its indices, at least 1 and at most
-// its extent.
+// part takes ceil(block / inner) x stride of its indices, at least 1 and
+// at most its extent.
 int64_t DimBlock(const DimIndex& dim, int64_t dim_extent, std::span<const int64_t> blocks);
 
 }  // namespace kiln::runtime

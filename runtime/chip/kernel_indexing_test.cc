@@ -325,5 +325,31 @@ ENTRY e {
   EXPECT_EQ(DimBlock(k.inputs[1][3], 256, blocks), 128);
 }
 
+// A stride-2 pool reads two input rows per result row: a block of 8 result
+// rows reads 16 of its input, and the whole result the whole input.
+TEST(KernelIndexingTest, AStridedWindowsOperandSpansItsStridePerIndex) {
+  auto module = Parse(R"(
+HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[8,112,112,128] parameter(0)
+  ninf = f32[] constant(-inf)
+  ROOT p = f32[8,56,56,128] reduce-window(x, ninf), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0}, to_apply=max
+})");
+  ASSERT_NE(module, nullptr);
+  Boundary b = EntryBoundary(*module);
+  KernelIndexing k = IndexKernel(SpaceKind::kLoop, b.outputs[0], b.inputs, b.outputs);
+  ASSERT_EQ(k.inputs.size(), 1u);
+  EXPECT_EQ(k.inputs[0][1], (DimIndex{true, {IndexPart{1, 1, 112, 2}}}));
+  EXPECT_EQ(k.inputs[0][3], Plain(3, 128));
+  std::vector<int64_t> blocks = {1, 8, 56, 128};
+  EXPECT_EQ(DimBlock(k.inputs[0][1], 112, blocks), 16);
+  EXPECT_EQ(DimBlock(k.inputs[0][2], 112, blocks), 112);
+}
+
 }  // namespace
 }  // namespace kiln::runtime

@@ -163,7 +163,7 @@ GridProblem MakeGridProblem(const IterationSpace& space, const KernelWork& work,
             axis.fixed *= std::max<int64_t>(part.extent, 1);
             continue;
           }
-          axis.parts.push_back(AxisPart{position[part.space_dim], part.inner, part.extent});
+          axis.parts.push_back(AxisPart{position[part.space_dim], part.inner, part.extent, part.stride});
         }
         if (!axis.parts.empty() && axis.fixed > 1) axis.parts.push_back(AxisPart{-1, 1, axis.fixed});
       }

@@ -22,7 +22,8 @@ bool Follows(const Stream& stream, const std::vector<bool>& moved) {
 // Elements of one part in a block of `block` grid elements.
 int64_t PartBlock(const AxisPart& part, int64_t block) {
   const int64_t inner = std::max<int64_t>(part.inner, 1);
-  return std::clamp<int64_t>(CeilDiv(std::max<int64_t>(block, 1), inner), 1, std::max<int64_t>(part.extent, 1));
+  return std::clamp<int64_t>(CeilDiv(std::max<int64_t>(block, 1), inner) * std::max<int64_t>(part.stride, 1),
+                             1, std::max<int64_t>(part.extent, 1));
 }
 
 // The share of the grid's steps whose blocks overlap the stream: below 1
@@ -39,7 +40,8 @@ double Coverage(const Stream& stream, const std::vector<int64_t>& count, const s
       for (const AxisPart& part : axis.parts) {
         if (part.grid_dim != static_cast<int>(g)) continue;
         follows = true;
-        span *= static_cast<double>(std::max<int64_t>(part.extent, 1));
+        span *= static_cast<double>(std::max<int64_t>(part.extent, 1)) /
+                static_cast<double>(std::max<int64_t>(part.stride, 1));
         finest = std::min(finest, std::max<int64_t>(part.inner, 1));
       }
     }
