@@ -178,6 +178,57 @@ ENTRY main {
 }
 )";
 
+// A scan that saves each step's bf16 attention heads into a stacked state
+// (8 of every tile's 16 rows hold data as written).
+constexpr const char* kStackedHeadsModule = R"(HloModule stacked_heads
+body {
+  p = (s32[], bf16[4,32,8,128], f32[32,8,128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  stack = bf16[4,32,8,128] get-tuple-element(p), index=1
+  x = f32[32,8,128] get-tuple-element(p), index=2
+  y = f32[32,8,128] tanh(x)
+  h = bf16[32,8,128] convert(y)
+  r = bf16[1,32,8,128] reshape(h)
+  z = s32[] constant(0)
+  next = bf16[4,32,8,128] dynamic-update-slice(stack, r, i, z, z, z)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], bf16[4,32,8,128], f32[32,8,128]) tuple(j, next, y)
+}
+cond {
+  p = (s32[], bf16[4,32,8,128], f32[32,8,128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  x = f32[32,8,128] parameter(0)
+  zero = s32[] constant(0)
+  fz = bf16[] constant(0)
+  first = bf16[4,32,8,128] broadcast(fz), dimensions={}
+  init = (s32[], bf16[4,32,8,128], f32[32,8,128]) tuple(zero, first, x)
+  loop = (s32[], bf16[4,32,8,128], f32[32,8,128]) while(init), condition=cond, body=body
+  saved = bf16[4,32,8,128] get-tuple-element(loop), index=1
+  ROOT out = bf16[4,32,8,128] negate(saved)
+}
+)";
+
+// The stacked state takes a layout with the 32 rows next to the lanes in
+// the loop, its body and its init alike (compiler/passes/loop_state_layout.h),
+// and the program computes what the module as written does.
+TEST_F(KilnRunTest, ALoopStateLaidOutDenselyGivesTheValuesOfDirectEvaluation) {
+  const std::string module = Write("stacked_heads.hlo", kStackedHeadsModule);
+  RunResult direct = Run(module + " --direct --print-literals --random-inputs 6 --json");
+  RunResult compiled = Run(module + " --print-literals --random-inputs 6 --json");
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  EXPECT_EQ(nlohmann::json::parse(compiled.out)["outputs"], nlohmann::json::parse(direct.out)["outputs"]);
+  RunResult printed = Kiln("compile " + module + " --print-module");
+  ASSERT_EQ(printed.exit_code, 0) << printed.err;
+  EXPECT_NE(printed.out.find("bf16[4,32,8,128]{3,1,2,0}, f32[32,8,128]) while("), std::string::npos)
+      << printed.out;
+}
+
 // A while loop is one kernel whose body runs step by step: --json lists
 // each step with its runs, time and bytes, and the table shows the longest.
 TEST_F(KilnRunTest, LoopKernelsNameTheStepsTheirTimeGoesTo) {

@@ -7,6 +7,7 @@
 #include "compiler/hlo/module.h"
 #include "compiler/passes/convolution_layout.h"
 #include "compiler/passes/layout_groups.h"
+#include "compiler/passes/loop_state_layout.h"
 #include "runtime/chip/memory_tiles.h"
 
 namespace kiln::passes {
@@ -95,7 +96,9 @@ std::optional<std::vector<int64_t>> DenserMinorToMajor(const hlo::Shape& shape) 
 
 Result<bool> LayoutAssignment::Run(hlo::Module& module) {
   const std::unordered_set<const hlo::Computation*> fusion_bodies = FusionBodies(module);
-  bool changed = false;
+  // Loop state first: the values a body computes for its next iteration
+  // are then laid out before the groups of each computation are.
+  KILN_ASSIGN_OR_RETURN(bool changed, AssignLoopStateLayouts(module));
   for (const auto& computation : module.computations()) {
     if (fusion_bodies.contains(computation.get())) continue;
     KILN_ASSIGN_OR_RETURN(bool convolutions, AssignConvolutionLayouts(*computation));

@@ -18,11 +18,15 @@
 // instead of 8 rows padded to 16 in every tile, and a dot's blocks are cut
 // from whole rows.
 //
+// The state a while loop carries gets the same choice, in its init, body,
+// condition and result alike (compiler/passes/loop_state_layout.h), before
+// the groups of each computation are laid out.
+//
 // Values are unchanged (the evaluator computes on logical indices; only a
 // bitcast reads memory order, and a value a bitcast reads is pinned). Tiny
-// minor dimensions and values that flow through control flow are left as
-// written. Fusion bodies are skipped: their parameters take the fusion's
-// operands as laid out.
+// minor dimensions and values passed to calls, conditionals or custom calls
+// are left as written. Fusion bodies are skipped: their parameters take the
+// fusion's operands as laid out.
 //
 // Stateless; thread-safe across modules.
 #pragma once

@@ -34,11 +34,9 @@ bool ComputesAnArray(Opcode op) {
   }
 }
 
-// Users that read an operand in whatever layout it has: the ops above and
-// reductions.
-bool ReadsAnyLayout(Opcode op) { return op == Opcode::kReduce || ComputesAnArray(op); }
-
 }  // namespace
+
+bool ReadsAnyLayout(Opcode op) { return op == Opcode::kReduce || ComputesAnArray(op); }
 
 bool IsLaidOutArray(const hlo::Shape& shape) {
   return shape.IsArray() && shape.is_static() && shape.rank() >= 2;

@@ -35,6 +35,12 @@ class LayoutGroups {
   std::unordered_map<const hlo::Instruction*, int64_t> size_;  // of each root's group
 };
 
+// Whether a user with opcode `op` reads an operand in whatever layout it
+// has: plain array computations (elementwise, dot, convolution, broadcast,
+// copy, reshape, slices...) and reductions, not a bitcast, tuple, loop,
+// call, custom call or collective.
+bool ReadsAnyLayout(hlo::Opcode op);
+
 // Whether `shape` is an array whose layout is a choice: static, rank 2 or
 // more.
 bool IsLaidOutArray(const hlo::Shape& shape);
