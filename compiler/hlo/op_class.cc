@@ -40,7 +40,7 @@ OpClass ClassOf(const Instruction& instr) {
     case Opcode::kDot:
       return OpClass::kContraction;
     case Opcode::kConvolution:
-      return IsDepthwiseConvolution(instr) ? OpClass::kWindow : OpClass::kContraction;
+      return IsWindowOp(instr) ? OpClass::kWindow : OpClass::kContraction;
     case Opcode::kReduceWindow:
       return IsWindowOp(instr) ? OpClass::kWindow : OpClass::kOpaque;
     default:
@@ -61,8 +61,25 @@ bool IsDepthwiseConvolution(const Instruction& instr) {
   return kernel.dimensions(dn->kernel_input_feature_dimension) == 1;
 }
 
+bool IsDepthwiseFilterGradient(const Instruction& instr) {
+  if (instr.opcode() != Opcode::kConvolution || instr.operand_count() < 2 || !instr.shape().IsArray())
+    return false;
+  Result<int64_t> groups = GetFeatureGroupCount(instr);
+  Result<int64_t> batch_groups = GetBatchGroupCount(instr);
+  Result<ConvolutionDimensionNumbers> dn = GetConvolutionDimensionNumbers(instr);
+  const Shape& kernel = instr.operand(1)->shape();
+  if (!groups || !batch_groups || !dn || *groups != 1 || *batch_groups <= 1 || !kernel.IsArray() ||
+      dn->kernel_output_feature_dimension < 0 || dn->kernel_output_feature_dimension >= kernel.rank() ||
+      dn->output_feature_dimension < 0 || dn->output_feature_dimension >= instr.shape().rank()) {
+    return false;
+  }
+  return kernel.dimensions(dn->kernel_output_feature_dimension) == *batch_groups &&
+         instr.shape().dimensions(dn->output_feature_dimension) == *batch_groups;
+}
+
 bool IsWindowOp(const Instruction& instr) {
-  if (instr.opcode() == Opcode::kConvolution) return IsDepthwiseConvolution(instr);
+  if (instr.opcode() == Opcode::kConvolution)
+    return IsDepthwiseConvolution(instr) || IsDepthwiseFilterGradient(instr);
   return instr.opcode() == Opcode::kReduceWindow && instr.operand_count() == 2 && instr.shape().IsArray();
 }
 

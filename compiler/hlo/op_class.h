@@ -35,8 +35,15 @@ OpClass ClassOf(const Instruction& instr);
 // It runs on the vector unit, as a window op like reduce-window.
 bool IsDepthwiseConvolution(const Instruction& instr);
 
-// A depthwise convolution or a single-operand reduce-window with an array
-// result: the ops of OpClass::kWindow.
+// The weight gradient of a depthwise convolution as XLA writes it: a
+// convolution of the activations with the output gradient whose batch is
+// split into one group per output feature (batch_group_count). Each
+// output is a sum of products over the batch and the window: vector work
+// that streams both operands, not a GEMM (N = 1 per group).
+bool IsDepthwiseFilterGradient(const Instruction& instr);
+
+// A depthwise convolution, its weight gradient or a single-operand
+// reduce-window with an array result: the ops of OpClass::kWindow.
 bool IsWindowOp(const Instruction& instr);
 
 // Elementwise, broadcast and data-movement ops: fusible into loop kernels.

@@ -47,6 +47,28 @@ TEST(OpClassTest, AReduceWindowIsWindowWorkAndAVariadicOneIsOpaque) {
   EXPECT_FALSE(IsWindowOp(*root->operand(1)));
 }
 
+// A depthwise convolution's weight gradient (batch_group_count, one output
+// feature per group) is vector work too; a batch-grouped convolution with
+// several features per group stays a grouped GEMM.
+TEST(OpClassTest, ADepthwiseWeightGradientIsWindowWork) {
+  auto module = ParseModule(
+      "HloModule m\nENTRY e {\n x = f32[8,64,14,14] parameter(0)\n g = f32[8,64,14,14] parameter(1)\n"
+      " h = f32[8,128,14,14] parameter(2)\n"
+      " wg = f32[1,64,3,3] convolution(x, g), window={size=14x14 pad=1_1x1_1}, dim_labels=fb01_io01->bf01, "
+      "batch_group_count=64\n"
+      " dense = f32[1,128,3,3] convolution(x, h), window={size=14x14 pad=1_1x1_1}, "
+      "dim_labels=fb01_io01->bf01, "
+      "batch_group_count=64\n"
+      " ROOT t = (f32[1,64,3,3], f32[1,128,3,3]) tuple(wg, dense)\n}\n",
+      "test.hlo");
+  ASSERT_TRUE(module.has_value()) << module.error().ToString();
+  const Instruction* root = (*module)->entry()->root();
+  EXPECT_TRUE(IsDepthwiseFilterGradient(*root->operand(0)));
+  EXPECT_EQ(ClassOf(*root->operand(0)), OpClass::kWindow);
+  EXPECT_FALSE(IsDepthwiseFilterGradient(*root->operand(1)));
+  EXPECT_EQ(ClassOf(*root->operand(1)), OpClass::kContraction);
+}
+
 TEST(OpClassTest, DenseAndGroupedConvolutionsAreContractions) {
   EXPECT_EQ(ConvolutionClass("f32[3,3,64,32]", "f32[2,8,8,32]", 1), OpClass::kContraction);
   // Two input features per group: a grouped GEMM, still on the MXU.

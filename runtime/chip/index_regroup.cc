@@ -16,27 +16,32 @@ DimIndex Resized(const DimIndex& from, int64_t from_extent, int64_t to_extent) {
     out.known = true;
     return out;
   }
-  if (from.parts.size() == 1 && from.parts[0].inner == 1 && from.parts[0].stride == 1) {
+  if (from.parts.size() == 1 && from.parts[0].inner == 1 && from.parts[0].stride == 1 &&
+      from.parts[0].halo == 0) {
     out.known = true;
     out.parts = {IndexPart{from.parts[0].space_dim, 1, to_extent}};
   }
   return out;
 }
 
-DimIndex Strided(const DimIndex& from, int64_t from_extent, int64_t to_extent, int64_t stride) {
-  if (stride == 1 || stride == -1 || stride == 0) return Resized(from, from_extent, to_extent);
+DimIndex ThroughWindow(const DimIndex& from, int64_t from_extent, int64_t to_extent, WindowReach reach,
+                       bool to_operand) {
+  const int64_t stride = std::max<int64_t>(reach.stride, 1), halo = std::max<int64_t>(reach.halo, 0);
+  if (stride == 1 && (halo == 0 || !to_operand)) return Resized(from, from_extent, to_extent);
   DimIndex out;
   if (to_extent <= 1) {
     out.known = true;
     return out;
   }
-  if (from.parts.size() != 1 || from.parts[0].inner != 1 || from.parts[0].stride != 1) return out;
+  const IndexPart& p = from.parts.size() == 1 ? from.parts[0] : IndexPart{};
+  if (from.parts.size() != 1 || p.inner != 1 || p.stride != 1 || p.halo != 0) return out;
   out.known = true;
-  IndexPart part{from.parts[0].space_dim, 1, to_extent};
-  if (stride > 1) {
+  IndexPart part{p.space_dim, 1, to_extent};
+  if (to_operand) {
     part.stride = stride;  // each index of `from` spans `stride` of `to`
+    part.halo = halo;
   } else {
-    part.inner = -stride;  // one index of `to` every -stride of `from`
+    part.inner = stride;  // one index of `to` every `stride` of `from`
   }
   out.parts = {part};
   return out;
@@ -101,7 +106,7 @@ std::vector<DimIndex> Regroup(const ArrayIndex& from, const Shape& from_shape, c
           break;
         }
         IndexPart& p = parts[next];
-        if (p.stride != 1) {  // a strided window's operand is not regrouped
+        if (p.stride != 1 || p.halo != 0) {  // a window's operand is not regrouped
           d.known = false;
         } else if (p.extent <= need && need % p.extent == 0) {
           d.parts.push_back(p);

@@ -15,11 +15,13 @@ namespace kiln::runtime {
 // plain part is resized, anything else is unknown.
 DimIndex Resized(const DimIndex& from, int64_t from_extent, int64_t to_extent);
 
-// Resized through a strided window: `stride` > 1 when `to` is the operand
-// of a window of that stride whose result is `from` (each index of `from`
-// spans `stride` indices of `to`), < -1 for the other direction (one index
-// of `to` per -stride of `from`); as Resized otherwise.
-DimIndex Strided(const DimIndex& from, int64_t from_extent, int64_t to_extent, int64_t stride);
+// Resized through a window (kernel_edges.h: WindowReach): `to_operand`
+// when `to` is the window's operand and `from` its result (each index of
+// `from` spans `stride` indices of `to`, a block `halo` more), otherwise
+// the other way (one index of `to` per `stride` of `from`); as Resized for
+// a window of stride 1 and no overlap.
+DimIndex ThroughWindow(const DimIndex& from, int64_t from_extent, int64_t to_extent, WindowReach reach,
+                       bool to_operand);
 
 // The dimensions of `to_shape` a reshape or bitcast gives from those of
 // `from` (indexing `from_shape`): dimensions are grouped where their

@@ -15,16 +15,22 @@ Edge Identity(Key a, Key b, int64_t rank) {
   return e;
 }
 
-// The stride of each of the first `rank` window dimensions of `instr` (1
-// where it has none or no window).
-std::vector<int64_t> WindowStrides(const Instruction& instr, size_t rank) {
-  std::vector<int64_t> strides(rank, 1);
+// How each of the first `rank` window dimensions of `instr` reads its
+// operand ({1, 0} where it has none or no window). A base-dilated window
+// (a transposed convolution) reads fewer operand rows than result rows:
+// resized as before.
+std::vector<WindowReach> WindowReaches(const Instruction& instr, size_t rank) {
+  std::vector<WindowReach> reach(rank);
   Result<hlo::Window> window = hlo::GetWindow(instr);
-  if (!window) return strides;
+  if (!window) return reach;
   for (size_t i = 0; i < rank && i < window->dimensions.size(); ++i) {
-    strides[i] = std::max<int64_t>(window->dimensions[i].stride, 1);
+    const hlo::WindowDimension& d = window->dimensions[i];
+    if (d.base_dilation > 1) continue;
+    const int64_t stride = std::max<int64_t>(d.stride, 1);
+    const int64_t extent = (std::max<int64_t>(d.size, 1) - 1) * std::max<int64_t>(d.window_dilation, 1) + 1;
+    reach[i] = WindowReach{stride, std::max<int64_t>(extent - stride, 0)};
   }
-  return strides;
+  return reach;
 }
 
 }  // namespace
@@ -156,7 +162,7 @@ std::vector<Edge> EdgesOf(const Instruction& instr) {
         if (out_shape == nullptr || out_shape->rank() != static_cast<int64_t>(kept.size())) continue;
         Edge e{Edge::Kind::kDims, out, operand_key(j), {}, false};
         for (size_t i = 0; i < kept.size(); ++i) e.pairs.emplace_back(static_cast<int64_t>(i), kept[i]);
-        if (op == Opcode::kReduceWindow) e.strides = WindowStrides(instr, kept.size());
+        if (op == Opcode::kReduceWindow) e.reach = WindowReaches(instr, kept.size());
         edges.push_back(std::move(e));
         if (j > 0) edges.push_back(Identity(operand_key(0), operand_key(j), rank_of(0)));
       }
@@ -203,14 +209,14 @@ std::vector<Edge> EdgesOf(const Instruction& instr) {
         break;
       }
       Edge in{Edge::Kind::kDims, result, operand_key(0), {}, false};
-      const std::vector<int64_t> strides = WindowStrides(instr, dn->output_spatial_dimensions.size());
+      const std::vector<WindowReach> reach = WindowReaches(instr, dn->output_spatial_dimensions.size());
       if (*batch_groups == 1) {
         in.pairs.emplace_back(dn->output_batch_dimension, dn->input_batch_dimension);
-        in.strides.push_back(1);
+        in.reach.push_back({});
       }
       for (size_t i = 0; i < dn->output_spatial_dimensions.size(); ++i) {
         in.pairs.emplace_back(dn->output_spatial_dimensions[i], dn->input_spatial_dimensions[i]);
-        in.strides.push_back(strides[i]);
+        in.reach.push_back(reach[i]);
       }
       edges.push_back(Edge{Edge::Kind::kDims, result, operand_key(1),
                            {{dn->output_feature_dimension, dn->kernel_output_feature_dimension}}, false});
@@ -228,7 +234,7 @@ std::vector<Edge> EdgesOf(const Instruction& instr) {
           lhs->dimensions(dn->input_feature_dimension) == *feature_groups &&
           shape.dimensions(dn->output_feature_dimension) == *feature_groups) {
         in.pairs.emplace_back(dn->output_feature_dimension, dn->input_feature_dimension);
-        in.strides.push_back(1);
+        in.reach.push_back({});
       }
       edges.push_back(std::move(in));
       break;

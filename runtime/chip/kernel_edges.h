@@ -13,6 +13,7 @@
 #include "compiler/hlo/instruction.h"
 #include "compiler/hlo/opcode.h"
 #include "compiler/hlo/shape.h"
+#include "runtime/chip/kernel_indexing.h"
 
 namespace kiln::runtime::kernel_edges {
 
@@ -33,9 +34,9 @@ struct Edge {
   Key a, b;
   std::vector<std::pair<int64_t, int64_t>> pairs;  // kDims: (a dim, b dim)
   bool physical = false;  // kRegroup: regroup dims in memory order (bitcast)
-  // kDims, parallel to `pairs` when not empty: b indices per a index (a
-  // strided window's operand b of its result a); 1 elsewhere.
-  std::vector<int64_t> strides;
+  // kDims, parallel to `pairs` when not empty: how b (a window's operand)
+  // is read for a (its result); {1, 0} elsewhere.
+  std::vector<WindowReach> reach;
 };
 
 // The array shape of a value, or nullptr (tokens, nested tuples).

@@ -179,9 +179,9 @@ class Propagator {
         const int64_t s = forward ? da : db;
         const int64_t t = forward ? db : da;
         if (s < 0 || t < 0 || s >= from_shape->rank() || t >= to_shape->rank() || !source[s].known) continue;
-        const int64_t stride = i < edge.strides.size() ? edge.strides[i] : 1;
-        proposal[t] = Strided(source[s], from_shape->dimensions(s), to_shape->dimensions(t),
-                              forward ? stride : -stride);
+        const WindowReach reach = i < edge.reach.size() ? edge.reach[i] : WindowReach{};
+        proposal[t] =
+            ThroughWindow(source[s], from_shape->dimensions(s), to_shape->dimensions(t), reach, forward);
       }
     }
     Merge(to, proposal);
@@ -402,8 +402,8 @@ int64_t DimBlock(const DimIndex& dim, int64_t dim_extent, std::span<const int64_
     }
     const int64_t b = std::max<int64_t>(blocks[p.space_dim], 1);
     const int64_t inner = std::max<int64_t>(p.inner, 1);
-    const int64_t stride = std::max<int64_t>(p.stride, 1);
-    block *= std::clamp<int64_t>((b + inner - 1) / inner * stride, 1, std::max<int64_t>(p.extent, 1));
+    const int64_t stride = std::max<int64_t>(p.stride, 1), halo = std::max<int64_t>(p.halo, 0);
+    block *= std::clamp<int64_t>((b + inner - 1) / inner * stride + halo, 1, std::max<int64_t>(p.extent, 1));
   }
   return block;
 }

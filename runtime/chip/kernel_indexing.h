@@ -50,11 +50,22 @@ struct IndexPart {
   int space_dim = -1;
   int64_t inner = 1;
   int64_t extent = 1;
-  // Indices of the array dimension each space index spans: the operand of
-  // a strided window (a stride-2 pool or depthwise convolution reads two
-  // input rows per result row). Such a part is never regrouped.
+  // A window's operand: each space index spans `stride` indices of the
+  // array dimension (a stride-2 pool reads two input rows per result row),
+  // and a block reads `halo` more past them (the window's overlap, size -
+  // stride: 8 rows of a 3x3 convolution read 10). Never regrouped.
   int64_t stride = 1;
+  int64_t halo = 0;
   bool operator==(const IndexPart&) const = default;
+};
+
+// How a window's operand dimension is read for its result's: each result
+// index spans `stride` operand indices, and a block of results reads
+// `halo` more (the window's extent past its stride: 2 for a 3x3 window of
+// stride 1, the whole input for a weight gradient's window).
+struct WindowReach {
+  int64_t stride = 1;
+  int64_t halo = 0;
 };
 
 // One array dimension: known (the product of `parts`, major to minor; no
@@ -105,8 +116,8 @@ KernelIndexing IndexKernel(SpaceKind kind, const hlo::Instruction* anchor,
 
 // Elements of array dimension `dim` in a block of the space with `blocks`
 // elements per space dimension (`dim_extent` when it is unknown): each
-// part takes ceil(block / inner) x stride of its indices, at least 1 and
-// at most its extent.
+// part takes ceil(block / inner) x stride + halo of its indices, at least 1
+// and at most its extent.
 int64_t DimBlock(const DimIndex& dim, int64_t dim_extent, std::span<const int64_t> blocks);
 
 }  // namespace kiln::runtime

@@ -323,10 +323,33 @@ ENTRY e {
   std::vector<int64_t> blocks = {8, 28, 28, 128};
   EXPECT_EQ(DimBlock(k.inputs[0][3], 256, blocks), 128);
   EXPECT_EQ(DimBlock(k.inputs[1][3], 256, blocks), 128);
+  // 8 result rows of a 3x3 window read 10 input rows.
+  blocks = {8, 8, 28, 128};
+  EXPECT_EQ(DimBlock(k.inputs[0][1], 28, blocks), 10);
 }
 
-// A stride-2 pool reads two input rows per result row: a block of 8 result
-// rows reads 16 of its input, and the whole result the whole input.
+// A depthwise convolution's weight gradient, as XLA writes it (the batch
+// grouped per feature, the window the whole image): every result tap reads
+// the whole image, so a block of taps reads all of both operands' rows.
+TEST(KernelIndexingTest, AWeightGradientsWindowReadsTheWholeImage) {
+  auto module = Parse(R"(
+HloModule m
+ENTRY e {
+  x = f32[96,144,56,56] parameter(0)
+  g = f32[96,144,56,56] parameter(1)
+  ROOT wg = f32[1,144,3,3] convolution(x, g), window={size=56x56 pad=1_1x1_1}, dim_labels=fb01_io01->bf01, batch_group_count=144
+})");
+  ASSERT_NE(module, nullptr);
+  Boundary b = EntryBoundary(*module);
+  KernelIndexing k = IndexKernel(SpaceKind::kLoop, b.outputs[0], b.inputs, b.outputs);
+  std::vector<int64_t> blocks = {1, 8, 1, 3};
+  EXPECT_EQ(DimBlock(k.inputs[0][2], 56, blocks), 56);
+  EXPECT_EQ(DimBlock(k.inputs[0][3], 56, blocks), 56);
+}
+
+// A 3x3 pool of stride 2 reads two input rows per result row and one more
+// per block (its window's overlap): a block of 8 result rows reads 17 of
+// its input, and the whole result the whole input.
 TEST(KernelIndexingTest, AStridedWindowsOperandSpansItsStridePerIndex) {
   auto module = Parse(R"(
 HloModule m
@@ -344,10 +367,10 @@ ENTRY e {
   Boundary b = EntryBoundary(*module);
   KernelIndexing k = IndexKernel(SpaceKind::kLoop, b.outputs[0], b.inputs, b.outputs);
   ASSERT_EQ(k.inputs.size(), 1u);
-  EXPECT_EQ(k.inputs[0][1], (DimIndex{true, {IndexPart{1, 1, 112, 2}}}));
+  EXPECT_EQ(k.inputs[0][1], (DimIndex{true, {IndexPart{1, 1, 112, 2, 1}}}));
   EXPECT_EQ(k.inputs[0][3], Plain(3, 128));
   std::vector<int64_t> blocks = {1, 8, 56, 128};
-  EXPECT_EQ(DimBlock(k.inputs[0][1], 112, blocks), 16);
+  EXPECT_EQ(DimBlock(k.inputs[0][1], 112, blocks), 17);
   EXPECT_EQ(DimBlock(k.inputs[0][2], 112, blocks), 112);
 }
 

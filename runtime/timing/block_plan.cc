@@ -163,7 +163,8 @@ GridProblem MakeGridProblem(const IterationSpace& space, const KernelWork& work,
             axis.fixed *= std::max<int64_t>(part.extent, 1);
             continue;
           }
-          axis.parts.push_back(AxisPart{position[part.space_dim], part.inner, part.extent, part.stride});
+          axis.parts.push_back(
+              AxisPart{position[part.space_dim], part.inner, part.extent, part.stride, part.halo});
         }
         if (!axis.parts.empty() && axis.fixed > 1) axis.parts.push_back(AxisPart{-1, 1, axis.fixed});
       }

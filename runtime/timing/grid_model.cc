@@ -22,7 +22,8 @@ bool Follows(const Stream& stream, const std::vector<bool>& moved) {
 // Elements of one part in a block of `block` grid elements.
 int64_t PartBlock(const AxisPart& part, int64_t block) {
   const int64_t inner = std::max<int64_t>(part.inner, 1);
-  return std::clamp<int64_t>(CeilDiv(std::max<int64_t>(block, 1), inner) * std::max<int64_t>(part.stride, 1),
+  return std::clamp<int64_t>(CeilDiv(std::max<int64_t>(block, 1), inner) * std::max<int64_t>(part.stride, 1) +
+                                 std::max<int64_t>(part.halo, 0),
                              1, std::max<int64_t>(part.extent, 1));
 }
 

@@ -54,6 +54,7 @@ struct AxisPart {
   int64_t inner = 1;
   int64_t extent = std::numeric_limits<int64_t>::max();
   int64_t stride = 1;  // elements per grid index (kernel_indexing.h: IndexPart::stride)
+  int64_t halo = 0;    // elements a block reads past them (IndexPart::halo)
 };
 
 // One dimension of a stream's block: the product of its parts, or `fixed`

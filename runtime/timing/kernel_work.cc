@@ -224,6 +224,17 @@ class WorkWalker {
           AddVector(instr.shape(), 2 * taps, times, in_loop);
           return Ok();
         }
+        if (hlo::IsDepthwiseFilterGradient(instr)) {
+          // A multiply and an add per element of the output gradient and
+          // weight tap (each tap a spatial position of the result).
+          KILN_ASSIGN_OR_RETURN(hlo::ConvolutionDimensionNumbers dn,
+                                hlo::GetConvolutionDimensionNumbers(instr));
+          double taps = 1;
+          for (int64_t d : dn.output_spatial_dimensions)
+            taps *= static_cast<double>(instr.shape().dimensions(d));
+          AddVector(instr.operand(1)->shape(), 2 * taps, times, in_loop);
+          return Ok();
+        }
         [[fallthrough]];
       case Opcode::kDot: {
         KILN_ASSIGN_OR_RETURN(Contraction c, DescribeContraction(instr));
