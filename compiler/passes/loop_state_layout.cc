@@ -42,29 +42,30 @@ bool TakesAnyLayout(const Instruction& user) {
   return ReadsAnyLayout(user.opcode()) || user.opcode() == Opcode::kDynamicUpdateSlice;
 }
 
-// Whether `value` appears among `tuple`'s operands only at `index`.
-bool OnlyAt(const Instruction& tuple, const Instruction* value, int64_t index) {
+// Whether `value` appears among `tuple`'s operands only at `indices`.
+bool OnlyAt(const Instruction& tuple, const Instruction* value, const std::vector<int64_t>& indices) {
   for (int64_t i = 0; i < tuple.operand_count(); ++i) {
-    if (tuple.operand(i) == value && i != index) return false;
+    if (tuple.operand(i) == value && std::find(indices.begin(), indices.end(), i) == indices.end())
+      return false;
   }
   return true;
 }
 
 // Whether every user of `value` takes any layout, except `tuple`, which may
-// read it at `index` alone.
-bool ReadFreely(const Instruction& value, const Instruction* tuple, int64_t index) {
+// read it at `indices` alone.
+bool ReadFreely(const Instruction& value, const Instruction* tuple, const std::vector<int64_t>& indices) {
   return std::all_of(value.users().begin(), value.users().end(), [&](const Instruction* user) {
-    if (user == tuple) return OnlyAt(*tuple, &value, index);
+    if (user == tuple) return OnlyAt(*tuple, &value, indices);
     return TakesAnyLayout(*user);
   });
 }
 
 // Whether `value` may simply be given another layout: an array op's result
-// with the default layout, read freely (tuple: at `index`).
-bool MayTakeLayout(const Instruction& value, const Instruction* tuple, int64_t index) {
+// with the default layout, read freely (tuple: at `indices`).
+bool MayTakeLayout(const Instruction& value, const Instruction* tuple, const std::vector<int64_t>& indices) {
   if (!IsLaidOutArray(value.shape()) || !value.shape().has_default_layout()) return false;
   if (!TakesAnyLayout(value) || value.opcode() == Opcode::kParameter) return false;
-  return ReadFreely(value, tuple, index);
+  return ReadFreely(value, tuple, indices);
 }
 
 // Whether the parameter of `computation` (a loop body or condition) is
@@ -77,7 +78,7 @@ bool StateReadFreely(const Computation& computation, int64_t index, const Instru
   for (const Instruction* user : param.users()) {
     if (user->opcode() != Opcode::kGetTupleElement) return false;
     if (!IsTupleElement(*user, param, index)) continue;
-    if (user == computation.root() || !ReadFreely(*user, root, index)) return false;
+    if (user == computation.root() || !ReadFreely(*user, root, {index})) return false;
   }
   return true;
 }
@@ -118,7 +119,7 @@ std::vector<Choice> Choose(Instruction& loop, const Computation& parent,
     if (!StateReadFreely(*body, i, root) || !StateReadFreely(*condition, i, nullptr)) continue;
     const Instruction* next = root->operand(i);
     const bool passed_back = IsTupleElement(*next, *body->parameters().front(), i);
-    if (!passed_back && !MayTakeLayout(*next, root, i)) continue;
+    if (!passed_back && !MayTakeLayout(*next, root, {i})) continue;
     out.push_back({&loop, i, std::move(*layout)});
   }
   return out;
@@ -184,6 +185,12 @@ bool ReadsAsLaidOut(const Instruction& user, const Instruction& value, const std
 Status Apply(const Choice& choice, Computation& parent,
              const std::unordered_map<const Instruction*, std::vector<Choice>>& chosen, CopyNames& names) {
   Instruction& loop = *choice.loop;
+  // The loop's elements that take this layout: an init value it starts
+  // several of them from takes it once.
+  std::vector<int64_t> alike;
+  for (const Choice& c : chosen.at(&loop)) {
+    if (c.layout == choice.layout) alike.push_back(c.index);
+  }
   const int64_t i = choice.index;
   const std::vector<int64_t>& layout = choice.layout;
   const hlo::Shape original = loop.shape().tuple_shapes(i);
@@ -206,7 +213,7 @@ Status Apply(const Choice& choice, Computation& parent,
   Instruction& init = *loop.operand(0);
   Instruction* first = init.operand(i);
   if (first->shape().layout().minor_to_major != layout) {
-    if (MayTakeLayout(*first, &init, i)) {
+    if (MayTakeLayout(*first, &init, alike)) {
       SetLayout(*first, layout);
     } else {
       Instruction* copy = AddCopy(parent, *first, WithLayout(original, layout),

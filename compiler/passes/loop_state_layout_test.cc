@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/hlo/verifier.h"
 #include "compiler/passes/operand_order.h"
 #include "compiler/passes/pass_test_util.h"
 
@@ -129,6 +130,8 @@ TEST(LoopStateLayoutTest, AStackedStateTakesADenseLayoutEverywhereItLives) {
   // The other state elements keep theirs, and the root is the caller's.
   EXPECT_TRUE(Named(*after, "loop")->shape().tuple_shapes(2).has_default_layout());
   EXPECT_TRUE(after->entry()->root()->shape().has_default_layout());
+  Status valid = hlo::VerifyModule(*after);
+  EXPECT_TRUE(valid.has_value()) << (valid ? "" : valid.error().ToString());
   // Done: a second run changes nothing.
   EXPECT_FALSE(LoopLayoutChanged(AssignLoopStateLayouts(*after)));
   testing::ExpectSameResults(*before, *after, ScanArguments());
@@ -166,6 +169,8 @@ TEST(LoopStateLayoutTest, PinnedInitsAndResultsAreCopiedAcross) {
   EXPECT_EQ(Named(*after, "init")->operand(1), copy);
   // The copy was appended; the pipeline puts operands first after a pass.
   ASSERT_TRUE(PlaceOperandsFirst(*after).has_value());
+  Status valid = hlo::VerifyModule(*after);
+  EXPECT_TRUE(valid.has_value()) << (valid ? "" : valid.error().ToString());
   testing::ExpectSameResults(*before, *after, ScanArguments());
 }
 
@@ -178,6 +183,49 @@ TEST(LoopStateLayoutTest, AStateReadInMemoryOrderKeepsItsLayout) {
   ASSERT_NE(module, nullptr);
   EXPECT_FALSE(LoopLayoutChanged(AssignLoopStateLayouts(*module)));
   EXPECT_TRUE(Named(*module, "loop")->shape().tuple_shapes(1).has_default_layout());
+}
+
+// One init value that starts two state elements taking the same layout
+// (zeros for two saved stacks) takes it itself: no copy.
+TEST(LoopStateLayoutTest, AnInitSharedByElementsOfOneLayoutTakesItOnce) {
+  auto module = ParseVerified(R"(
+HloModule two_stacks
+body {
+  p = (s32[], bf16[4,32,8,128], bf16[4,32,8,128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  a = bf16[4,32,8,128] get-tuple-element(p), index=1
+  b = bf16[4,32,8,128] get-tuple-element(p), index=2
+  na = bf16[4,32,8,128] negate(a)
+  nb = bf16[4,32,8,128] add(b, na)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], bf16[4,32,8,128], bf16[4,32,8,128]) tuple(j, na, nb)
+}
+cond {
+  p = (s32[], bf16[4,32,8,128], bf16[4,32,8,128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  zero = s32[] constant(0)
+  fz = bf16[] constant(1)
+  first = bf16[4,32,8,128] broadcast(fz), dimensions={}
+  init = (s32[], bf16[4,32,8,128], bf16[4,32,8,128]) tuple(zero, first, first)
+  loop = (s32[], bf16[4,32,8,128], bf16[4,32,8,128]) while(init), condition=cond, body=body
+  a = bf16[4,32,8,128] get-tuple-element(loop), index=1
+  b = bf16[4,32,8,128] get-tuple-element(loop), index=2
+  ROOT out = bf16[4,32,8,128] add(a, b)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  const int64_t before = module->entry()->instruction_count();
+  ASSERT_TRUE(LoopLayoutChanged(AssignLoopStateLayouts(*module)));
+  EXPECT_EQ(MinorToMajorOf(*module, "first"), kDenseStack);
+  EXPECT_EQ(module->entry()->instruction_count(), before);
+  for (int64_t i : {1, 2}) {
+    EXPECT_EQ(Named(*module, "loop")->shape().tuple_shapes(i).layout().minor_to_major, kDenseStack) << i;
+  }
 }
 
 }  // namespace
