@@ -126,9 +126,7 @@ TEST(TunerTest, FlipsOnlyProfitabilityDecisions) {
   auto module = ParseVerified(kModule);
   ASSERT_NE(module, nullptr);
   driver::CompileOptions options;
-  auto prepared = driver::PrepareModule(*module, options);
-  ASSERT_TRUE(prepared);
-  auto heuristic = driver::PlanPrepared(*prepared, options);
+  auto heuristic = driver::PlanModule(*module, options);
   ASSERT_TRUE(heuristic);
   bool any_legality = false;
   for (const fusion::FusionEdge& e : heuristic->plan.edges) any_legality |= e.kind == fusion::DecisionKind::kLegality;
@@ -218,9 +216,7 @@ TEST(TunerTest, AProducerRefusedByManyConsumersIsAbsorbedByAllAtOnce) {
   auto module = ParseVerified(text);
   ASSERT_NE(module, nullptr);
   driver::CompileOptions options;
-  auto prepared = driver::PrepareModule(*module, options);
-  ASSERT_TRUE(prepared);
-  auto heuristic = driver::PlanPrepared(*prepared, options);
+  auto heuristic = driver::PlanModule(*module, options);
   ASSERT_TRUE(heuristic);
   int64_t b = -1;
   for (const auto& i : module->entry()->instructions()) {
@@ -248,6 +244,48 @@ TEST(TunerTest, AProducerRefusedByManyConsumersIsAbsorbedByAllAtOnce) {
   ASSERT_TRUE(program);
   for (const runtime::ProgramKernel& k : program->kernels) EXPECT_NE(k.name, "b");
   EXPECT_GT(result->fusion_gain_us, 0);
+}
+
+// An optimizer step: six updates of one shape share only the 4-byte
+// learning rate, so the heuristic leaves them apart; the tuner merges them
+// (the launches they save are worth more than the larger kernel).
+TEST(TunerTest, SmallUpdatesSharingOnlyAScalarAreMergedByTheSearch) {
+  constexpr int kUpdates = 6;
+  std::string text = "HloModule adam\nENTRY e {\n  lr = f32[] parameter(0)\n";
+  std::string outputs, shapes;
+  for (int i = 0; i < kUpdates; ++i) {
+    const std::string n = std::to_string(i);
+    text += "  w" + n + " = f32[16] parameter(" + std::to_string(2 * i + 1) + ")\n";
+    text += "  g" + n + " = f32[16] parameter(" + std::to_string(2 * i + 2) + ")\n";
+    text += "  s" + n + " = f32[16] broadcast(lr), dimensions={}\n";
+    text += "  d" + n + " = f32[16] multiply(s" + n + ", g" + n + ")\n";
+    text += "  u" + n + " = f32[16] subtract(w" + n + ", d" + n + ")\n";
+    outputs += (i ? ", u" : "u") + n;
+    shapes += std::string(i ? ", " : "") + "f32[16]";
+  }
+  text += "  ROOT out = (" + shapes + ") tuple(" + outputs + ")\n}\n";
+  auto module = ParseVerified(text);
+  ASSERT_NE(module, nullptr);
+  driver::CompileOptions options;
+  auto heuristic = driver::PlanModule(*module, options);
+  ASSERT_TRUE(heuristic);
+  ASSERT_EQ(heuristic->plan.kernels.size(), static_cast<size_t>(kUpdates));
+
+  FakeRunner runner;
+  auto tuned_module = ParseVerified(text);
+  auto result = Tune(*tuned_module, options, runner, nullptr, Trials(60));
+  ASSERT_TRUE(result) << result.error().ToString();
+  ASSERT_TRUE(result->accepted) << result->decision;
+  int merged = 0;
+  for (const std::string& flip : result->edge_flips) {
+    merged += flip.find("(siblings reading %lr) fused") != std::string::npos;
+  }
+  EXPECT_GE(merged, 1) << ::testing::PrintToString(result->edge_flips);
+  auto program = runtime::ParseProgram(result->tuned_executable);
+  ASSERT_TRUE(program);
+  EXPECT_LT(program->kernels.size(), static_cast<size_t>(kUpdates));
+  EXPECT_GT(result->fusion_gain_us, 0);
+  EXPECT_GT(runner.compares, 0) << "a merged plan's outputs are checked against the heuristic's";
 }
 
 // Records of a first tuning let a second one start from the best tiles.

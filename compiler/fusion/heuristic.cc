@@ -18,6 +18,7 @@ std::vector<FusionEdge> HeuristicPlanner::Run() {
   MergeSiblings();
   MergeProducersIntoConsumers();
   MergeEpiloguesIntoReductions();
+  OfferSmallValueSiblings();
   return std::move(edges_);
 }
 

@@ -104,6 +104,11 @@ class HeuristicPlanner {
   // Why representatives `a` and `b` cannot merge, or nullopt. `a_reads_b`:
   // `a` reads values of `b` and, merged, computes them itself.
   std::optional<Refusal> CheckSiblings(int32_t a, int32_t b, bool a_reads_b = false);
+  // Records, unfused, the sibling pairs MergeSiblings does not consider
+  // because the value they share is small (a scalar hyperparameter, a bias):
+  // kernels of one shape that could merge, for the autotuner to weigh the
+  // launch it saves (sibling_fusion.cc). Runs last; merges nothing.
+  void OfferSmallValueSiblings();
   static Group Merged(const Group& a, const Group& b, bool a_reads_b = false);
   void Merge(int32_t a, int32_t b, bool a_reads_b = false);
   // Merges the kernel of a materialized value into the kernel of one

@@ -159,6 +159,58 @@ ENTRY e {
   EXPECT_TRUE(found);
 }
 
+TEST_F(PlannerTest, KernelsOfOneShapeSharingOnlyAScalarAreOfferedUnfusedToTheTuner) {
+  // An optimizer step: each update reads its own parameter and gradient and
+  // the shared learning rate, a 4-byte value.
+  Plan(R"(
+HloModule m
+ENTRY e {
+  lr = f32[] parameter(0)
+  w1 = f32[16] parameter(1)
+  g1 = f32[16] parameter(2)
+  w2 = f32[16] parameter(3)
+  g2 = f32[16] parameter(4)
+  w3 = f32[8,16] parameter(5)
+  g3 = f32[8,16] parameter(6)
+  s1 = f32[16] broadcast(lr), dimensions={}
+  d1 = f32[16] multiply(s1, g1)
+  u1 = f32[16] subtract(w1, d1)
+  s2 = f32[16] broadcast(lr), dimensions={}
+  d2 = f32[16] multiply(s2, g2)
+  u2 = f32[16] subtract(w2, d2)
+  s3 = f32[8,16] broadcast(lr), dimensions={}
+  d3 = f32[8,16] multiply(s3, g3)
+  u3 = f32[8,16] subtract(w3, d3)
+  ROOT t = (f32[16], f32[16], f32[8,16]) tuple(u1, u2, u3)
+})");
+  // The heuristic keeps three kernels ...
+  EXPECT_EQ(plan_.kernels.size(), 3u);
+  // ... and offers the pair of one shape as a profitability choice; the
+  // update of another shape cannot share their loop and is not offered.
+  std::vector<const FusionEdge*> offered;
+  for (const FusionEdge& e : plan_.edges) {
+    if (e.is_sibling()) offered.push_back(&e);
+  }
+  ASSERT_EQ(offered.size(), 1u);
+  const FusionEdge& edge = *offered[0];
+  EXPECT_FALSE(edge.fused);
+  EXPECT_EQ(edge.kind, DecisionKind::kProfitability);
+  EXPECT_EQ(edge.producer, Index("lr"));
+  EXPECT_EQ(std::min(edge.consumer, edge.sibling), Index("u1"));
+  EXPECT_EQ(std::max(edge.consumer, edge.sibling), Index("u2"));
+  EXPECT_NE(edge.reason.find("share only %lr (4 B)"), std::string::npos) << edge.reason;
+  // Flipped, the two updates become one kernel that writes both.
+  FusionPlan edited = plan_;
+  edited.edges[offered[0] - plan_.edges.data()].fused = true;
+  ASSERT_TRUE(FormKernels(*module_->entry(), options_.tiling, edited).has_value());
+  ASSERT_EQ(edited.kernels.size(), 2u);
+  EXPECT_TRUE(ValidatePlan(*module_->entry(), options_.tiling, edited).has_value());
+  int64_t k = edited.root_kernel[Index("u1")];
+  ASSERT_GE(k, 0);
+  EXPECT_EQ(edited.root_kernel[Index("u2")], k);
+  EXPECT_EQ(edited.kernels[k].kind, KernelKind::kMultiOutput);
+}
+
 TEST_F(PlannerTest, RefusesToRecomputeAnExpensiveProducerWithSeveralConsumers) {
   Plan(R"(
 HloModule m

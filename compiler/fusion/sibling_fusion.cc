@@ -2,7 +2,9 @@
 // same iteration shape that read the same value merge when they do not
 // depend on each other and still fit.
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -167,6 +169,57 @@ std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b, boo
                    " of VMEM, scoped VMEM is " + FormatBytes(options_.tiling.scoped_vmem_bytes));
   }
   return std::nullopt;
+}
+
+// Merging the readers of a small value saves little traffic, so the
+// heuristic leaves them apart; merged, two small kernels launch once, which
+// only measurement weighs against the larger kernel. Each reader of such a
+// value is paired with the first of the earlier readers of its iteration
+// shape (trying a few) that it may legally merge with, and the pair is
+// offered to the autotuner as an unfused profitability choice.
+void HeuristicPlanner::OfferSmallValueSiblings() {
+  constexpr int kTriesPerReader = 4;
+  const auto& instrs = computation_.instructions();
+  // (shared value, iteration dimensions) -> representatives reading it.
+  std::map<std::pair<int64_t, std::vector<int64_t>>, std::vector<int32_t>> readers;
+  for (int32_t g = 0; g < static_cast<int32_t>(groups_.size()); ++g) {
+    if (Rep(g) != g) continue;  // a merged group reads through its representative
+    const hlo::Shape* key = SiblingKey(groups_[g]);
+    if (key == nullptr) continue;
+    for (const Instruction* in : groups_[g].inputs) {
+      if (in->opcode() == hlo::Opcode::kConstant ||
+          ShapeBytes(in->shape()) >= options_.sibling_min_shared_bytes) {
+        continue;
+      }
+      std::vector<int32_t>& list = readers[{in->index_in_parent(), key->dimensions()}];
+      if (static_cast<int64_t>(list.size()) < options_.max_sibling_candidates) list.push_back(g);
+    }
+  }
+  std::set<std::pair<int32_t, int32_t>> offered;
+  for (const auto& [value, list] : readers) {
+    const Instruction& shared = *instrs[value.first];
+    for (size_t j = 1; j < list.size(); ++j) {
+      int tries = 0;
+      for (size_t i = 0; i < j && tries < kTriesPerReader; ++i) {
+        const int32_t a = list[i];
+        const int32_t b = list[j];
+        if (offered.contains({a, b})) break;
+        ++tries;
+        std::optional<Refusal> why = CheckSiblings(a, b);
+        if (why && why->kind == DecisionKind::kLegality) continue;
+        offered.insert({a, b});
+        std::string reason = "siblings %" + std::string(groups_[a].root->name()) + " and %" +
+                             std::string(groups_[b].root->name()) + " share only %" +
+                             std::string(shared.name()) + " (" + FormatBytes(ShapeBytes(shared.shape())) +
+                             "): a value under " + FormatBytes(options_.sibling_min_shared_bytes) +
+                             " is no reason to merge; merged, they would launch once";
+        if (why) reason = std::move(why->reason);
+        edges_.push_back({value.first, groups_[a].root->index_in_parent(), groups_[b].root->index_in_parent(),
+                          FusionRule::kMultiOutput, false, std::move(reason), DecisionKind::kProfitability});
+        break;
+      }
+    }
+  }
 }
 
 Group HeuristicPlanner::Merged(const Group& a, const Group& b, bool a_reads_b) {
