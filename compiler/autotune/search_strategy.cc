@@ -18,7 +18,7 @@ constexpr double kStartTemperature = 0.03;
 constexpr int kExploreTiles = 2;
 constexpr double kPromise = 1.1;
 // Rounds in a row without a measurement before the search stops.
-constexpr int kMaxIdleRounds = 4;
+constexpr int kMaxIdleRounds = 16;
 // Share of fusion proposals that move a producer's edges together.
 constexpr double kGroupMoveShare = 0.4;
 

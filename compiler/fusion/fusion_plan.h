@@ -29,7 +29,8 @@
 //  - Fused sibling edges then merge kernels (multi-output fusion): the
 //    merged kernel has several roots, and one root may feed another (an
 //    expensive value computed in its reduction's kernel, which also writes
-//    it for its other consumers).
+//    it for its other consumers). A sibling edge one of whose ends is not
+//    materialized (every consumer computes it) merges nothing.
 //  - Control flow (while, conditional, call), collectives, custom calls,
 //    sort and the other opaque ops are single-instruction kernels; their
 //    called computations are executed as-is by lowering (for the heuristic

@@ -150,12 +150,9 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
   DisjointSets sets(n);
   for (const auto& [a, b, a_reads_b] : sibling_pairs) {
     // A value that every consumer now computes itself is no longer
-    // written: there is nothing left to merge into its reader's kernel.
-    if (a_reads_b && !materialized[b]) continue;
-    if (!materialized[a] || !materialized[b]) {
-      return InvalidArgumentError("fused sibling edge %" + std::string(instrs[a]->name()) + " + %" +
-                                  std::string(instrs[b]->name()) + ": both must be kernel roots");
-    }
+    // written: its kernel is gone, so there is nothing left to merge (an
+    // edited plan that also fused it into its consumers).
+    if (!materialized[a] || !materialized[b]) continue;
     for (int64_t x : {a, b}) {
       const OpClass c = ClassOf(*instrs[x]);
       if (c == OpClass::kOpaque || c == OpClass::kWindow) {

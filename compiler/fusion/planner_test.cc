@@ -690,6 +690,28 @@ ENTRY e {
   EXPECT_NE(bad.error().message.find("kernel 0: tile says"), std::string::npos);
 }
 
+TEST_F(PlannerTest, ASiblingEdgeToAValueNoLongerWrittenMergesNothing) {
+  Plan(R"(
+HloModule m
+ENTRY e {
+  x = f32[64,128] parameter(0)
+  y = f32[64,128] parameter(1)
+  a = f32[64,128] negate(y)
+  c = f32[64,128] multiply(a, a)
+  b = f32[64,128] exponential(x)
+  ROOT t = (f32[64,128], f32[64,128]) tuple(c, b)
+})");
+  ASSERT_EQ(plan_.root_kernel[Index("a")], -1) << "the heuristic computes a in the kernel of c";
+  // An edited plan (the tuner's) also merges the kernels of a and b: a is
+  // not written, so the edge merges nothing and the kernels stay.
+  FusionPlan edited = plan_;
+  edited.edges.push_back({Index("y"), Index("a"), Index("b"), FusionRule::kMultiOutput, true, "edited",
+                          DecisionKind::kProfitability});
+  ASSERT_TRUE(FormKernels(*module_->entry(), options_.tiling, edited).has_value());
+  EXPECT_EQ(edited.kernels, plan_.kernels);
+  EXPECT_TRUE(ValidatePlan(*module_->entry(), options_.tiling, edited).has_value());
+}
+
 TEST_F(PlannerTest, FusingIntoADotIsRejectedOnEditedPlans) {
   Plan(R"(
 HloModule m
