@@ -14,6 +14,6 @@ inline constexpr std::string_view kKilnVersion = "0.1.0";
 // cache entry's identity (cache/entry.h): bump when the compiler's output
 // for the same input may change, so that entries of an older compiler are
 // never served.
-inline constexpr uint32_t kCompilerFormatVersion = 23;
+inline constexpr uint32_t kCompilerFormatVersion = 24;
 
 }  // namespace kiln

@@ -428,6 +428,52 @@ TEST_F(KilnCliTest, TuneJsonIsReproducibleAndStoresTheTunedEntry) {
   EXPECT_GT(nlohmann::json::parse(again.out)["transfer_hits"].get<int>(), 0) << again.out;
 }
 
+// An optimizer step over parameters of three shapes: the updates share only
+// the learning rate, so the heuristic runs one kernel each; the tuner
+// merges them, across shapes into horizontal kernels, and the tuned
+// program's outputs are checked against the heuristic's.
+TEST_F(KilnCliTest, TuneMergesSmallUpdatesAcrossShapesIntoHorizontalKernels) {
+  const std::vector<std::string> shapes = {"f32[16]", "f32[8,16]", "f32[4,4]"};
+  std::string text = "HloModule sgd\nENTRY e {\n  lr = f32[] parameter(0)\n";
+  std::string outputs, tuple_shapes;
+  int parameter = 1;
+  for (int i = 0; i < 9; ++i) {
+    const std::string n = std::to_string(i);
+    const std::string& shape = shapes[i % shapes.size()];
+    text += "  w" + n + " = " + shape + " parameter(" + std::to_string(parameter++) + ")\n";
+    text += "  g" + n + " = " + shape + " parameter(" + std::to_string(parameter++) + ")\n";
+    text += "  s" + n + " = " + shape + " broadcast(lr), dimensions={}\n";
+    text += "  d" + n + " = " + shape + " multiply(s" + n + ", g" + n + ")\n";
+    text += "  u" + n + " = " + shape + " subtract(w" + n + ", d" + n + ")\n";
+    outputs += (i ? ", u" : "u") + n;
+    tuple_shapes += (i ? ", " : "") + shape;
+  }
+  text += "  ROOT out = (" + tuple_shapes + ") tuple(" + outputs + ")\n}\n";
+  RunResult r = RunKiln("tune " + Write("sgd.hlo", text) + " --trials 120 --seed 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["accepted"].get<bool>()) << j["decision"];
+  EXPECT_NE(j["decision"].get<std::string>().find("outputs equal"), std::string::npos) << j["decision"];
+  EXPECT_LT(j["tuned_us"].get<double>(), j["heuristic_us"].get<double>());
+  int horizontal_flips = 0;
+  for (const auto& flip : j["edge_flips"]) {
+    const std::string f = flip.get<std::string>();
+    horizontal_flips += f.find("(horizontal, reading %lr) fused") != std::string::npos;
+  }
+  EXPECT_GT(horizontal_flips, 0) << j["edge_flips"];
+  int tuned_kernels = 0, horizontal = 0;
+  for (const auto& k : j["kernels"]) {
+    if (k["tuned_us"].is_null()) continue;
+    ++tuned_kernels;
+    if (k["kind"] == "horizontal") {
+      ++horizontal;
+      EXPECT_EQ(k["tuned_tiling"], "untiled") << k;
+    }
+  }
+  EXPECT_GT(horizontal, 0) << j["kernels"];
+  EXPECT_LT(tuned_kernels, 9);
+}
+
 TEST_F(KilnCliTest, TuneTablePrintsKernelsAndOneSummaryLine) {
   RunResult r = RunKiln("tune " + Write("tunable.hlo", kTunable) + " --trials 10");
   ASSERT_EQ(r.exit_code, 0) << r.err;

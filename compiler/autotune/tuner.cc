@@ -100,7 +100,9 @@ std::vector<std::string> DescribeFlips(const SearchSpace& space, const std::vect
     const fusion::FusionEdge& edge = space.base().edges[e];
     std::string text = edge.is_sibling()
                            ? "%" + std::string(instrs[edge.consumer]->name()) + " + %" +
-                                 std::string(instrs[edge.sibling]->name()) + " (siblings reading %" +
+                                 std::string(instrs[edge.sibling]->name()) +
+                                 (edge.rule == fusion::FusionRule::kHorizontal ? " (horizontal, reading %"
+                                                                               : " (siblings reading %") +
                                  std::string(instrs[edge.producer]->name()) + ")"
                            : "%" + std::string(instrs[edge.producer]->name()) + " -> %" +
                                  std::string(instrs[edge.consumer]->name());

@@ -18,6 +18,8 @@ std::string_view KernelKindName(KernelKind kind) {
       return "multi-output";
     case KernelKind::kGiven:
       return "given";
+    case KernelKind::kHorizontal:
+      return "horizontal";
   }
   return "?";
 }
@@ -36,6 +38,8 @@ std::string_view FusionRuleName(FusionRule rule) {
       return "none";
     case FusionRule::kPrologue:
       return "prologue";
+    case FusionRule::kHorizontal:
+      return "horizontal";
   }
   return "?";
 }

@@ -31,6 +31,12 @@
 //    expensive value computed in its reduction's kernel, which also writes
 //    it for its other consumers). A sibling edge one of whose ends is not
 //    materialized (every consumer computes it) merges nothing.
+//  - A fused horizontal sibling edge (rule kHorizontal) merges two loop or
+//    reduction kernels of different iteration shapes into one kernel of
+//    kind kHorizontal (XLA's horizontal fusion: one launch instead of
+//    two). It has no common grid, so it runs untiled, on whole arrays,
+//    which must fit the scoped VMEM together; contractions, window ops and
+//    opaque ops never join one.
 //  - Control flow (while, conditional, call), collectives, custom calls,
 //    sort and the other opaque ops are single-instruction kernels; their
 //    called computations are executed as-is by lowering (for the heuristic
@@ -64,6 +70,7 @@ enum class KernelKind : uint8_t {
   kOutput,       // dot/convolution with an elementwise epilogue
   kMultiOutput,  // several roots (sibling fusion)
   kGiven,        // an XLA `fusion` instruction kept as-is
+  kHorizontal,   // independent parts of different shapes, whole arrays, one launch
 };
 std::string_view KernelKindName(KernelKind kind);  // "single", "loop", ...
 
@@ -75,6 +82,7 @@ enum class FusionRule : uint8_t {
   kMultiOutput,  // two sibling kernels that read the same value
   kNone,         // no rule applies (opaque producer or consumer)
   kPrologue,     // cheap producer into a dot/convolution operand
+  kHorizontal,   // two sibling kernels of different shapes, run whole in one launch
 };
 std::string_view FusionRuleName(FusionRule rule);
 

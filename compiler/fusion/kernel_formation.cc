@@ -90,6 +90,21 @@ class DisjointSets {
   std::vector<int64_t> parent_;
 };
 
+// A horizontal kernel runs its parts on whole arrays: a contraction or a
+// window op, which needs its own grid, cannot be one of them.
+template <typename Where>
+Status CheckHorizontal(const hlo::Computation& computation, const Kernel& kernel, const Where& where) {
+  for (int64_t i : kernel.instructions) {
+    const Instruction& instr = *computation.instructions()[i];
+    const OpClass c = ClassOf(instr);
+    if (c == OpClass::kContraction || c == OpClass::kWindow || c == OpClass::kOpaque) {
+      return InvalidArgumentError(where() + ": a horizontal kernel runs on whole arrays; " + Describe(instr) +
+                                  " needs a kernel of its own grid");
+    }
+  }
+  return Ok();
+}
+
 KernelKind KindOf(const hlo::Computation& computation, const Kernel& kernel) {
   const auto& instrs = computation.instructions();
   bool contraction = false, reduce = false;
@@ -120,14 +135,16 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
   std::vector<int64_t> fused_users(n, 0);
   struct SiblingPair {
     int64_t a, b;
-    bool a_reads_b;  // producer-consumer multi-output fusion
+    bool a_reads_b;   // producer-consumer multi-output fusion
+    bool horizontal;  // different shapes, whole arrays
   };
   std::vector<SiblingPair> sibling_pairs;
   for (const FusionEdge& edge : plan.edges) {
     KILN_RETURN_IF_ERROR(CheckEdgeIndices(computation, edge));
     if (!edge.fused) continue;
     if (edge.is_sibling()) {
-      sibling_pairs.push_back({edge.consumer, edge.sibling, edge.producer == edge.sibling});
+      sibling_pairs.push_back(
+          {edge.consumer, edge.sibling, edge.producer == edge.sibling, edge.rule == FusionRule::kHorizontal});
       continue;
     }
     KILN_RETURN_IF_ERROR(CheckFusedEdge(computation, edge));
@@ -148,7 +165,8 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
   }
 
   DisjointSets sets(n);
-  for (const auto& [a, b, a_reads_b] : sibling_pairs) {
+  std::vector<int64_t> horizontal_roots;
+  for (const auto& [a, b, a_reads_b, horizontal] : sibling_pairs) {
     // A value that every consumer now computes itself is no longer
     // written: its kernel is gone, so there is nothing left to merge (an
     // edited plan that also fused it into its consumers).
@@ -164,6 +182,7 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
       }
     }
     sets.Union(a, b);
+    if (horizontal) horizontal_roots.push_back(a);
   }
 
   // Gather each kernel's members: every root of the set plus the producers
@@ -191,6 +210,8 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
       for (int64_t p : fused_producers[x]) stack.push_back(p);
     }
   }
+  std::vector<char> horizontal(kernels.size(), 0);
+  for (int64_t root : horizontal_roots) horizontal[kernel_of_set[sets.Find(root)]] = 1;
   plan.root_kernel.assign(n, -1);
   for (size_t k = 0; k < kernels.size(); ++k) {
     Kernel& kernel = kernels[k];
@@ -222,8 +243,14 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
   for (int64_t k : order) {
     Kernel kernel = std::move(kernels[k]);
     kernel.id = static_cast<int64_t>(plan.kernels.size());
-    kernel.kind = KindOf(computation, kernel);
+    kernel.kind = horizontal[k] ? KernelKind::kHorizontal : KindOf(computation, kernel);
     for (int64_t r : kernel.roots) plan.root_kernel[r] = kernel.id;
+    auto where = [&] {
+      return "kernel " + std::to_string(kernel.id) + " (" + std::string(KernelKindName(kernel.kind)) +
+             ", root %" + std::string(instrs[kernel.roots.front()]->name()) + ")";
+    };
+    if (kernel.kind == KernelKind::kHorizontal)
+      KILN_RETURN_IF_ERROR(CheckHorizontal(computation, kernel, where));
     TilingProblem problem = MakeTilingProblem(computation, kernel);
     Result<TileChoice> tile = ChooseTile(problem, options);
     if (tile) {
@@ -231,9 +258,7 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
     } else if (kernel.instructions.size() == 1) {
       kernel.tile = TileChoice{};  // nothing to un-fuse: stream it from HBM
     } else {
-      return tile.error().WithContext("kernel " + std::to_string(kernel.id) + " (" +
-                                      std::string(KernelKindName(kernel.kind)) + ", root %" +
-                                      std::string(instrs[kernel.roots.front()]->name()) + ")");
+      return tile.error().WithContext(where());
     }
     plan.kernels.push_back(std::move(kernel));
   }

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "compiler/fusion/kernel_formation.h"
@@ -159,7 +161,7 @@ ENTRY e {
   EXPECT_TRUE(found);
 }
 
-TEST_F(PlannerTest, KernelsOfOneShapeSharingOnlyAScalarAreOfferedUnfusedToTheTuner) {
+TEST_F(PlannerTest, KernelsSharingOnlyAScalarAreOfferedUnfusedToTheTuner) {
   // An optimizer step: each update reads its own parameter and gradient and
   // the shared learning rate, a 4-byte value.
   Plan(R"(
@@ -185,23 +187,29 @@ ENTRY e {
 })");
   // The heuristic keeps three kernels ...
   EXPECT_EQ(plan_.kernels.size(), 3u);
-  // ... and offers the pair of one shape as a profitability choice; the
-  // update of another shape cannot share their loop and is not offered.
-  std::vector<const FusionEdge*> offered;
+  // ... and offers the pair of one shape as a multi-output choice, the
+  // update of another shape as a horizontal one.
+  std::map<FusionRule, const FusionEdge*> offered;
   for (const FusionEdge& e : plan_.edges) {
-    if (e.is_sibling()) offered.push_back(&e);
+    if (!e.is_sibling()) continue;
+    EXPECT_FALSE(e.fused);
+    EXPECT_EQ(e.kind, DecisionKind::kProfitability);
+    EXPECT_EQ(e.producer, Index("lr"));
+    EXPECT_NE(e.reason.find("share only %lr (4 B)"), std::string::npos) << e.reason;
+    offered[e.rule] = &e;
   }
-  ASSERT_EQ(offered.size(), 1u);
-  const FusionEdge& edge = *offered[0];
-  EXPECT_FALSE(edge.fused);
-  EXPECT_EQ(edge.kind, DecisionKind::kProfitability);
-  EXPECT_EQ(edge.producer, Index("lr"));
-  EXPECT_EQ(std::min(edge.consumer, edge.sibling), Index("u1"));
-  EXPECT_EQ(std::max(edge.consumer, edge.sibling), Index("u2"));
-  EXPECT_NE(edge.reason.find("share only %lr (4 B)"), std::string::npos) << edge.reason;
-  // Flipped, the two updates become one kernel that writes both.
+  ASSERT_EQ(offered.size(), 2u);
+  const FusionEdge* same = offered[FusionRule::kMultiOutput];
+  const FusionEdge* across = offered[FusionRule::kHorizontal];
+  ASSERT_TRUE(same != nullptr && across != nullptr);
+  EXPECT_EQ(std::min(same->consumer, same->sibling), Index("u1"));
+  EXPECT_EQ(std::max(same->consumer, same->sibling), Index("u2"));
+  EXPECT_EQ(std::max(across->consumer, across->sibling), Index("u3"));
+  EXPECT_NE(across->reason.find("on whole arrays"), std::string::npos) << across->reason;
+
+  // Flipped, the two updates of one shape become one tiled kernel ...
   FusionPlan edited = plan_;
-  edited.edges[offered[0] - plan_.edges.data()].fused = true;
+  edited.edges[same - plan_.edges.data()].fused = true;
   ASSERT_TRUE(FormKernels(*module_->entry(), options_.tiling, edited).has_value());
   ASSERT_EQ(edited.kernels.size(), 2u);
   EXPECT_TRUE(ValidatePlan(*module_->entry(), options_.tiling, edited).has_value());
@@ -209,6 +217,56 @@ ENTRY e {
   ASSERT_GE(k, 0);
   EXPECT_EQ(edited.root_kernel[Index("u2")], k);
   EXPECT_EQ(edited.kernels[k].kind, KernelKind::kMultiOutput);
+  EXPECT_TRUE(edited.kernels[k].tile.tiled);
+  // ... and with the other flipped too, all three one horizontal kernel on
+  // whole arrays: 7 inputs and 3 outputs, each one (8,128) f32 tile.
+  edited.edges[across - plan_.edges.data()].fused = true;
+  ASSERT_TRUE(FormKernels(*module_->entry(), options_.tiling, edited).has_value());
+  ASSERT_EQ(edited.kernels.size(), 1u);
+  EXPECT_TRUE(ValidatePlan(*module_->entry(), options_.tiling, edited).has_value());
+  const Kernel& all = edited.kernels[0];
+  EXPECT_EQ(all.kind, KernelKind::kHorizontal);
+  EXPECT_EQ(all.roots.size(), 3u);
+  EXPECT_FALSE(all.tile.tiled);
+  EXPECT_EQ(all.tile.vmem_bytes, 10 * 4096);
+  // A tile on it is caught.
+  FusionPlan tampered = edited;
+  tampered.kernels[0].tile.tiled = true;
+  EXPECT_FALSE(ValidatePlan(*module_->entry(), options_.tiling, tampered).has_value());
+}
+
+TEST_F(PlannerTest, AHorizontalKernelMustFitTheScopedVmemWholeAndHoldNoDot) {
+  options_.tiling.scoped_vmem_bytes = 1 << 20;
+  Plan(R"(
+HloModule m
+ENTRY e {
+  lr = f32[] parameter(0)
+  w1 = f32[512,256] parameter(1)
+  w2 = f32[256,256] parameter(2)
+  w3 = f32[8,128] parameter(3)
+  m3 = f32[128,128] parameter(4)
+  s1 = f32[512,256] broadcast(lr), dimensions={}
+  u1 = f32[512,256] multiply(s1, w1)
+  s2 = f32[256,256] broadcast(lr), dimensions={}
+  u2 = f32[256,256] multiply(s2, w2)
+  s3 = f32[8,128] broadcast(lr), dimensions={}
+  d3 = f32[8,128] dot(w3, m3), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  u3 = f32[8,128] multiply(s3, d3)
+  ROOT t = (f32[512,256], f32[256,256], f32[8,128]) tuple(u1, u2, u3)
+})");
+  // u1 and u2 together need 1.5 MiB whole: no horizontal choice; u3's
+  // kernel holds a dot: none either.
+  for (const FusionEdge& e : plan_.edges) EXPECT_NE(e.rule, FusionRule::kHorizontal) << e.reason;
+  // An edited plan that merges them anyway is refused, saying why.
+  for (auto [a, b, why] : {std::tuple{"u1", "u2", "of VMEM for its whole arrays"},
+                           std::tuple{"u2", "u3", "needs a kernel of its own grid"}}) {
+    FusionPlan edited = plan_;
+    edited.edges.push_back({Index("lr"), Index(a), Index(b), FusionRule::kHorizontal, true, "edited",
+                            DecisionKind::kProfitability});
+    Status formed = FormKernels(*module_->entry(), options_.tiling, edited);
+    ASSERT_FALSE(formed.has_value()) << a << " + " << b;
+    EXPECT_NE(formed.error().message.find(why), std::string::npos) << formed.error().message;
+  }
 }
 
 TEST_F(PlannerTest, RefusesToRecomputeAnExpensiveProducerWithSeveralConsumers) {

@@ -174,52 +174,100 @@ std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b, boo
 // Merging the readers of a small value saves little traffic, so the
 // heuristic leaves them apart; merged, two small kernels launch once, which
 // only measurement weighs against the larger kernel. Each reader of such a
-// value is paired with the first of the earlier readers of its iteration
-// shape (trying a few) that it may legally merge with, and the pair is
-// offered to the autotuner as an unfused profitability choice.
+// value is paired with the first of the earlier readers (trying a few)
+// that it may legally merge with, one of its own iteration shape first
+// (multi-output), else one of another shape (horizontal, whole arrays),
+// and the pair is offered to the autotuner as an unfused profitability
+// choice.
 void HeuristicPlanner::OfferSmallValueSiblings() {
   constexpr int kTriesPerReader = 4;
   const auto& instrs = computation_.instructions();
-  // (shared value, iteration dimensions) -> representatives reading it.
-  std::map<std::pair<int64_t, std::vector<int64_t>>, std::vector<int32_t>> readers;
+  // Shared value -> representatives reading it, in order.
+  std::map<int64_t, std::vector<int32_t>> readers;
   for (int32_t g = 0; g < static_cast<int32_t>(groups_.size()); ++g) {
-    if (Rep(g) != g) continue;  // a merged group reads through its representative
-    const hlo::Shape* key = SiblingKey(groups_[g]);
-    if (key == nullptr) continue;
+    if (Rep(g) != g || SiblingKey(groups_[g]) == nullptr) continue;  // merged groups read through their rep
     for (const Instruction* in : groups_[g].inputs) {
       if (in->opcode() == hlo::Opcode::kConstant ||
           ShapeBytes(in->shape()) >= options_.sibling_min_shared_bytes) {
         continue;
       }
-      std::vector<int32_t>& list = readers[{in->index_in_parent(), key->dimensions()}];
-      if (static_cast<int64_t>(list.size()) < options_.max_sibling_candidates) list.push_back(g);
+      std::vector<int32_t>& list = readers[in->index_in_parent()];
+      if (static_cast<int64_t>(list.size()) < 2 * options_.max_sibling_candidates) list.push_back(g);
     }
   }
   std::set<std::pair<int32_t, int32_t>> offered;
   for (const auto& [value, list] : readers) {
-    const Instruction& shared = *instrs[value.first];
+    const Instruction& shared = *instrs[value];
     for (size_t j = 1; j < list.size(); ++j) {
-      int tries = 0;
-      for (size_t i = 0; i < j && tries < kTriesPerReader; ++i) {
-        const int32_t a = list[i];
-        const int32_t b = list[j];
-        if (offered.contains({a, b})) break;
-        ++tries;
-        std::optional<Refusal> why = CheckSiblings(a, b);
-        if (why && why->kind == DecisionKind::kLegality) continue;
-        offered.insert({a, b});
-        std::string reason = "siblings %" + std::string(groups_[a].root->name()) + " and %" +
-                             std::string(groups_[b].root->name()) + " share only %" +
-                             std::string(shared.name()) + " (" + FormatBytes(ShapeBytes(shared.shape())) +
-                             "): a value under " + FormatBytes(options_.sibling_min_shared_bytes) +
-                             " is no reason to merge; merged, they would launch once";
-        if (why) reason = std::move(why->reason);
-        edges_.push_back({value.first, groups_[a].root->index_in_parent(), groups_[b].root->index_in_parent(),
-                          FusionRule::kMultiOutput, false, std::move(reason), DecisionKind::kProfitability});
-        break;
+      const int32_t b = list[j];
+      const hlo::Shape& b_shape = *SiblingKey(groups_[b]);
+      bool done = false;
+      for (bool horizontal : {false, true}) {
+        int tries = 0;
+        for (size_t i = 0; i < j && tries < kTriesPerReader && !done; ++i) {
+          const int32_t a = list[i];
+          if (SiblingKey(groups_[a])->SameDimensions(b_shape) == horizontal) continue;
+          ++tries;
+          if (offered.contains({a, b})) {
+            done = true;
+            break;
+          }
+          std::optional<Refusal> why = horizontal ? CheckHorizontal(a, b) : CheckSiblings(a, b);
+          if (why && why->kind == DecisionKind::kLegality) continue;
+          offered.insert({a, b});
+          std::string reason =
+              std::string(horizontal ? "kernels %" : "siblings %") + std::string(groups_[a].root->name()) +
+              " and %" + std::string(groups_[b].root->name()) + " share only %" + std::string(shared.name()) +
+              " (" + FormatBytes(ShapeBytes(shared.shape())) + "): a value under " +
+              FormatBytes(options_.sibling_min_shared_bytes) + " is no reason to merge; merged" +
+              (horizontal ? " on whole arrays (their shapes differ)" : "") + ", they would launch once";
+          if (why) reason = std::move(why->reason);
+          edges_.push_back({value, groups_[a].root->index_in_parent(), groups_[b].root->index_in_parent(),
+                            horizontal ? FusionRule::kHorizontal : FusionRule::kMultiOutput, false,
+                            std::move(reason), DecisionKind::kProfitability});
+          done = true;
+        }
+        if (done) break;
       }
     }
   }
+}
+
+std::optional<Refusal> HeuristicPlanner::CheckHorizontal(int32_t a, int32_t b) {
+  const Group& ga = groups_[a];
+  const Group& gb = groups_[b];
+  std::string pair = "kernels %" + std::string(ga.root->name()) + " and %" + std::string(gb.root->name());
+  if (SiblingKey(ga) == nullptr || SiblingKey(gb) == nullptr) {
+    return Refusal{DecisionKind::kLegality, pair + " cannot share a kernel"};
+  }
+  if (ga.member_count + gb.member_count > options_.max_kernel_instructions) {
+    return Refusal{DecisionKind::kProfitability, pair + " together have more than " +
+                                                     std::to_string(options_.max_kernel_instructions) +
+                                                     " instructions"};
+  }
+  bool gave_up = false;
+  if (DependsOn(a, b, gave_up) || DependsOn(b, a, gave_up)) {
+    return Refusal{DecisionKind::kLegality,
+                   gave_up ? pair + ": could not prove them independent within 256 kernels"
+                           : pair + " depend on each other: merging them would create a cycle"};
+  }
+  Group merged = Merged(ga, gb);
+  if (static_cast<int64_t>(merged.inputs.size()) > options_.max_kernel_inputs) {
+    return Refusal{DecisionKind::kProfitability,
+                   pair + " together read " + std::to_string(merged.inputs.size()) + " arrays (limit " +
+                       std::to_string(options_.max_kernel_inputs) + ")"};
+  }
+  TilingProblem whole;
+  whole.whole = true;
+  whole.inputs = merged.inputs;
+  whole.outputs = merged.outputs;
+  int64_t vmem = 0;
+  if (!FitsScopedVmem(whole, options_.tiling, &vmem)) {
+    return Refusal{DecisionKind::kLegality, pair + " would need " + FormatBytes(vmem) +
+                                                " of VMEM for their whole arrays, scoped VMEM is " +
+                                                FormatBytes(options_.tiling.scoped_vmem_bytes)};
+  }
+  return std::nullopt;
 }
 
 Group HeuristicPlanner::Merged(const Group& a, const Group& b, bool a_reads_b) {

@@ -305,6 +305,10 @@ TilingProblem MakeTilingProblem(const hlo::Computation& computation, const Kerne
         break;
     }
   }
+  if (kernel.kind == KernelKind::kHorizontal) {
+    problem.whole = true;  // parts of different shapes share no grid
+    return problem;
+  }
   if (kernel.kind == KernelKind::kGiven) {
     problem.space = TilingProblem::Space::kLoop;
     problem.anchor = at(kernel.roots.front());
@@ -329,32 +333,65 @@ TilingProblem MakeTilingProblem(const hlo::Computation& computation, const Kerne
   return problem;
 }
 
+namespace {
+
+// Every array the kernel reads or writes, whole and padded to tiles.
+int64_t WholeArrayBytes(const TilingProblem& problem) {
+  int64_t whole = 0;
+  for (const auto* list : {&problem.inputs, &problem.outputs}) {
+    for (const Instruction* instr : *list) {
+      if (const Shape* shape = ArrayShapeOf(instr->shape())) {
+        whole = SatAdd(whole, PaddedBlockBytes(*shape, StaticDims(*shape)));
+      }
+    }
+  }
+  return whole;
+}
+
+// The untiled choice of a whole (horizontal) problem.
+Result<TileChoice> WholeTile(const TilingProblem& problem, const TilingOptions& options) {
+  TileChoice tile;
+  tile.vmem_bytes = WholeArrayBytes(problem);
+  if (tile.vmem_bytes > options.scoped_vmem_bytes) {
+    return InvalidArgumentError("a horizontal kernel needs " + FormatBytes(tile.vmem_bytes) +
+                                " of VMEM for its whole arrays, scoped VMEM is " +
+                                FormatBytes(options.scoped_vmem_bytes));
+  }
+  return tile;
+}
+
+}  // namespace
+
 Result<TileChoice> ChooseTile(const TilingProblem& problem, const TilingOptions& options) {
+  if (problem.whole) return WholeTile(problem, options);
   return TileBuilder(problem, options).Choose();
 }
 
 Result<std::vector<TileChoice>> TileCandidates(const TilingProblem& problem,
                                                const TilingOptions& options) {
+  if (problem.whole) {
+    KILN_ASSIGN_OR_RETURN(TileChoice tile, WholeTile(problem, options));
+    return std::vector<TileChoice>{std::move(tile)};
+  }
   return TileBuilder(problem, options).All();
 }
 
 int64_t MinimalVmemBytes(const TilingProblem& problem, const TilingOptions& options) {
+  if (problem.whole) return WholeArrayBytes(problem);
   return TileBuilder(problem, options).Minimal();
 }
 
 bool FitsScopedVmem(const TilingProblem& problem, const TilingOptions& options, int64_t* needed) {
+  if (problem.whole) {
+    const int64_t whole = WholeArrayBytes(problem);
+    if (whole <= options.scoped_vmem_bytes) return true;
+    if (needed != nullptr) *needed = whole;
+    return false;
+  }
   if (problem.space == Space::kLoop || problem.space == Space::kReduce) {
     // No block is larger than its whole array, padded alike; a reduce's
     // accumulators cover at most its kept dimensions.
-    int64_t whole = 0;
-    for (const auto* list : {&problem.inputs, &problem.outputs}) {
-      for (const Instruction* instr : *list) {
-        if (const Shape* shape = ArrayShapeOf(instr->shape())) {
-          whole = SatAdd(whole, PaddedBlockBytes(*shape, StaticDims(*shape)));
-        }
-      }
-    }
-    whole = SatMul(whole, 2);
+    int64_t whole = SatMul(WholeArrayBytes(problem), 2);
     bool bounded = true;
     if (problem.space == Space::kReduce) {
       const Shape* operand = problem.anchor != nullptr && problem.anchor->operand_count() > 0
@@ -383,6 +420,14 @@ bool FitsScopedVmem(const TilingProblem& problem, const TilingOptions& options, 
 
 Status ValidateTile(const TilingProblem& problem, const TileChoice& tile,
                     const TilingOptions& options) {
+  if (problem.whole) {
+    KILN_ASSIGN_OR_RETURN(TileChoice want, WholeTile(problem, options));
+    if (tile != want) {
+      return InvalidArgumentError("a horizontal kernel runs untiled on whole arrays (" +
+                                  FormatBytes(want.vmem_bytes) + " of VMEM); its tile says otherwise");
+    }
+    return Ok();
+  }
   if (!tile.tiled) return Ok();
   if (tile.inputs.size() != problem.inputs.size() ||
       tile.outputs.size() != problem.outputs.size()) {

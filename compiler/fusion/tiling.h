@@ -48,6 +48,10 @@ struct TilingProblem {
   const hlo::Instruction* anchor = nullptr;
   std::vector<const hlo::Instruction*> inputs;   // arrays read from HBM
   std::vector<const hlo::Instruction*> outputs;  // arrays written to HBM
+  // A horizontal kernel: its parts share no grid, so it runs untiled on
+  // whole arrays, which must fit the scoped VMEM together (single
+  // buffered: read all, compute, write all).
+  bool whole = false;
 };
 
 // The tiling problem of a kernel of `computation` (its instructions, roots
@@ -78,7 +82,7 @@ bool FitsScopedVmem(const TilingProblem& problem, const TilingOptions& options, 
 
 // Checks an edited tile: one block per input and output, block dimensions
 // within the arrays and aligned, VMEM recomputed and within the scoped
-// VMEM.
+// VMEM; a whole problem's tile untiled, with its whole arrays' VMEM.
 Status ValidateTile(const TilingProblem& problem, const TileChoice& tile,
                     const TilingOptions& options);
 

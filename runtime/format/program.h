@@ -44,7 +44,7 @@ struct ProgramTiling {
 
 struct ProgramKernel {
   std::string name;
-  std::string kind;  // loop, input, output, multi-output, single, given, control
+  std::string kind;  // loop, input, output, multi-output, single, given, horizontal, control
   // Self-contained HLO module: one entry parameter per input buffer; the
   // root is the one output array, or a flat tuple of the output arrays.
   std::string hlo;

@@ -280,7 +280,9 @@ Result<KernelProfile> TimeKernel(const KernelDescription& kernel, const ChipSpec
   KernelProfile p;
   if (on_slice) {
     p = std::move(*on_slice);
-  } else if (space.kind == SpaceKind::kUntiled) {
+  } else if (space.kind == SpaceKind::kUntiled || kernel.kind == "horizontal") {
+    // A horizontal kernel's parts share no grid: it reads its whole arrays,
+    // computes every part and writes them, in one launch.
     Result<KernelProfile> untiled = TimeUntiled(kernel, *work, chip, options);
     if (!untiled) return fail(untiled.error());
     p = std::move(*untiled);
