@@ -39,35 +39,40 @@ Status CheckFusedEdge(const hlo::Computation& computation, const FusionEdge& edg
   const auto& instrs = computation.instructions();
   const Instruction& producer = *instrs[edge.producer];
   const Instruction& consumer = *instrs[edge.consumer];
-  std::string where = EdgeText(computation, edge) + ": ";
+  // Named only when refused: the tuner forms plans by the thousand.
+  auto where = [&] { return EdgeText(computation, edge) + ": "; };
   const auto& ops = consumer.operands();
   if (std::find(ops.begin(), ops.end(), &producer) == ops.end()) {
-    return InvalidArgumentError(where + "the producer is not an operand of the consumer");
+    return InvalidArgumentError(where() + "the producer is not an operand of the consumer");
   }
   OpClass pc = ClassOf(producer);
   OpClass cc = ClassOf(consumer);
   if (pc == OpClass::kFree || pc == OpClass::kOpaque) {
-    return InvalidArgumentError(where + "producer " + Describe(producer) + " cannot be fused");
+    return InvalidArgumentError(where() + "producer " + Describe(producer) + " cannot be fused");
   }
   if (cc == OpClass::kFree || cc == OpClass::kOpaque) {
-    return InvalidArgumentError(where + "consumer " + Describe(consumer) + " takes no fused producers");
+    return InvalidArgumentError(where() + "consumer " + Describe(consumer) + " takes no fused producers");
   }
   if (cc == OpClass::kWindow) {
-    return InvalidArgumentError(where + "window op " + Describe(consumer) + " reads its operands from HBM");
+    return InvalidArgumentError(where() + "window op " + Describe(consumer) + " reads its operands from HBM");
   }
   if (pc == OpClass::kWindow && !IsWindowEpilogue(producer, consumer)) {
-    return InvalidArgumentError(where + "window op " + Describe(producer) +
+    return InvalidArgumentError(where() + "window op " + Describe(producer) +
                                 " computes only elementwise consumers "
                                 "of its result's dimensions in its kernel, not " +
                                 Describe(consumer));
   }
   if (pc == OpClass::kReduce && !IsReductionEpilogue(producer, consumer)) {
-    return InvalidArgumentError(where + "reduction " + Describe(producer) + " computes only elementwise consumers "
-                                "of its result's dimensions in its kernel, not " + Describe(consumer));
+    return InvalidArgumentError(where() + "reduction " + Describe(producer) +
+                                " computes only elementwise consumers "
+                                "of its result's dimensions in its kernel, not " +
+                                Describe(consumer));
   }
   if (cc == OpClass::kContraction && !FeedsContractionBlocks(producer)) {
-    return InvalidArgumentError(where + "consumer " + Describe(consumer) + " takes only elementwise, broadcast "
-                                "and data-movement producers, not " + Describe(producer));
+    return InvalidArgumentError(where() + "consumer " + Describe(consumer) +
+                                " takes only elementwise, broadcast "
+                                "and data-movement producers, not " +
+                                Describe(producer));
   }
   return Ok();
 }
