@@ -281,11 +281,15 @@ Result<KernelProfile> TimeKernel(const KernelDescription& kernel, const ChipSpec
   if (on_slice) {
     p = std::move(*on_slice);
   } else if (space.kind == SpaceKind::kUntiled || kernel.kind == "horizontal") {
-    // A horizontal kernel's parts share no grid: it reads its whole arrays,
-    // computes every part and writes them, in one launch.
     Result<KernelProfile> untiled = TimeUntiled(kernel, *work, chip, options);
     if (!untiled) return fail(untiled.error());
     p = std::move(*untiled);
+    if (kernel.kind == "horizontal") {
+      // Its parts share no grid and it holds its arrays whole, single
+      // buffered: it reads them all, computes every part, then writes them
+      // all, in one launch. Nothing overlaps the transfers.
+      p.seconds = p.overhead_seconds + p.memory_seconds + p.compute_seconds;
+    }
   } else {
     static const ProgramTiling kNoTiling;
     Result<BlockPlan> plan =
