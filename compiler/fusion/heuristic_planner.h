@@ -103,16 +103,15 @@ class HeuristicPlanner {
   void MergeSiblings();
   // Why representatives `a` and `b` cannot merge, or nullopt. `a_reads_b`:
   // `a` reads values of `b` and, merged, computes them itself.
-  std::optional<Refusal> CheckSiblings(int32_t a, int32_t b, bool a_reads_b = false);
+  // `horizontal`: they may iterate over different shapes and would become
+  // one horizontal kernel (whole arrays in one launch).
+  std::optional<Refusal> CheckSiblings(int32_t a, int32_t b, bool a_reads_b = false, bool horizontal = false);
   // Records, unfused, the sibling pairs MergeSiblings does not consider
   // because the value they share is small (a scalar hyperparameter, a bias):
   // kernels that could merge, of one shape or horizontally, for the
   // autotuner to weigh the launch it saves (sibling_fusion.cc). Runs last;
   // merges nothing.
   void OfferSmallValueSiblings();
-  // Why representatives `a` and `b`, of different iteration shapes, cannot
-  // become one horizontal kernel (whole arrays in one launch), or nullopt.
-  std::optional<Refusal> CheckHorizontal(int32_t a, int32_t b);
   static Group Merged(const Group& a, const Group& b, bool a_reads_b = false);
   void Merge(int32_t a, int32_t b, bool a_reads_b = false);
   // Merges the kernel of a materialized value into the kernel of one

@@ -128,22 +128,25 @@ void HeuristicPlanner::MergeSiblings() {
   }
 }
 
-std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b, bool a_reads_b) {
+std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b, bool a_reads_b,
+                                                       bool horizontal) {
   const Group& ga = groups_[a];
   const Group& gb = groups_[b];
   const hlo::Shape* ka = SiblingKey(ga);
   const hlo::Shape* kb = SiblingKey(gb);
-  std::string pair = "siblings %" + std::string(ga.root->name()) + " and %" + std::string(gb.root->name());
+  std::string pair = (horizontal ? "kernels %" : "siblings %") + std::string(ga.root->name()) + " and %" +
+                     std::string(gb.root->name());
   auto illegal = [](std::string why) { return Refusal{DecisionKind::kLegality, std::move(why)}; };
   auto unprofitable = [](std::string why) {
     return Refusal{DecisionKind::kProfitability, std::move(why)};
   };
   if (ka == nullptr || kb == nullptr) return illegal(pair + " cannot share a kernel");
-  if (!ka->SameDimensions(*kb)) {
+  if (!horizontal && !ka->SameDimensions(*kb)) {
     return illegal(pair + " iterate over different shapes (" + ka->ToString() + " vs " +
                    kb->ToString() + ")");
   }
-  if (ga.reduce != nullptr && gb.reduce != nullptr && !SameReductionSpace(*ga.reduce, *gb.reduce)) {
+  if (!horizontal && ga.reduce != nullptr && gb.reduce != nullptr &&
+      !SameReductionSpace(*ga.reduce, *gb.reduce)) {
     return illegal(pair + " reduce along different dimensions");
   }
   if (ga.member_count + gb.member_count > options_.max_kernel_instructions) {
@@ -161,10 +164,22 @@ std::optional<Refusal> HeuristicPlanner::CheckSiblings(int32_t a, int32_t b, boo
     return unprofitable(pair + " together read " + std::to_string(merged.inputs.size()) +
                         " arrays (limit " + std::to_string(options_.max_kernel_inputs) + ")");
   }
-  TilingProblem problem = ProblemOf(merged, nullptr);
+  // A horizontal kernel has no common grid: it holds its arrays whole.
+  TilingProblem problem;
+  if (horizontal) {
+    problem.whole = true;
+    problem.outputs = merged.outputs;
+  } else {
+    problem = ProblemOf(merged, nullptr);
+  }
   problem.inputs = merged.inputs;
   int64_t vmem = 0;
   if (!FitsScopedVmem(problem, options_.tiling, &vmem)) {
+    if (horizontal) {
+      return illegal(pair + " would need " + FormatBytes(vmem) +
+                     " of VMEM for their whole arrays, scoped VMEM is " +
+                     FormatBytes(options_.tiling.scoped_vmem_bytes));
+    }
     return illegal("fusing " + pair + " would need " + FormatBytes(vmem) +
                    " of VMEM, scoped VMEM is " + FormatBytes(options_.tiling.scoped_vmem_bytes));
   }
@@ -212,7 +227,7 @@ void HeuristicPlanner::OfferSmallValueSiblings() {
             done = true;
             break;
           }
-          std::optional<Refusal> why = horizontal ? CheckHorizontal(a, b) : CheckSiblings(a, b);
+          std::optional<Refusal> why = CheckSiblings(a, b, /*a_reads_b=*/false, horizontal);
           if (why && why->kind == DecisionKind::kLegality) continue;
           offered.insert({a, b});
           std::string reason =
@@ -231,43 +246,6 @@ void HeuristicPlanner::OfferSmallValueSiblings() {
       }
     }
   }
-}
-
-std::optional<Refusal> HeuristicPlanner::CheckHorizontal(int32_t a, int32_t b) {
-  const Group& ga = groups_[a];
-  const Group& gb = groups_[b];
-  std::string pair = "kernels %" + std::string(ga.root->name()) + " and %" + std::string(gb.root->name());
-  if (SiblingKey(ga) == nullptr || SiblingKey(gb) == nullptr) {
-    return Refusal{DecisionKind::kLegality, pair + " cannot share a kernel"};
-  }
-  if (ga.member_count + gb.member_count > options_.max_kernel_instructions) {
-    return Refusal{DecisionKind::kProfitability, pair + " together have more than " +
-                                                     std::to_string(options_.max_kernel_instructions) +
-                                                     " instructions"};
-  }
-  bool gave_up = false;
-  if (DependsOn(a, b, gave_up) || DependsOn(b, a, gave_up)) {
-    return Refusal{DecisionKind::kLegality,
-                   gave_up ? pair + ": could not prove them independent within 256 kernels"
-                           : pair + " depend on each other: merging them would create a cycle"};
-  }
-  Group merged = Merged(ga, gb);
-  if (static_cast<int64_t>(merged.inputs.size()) > options_.max_kernel_inputs) {
-    return Refusal{DecisionKind::kProfitability,
-                   pair + " together read " + std::to_string(merged.inputs.size()) + " arrays (limit " +
-                       std::to_string(options_.max_kernel_inputs) + ")"};
-  }
-  TilingProblem whole;
-  whole.whole = true;
-  whole.inputs = merged.inputs;
-  whole.outputs = merged.outputs;
-  int64_t vmem = 0;
-  if (!FitsScopedVmem(whole, options_.tiling, &vmem)) {
-    return Refusal{DecisionKind::kLegality, pair + " would need " + FormatBytes(vmem) +
-                                                " of VMEM for their whole arrays, scoped VMEM is " +
-                                                FormatBytes(options_.tiling.scoped_vmem_bytes)};
-  }
-  return std::nullopt;
 }
 
 Group HeuristicPlanner::Merged(const Group& a, const Group& b, bool a_reads_b) {
