@@ -42,8 +42,15 @@ inline constexpr uint32_t kBundleFormatVersion = 1;
 struct BundleEntry {
   EntryMetadata metadata;  // row_id, stored_bytes, dictionary_id and quarantined are not carried
   std::vector<KeyComponent> components;
-  std::vector<Hash128> request_hashes;  // raw request bodies that map to this key
-  std::string executable;               // raw bytes
+  // Hashes of the raw request bodies the exporting store mapped to this
+  // key. Carried for people (and older bundles), never imported: a store
+  // cannot check them without the bodies, so a bundle listing another
+  // module's body would answer that module's requests with this program.
+  std::vector<Hash128> request_hashes;
+  std::string executable;  // raw bytes
+  // As read from a bundle: the executable zstd-compressed without a
+  // dictionary, which the store keeps as it is. Empty otherwise.
+  std::string frame;
 };
 
 struct Bundle {
@@ -82,11 +89,14 @@ struct BundleSink {
 // This kiln's store schema version (the latest migration).
 uint32_t CurrentSchemaVersion();
 
-// Checks one executable's bytes; the error says what is wrong.
-using ExecutableVerifier = std::function<Status(std::string_view executable)>;
+// Checks the executable bytes an entry `id` holds; the error says what is
+// wrong.
+using ExecutableVerifier = std::function<Status(const EntryId& id, std::string_view executable)>;
 
-// The runtime's verifier (runtime/format/program.h ParseProgram).
-Status VerifyProgramBytes(std::string_view executable);
+// The runtime's verifier (runtime/format/program.h ParseProgram), and the
+// program's own identity: an executable compiled for another key or chip
+// than the id it is filed under is refused.
+Status VerifyProgramBytes(const EntryId& id, std::string_view executable);
 
 // Writes a bundle piece by piece (for exports larger than memory): the
 // header, then items in any order of entries and records, then the
@@ -112,8 +122,8 @@ Result<std::string> EncodeBundle(const Bundle& bundle);
 // Reads and checks a whole bundle: magic, versions (bundle format must be
 // kBundleFormatVersion, compiler format kCompilerFormatVersion, schema at
 // most `max_schema_version`), every item checksum against its item and the
-// manifest, every field, every executable against its checksum and
-// `verify`. A DataLoss or FailedPrecondition error names the item ("entry
+// manifest, every field (names by ValidateName, seconds and times by
+// entry.h's checks), every executable against its checksum and `verify`. A DataLoss or FailedPrecondition error names the item ("entry
 // 3 (alice/KEY/v5e/v1): ...") and what is wrong.
 Result<Bundle> DecodeBundle(std::string_view bytes, uint32_t max_schema_version,
                             const ExecutableVerifier& verify = VerifyProgramBytes);

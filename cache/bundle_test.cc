@@ -3,18 +3,27 @@
 #include "cache/bundle.h"
 
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
+#include <climits>
+#include <cmath>
+#include <cstring>
+
+#include "cache/testing/test_program.h"
 #include "cache/testing/test_store.h"
+#include "runtime/format/executable_envelope.h"
 
 namespace kiln::cache {
 namespace {
 
 using testing::TestExecutable;
 using testing::TestId;
+using testing::TestProgramBytes;
 
 constexpr uint32_t kSchema = 6;
+constexpr int64_t kSomeDay = 1'764'547'200'000;  // 2025-12-01, Unix ms
 
-Status AcceptAll(std::string_view) { return Ok(); }
+Status AcceptAll(const EntryId&, std::string_view) { return Ok(); }
 
 Bundle TwoEntriesOneRecord() {
   Bundle bundle;
@@ -26,7 +35,7 @@ Bundle TwoEntriesOneRecord() {
     entry.metadata.plan_kind = PlanKind::kTuned;
     entry.metadata.compile_seconds = 1.5 * n;
     entry.metadata.device_seconds = 0.001;
-    entry.metadata.created_ms = 1000 * n;
+    entry.metadata.created_ms = kSomeDay + 1000 * n;
     entry.components = {{"entry body", Hash128{n, 9}}, {"parameter 0", Hash128{3, n}}};
     entry.request_hashes = {Hash128{n, 77}};
     entry.executable = TestExecutable(n, 5000);
@@ -38,7 +47,7 @@ Bundle TwoEntriesOneRecord() {
   record.chip = "v5e";
   record.plan = "tile=128";
   record.measured_seconds = 0.25;
-  record.created_ms = 42;
+  record.created_ms = kSomeDay + 42;
   bundle.records.push_back(record);
   record.measured_seconds.reset();
   record.error = "did not fit";
@@ -177,6 +186,94 @@ TEST(BundleTest, ExecutableVerifierRefusalNamesTheEntry) {
   const std::string error = Refusal(bytes, VerifyProgramBytes);
   EXPECT_NE(error.find("entry 0 (alice/"), std::string::npos) << error;
   EXPECT_NE(error.find("executable refused"), std::string::npos) << error;
+}
+
+
+TEST(BundleTest, AbsurdFiguresAndNamesAreRefused) {
+  struct Case {
+    const char* what;
+    void (*damage)(Bundle&);
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"infinite compile time", [](Bundle& b) { b.entries[0].metadata.compile_seconds = INFINITY; }, "compile time"},
+      {"NaN device time", [](Bundle& b) { b.entries[1].metadata.device_seconds = NAN; }, "device time"},
+      {"negative compile time", [](Bundle& b) { b.entries[0].metadata.compile_seconds = -1; }, "compile time"},
+      {"created at INT64_MIN", [](Bundle& b) { b.entries[0].metadata.created_ms = INT64_MIN; }, "created time"},
+      {"created in a century", [](Bundle& b) { b.entries[0].metadata.created_ms = kSomeDay * 2; }, "created time"},
+      {"a path as tenant", [](Bundle& b) { b.entries[0].metadata.id.tenant = "../../etc"; }, "tenant '../../etc'"},
+      {"a space in a tenant", [](Bundle& b) { b.entries[0].metadata.id.tenant = "bad tenant"; }, "tenant 'bad tenant'"},
+      {"control bytes", [](Bundle& b) { b.entries[0].metadata.id.tenant = std::string("\n\0evil", 6); },
+       "tenant '\\x0a\\x00evil'"},
+      {"a 100 KB tenant", [](Bundle& b) { b.entries[0].metadata.id.tenant = std::string(100'000, 'a'); },
+       "(100000 bytes)"},
+      {"a chip with a slash", [](Bundle& b) { b.entries[0].metadata.id.chip = "v5e/x"; }, "chip 'v5e/x'"},
+      {"a NaN measurement", [](Bundle& b) { b.records[0].measured_seconds = NAN; }, "measured time"},
+      {"a record of year 1970", [](Bundle& b) { b.records[1].created_ms = 42; }, "created time"},
+      {"a record tenant with a newline", [](Bundle& b) { b.records[0].tenant = "a\nb"; }, "tenant"},
+  };
+  for (const Case& c : cases) {
+    Bundle bundle = TwoEntriesOneRecord();
+    c.damage(bundle);
+    const std::string error = Refusal(Encoded(bundle));
+    EXPECT_NE(error.find(c.expected), std::string::npos) << c.what << ": " << error;
+  }
+}
+
+TEST(BundleTest, AnItemLongerThanTheLimitOrTheFileIsRefused) {
+  const std::string valid = Encoded(TwoEntriesOneRecord());
+  const std::string header = valid.substr(0, 20);
+  auto item_claiming = [&](uint64_t length) {
+    std::string bytes = header;
+    bytes.push_back(1);  // an entry
+    bytes.append(reinterpret_cast<const char*>(&length), 8);
+    bytes.append(100, 'x');
+    return bytes;
+  };
+  EXPECT_NE(Refusal(item_claiming(uint64_t{1} << 40)).find("over the"), std::string::npos)
+      << Refusal(item_claiming(uint64_t{1} << 40));
+  // Within the limit but past the end: read in chunks, so refused as a
+  // truncation without first making room for 900 MB.
+  EXPECT_NE(Refusal(item_claiming(uint64_t{900} << 20)).find("truncated"), std::string::npos);
+}
+
+TEST(BundleTest, AnExecutableFiledUnderAnotherKeyOrChipIsRefused) {
+  Bundle bundle = TwoEntriesOneRecord();
+  const EntryId& id0 = bundle.entries[0].metadata.id;
+  const EntryId& id1 = bundle.entries[1].metadata.id;
+  bundle.entries[0].executable = TestProgramBytes(id0.key, id0.chip);
+  bundle.entries[1].executable = TestProgramBytes(id1.key, id1.chip);
+  auto decoded = DecodeBundle(Encoded(bundle), kSchema, VerifyProgramBytes);
+  ASSERT_TRUE(decoded) << decoded.error().ToString();
+
+  Bundle other_chip = bundle;
+  other_chip.entries[1].executable = TestProgramBytes(id1.key, "tpu7x");
+  std::string error = Refusal(Encoded(other_chip), VerifyProgramBytes);
+  EXPECT_NE(error.find("entry 1"), std::string::npos) << error;
+  EXPECT_NE(error.find("for tpu7x, not as the entry's"), std::string::npos) << error;
+
+  Bundle other_key = bundle;
+  other_key.entries[0].executable = bundle.entries[1].executable;  // entry 1's program filed as entry 0
+  error = Refusal(Encoded(other_key), VerifyProgramBytes);
+  EXPECT_NE(error.find("compiled as " + id1.key.Hex()), std::string::npos) << error;
+}
+
+TEST(BundleTest, BytesPastTheProgramAreRefused) {
+  Bundle bundle = TwoEntriesOneRecord();
+  bundle.entries.resize(1);
+  const EntryId& id = bundle.entries[0].metadata.id;
+  std::string padded = TestProgramBytes(id.key, id.chip);
+  // Padding appended inside the envelope, its length and checksum made to
+  // match: only the FlatBuffer's own extent shows it.
+  const size_t extra = 4096;
+  padded.append(extra, '\0');
+  uint64_t length = padded.size() - runtime::kEnvelopeHeaderBytes;
+  std::memcpy(padded.data() + 16, &length, 8);
+  const uint64_t checksum = XXH3_64bits(padded.data() + runtime::kEnvelopeHeaderBytes, length);
+  std::memcpy(padded.data() + 24, &checksum, 8);
+  bundle.entries[0].executable = padded;
+  const std::string error = Refusal(Encoded(bundle), VerifyProgramBytes);
+  EXPECT_NE(error.find("past the end of its program"), std::string::npos) << error;
 }
 
 }  // namespace

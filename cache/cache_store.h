@@ -48,6 +48,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -68,6 +69,7 @@
 namespace kiln::cache {
 
 struct StoredRow;  // store_rows.h
+class BundleReader;  // bundle_reader.h
 
 struct CacheStoreOptions {
   std::string path = "kiln-cache.sqlite";
@@ -228,6 +230,17 @@ struct DictionaryReport {
   uint32_t dictionary_id = 0;
 };
 
+// How an import files what it reads (CacheStore::ImportBundle).
+struct ImportOptions {
+  // Every entry and record goes to this tenant instead of the one it names
+  // (`kiln inspect import --tenant`); must be a valid name.
+  std::optional<std::string> tenant = std::nullopt;
+  // A streamed import commits after about this many bytes (raw and
+  // compressed) of entries, so a large bundle never holds the store's write
+  // lock for long.
+  uint64_t batch_bytes = uint64_t{64} << 20;
+};
+
 // Whether the store can write: `problem` is kReadOnly for a read-only
 // store, kFull after the last write failed for lack of room (until one
 // succeeds), else kNone; `message` says so for people (empty when all is
@@ -383,11 +396,19 @@ class CacheStore {
   Result<Bundle> ExportBundle(const BundleSelection& selection, BundleReport& report);
   // Writes a decoded (so already verified) bundle in one transaction: an
   // entry absent (or quarantined) here is stored with its metadata and
-  // creation time (hits start at 0); one stored with the same checksum is
-  // counted present; one stored with other bytes is kept and counted a
-  // conflict. A record identical to a stored one is counted present.
-  // Nothing is written when it fails (kFull, kReadOnly like Put).
-  Result<BundleReport> ImportBundle(const Bundle& bundle);
+  // creation time (hits start at 0), its bundle frame kept as it is; one
+  // stored with the same checksum is counted present; one stored with other
+  // bytes is kept and counted a conflict. A record identical to a stored
+  // one is counted present. A bundle's request-body hashes are never
+  // written (bundle.h). Nothing is written when it fails (kFull, kReadOnly
+  // like Put).
+  Result<BundleReport> ImportBundle(const Bundle& bundle, const ImportOptions& options = {});
+  // The same, streamed from `reader` in transactions of
+  // options.batch_bytes: memory holds one batch. An error (a damaged item,
+  // a full disk) stops it, keeping the batches already committed, and says
+  // how many entries came in before; callers that want all or nothing read
+  // the bundle through once first (BundleReader).
+  Result<BundleReport> ImportBundle(BundleReader& reader, const ImportOptions& options = {});
 
   // Trains a zstd dictionary on up to `max_samples` stored executables and
   // keeps it (for new entries) only when it shrinks a held-out fifth of
@@ -415,6 +436,11 @@ class CacheStore {
   };
   // Checks the request and compresses it (outside the writer lock).
   Result<PreparedEntry> PrepareEntry(const PutRequest& request);
+  // cache_store_bundle.cc: an imported entry ready to write, and one
+  // transaction of an import (its counts added to `report`).
+  Result<PreparedEntry> PrepareImported(const BundleEntry& entry, const ImportOptions& options);
+  Status ImportBatch(std::span<const BundleEntry> entries, std::span<const TuningRecord> records,
+                     const ImportOptions& options, BundleReport& report);
   Status StoreEntry(const PutRequest& request);
   // The entry's rows, in the caller's transaction: entry, bytes, key
   // components (kept as they are when `keep_components` and the request has

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "cache/bundle_reader.h"
 #include "cache/cache_store.h"
 #include "cache/store_rows.h"
 
@@ -82,28 +83,41 @@ Status CacheStore::ExportBundle(const BundleSelection& selection, const BundleSi
   return Ok();
 }
 
-Result<BundleReport> CacheStore::ImportBundle(const Bundle& bundle) {
-  if (read_only_) return ReadOnlyError();
-  // Compress outside the writer lock (the slow part); entries found present
-  // below are compressed for nothing, which an import can afford.
-  std::vector<PreparedEntry> prepared;
-  std::vector<PutRequest> requests;
-  prepared.reserve(bundle.entries.size());
-  requests.reserve(bundle.entries.size());
-  for (const BundleEntry& entry : bundle.entries) {
-    PutRequest request{.id = entry.metadata.id,
-                       .options = entry.metadata.options,
-                       .plan_kind = entry.metadata.plan_kind,
-                       .executable = entry.executable,
-                       .compile_seconds = entry.metadata.compile_seconds,
-                       .device_seconds = entry.metadata.device_seconds,
-                       .components = entry.components};
-    KILN_ASSIGN_OR_RETURN(PreparedEntry one, PrepareEntry(request));
-    one.entry->metadata.created_ms = one.entry->metadata.last_hit_ms = entry.metadata.created_ms;
-    prepared.push_back(std::move(one));
-    requests.push_back(std::move(request));
+Result<CacheStore::PreparedEntry> CacheStore::PrepareImported(const BundleEntry& entry, const ImportOptions& options) {
+  PreparedEntry prepared;
+  prepared.entry = std::make_shared<HotEntry>();
+  EntryMetadata& metadata = prepared.entry->metadata;
+  metadata = entry.metadata;
+  if (options.tenant) metadata.id.tenant = *options.tenant;
+  KILN_RETURN_IF_ERROR(ValidateName("tenant", metadata.id.tenant));
+  metadata.row_id = 0;
+  metadata.hit_count = 0;
+  metadata.quarantined = false;
+  metadata.last_hit_ms = metadata.created_ms;
+  metadata.raw_bytes = entry.executable.size();
+  // A bundle's frame is a plain zstd frame of these very bytes (checked
+  // when it was read): kept as it is, without a second compression.
+  if (!entry.frame.empty()) {
+    prepared.frame = entry.frame;
+  } else {
+    KILN_ASSIGN_OR_RETURN(prepared.frame, ZstdCompress(entry.executable, options_.zstd_level, nullptr));
   }
-  BundleReport report;
+  metadata.stored_bytes = prepared.frame.size();
+  metadata.dictionary_id = 0;
+  return prepared;
+}
+
+Status CacheStore::ImportBatch(std::span<const BundleEntry> entries, std::span<const TuningRecord> records,
+                               const ImportOptions& options, BundleReport& report) {
+  if (read_only_) return ReadOnlyError();
+  // Compressing (when a frame must be made) happens outside the writer lock.
+  std::vector<PreparedEntry> prepared;
+  prepared.reserve(entries.size());
+  for (const BundleEntry& entry : entries) {
+    KILN_ASSIGN_OR_RETURN(PreparedEntry one, PrepareImported(entry, options));
+    prepared.push_back(std::move(one));
+  }
+  BundleReport batch;
   std::lock_guard lock(writer_mutex_);
   (void)FlushHitStatsLocked();  // advisory
   writer_->ClearLastFailure();
@@ -113,27 +127,31 @@ Result<BundleReport> CacheStore::ImportBundle(const Bundle& bundle) {
     KILN_ASSIGN_OR_RETURN(Statement existing,
                           writer_->Prepare("SELECT checksum, quarantined FROM entries WHERE tenant = ?1 AND key = ?2 "
                                            "AND chip = ?3 AND format_version = ?4"));
-    for (size_t i = 0; i < requests.size(); ++i) {
-      const PutRequest& request = requests[i];
+    for (size_t i = 0; i < prepared.size(); ++i) {
       const EntryMetadata& metadata = prepared[i].entry->metadata;
-      existing.BindText(1, request.id.tenant).BindText(2, request.id.key.Hex()).BindText(3, request.id.chip);
-      existing.Bind(4, static_cast<int64_t>(request.id.format_version));
+      const EntryId& id = metadata.id;
+      existing.BindText(1, id.tenant).BindText(2, id.key.Hex()).BindText(3, id.chip);
+      existing.Bind(4, static_cast<int64_t>(id.format_version));
       KILN_ASSIGN_OR_RETURN(bool found, existing.Step());
       const bool present = found && existing.ColumnInt(1) == 0;
       const bool same = present && ChecksumFromSql(existing.ColumnInt(0)) == metadata.checksum;
       existing.Reset();
       if (present) {
-        ++(same ? report.entries_present : report.conflicts);
+        ++(same ? batch.entries_present : batch.conflicts);
         continue;
       }
+      // No request-body mapping: a bundle's own are never trusted
+      // (bundle.h), so the first request for a body parses it.
+      const PutRequest request{.id = id,
+                               .options = metadata.options,
+                               .plan_kind = metadata.plan_kind,
+                               .executable = entries[i].executable,
+                               .compile_seconds = metadata.compile_seconds,
+                               .device_seconds = metadata.device_seconds,
+                               .components = entries[i].components};
       KILN_RETURN_IF_ERROR(WriteEntryRowsLocked(request, prepared[i], /*keep_components=*/false));
-      for (const Hash128& hash : bundle.entries[i].request_hashes) {
-        PutRequest mapping = request;
-        mapping.request_hash = hash;
-        KILN_RETURN_IF_ERROR(WriteRequestKeyLocked(mapping));
-      }
       added_bytes += metadata.stored_bytes;
-      ++report.entries;
+      ++batch.entries;
     }
     KILN_ASSIGN_OR_RETURN(
         Statement same_record,
@@ -144,9 +162,10 @@ Result<BundleReport> CacheStore::ImportBundle(const Bundle& bundle) {
                           writer_->Prepare("INSERT INTO tuning_records (tenant, workload_key, chip, compiler_version, "
                                            "plan, measured_seconds, error, created_ms) "
                                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
-    for (const TuningRecord& record : bundle.records) {
+    for (const TuningRecord& record : records) {
+      const std::string& tenant = options.tenant ? *options.tenant : record.tenant;
       for (Statement* s : {&same_record, &insert}) {
-        s->BindText(1, record.tenant).BindText(2, record.workload_key).BindText(3, record.chip);
+        s->BindText(1, tenant).BindText(2, record.workload_key).BindText(3, record.chip);
         s->Bind(4, static_cast<int64_t>(record.compiler_version)).BindText(5, record.plan);
         record.measured_seconds ? s->Bind(6, *record.measured_seconds) : s->BindNull(6);
         record.error ? s->BindText(7, *record.error) : s->BindNull(7);
@@ -155,18 +174,61 @@ Result<BundleReport> CacheStore::ImportBundle(const Bundle& bundle) {
       KILN_ASSIGN_OR_RETURN(bool found, same_record.Step());
       same_record.Reset();
       if (found) {
-        ++report.records_present;
+        ++batch.records_present;
         continue;
       }
       KILN_RETURN_IF_ERROR(insert.Run());
-      ++report.records;
+      ++batch.records;
     }
     return transaction.Commit();
   };
   if (Status written = write(); !written) return WriteFailureLocked(written.error());
   WriteSucceededLocked();
+  report.entries += batch.entries;
+  report.entries_present += batch.entries_present;
+  report.conflicts += batch.conflicts;
+  report.records += batch.records;
+  report.records_present += batch.records_present;
   approx_stored_bytes_ += added_bytes;
   if (options_.max_bytes > 0 && approx_stored_bytes_ > options_.max_bytes) (void)EvictToBudgetLocked();
+  return Ok();
+}
+
+Result<BundleReport> CacheStore::ImportBundle(const Bundle& bundle, const ImportOptions& options) {
+  BundleReport report;
+  KILN_RETURN_IF_ERROR(ImportBatch(bundle.entries, bundle.records, options, report));
+  return report;
+}
+
+Result<BundleReport> CacheStore::ImportBundle(BundleReader& reader, const ImportOptions& options) {
+  BundleReport report;
+  std::vector<BundleEntry> entries;
+  std::vector<TuningRecord> records;
+  uint64_t batch_bytes = 0;
+  auto flush = [&]() -> Status {
+    KILN_RETURN_IF_ERROR(ImportBatch(entries, records, options, report));
+    entries.clear();
+    records.clear();
+    batch_bytes = 0;
+    return Ok();
+  };
+  for (;;) {
+    Result<std::optional<BundleReader::Item>> item = reader.Next();
+    if (!item) {
+      return item.error().WithContext("after importing " + std::to_string(report.entries) + " entries and " +
+                                      std::to_string(report.records) + " tuning records");
+    }
+    if (!*item) break;
+    if (auto* entry = std::get_if<BundleEntry>(&**item)) {
+      batch_bytes += entry->executable.size() + entry->frame.size();
+      entries.push_back(std::move(*entry));
+    } else {
+      batch_bytes += 256;
+      records.push_back(std::get<TuningRecord>(std::move(**item)));
+    }
+    if (batch_bytes >= options.batch_bytes) KILN_RETURN_IF_ERROR(flush());
+  }
+  KILN_RETURN_IF_ERROR(flush());
   return report;
 }
 

@@ -2,6 +2,9 @@
 
 #include <xxhash.h>
 
+#include <cmath>
+#include <cstdio>
+
 namespace kiln::cache {
 namespace {
 
@@ -12,7 +15,52 @@ int HexDigit(char c) {
   return -1;
 }
 
+// At most 64 bytes of `text`, with anything unprintable escaped.
+std::string Quoted(std::string_view text) {
+  std::string out = "'";
+  for (size_t i = 0; i < text.size() && i < 64; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\'') {
+      out += static_cast<char>(c);
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\x%02x", c);
+      out += escaped;
+    }
+  }
+  out += text.size() > 64 ? "'... (" + std::to_string(text.size()) + " bytes)" : "'";
+  return out;
+}
+
+constexpr int64_t kYear2000Ms = 946'684'800'000;
+constexpr int64_t kDayMs = 86'400'000;
+
 }  // namespace
+
+Status ValidateName(std::string_view field, std::string_view name) {
+  bool valid = !name.empty() && name.size() <= 128;
+  for (char c : name) {
+    valid = valid && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                      c == '_' || c == '.');
+  }
+  if (valid) return Ok();
+  return InvalidArgumentError(std::string(field) + " " + Quoted(name) +
+                              " is not a name: 1 to 128 letters, digits, '-', '_' or '.'")
+      .WithReason("invalid_name");
+}
+
+Status ValidateSeconds(std::string_view field, double seconds) {
+  if (std::isfinite(seconds) && seconds >= 0 && seconds <= kMaxRecordedSeconds) return Ok();
+  char text[64];
+  std::snprintf(text, sizeof(text), "%g", seconds);
+  return InvalidArgumentError(std::string(field) + " of " + text + " s is not a duration between 0 and a year");
+}
+
+Status ValidateUnixMs(std::string_view field, int64_t unix_ms, int64_t now_ms) {
+  if (unix_ms >= kYear2000Ms && unix_ms <= now_ms + kDayMs) return Ok();
+  return InvalidArgumentError(std::string(field) + " " + std::to_string(unix_ms) +
+                              " (Unix ms) is not a time between 2000-01-01 and tomorrow");
+}
 
 Result<Hash128> ParseHash128(std::string_view hex) {
   if (hex.size() != 32) {

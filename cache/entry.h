@@ -33,6 +33,12 @@ struct EntryId {
   std::string ToString() const;  // "tenant/key/chip/vN", for messages
 };
 
+// The rule every tenant (namespace) name and chip name follows, wherever
+// it comes from (an auth file, a request, a bundle, the shared tier): 1 to
+// 128 letters, digits, '-', '_' or '.'. Refusals name the field and quote
+// the value (cut to 64 bytes, control characters escaped).
+Status ValidateName(std::string_view field, std::string_view name);
+
 struct EntryIdHash {
   size_t operator()(const EntryId& id) const;
 };
@@ -85,6 +91,14 @@ struct PutRequest {
 };
 
 inline constexpr size_t kMaxSourceBytes = size_t{64} << 20;
+
+// Figures read from outside the store (a bundle, the shared tier) are
+// checked before they are written: seconds finite, at least 0 and at most
+// kMaxRecordedSeconds; times between 2000-01-01 and a day past `now_ms`.
+// The error names the field and its value.
+inline constexpr double kMaxRecordedSeconds = 365.0 * 24 * 3600;
+Status ValidateSeconds(std::string_view field, double seconds);
+Status ValidateUnixMs(std::string_view field, int64_t unix_ms, int64_t now_ms);
 
 // A measured tuning trial: one candidate plan for one kernel's subgraph on
 // a chip. Records are scoped like entries: a record belongs to one tenant

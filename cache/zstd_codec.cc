@@ -3,6 +3,7 @@
 #include <zdict.h>
 
 #include "base/zstd_context.h"
+#include "base/zstd_stream.h"
 
 namespace kiln::cache {
 namespace {
@@ -65,16 +66,18 @@ Result<std::string> ZstdDecompress(std::string_view frame, uint64_t expected_siz
     return DataLossError("zstd: frame holds " + std::to_string(content_size) + " bytes, expected " +
                          std::to_string(expected_size));
   }
-  ZSTD_DCtx* dctx = ThreadZstdDecompressionContext();
-  if (dctx == nullptr) return ResourceExhaustedError("zstd: out of memory creating a decompression context");
-  std::string raw(expected_size, '\0');
-  size_t size = dictionary != nullptr
-                    ? ZSTD_decompress_usingDDict(dctx, raw.data(), raw.size(), frame.data(), frame.size(),
-                                                 dictionary->ddict())
-                    : ZSTD_decompressDCtx(dctx, raw.data(), raw.size(), frame.data(), frame.size());
-  if (ZSTD_isError(size)) return ZstdError(ErrorCode::kDataLoss, "decompress", size);
-  if (size != expected_size) {
-    return DataLossError("zstd: frame decompressed to " + std::to_string(size) + " bytes, expected " +
+  Result<std::string> raw =
+      ZstdDecompressBounded(frame, expected_size, dictionary != nullptr ? dictionary->ddict() : nullptr);
+  if (!raw) {
+    if (raw.error().reason() == kOutOfMemory) return raw;
+    if (raw.error().code == ErrorCode::kResourceExhausted) {
+      return DataLossError("zstd: frame decodes to more than the " + std::to_string(expected_size) +
+                           " bytes recorded");
+    }
+    return DataLossError(raw.error().message);
+  }
+  if (raw->size() != expected_size) {
+    return DataLossError("zstd: frame decompressed to " + std::to_string(raw->size()) + " bytes, expected " +
                          std::to_string(expected_size));
   }
   return raw;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "runtime/format/program.h"
 
 namespace kiln::cache {
 
@@ -61,14 +62,21 @@ class ZstdDictionary {
   ZSTD_DDict* ddict_ = nullptr;
 };
 
-// Frames larger than this are refused on decompression (a corrupt size
-// field must not turn into a huge allocation).
-inline constexpr uint64_t kMaxExecutableBytes = uint64_t{1} << 32;
+// Frames claiming more than this are refused before anything is
+// allocated (a corrupt or hostile size field must not turn into a huge
+// allocation): the runtime's limit on executables, which the compiler
+// applies too, so no stored program is larger.
+inline constexpr uint64_t kMaxExecutableBytes = runtime::kMaxExecutableBytes;
 
 // Compresses `raw` at `level` (with `dictionary` when non-null).
 Result<std::string> ZstdCompress(std::string_view raw, int level, const ZstdDictionary* dictionary);
 
-// Decompresses one frame whose content is exactly `expected_size` bytes.
+// Decompresses one frame whose content is exactly `expected_size` bytes
+// (at most kMaxExecutableBytes). Memory follows what the frame really
+// decodes to (base/zstd_stream.h), never `expected_size` alone. Errors:
+// kDataLoss for a frame that is corrupt or holds another size;
+// kResourceExhausted for a size over the limit, or (reason kOutOfMemory)
+// when memory ran out.
 Result<std::string> ZstdDecompress(std::string_view frame, uint64_t expected_size,
                                    const ZstdDictionary* dictionary);
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cache/entry.h"
 #include "server/http/header_map.h"
 
 namespace kiln::server {
@@ -29,13 +30,6 @@ Result<Role> ParseRole(std::string_view name) {
   return InvalidArgumentError("unknown role '" + std::string(name) + "' (expected read, compile or admin)");
 }
 
-bool ValidTenant(std::string_view tenant) {
-  if (tenant.empty() || tenant.size() > 128) return false;
-  for (char c : tenant) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -91,9 +85,14 @@ Result<Authenticator> Authenticator::Parse(std::string_view text, std::string_vi
     if (!IsHashText(token_hash)) {
       return InvalidArgumentError(where() + "the token hash must be 64 lowercase hex digits (sha256 of the token)");
     }
-    if (!ValidTenant(tenant) || tenant == kSharedTenant) {
-      return InvalidArgumentError(where() + "bad tenant '" + tenant +
-                                  "' (letters, digits, '-', '_', '.'; 'shared' is reserved)");
+    if (Status named = cache::ValidateName("tenant", tenant); !named) {
+      return InvalidArgumentError(where() + named.error().message);
+    }
+    // 'default' is every unauthenticated server's tenant: on a shared Redis
+    // their anonymous clients would share it with this one's.
+    if (tenant == kSharedTenant || tenant == kDefaultTenant) {
+      return InvalidArgumentError(where() + "tenant '" + tenant + "' is reserved ('shared' is the shared namespace, " +
+                                  "'default' the tenant of servers without an auth file); pick another name");
     }
     Result<Role> role = ParseRole(role_name);
     if (!role) return InvalidArgumentError(where() + role.error().ToString());

@@ -19,6 +19,7 @@ KilnService::~KilnService() {
   watcher_.reset();
   tune_jobs_.reset();
   shared_stopping_ = true;
+  lease_waiter_.reset();    // its waits end on the shared threads
   shared_threads_.reset();  // they hand compiles on to the compile threads
   compile_threads_.reset();
   pool_.reset();
@@ -41,6 +42,7 @@ Result<std::unique_ptr<KilnService>> KilnService::Create(ServiceOptions options)
     // waits on other servers' compiles do not queue behind each other.
     service->shared_threads_ = std::make_unique<http::WorkerPool>(std::max(8, 4 * service->options_.compile_threads),
                                                                   service->options_.compile_queue_capacity);
+    service->lease_waiter_ = std::make_unique<cache::shared::LeaseWaiter>(*service->shared_);
   }
 
   runtime::pool::PoolOptions pool_options;

@@ -33,6 +33,7 @@
 #include "base/status.h"
 #include "base/version.h"
 #include "cache/cache_store.h"
+#include "cache/shared/lease_waiter.h"
 #include "cache/shared/shared_tier.h"
 #include "compiler/driver/plan_module.h"
 #include "compiler/hlo/module.h"
@@ -185,21 +186,22 @@ class KilnService {
                          const cache::EntryId& id, const hlo::Hash128& request_hash,
                          std::optional<cache::BundleEntry>* to_publish = nullptr);
   Result<std::optional<EntryView>> LookUp(const cache::EntryId& id);
-  // shared_compile.cc: the entry fetched from the shared tier (and kept
-  // locally), or the lease to compile it; neither when there is no shared
-  // tier or it failed (then the caller compiles without a lease).
-  struct SharedClaim {
-    std::optional<EntryView> entry;
-    std::optional<cache::BundleEntry> fetched;  // what KeepFetched stores, when entry is set
-    bool waited = false;  // another server compiled it while this one waited
-    std::unique_ptr<cache::shared::SharedTier::Lease> lease;
-  };
-  SharedClaim ClaimFromShared(const cache::EntryId& id);
-  // Stores a fetched entry in the local tier and indexes it (after the
-  // flight is answered: the import recompresses, about 3x the fetch).
-  void KeepFetched(cache::BundleEntry fetched, const EntryView& view);
-  // An entry KeepFetched is storing now, or nullopt.
-  std::optional<EntryView> FetchedEntry(const cache::EntryId& id);
+  // Answers a miss's flight 503 overloaded (no compile thread took it).
+  void RefuseCompile(const std::string& flight_key);
+  // shared_compile.cc. A compile's work once its lease question is settled:
+  // with the shared tier's lease, or null (no shared tier, or it failed).
+  using CompileTask = std::function<void(std::shared_ptr<cache::shared::SharedTier::Lease>)>;
+  // What a look into the shared tier found (on a shared thread): the entry
+  // (kept locally, then answered), the lease (the compile goes on with it),
+  // another server's live lease (a wait on the lease waiter, which comes
+  // back here), or a failure (the compile goes on without a lease). A wait
+  // cancelled because every client left ends the flight.
+  void OnSharedClaim(const std::string& flight_key, const cache::EntryId& id,
+                     Result<cache::shared::SharedTier::Claim> claim, CompileTask compile);
+  void EndAbandonedWait(const std::string& flight_key, const cache::EntryId& id, CompileTask compile);
+  // Stores a fetched entry in the local tier (its frame as fetched) and
+  // indexes it; fails like CacheStore::ImportBundle.
+  Status KeepFetched(cache::BundleEntry fetched, const EntryView& view);
   // The shared tier's copy of a stored (or compiled) entry.
   static cache::BundleEntry SharedEntryOf(const cache::PutRequest& put, int64_t created_ms);
   // Publishes an entry to the shared tier (a Redis round trip and a zstd
@@ -225,8 +227,9 @@ class KilnService {
   void GetTune(Call call);
   void ListTunes(Call call);
   void CancelTune(Call call);
-  // Queues a background tuning of a stored entry (a miss just answered).
-  void QueueBackgroundTune(const cache::EntryId& id, std::string hlo, const driver::CompileOptions& options);
+  // Queues a background tuning of a stored entry (a miss just answered);
+  // the job reads the entry's HLO text from the store when it starts.
+  void QueueBackgroundTune(const cache::EntryId& id, const driver::CompileOptions& options);
   // A tuning job's work, on the tuning worker (TuneJobs::Work).
   Result<TuneOutcome> RunTuneJob(const TuneJobSpec& spec, TuneProgress& progress,
                                  const std::function<bool()>& cancelled);
@@ -252,12 +255,9 @@ class KilnService {
   std::unique_ptr<cache::CacheStore> store_;
   std::unique_ptr<cache::shared::SharedTier> shared_;  // null without --shared
   std::unique_ptr<SharedTierMetrics> shared_metrics_;  // likewise
-  std::unique_ptr<http::WorkerPool> shared_threads_;   // likewise: looks into Redis, waits on leases
+  std::unique_ptr<http::WorkerPool> shared_threads_;   // likewise: one look into Redis each
+  std::unique_ptr<cache::shared::LeaseWaiter> lease_waiter_;  // likewise: waits on other servers' leases
   std::atomic<bool> shared_stopping_{false};           // ends those waits at shutdown
-  // Entries fetched from the shared tier and answered, until KeepFetched
-  // has stored them: LookUp serves them meanwhile instead of fetching again.
-  std::mutex fetched_mu_;
-  std::unordered_map<cache::EntryId, EntryView, cache::EntryIdHash> fetched_;  // guarded by fetched_mu_
   std::unique_ptr<runtime::pool::DevicePool> pool_;
   std::vector<int> per_kind_index_;  // pool chip index -> index among its kind
   std::unique_ptr<http::WorkerPool> compile_threads_;

@@ -271,7 +271,7 @@ void KilnService::Metrics(Call call) {
   }
   Result<std::map<std::string, int64_t>> records = store_->TuningRecordCounts();
   metrics_.SetTuneFigures(tune_jobs_->counts(), records ? *records : std::map<std::string, int64_t>{});
-  if (shared_ != nullptr) shared_metrics_->Update(shared_->Counters(), shared_->Health());
+  if (shared_ != nullptr) shared_metrics_->Update(shared_->Counters(), shared_->Health(), lease_waiter_->waiting());
   call.respond(http::Response::Text(200, metrics_.registry().RenderPrometheus(),
                                     std::string(http::kPrometheusContentType)));
 }

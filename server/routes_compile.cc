@@ -6,6 +6,7 @@
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
 #include "compiler/driver/compile_module.h"
+#include "server/compile_flight.h"
 #include "server/compile_request.h"
 #include "server/compiled_entry.h"
 #include "server/entry_json.h"
@@ -45,30 +46,10 @@ std::string Decimal(double value) {
 
 }  // namespace
 
-struct KilnService::CompileTimings {
-  Clock::time_point start = Clock::now();
-  double parse_ms = 0;
-  double fingerprint_ms = 0;
-  double lookup_ms = 0;
-  double compile_ms = 0;
-  double store_ms = 0;
-};
-
-struct KilnService::FlightOutcome {
-  std::optional<Error> error;
-  EntryView entry;
-  std::optional<Error> not_stored;  // compiled, but the store could not keep it (why)
-  bool compiled = false;  // false: the leader found it stored after all
-  bool from_shared = false;    // fetched from the shared tier
-  bool shared_waited = false;  // ... after waiting on another server's compile
-  double compile_ms = 0;
-  double store_ms = 0;
-};
-
 Result<std::optional<EntryView>> KilnService::LookUp(const cache::EntryId& id) {
   Result<std::optional<cache::CacheHit>> hit = store_->Get(id);
   if (!hit) return std::unexpected(InternalFailure("cache lookup", hit.error()));
-  if (!*hit) return FetchedEntry(id);
+  if (!*hit) return std::optional<EntryView>();
   EntryView view = ViewOf(**hit);
   Index(view, view.executable->size());
   return std::optional<EntryView>(std::move(view));
@@ -177,7 +158,9 @@ void KilnService::Compile(Call call) {
     respond(CompileResponse(flight->entry, outcome, false, return_executable, compile_ms, timings,
                             flight->not_stored ? &*flight->not_stored : nullptr, flight->from_shared));
   };
-  if (flights_.Join(flight_key, std::move(answer)) == SingleFlight<Flight>::Role::kLeader) {
+  std::function<bool()> gone = nullptr;
+  if (call.request.cancel) gone = [cancel = call.request.cancel] { return cancel->cancelled(); };
+  if (flights_.Join(flight_key, std::move(answer), std::move(gone)) == SingleFlight<Flight>::Role::kLeader) {
     // The module's text goes along: the store keeps it to explain later
     // misses, and background tuning tunes it once the miss is answered.
     StartCompile(flight_key, std::shared_ptr<hlo::Module>(std::move(*module)), request.options, id,
@@ -209,42 +192,31 @@ void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hl
     const bool stored = !flight->error && flight->compiled && !flight->not_stored;
     if (options_.tune_in_background_s > 0 && stored && options.plan == fusion::PlanKind::kHeuristic &&
         options.topology.empty()) {
-      QueueBackgroundTune(id, std::move(*text), driver::NormalizedOptions(options));
+      QueueBackgroundTune(id, driver::NormalizedOptions(options));
     }
-  };
-  auto refuse = [this, flight_key] {
-    auto refused = std::make_shared<FlightOutcome>();
-    refused->error =
-        UnavailableError("every compile thread is busy and " + std::to_string(options_.compile_queue_capacity) +
-                         " compiles are waiting; retry later")
-            .WithReason("overloaded")
-            .RetryAfter(1);
-    flights_.Finish(flight_key, refused);
   };
   if (shared_ == nullptr) {
     http::WorkerPool::Task task = [compile = std::move(compile)]() mutable { compile(nullptr); };
-    if (!compile_threads_->TrySubmit(task)) refuse();
+    if (!compile_threads_->TrySubmit(task)) RefuseCompile(flight_key);
     return;
   }
-  // With a shared tier, the look into Redis (and any wait on another
-  // server's compile) runs on the shared threads, so waiting never holds a
-  // compile thread; only a real compile goes on to one.
-  http::WorkerPool::Task claim = [this, flight_key, id, compile = std::move(compile), refuse]() mutable {
-    SharedClaim claimed = ClaimFromShared(id);
-    if (claimed.entry) {
-      auto fetched = std::make_shared<FlightOutcome>();
-      fetched->entry = std::move(*claimed.entry);
-      fetched->from_shared = true;
-      fetched->shared_waited = claimed.waited;
-      flights_.Finish(flight_key, fetched);
-      KeepFetched(std::move(*claimed.fetched), fetched->entry);
-      return;
-    }
-    std::shared_ptr<cache::shared::SharedTier::Lease> lease = std::move(claimed.lease);
-    http::WorkerPool::Task task = [compile = std::move(compile), lease]() mutable { compile(std::move(lease)); };
-    if (!compile_threads_->TrySubmit(task)) refuse();
+  // With a shared tier, the look into Redis runs on the shared threads and
+  // any wait on another server's compile on the lease waiter, so waiting
+  // holds no thread; only a real compile goes on to a compile thread.
+  http::WorkerPool::Task claim = [this, flight_key, id, compile = std::move(compile)]() mutable {
+    OnSharedClaim(flight_key, id, shared_->TryClaim(id), std::move(compile));
   };
-  if (!shared_threads_->TrySubmit(claim)) refuse();
+  if (!shared_threads_->TrySubmit(claim)) RefuseCompile(flight_key);
+}
+
+void KilnService::RefuseCompile(const std::string& flight_key) {
+  auto refused = std::make_shared<FlightOutcome>();
+  refused->error =
+      UnavailableError("every compile thread is busy and " + std::to_string(options_.compile_queue_capacity) +
+                       " compiles are waiting; retry later")
+          .WithReason("overloaded")
+          .RetryAfter(1);
+  flights_.Finish(flight_key, refused);
 }
 
 KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, std::string_view source_text,
@@ -261,7 +233,10 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, std::strin
   }
   Result<driver::CompileOutput> compiled = driver::CompileModule(module, options);
   if (!compiled) {
-    outcome->error = InvalidArgumentError(compiled.error().ToString()).WithReason("compile_failed");
+    // A reason the compiler gave (program_too_large, invalid_collective)
+    // says more than compile_failed.
+    const std::string& reason = compiled.error().reason();
+    outcome->error = InvalidArgumentError(compiled.error().ToString()).WithReason(reason.empty() ? "compile_failed" : reason);
     return outcome;
   }
   metrics_.Compiled(compiled->compile_ms);

@@ -9,6 +9,7 @@
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
 #include "runtime/chip/chip_spec.h"
+#include "server/compile_request.h"
 #include "server/entry_json.h"
 #include "server/http/json_response.h"
 #include "server/kiln_service.h"
@@ -113,6 +114,23 @@ Result<std::string> JobIdOf(const http::Request& request) {
   return id;
 }
 
+// The options a stored entry was compiled with (its notes), to tune it
+// again; only heuristic entries (or tuned ones, which were heuristic) tune.
+Result<driver::CompileOptions> OptionsOfEntry(const cache::EntryMetadata& metadata) {
+  driver::CompileOptions options;
+  KILN_RETURN_IF_ERROR(SetChip(options, metadata.id.chip));
+  const EntryNotes notes = ParseEntryNotes(metadata.options);
+  KILN_RETURN_IF_ERROR(ApplyJsonOptions(options, notes.options));
+  if (metadata.plan_kind != cache::PlanKind::kTuned && options.plan != fusion::PlanKind::kHeuristic) {
+    return InvalidArgumentError("entry " + metadata.id.key.Hex() + " was compiled with plan " +
+                                std::string(fusion::PlanKindName(options.plan)) +
+                                "; tuning starts from the heuristic plan")
+        .WithReason("invalid_options");
+  }
+  options.plan = fusion::PlanKind::kHeuristic;
+  return driver::NormalizedOptions(options);
+}
+
 }  // namespace
 
 void KilnService::StartTune(Call call) {
@@ -120,17 +138,39 @@ void KilnService::StartTune(Call call) {
   if (!parsed) return call.respond(http::ErrorResponse(parsed.error()));
   TuneRequest& request = *parsed;
   if (!request.hlo) {
-    // A key alone names the entry's job; starting one needs the module.
+    // A key alone names the entry's job, or starts one on the module text
+    // the store keeps beside the entry.
     if (std::optional<TuneJobView> active = tune_jobs_->Active(call.tenant, *request.key)) {
       return call.respond(JobResponse(200, *active));
     }
     Result<cache::EntryId> id = FindEntry(call.tenant, request.key->Hex());
     if (!id) return call.respond(http::ErrorResponse(id.error()));
-    return call.respond(http::ErrorResponse(
-        InvalidArgumentError("no tuning job is queued or running for key " + request.key->Hex() +
-                             "; the store keeps executables, not modules: send the module's HLO text as 'hlo' to "
-                             "start one")
-            .WithReason("hlo_required")));
+    Result<std::optional<std::string>> source = store_->Source(*id);
+    if (!source) return call.respond(http::ErrorResponse(InternalFailure("reading the entry's HLO text", source.error())));
+    if (!*source) {
+      return call.respond(http::ErrorResponse(
+          InvalidArgumentError("the store keeps no HLO text for key " + request.key->Hex() +
+                               " (an entry imported or fetched from the shared tier, or a module over 64 MiB): "
+                               "send the module's HLO text as 'hlo' to tune it")
+              .WithReason("hlo_required")));
+    }
+    Result<std::optional<cache::EntryMetadata>> metadata = store_->GetMetadata(*id);
+    if (!metadata || !*metadata) {
+      return call.respond(http::ErrorResponse(NotFoundError("no executable with key " + id->key.Hex())));
+    }
+    Result<driver::CompileOptions> options = OptionsOfEntry(**metadata);
+    if (!options) return call.respond(http::ErrorResponse(options.error()));
+    if (!options->topology.empty()) {
+      return call.respond(http::ErrorResponse(
+          InvalidArgumentError("entry " + id->key.Hex() + " is a program for a slice (topology " + options->topology +
+                               "); tuning slice programs is not supported yet")
+              .WithReason("invalid_options")));
+    }
+    // The text is read again from the store when the job starts.
+    TuneJobSpec spec{.entry = *id, .hlo = {}, .options = *options, .budget = request.budget};
+    Result<TuneJobs::Submitted> submitted = tune_jobs_->Submit(std::move(spec));
+    if (!submitted) return call.respond(http::ErrorResponse(submitted.error()));
+    return call.respond(JobResponse(submitted->created ? 202 : 200, submitted->job));
   }
   Result<hlo::Fingerprint> fingerprint = ParseAndFingerprint(*request.hlo, request.options);
   if (!fingerprint) return call.respond(http::ErrorResponse(fingerprint.error()));
@@ -192,10 +232,11 @@ void KilnService::CancelTune(Call call) {
   call.respond(JobResponse(job->state == TuneState::kCancelled ? 200 : 202, *job));
 }
 
-void KilnService::QueueBackgroundTune(const cache::EntryId& id, std::string hlo, const driver::CompileOptions& options) {
+void KilnService::QueueBackgroundTune(const cache::EntryId& id, const driver::CompileOptions& options) {
   autotune::TuneOptions budget;
   budget.max_seconds = options_.tune_in_background_s;
-  TuneJobSpec spec{.entry = id, .hlo = std::move(hlo), .options = options, .budget = budget, .background = true};
+  // No text in the queue: the job reads the entry's own from the store.
+  TuneJobSpec spec{.entry = id, .hlo = {}, .options = options, .budget = budget, .background = true};
   if (!tune_jobs_->Submit(std::move(spec))) tune_jobs_->Dropped();
 }
 
@@ -206,7 +247,17 @@ Result<TuneOutcome> KilnService::RunTuneJob(const TuneJobSpec& spec, TuneProgres
   if (!stored || stored->quarantined) {
     return NotFoundError("entry " + spec.entry.key.Hex() + " is no longer stored; nothing to tune");
   }
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, hlo::ParseModule(spec.hlo, "<hlo>"));
+  std::string stored_text;
+  if (spec.hlo.empty()) {
+    KILN_ASSIGN_OR_RETURN(std::optional<std::string> text, store_->Source(spec.entry));
+    if (!text) {
+      return FailedPreconditionError("the store keeps no HLO text for entry " + spec.entry.key.Hex() +
+                                     "; send the module as 'hlo' to tune it");
+    }
+    stored_text = std::move(*text);
+  }
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module,
+                        hlo::ParseModule(spec.hlo.empty() ? stored_text : spec.hlo, "<hlo>"));
   KILN_RETURN_IF_ERROR(hlo::VerifyModule(*module));
   const runtime::ChipSpec* chip = runtime::FindChip(spec.entry.chip);
   if (chip == nullptr) return InvalidArgumentError("unknown chip '" + spec.entry.chip + "'");

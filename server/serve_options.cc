@@ -124,15 +124,28 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
 }
 
 Result<std::chrono::milliseconds> ParseSharedTtl(std::string_view text) {
+  auto refuse = [&] {
+    return InvalidArgumentError("shared ttl '" + std::string(text) +
+                                "': expected 1d to 365d, a time up to 24h such as 12h or 90m, or 0 for none");
+  };
   if (text == "0" || EqualsIgnoreCase(text, "none")) return std::chrono::milliseconds(0);
   if (text.size() > 1 && (text.back() == 'd' || text.back() == 'D')) {
     auto days = ParseUnsigned(text.substr(0, text.size() - 1), 365, "shared ttl '" + std::string(text) + "'");
-    if (!days || *days == 0) {
-      return InvalidArgumentError("shared ttl '" + std::string(text) + "': expected 1d to 365d, a duration, or 0");
-    }
+    if (!days || *days == 0) return refuse();
     return std::chrono::milliseconds(std::chrono::hours(24) * static_cast<int64_t>(*days));
   }
-  return ParseDuration(text);
+  Result<std::chrono::milliseconds> duration = ParseDuration(text);
+  if (!duration) return refuse();
+  return duration;
+}
+
+Result<std::chrono::milliseconds> ParseSharedLease(std::string_view text) {
+  Result<std::chrono::milliseconds> lease = ParseDuration(text);
+  if (!lease || *lease < kMinSharedLease || *lease > kMaxSharedLease) {
+    return InvalidArgumentError("shared lease '" + std::string(text) +
+                                "': expected a time from 1s to 10m such as 15s (a holder renews it every third of it)");
+  }
+  return lease;
 }
 
 Result<uint64_t> ParseHostMemory(std::string_view text, uint64_t physical_bytes) {
@@ -236,7 +249,7 @@ Status ApplyEnvironment(ServeOptions& options, const std::function<bool(std::str
     options.shared_ttl = *ttl;
   }
   if (const char* v = read("KILN_SHARED_LEASE"); v && !flag_given("--shared-lease")) {
-    auto lease = ParseDuration(v);
+    auto lease = ParseSharedLease(v);
     if (!lease) return wrap("KILN_SHARED_LEASE", lease.error());
     options.shared_lease = *lease;
   }
@@ -245,6 +258,7 @@ Status ApplyEnvironment(ServeOptions& options, const std::function<bool(std::str
     if (!timeout) return wrap("KILN_SHARED_TIMEOUT", timeout.error());
     options.shared_timeout = *timeout;
   }
+  if (const char* v = read("KILN_SHARED_KEY_FILE"); v && !flag_given("--shared-key-file")) options.shared_key_file = v;
   if (const char* v = read("KILN_HOST_MEMORY"); v && !flag_given("--host-memory")) {
     auto budget = ParseHostMemory(v, PhysicalMemoryBytes());
     if (!budget) return wrap("KILN_HOST_MEMORY", budget.error());

@@ -61,6 +61,9 @@ struct ServeOptions {
   std::chrono::milliseconds shared_ttl{std::chrono::hours(24 * 7)};
   std::chrono::milliseconds shared_lease{15'000};
   std::chrono::milliseconds shared_timeout{2'000};
+  // A file holding the fleet's key for the MAC on shared values
+  // (--shared-key-file, cache/shared/value_mac.h); empty: none.
+  std::string shared_key_file;
 };
 
 // "127.0.0.1:8470", "[::1]:8470", ":8470" (loopback), "8470".
@@ -87,6 +90,12 @@ uint64_t DefaultMaxConnections(uint64_t open_files_limit, int loops);
 // An entry's life in the shared tier: "0" or "none" (no expiry), "7d"
 // (days, at most 365), or a ParseDuration text.
 Result<std::chrono::milliseconds> ParseSharedTtl(std::string_view text);
+// --shared-lease: a ParseDuration text from kMinSharedLease to
+// kMaxSharedLease (a shorter lease would lapse between renewals on a busy
+// host; a longer one holds a fleet's compile long after its holder died).
+inline constexpr std::chrono::milliseconds kMinSharedLease{1'000};
+inline constexpr std::chrono::milliseconds kMaxSharedLease{600'000};
+Result<std::chrono::milliseconds> ParseSharedLease(std::string_view text);
 
 // "60s", "1.5s", "500ms", "2m", "1h"; bare digits are seconds. Positive and
 // at most 24 hours; rounded to whole milliseconds (at least 1).

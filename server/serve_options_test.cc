@@ -36,6 +36,26 @@ TEST(ServeOptionsTest, Durations) {
   }
 }
 
+TEST(ServeOptionsTest, SharedLeaseAndTtlBoundsSayWhatIsAccepted) {
+  EXPECT_EQ(*ParseSharedLease("15s"), std::chrono::seconds(15));
+  EXPECT_EQ(*ParseSharedLease("1s"), std::chrono::seconds(1));
+  EXPECT_EQ(*ParseSharedLease("10m"), std::chrono::minutes(10));
+  for (const char* bad : {"1ms", "999ms", "11m", "2h", "x"}) {
+    Result<std::chrono::milliseconds> refused = ParseSharedLease(bad);
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_NE(refused.error().message.find("from 1s to 10m"), std::string::npos) << refused.error().message;
+  }
+  EXPECT_EQ(*ParseSharedTtl("365d"), std::chrono::hours(24 * 365));
+  EXPECT_EQ(*ParseSharedTtl("12h"), std::chrono::hours(12));
+  EXPECT_EQ(*ParseSharedTtl("0"), std::chrono::milliseconds(0));
+  for (const char* bad : {"-1s", "366d", "0d", "25h"}) {
+    Result<std::chrono::milliseconds> refused = ParseSharedTtl(bad);
+    ASSERT_FALSE(refused) << bad;
+    // The message names every form that is accepted, 365d included.
+    EXPECT_NE(refused.error().message.find("1d to 365d"), std::string::npos) << refused.error().message;
+  }
+}
+
 TEST(ServeOptionsTest, HostMemoryIsASizeOrAShareOfRam) {
   EXPECT_EQ(*ParseHostMemory("8GiB", 0), uint64_t{8} << 30);
   EXPECT_EQ(*ParseHostMemory("50%", uint64_t{24} << 30), uint64_t{12} << 30);

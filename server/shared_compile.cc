@@ -1,50 +1,82 @@
 // The shared tier's part in a compile (`kiln serve --shared`): before a
-// local miss compiles, the entry is fetched from Redis (or this server
-// waits on another server's compile lease); after it compiles, the entry is
-// published. Every failure of Redis falls back to the local path: a
-// trainer sees latency, never an error.
+// local miss compiles, the entry is fetched from Redis, or this server waits
+// on another server's compile lease (on the lease waiter: no thread held);
+// after it compiles, the entry is published. Every failure of Redis falls
+// back to the local path: a trainer sees latency, never an error.
 #include "cache/checksum.h"
+#include "server/compile_flight.h"
 #include "server/kiln_service.h"
+#include "server/service_errors.h"
 
 namespace kiln::server {
 
-KilnService::SharedClaim KilnService::ClaimFromShared(const cache::EntryId& id) {
-  SharedClaim result;
-  if (shared_ == nullptr) return result;
-  // A wait on another server's lease ends when this server shuts down.
-  Result<cache::shared::SharedTier::Claim> claim =
-      shared_->FetchOrLease(id, [this] { return shared_stopping_.load(std::memory_order_relaxed); });
-  if (!claim) return result;  // Redis down, slow or waited too long: compile here (counted by the tier)
-  result.lease = std::move(claim->lease);
-  if (!claim->entry) return result;
-  result.waited = claim->waited;
-  result.entry = ViewOfMetadata(claim->entry->metadata);
-  result.entry->executable = std::make_shared<const std::string>(claim->entry->executable);
-  result.fetched = std::move(claim->entry);
-  return result;
+void KilnService::OnSharedClaim(const std::string& flight_key, const cache::EntryId& id,
+                                Result<cache::shared::SharedTier::Claim> claim, CompileTask compile) {
+  if (!claim) {
+    if (claim.error().code == ErrorCode::kCancelled) return EndAbandonedWait(flight_key, id, std::move(compile));
+    // Redis down, slow or waited too long: compile here without a lease
+    // (counted by the tier).
+    claim = cache::shared::SharedTier::Claim{};
+  }
+  if (claim->held) {
+    // Another server compiles it: wait for its publish off every thread.
+    auto cancelled = [this, flight_key] {
+      return shared_stopping_.load(std::memory_order_relaxed) || flights_.Abandoned(flight_key);
+    };
+    auto done = [this, flight_key, id, compile](Result<cache::shared::SharedTier::Claim> ended) mutable {
+      // The waiter's thread must not block: the rest runs on a shared thread.
+      auto outcome = std::make_shared<Result<cache::shared::SharedTier::Claim>>(std::move(ended));
+      http::WorkerPool::Task next = [this, flight_key, id, compile, outcome]() mutable {
+        OnSharedClaim(flight_key, id, std::move(*outcome), std::move(compile));
+      };
+      if (!shared_threads_->TrySubmit(next)) RefuseCompile(flight_key);
+    };
+    lease_waiter_->Wait(id, std::move(cancelled), std::move(done));
+    return;
+  }
+  if (claim->entry) {
+    auto fetched = std::make_shared<FlightOutcome>();
+    fetched->entry = ViewOfMetadata(claim->entry->metadata);
+    fetched->entry.executable = std::make_shared<const std::string>(claim->entry->executable);
+    fetched->from_shared = true;
+    fetched->shared_waited = claim->waited;
+    // Kept locally before the answer, so `stored` is true of this store.
+    if (Status kept = KeepFetched(std::move(*claim->entry), fetched->entry); !kept) {
+      const cache::StorageProblem problem = cache::StorageProblemOf(kept.error());
+      if (problem != cache::StorageProblem::kNone) metrics_.NotStored(problem);
+      fetched->not_stored = StorageFailure("the entry fetched from the shared tier was not stored", kept.error());
+    }
+    flights_.Finish(flight_key, fetched);
+    return;
+  }
+  std::shared_ptr<cache::shared::SharedTier::Lease> lease = std::move(claim->lease);
+  http::WorkerPool::Task task = [compile = std::move(compile), lease]() mutable { compile(std::move(lease)); };
+  if (!compile_threads_->TrySubmit(task)) RefuseCompile(flight_key);
 }
 
-void KilnService::KeepFetched(cache::BundleEntry fetched, const EntryView& view) {
-  // A failure to store is only a lost shortcut: the next request fetches
-  // the entry from Redis again.
-  const uint64_t raw_bytes = fetched.executable.size();
-  {
-    std::lock_guard lock(fetched_mu_);
-    fetched_.insert_or_assign(view.id, view);
+void KilnService::EndAbandonedWait(const std::string& flight_key, const cache::EntryId& id, CompileTask compile) {
+  auto ended = std::make_shared<FlightOutcome>();
+  if (shared_stopping_.load()) {
+    ended->error = UnavailableError("the server is shutting down").WithReason("draining");
+    flights_.Finish(flight_key, ended);
+    return;
   }
+  ended->error = CancelledError("every client waiting for " + id.ToString() + " went away");
+  // A request that joined meanwhile still waits: look again for it.
+  if (!flights_.FinishIfAbandoned(flight_key, ended)) {
+    OnSharedClaim(flight_key, id, shared_->TryClaim(id), std::move(compile));
+  }
+}
+
+Status KilnService::KeepFetched(cache::BundleEntry fetched, const EntryView& view) {
+  const uint64_t raw_bytes = fetched.executable.size();
   cache::Bundle bundle;
   bundle.entries.push_back(std::move(fetched));
-  if (store_->ImportBundle(bundle)) Index(view, raw_bytes);
-  std::lock_guard lock(fetched_mu_);
-  fetched_.erase(view.id);
-}
-
-std::optional<EntryView> KilnService::FetchedEntry(const cache::EntryId& id) {
-  if (shared_ == nullptr) return std::nullopt;
-  std::lock_guard lock(fetched_mu_);
-  auto it = fetched_.find(id);
-  if (it == fetched_.end()) return std::nullopt;
-  return it->second;
+  // One transaction; the fetched frame is stored as it is (no second
+  // compression). A present copy is counted, not replaced.
+  KILN_RETURN_IF_ERROR(store_->ImportBundle(bundle));
+  Index(view, raw_bytes);
+  return Ok();
 }
 
 cache::BundleEntry KilnService::SharedEntryOf(const cache::PutRequest& put, int64_t created_ms) {
@@ -58,7 +90,6 @@ cache::BundleEntry KilnService::SharedEntryOf(const cache::PutRequest& put, int6
   entry.metadata.device_seconds = put.device_seconds;
   entry.metadata.created_ms = created_ms;
   entry.components = put.components;
-  if (put.request_hash) entry.request_hashes.push_back(*put.request_hash);
   entry.executable = std::string(put.executable);
   return entry;
 }

@@ -24,11 +24,18 @@ SharedTierMetrics::SharedTierMetrics(http::MetricsRegistry& registry)
                               "Compiles that waited on another server's compile lease instead of compiling.")),
       takeovers_(AddCounter(registry, "kiln_shared_lease_takeovers_total",
                             "Compile leases taken over after their holder stopped renewing them.")),
+      stale_leases_(AddCounter(registry, "kiln_shared_stale_leases_total",
+                               "Compile leases found with no time to live or one longer than --shared-lease "
+                               "(no live kiln's), taken over at once.")),
+      waiting_(registry
+                   .AddGauge("kiln_shared_lease_waiting",
+                             "Compiles waiting now on another server's lease (none holds a thread).")
+                   .WithLabels({})),
       up_(registry.AddGauge("kiln_shared_up", "1 while the shared tier answers, 0 while backing off after a failure.")
               .WithLabels({})) {}
 
 void SharedTierMetrics::Update(const cache::shared::SharedCounters& counters,
-                               const cache::shared::SharedHealth& health) {
+                               const cache::shared::SharedHealth& health, size_t waiting) {
   std::lock_guard lock(mu_);
   auto catch_up = [](http::Counter& counter, int64_t total) {
     if (static_cast<double>(total) > counter.value()) counter.Increment(static_cast<double>(total) - counter.value());
@@ -40,6 +47,8 @@ void SharedTierMetrics::Update(const cache::shared::SharedCounters& counters,
   catch_up(publishes_, counters.publishes);
   catch_up(lease_waits_, counters.lease_waits);
   catch_up(takeovers_, counters.takeovers);
+  catch_up(stale_leases_, counters.stale_leases);
+  waiting_.Set(static_cast<double>(waiting));
   up_.Set(health.up ? 1 : 0);
 }
 

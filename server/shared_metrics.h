@@ -15,7 +15,9 @@ namespace kiln::server {
 class SharedTierMetrics {
  public:
   explicit SharedTierMetrics(http::MetricsRegistry& registry);
-  void Update(const cache::shared::SharedCounters& counters, const cache::shared::SharedHealth& health);
+  // `waiting`: waits on other servers' leases open now (LeaseWaiter).
+  void Update(const cache::shared::SharedCounters& counters, const cache::shared::SharedHealth& health,
+              size_t waiting);
 
  private:
   std::mutex mu_;
@@ -26,6 +28,8 @@ class SharedTierMetrics {
   http::Counter& publishes_;
   http::Counter& lease_waits_;
   http::Counter& takeovers_;
+  http::Counter& stale_leases_;
+  http::Gauge& waiting_;
   http::Gauge& up_;
 };
 

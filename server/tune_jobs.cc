@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include <chrono>
+#include <new>
+#include <stdexcept>
 #include <cstdio>
 
 namespace kiln::server {
@@ -54,6 +56,30 @@ Result<TuneJobs::Submitted> TuneJobs::Submit(TuneJobSpec spec) {
     if ((job->state == TuneState::kQueued || job->state == TuneState::kRunning) && job->spec.entry == spec.entry) {
       return Submitted{ViewOf(*job), false};
     }
+  }
+  if (spec.budget.max_seconds <= 0) spec.budget.max_seconds = options_.job_budget_s;
+  if (spec.budget.max_seconds > options_.job_budget_s) {
+    return InvalidArgumentError("a tuning job may run for at most " + std::to_string(int64_t(options_.job_budget_s)) +
+                                " s; asked for " + std::to_string(spec.budget.max_seconds) + " s")
+        .WithReason("invalid_budget");
+  }
+  const std::string& tenant = spec.entry.tenant;
+  const size_t tenant_queued = std::count_if(queue_.begin(), queue_.end(), [&](const std::shared_ptr<Job>& job) {
+    return job->spec.entry.tenant == tenant;
+  });
+  if (tenant_queued >= options_.tenant_queued) {
+    return ResourceExhaustedError("tenant " + tenant + " has " + std::to_string(tenant_queued) +
+                                  " tuning jobs waiting, the most one tenant may; retry after one starts")
+        .WithReason(std::string(kTuneQuotaExceeded))
+        .RetryAfter(10);
+  }
+  if (const double queued_s = TenantBudgetSeconds(tenant); queued_s + spec.budget.max_seconds > options_.tenant_budget_s) {
+    return ResourceExhaustedError("tenant " + tenant + " has " + std::to_string(int64_t(queued_s)) +
+                                  " s of tuning queued or running; " + std::to_string(int64_t(spec.budget.max_seconds)) +
+                                  " s more would pass the " + std::to_string(int64_t(options_.tenant_budget_s)) +
+                                  " s one tenant may hold")
+        .WithReason(std::string(kTuneQuotaExceeded))
+        .RetryAfter(10);
   }
   if (queue_.size() >= options_.queue_capacity) {
     return UnavailableError(std::to_string(queue_.size()) + " tuning jobs are waiting (the most the server queues); " +
@@ -136,7 +162,10 @@ TuneCounts TuneJobs::counts() const {
   std::lock_guard lock(mu_);
   TuneCounts counts = counts_;
   counts.queued = static_cast<int64_t>(queue_.size());
-  for (const auto& [id, job] : jobs_) counts.running += job->state == TuneState::kRunning;
+  for (const auto& [id, job] : jobs_) {
+    counts.running += job->state == TuneState::kRunning;
+    counts.text_bytes += job->spec.hlo.size();
+  }
   return counts;
 }
 
@@ -160,12 +189,21 @@ void TuneJobs::WorkerLoop() {
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping
-    std::shared_ptr<Job> job = queue_.front();
-    queue_.pop_front();
+    auto next = NextJob();
+    std::shared_ptr<Job> job = *next;
+    queue_.erase(next);
     job->state = TuneState::kRunning;
+    tenant_started_[job->spec.entry.tenant] = ++starts_;
     lock.unlock();
     const std::function<bool()> cancelled = [&job] { return job->cancel.load(std::memory_order_relaxed); };
-    Result<TuneOutcome> outcome = work_(job->spec, job->progress, cancelled);
+    Result<TuneOutcome> outcome = InternalError("the tuning job did not finish");
+    try {
+      outcome = work_(job->spec, job->progress, cancelled);
+    } catch (const std::bad_alloc&) {
+      outcome = ResourceExhaustedError("the tuning ran out of host memory");
+    } catch (const std::exception& e) {
+      outcome = InternalError(std::string("the tuning failed: ") + e.what());
+    }
     lock.lock();
     if (outcome) {
       job->outcome = *std::move(outcome);
@@ -177,9 +215,36 @@ void TuneJobs::WorkerLoop() {
   }
 }
 
+std::deque<std::shared_ptr<TuneJobs::Job>>::iterator TuneJobs::NextJob() {
+  // The oldest job of the tenant that started a job longest ago (never: 0).
+  auto best = queue_.begin();
+  uint64_t best_started = UINT64_MAX;
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    auto started = tenant_started_.find((*it)->spec.entry.tenant);
+    const uint64_t when = started == tenant_started_.end() ? 0 : started->second;
+    if (when < best_started) {
+      best = it;
+      best_started = when;
+    }
+  }
+  return best;
+}
+
+double TuneJobs::TenantBudgetSeconds(const std::string& tenant) const {
+  double seconds = 0;
+  for (const auto& [id, job] : jobs_) {
+    if ((job->state == TuneState::kQueued || job->state == TuneState::kRunning) && job->spec.entry.tenant == tenant) {
+      seconds += job->spec.budget.max_seconds;
+    }
+  }
+  return seconds;
+}
+
 void TuneJobs::Finish(Job& job, TuneState state) {
   job.state = state;
   job.finished_ms = NowMs();
+  // A finished job keeps its figures, not its module.
+  std::string().swap(job.spec.hlo);
   switch (state) {
     case TuneState::kDone:
       ++counts_.done;

@@ -11,11 +11,22 @@
 //
 // Jobs are seen only by their tenant: Find and Cancel of another tenant's
 // id answer as for an unknown id. Finished jobs are kept for GET until
-// `finished_kept` newer ones have finished.
+// `finished_kept` newer ones have finished, without their module text
+// (dropped when a job ends, so kept jobs cost a few hundred bytes each).
+//
+// Fairness between tenants: one tenant may have at most
+// `tenant_queued` jobs waiting and `tenant_budget_s` seconds of time budget
+// queued or running, so no tenant can fill the queue; a free worker takes
+// the oldest job of the tenant whose last job started longest ago (round
+// robin), so a tenant waits behind at most one job of each other tenant.
+// Every job has a time budget of at most `job_budget_s` (a job asking for
+// trials only gets that one).
 //
 // Failures: Submit refuses with unavailable (reason tune_queue_full,
-// Retry-After) when `queue_capacity` jobs wait, and with unavailable
-// (draining) after Shutdown. Cancel of an unknown id is not_found; of a
+// Retry-After) when `queue_capacity` jobs wait, with resource_exhausted
+// (reason tune_quota_exceeded, 429, Retry-After) past the tenant's share,
+// invalid_argument (invalid_budget) for a time budget over job_budget_s,
+// and with unavailable (draining) after Shutdown. Cancel of an unknown id is not_found; of a
 // finished job failed_precondition (reason job_finished). A Work error of
 // code cancelled ends the job cancelled; any other ends it failed with the
 // error's text.
@@ -50,11 +61,14 @@ std::string_view TuneStateName(TuneState state);  // "queued", "running", ...
 
 inline constexpr std::string_view kTuneQueueFull = "tune_queue_full";  // unavailable
 inline constexpr std::string_view kJobFinished = "job_finished";       // failed_precondition
+inline constexpr std::string_view kTuneQuotaExceeded = "tune_quota_exceeded";  // resource_exhausted (429)
 
 // What a job tunes: a stored entry and the module it was compiled from.
 struct TuneJobSpec {
   cache::EntryId entry;            // tenant, key, chip, format version
-  std::string hlo;                 // the module's HLO text
+  // The module's HLO text; empty: the job reads the entry's own from the
+  // store when it starts. Dropped when the job ends.
+  std::string hlo;
   driver::CompileOptions options;  // as the entry was compiled (plan heuristic)
   autotune::TuneOptions budget;    // seed and budget; `cancelled` is set by the job
   bool background = false;         // queued by --tune-in-background after a miss
@@ -108,6 +122,7 @@ struct TuneCounts {
   int64_t dropped = 0;    // background submissions refused (queue full)
   int64_t trials = 0;     // of finished jobs
   double saved_us = 0;    // sum of heuristic_us - tuned_us over stored tunings
+  uint64_t text_bytes = 0;  // module text the queued and running jobs hold
 };
 
 class TuneJobs {
@@ -118,6 +133,10 @@ class TuneJobs {
     int workers = 1;
     size_t queue_capacity = 16;
     size_t finished_kept = 1024;
+    // One tenant's share (see above).
+    size_t tenant_queued = 4;
+    double tenant_budget_s = 3600;
+    double job_budget_s = 1800;
     // Milliseconds since the Unix epoch; the system clock when unset.
     std::function<int64_t()> clock = nullptr;
   };
@@ -163,6 +182,11 @@ class TuneJobs {
   };
 
   void WorkerLoop();
+  // The queued job a free worker takes next (round robin over tenants);
+  // queue_ must not be empty. mu_ held.
+  std::deque<std::shared_ptr<Job>>::iterator NextJob();
+  // Seconds of time budget `tenant` has queued or running. mu_ held.
+  double TenantBudgetSeconds(const std::string& tenant) const;
   void Finish(Job& job, TuneState state);  // mu_ held
   TuneJobView ViewOf(const Job& job) const;  // mu_ held
   std::string NewId();                        // mu_ held
@@ -178,6 +202,8 @@ class TuneJobs {
   std::deque<std::string> finished_order_;                // guarded by mu_
   TuneCounts counts_;                                     // finished figures; guarded by mu_
   std::mt19937_64 ids_;                                   // guarded by mu_
+  std::map<std::string, uint64_t> tenant_started_;        // tenant -> start sequence of its last job; guarded by mu_
+  uint64_t starts_ = 0;                                   // guarded by mu_
   std::vector<std::thread> workers_;
 };
 

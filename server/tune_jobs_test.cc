@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
+#include <string>
+#include <vector>
 #include <thread>
 
 namespace kiln::server {
@@ -88,7 +91,7 @@ TEST(TuneJobsTest, TheSameEntryAnswersItsActiveJobAndTheQueueIsBounded) {
   EXPECT_FALSE(jobs.Active("b", hlo::Hash128{0, 1})) << "another tenant's entry of the same key is another entry";
 
   ASSERT_TRUE(jobs.Submit(SpecFor("a", 2)));  // waits behind the first
-  auto full = jobs.Submit(SpecFor("a", 3));
+  auto full = jobs.Submit(SpecFor("b", 3));
   ASSERT_FALSE(full);
   EXPECT_EQ(full.error().code, ErrorCode::kUnavailable);
   EXPECT_EQ(full.error().reason(), kTuneQueueFull);
@@ -165,6 +168,90 @@ TEST(TuneJobsTest, FinishedJobsAreForgottenPastTheRetention) {
   WaitForEnd(jobs, "a", second->job.id);
   EXPECT_FALSE(jobs.Find("a", first->job.id));
   EXPECT_TRUE(jobs.Find("a", second->job.id));
+}
+
+
+// Found by a hostile probe: twenty 600 s jobs of one tenant took the whole
+// queue, and another tenant's job answered 503 tune_queue_full.
+TEST(TuneJobsTest, OneTenantCannotFillTheQueueAndTenantsTakeTurns) {
+  HeldWork held;
+  TuneJobs::Options options;
+  options.queue_capacity = 16;
+  options.tenant_queued = 4;
+  options.tenant_budget_s = 1e9;  // only the count binds here
+  std::vector<std::string> started;
+  std::mutex started_mu;
+  TuneJobs jobs(options, [&](const TuneJobSpec& spec, TuneProgress& progress,
+                             const std::function<bool()>& cancelled) -> Result<TuneOutcome> {
+    {
+      std::lock_guard lock(started_mu);
+      started.push_back(spec.entry.tenant + std::to_string(spec.entry.key.low));
+    }
+    return held.work()(spec, progress, cancelled);
+  });
+  ASSERT_TRUE(jobs.Submit(SpecFor("a", 1)));
+  WaitForStart(held, 1);
+  for (uint64_t k = 2; k <= 5; ++k) ASSERT_TRUE(jobs.Submit(SpecFor("a", k))) << k;
+  auto greedy = jobs.Submit(SpecFor("a", 6));
+  ASSERT_FALSE(greedy);
+  EXPECT_EQ(greedy.error().reason(), kTuneQuotaExceeded);
+  EXPECT_EQ(greedy.error().code, ErrorCode::kResourceExhausted);
+  ASSERT_TRUE(jobs.Submit(SpecFor("b", 1))) << "another tenant still gets in";
+  ASSERT_TRUE(jobs.Submit(SpecFor("b", 2)));
+  held.release = true;
+  for (;;) {
+    TuneCounts counts = jobs.counts();
+    if (counts.done == 7) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // After a's first job, b's come in turn with a's, not after all of them.
+  ASSERT_EQ(started.size(), 7u);
+  EXPECT_EQ(started[0], "a1");
+  EXPECT_EQ(started[1], "b1");
+  EXPECT_EQ(started[2], "a2");
+  EXPECT_EQ(started[3], "b2");
+}
+
+TEST(TuneJobsTest, ATenantsQueuedSecondsAndAJobsBudgetAreCapped) {
+  HeldWork held;
+  TuneJobs::Options options;
+  options.job_budget_s = 600;
+  options.tenant_budget_s = 1000;
+  TuneJobs jobs(options, held.work());
+  TuneJobSpec long_job = SpecFor("a", 1);
+  long_job.budget.max_seconds = 601;
+  auto too_long = jobs.Submit(long_job);
+  ASSERT_FALSE(too_long);
+  EXPECT_EQ(too_long.error().reason(), "invalid_budget");
+  TuneJobSpec trials_only = SpecFor("a", 2);  // no time limit: gets the job cap
+  auto capped = jobs.Submit(trials_only);
+  ASSERT_TRUE(capped);
+  EXPECT_EQ(capped->job.time_budget_s, 600);
+  TuneJobSpec more = SpecFor("a", 3);
+  more.budget.max_seconds = 500;
+  auto over = jobs.Submit(more);  // 600 + 500 > 1000
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error().reason(), kTuneQuotaExceeded);
+  EXPECT_NE(over.error().message.find("600 s of tuning queued or running"), std::string::npos) << over.error().message;
+  more.entry.tenant = "b";
+  EXPECT_TRUE(jobs.Submit(more));
+  held.release = true;
+}
+
+// Found by a hostile probe: 40 finished jobs of a 4 MB module kept 205 MB.
+TEST(TuneJobsTest, AJobDropsItsModuleTextWhenItEnds) {
+  HeldWork held;
+  TuneJobs jobs({}, held.work());
+  TuneJobSpec spec = SpecFor("a", 1);
+  spec.hlo = std::string(1 << 20, 'x');
+  auto submitted = jobs.Submit(spec);
+  ASSERT_TRUE(submitted);
+  WaitForStart(held, 1);
+  EXPECT_EQ(jobs.counts().text_bytes, 1u << 20);
+  held.release = true;
+  WaitForEnd(jobs, "a", submitted->job.id);
+  EXPECT_EQ(jobs.counts().text_bytes, 0u);
+  EXPECT_TRUE(jobs.Find("a", submitted->job.id)) << "the job itself is kept for GET";
 }
 
 }  // namespace

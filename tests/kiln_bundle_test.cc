@@ -11,7 +11,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <xxhash.h>
+
 #include "base/version.h"
+#include "base/zstd_testing.h"
 #include "tests/run_kiln.h"
 #include "tests/tunable_module.h"
 
@@ -195,6 +198,89 @@ TEST_F(KilnBundleTest, DamagedOrForeignBundlesAreRefusedAndChangeNothing) {
   newer_compiler[12] = static_cast<char>(newer);  // the compiler format version
   ExpectRefused(WriteFile("compiler.kbundle", newer_compiler), "compiler format " + std::to_string(newer));
   ExpectRefused(WriteFile("junk.kbundle", "not a bundle at all"), "not a kiln bundle");
+}
+
+// The bytes of a one-entry bundle whose entry claims `claimed_raw` bytes
+// of executable and holds `frame` (bundle.h's layout, written by hand: no
+// kiln writer makes a claim its frame does not hold).
+std::string ClaimingBundle(uint64_t claimed_raw, const std::string& frame) {
+  auto put = [](std::string& out, auto value) { out.append(reinterpret_cast<const char*>(&value), sizeof(value)); };
+  auto put_string = [&](std::string& out, std::string_view text) {
+    put(out, static_cast<uint32_t>(text.size()));
+    out.append(text);
+  };
+  std::string bundle = "KILNBNDL";
+  put(bundle, uint32_t{1});
+  put(bundle, static_cast<uint32_t>(kiln::kCompilerFormatVersion));
+  put(bundle, uint32_t{1});
+  std::string entry;
+  put_string(entry, "default");
+  put_string(entry, "0123456789abcdef0123456789abcdef");
+  put_string(entry, "v5e");
+  put(entry, static_cast<uint32_t>(kiln::kCompilerFormatVersion));
+  put_string(entry, "{}");
+  put_string(entry, "heuristic");
+  put(entry, 0.5);
+  put(entry, 0.001);
+  put(entry, int64_t{1'764'547'200'000});
+  put(entry, uint32_t{0});  // components
+  put(entry, uint32_t{0});  // request hashes
+  put(entry, claimed_raw);
+  put(entry, uint64_t{42});  // checksum (never reached)
+  put_string(entry, frame);
+  auto framed = [&](uint8_t kind, const std::string& payload) {
+    bundle.push_back(static_cast<char>(kind));
+    put(bundle, static_cast<uint64_t>(payload.size()));
+    bundle += payload;
+    const uint64_t checksum = XXH3_64bits(payload.data(), payload.size());
+    put(bundle, checksum);
+    return checksum;
+  };
+  const uint64_t entry_checksum = framed(1, entry);
+  std::string manifest;
+  put(manifest, uint64_t{1});
+  put(manifest, uint64_t{0});
+  put(manifest, entry_checksum);
+  framed(3, manifest);
+  return bundle;
+}
+
+// 40 KB of noise zstd-compressed as a stream: the frame does not record its
+// size, so only decoding says it holds 40 KB.
+std::string StreamedNoiseFrame() {
+  std::string raw(40'000, '\0');
+  uint64_t state = 88172645463325252ULL;
+  for (char& c : raw) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    c = static_cast<char>(state);
+  }
+  return kiln::testing::StreamedZstdFrame(raw);
+}
+
+// Found by a hostile probe: a 131 KB bundle made `inspect import` allocate
+// the 4 GiB its entry claimed, and abort under a memory limit. Run here
+// under a 600 MB address-space limit (ulimit -v): a claim is refused, or
+// costs what the frame really holds, and the import exits 1.
+TEST_F(KilnBundleTest, ABundleClaimingHugeExecutablesIsRefusedInLittleMemory) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: ulimit -v cannot bound it";
+#endif
+  const std::string frame = StreamedNoiseFrame();
+  ASSERT_GT(frame.size(), (uint64_t{1} << 30) / 32768) << "the frame must look big enough for its claim";
+  const std::vector<std::pair<uint64_t, std::string>> claims = {
+      {(uint64_t{1} << 30) - 1, "decompressed to 40000 bytes"},   // within the limit: decoded, found short
+      {(uint64_t{4} << 30) - 1, "bytes"},                           // past the limit: refused unread
+  };
+  for (const auto& [claim, reason] : claims) {
+    const std::string bundle = WriteFile("claim.kbundle", ClaimingBundle(claim, frame));
+    RunResult refused = RunKiln("inspect import " + bundle + " --db " + Path("bomb.db"), "ulimit -v 600000; ");
+    EXPECT_EQ(refused.exit_code, 1) << claim << ": " << refused.err;
+    EXPECT_NE(refused.err.find("nothing imported"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find(reason), std::string::npos) << refused.err;
+    EXPECT_FALSE(fs::exists(Path("bomb.db")));
+  }
 }
 
 }  // namespace

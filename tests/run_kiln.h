@@ -23,10 +23,11 @@ struct RunResult {
 };
 
 // `kiln ARGS` (ARGS as shell words).
-inline RunResult RunKiln(const std::string& args) {
+// `shell_prefix` runs first in the same shell ("ulimit -v 600000; ").
+inline RunResult RunKiln(const std::string& args, const std::string& shell_prefix = "") {
   const std::filesystem::path err_file =
       std::filesystem::temp_directory_path() / ("kiln_test_err_" + std::to_string(getpid()));
-  const std::string cmd = std::string(KILN_BINARY) + " " + args + " 2>" + err_file.string();
+  const std::string cmd = shell_prefix + std::string(KILN_BINARY) + " " + args + " 2>" + err_file.string();
   FILE* pipe = popen(cmd.c_str(), "r");
   EXPECT_NE(pipe, nullptr);
   std::string out;

@@ -108,6 +108,12 @@ TEST(AuthFileTest, ParseErrorsNameTheLine) {
   ASSERT_FALSE(bad_role);
   EXPECT_NE(bad_role.error().message.find("auth.txt:1: unknown role 'root'"), std::string::npos);
   EXPECT_FALSE(Authenticator::Parse(HashToken("t") + " shared admin\n", "f")) << "'shared' is reserved";
+  // 'default' is the tenant of every server without an auth file: on one
+  // Redis, such a server's anonymous clients would read and write it.
+  Result<Authenticator> named_default = Authenticator::Parse(HashToken("t") + " default admin\n", "auth.txt");
+  ASSERT_FALSE(named_default);
+  EXPECT_NE(named_default.error().message.find("'default' is reserved"), std::string::npos)
+      << named_default.error().message;
   Result<Authenticator> ok = Authenticator::Parse("# comment\n\n" + HashToken("t") + " a read  # trailing\n", "f");
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(ok->token_count(), 1u);

@@ -287,8 +287,9 @@ TEST(ServerSharedTierTest, WaitingOnAnotherServersLeaseHoldsNoCompileThread) {
     key = Compile(alone, SmallModule(40)).value("key", "");
   }
   ASSERT_FALSE(key.empty());
-  // Another server holds X's lease for 3 s (and then goes silent).
-  ASSERT_TRUE(redis.Command({"SET", RedisKey(key, "lease"), "elsewhere:1:0", "PX", "3000"}));
+  // Another server holds X's lease for 0.9 s of b's 1 s lease (and then
+  // goes silent).
+  ASSERT_TRUE(redis.Command({"SET", RedisKey(key, "lease"), "elsewhere:1:0", "PX", "900"}));
   KilnServeProcess b(SharedFlags(redis, {"--compile-threads", "1"}));
   ASSERT_TRUE(b.ok());
   std::atomic<int> order{0};
@@ -436,16 +437,21 @@ TEST(ServerSharedTierTest, KillingRedisKeepsEveryServerAnswering) {
     EXPECT_EQ(Metric(*server, "kiln_shared_up"), 0);
   }
 
-  // Back: the servers find it again after their backoff.
+  // Back: each server's background probe finds it within a second or two,
+  // with no request touching Redis (a probe found /healthz saying down for
+  // minutes, until a compile came).
   ASSERT_TRUE(redis.Restart());
-  const auto give_up = std::chrono::steady_clock::now() + 10s;
-  json published;
-  for (int seed = 20; std::chrono::steady_clock::now() < give_up; ++seed) {
-    Compile(a, SmallModule(seed));
-    if (Metric(a, "kiln_shared_up") == 1) break;
-    std::this_thread::sleep_for(100ms);
+  for (KilnServeProcess* server : {&a, &b}) {
+    json health;
+    for (const auto give_up = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < give_up;
+         std::this_thread::sleep_for(50ms)) {
+      health = json::parse(server->Call("GET", "/healthz").body, nullptr, false);
+      if (health["shared"].value("state", "") == "up") break;
+    }
+    EXPECT_EQ(health["shared"].value("state", ""), "up") << health.dump();
   }
-  EXPECT_EQ(Metric(a, "kiln_shared_up"), 1);
+  EXPECT_EQ(Compile(a, SmallModule(30)).value("cache", ""), "miss");
+  WaitForPublishes({&a}, 2);
 }
 
 TEST(ServerSharedTierTest, ABadSharedUrlStopsTheServerWithoutEchoingThePassword) {
@@ -466,6 +472,112 @@ TEST(ServerSharedTierTest, AnUnreachableRedisAtStartIsAWarningNotAFailure) {
   json health = json::parse(server.Call("GET", "/healthz").body, nullptr, false);
   EXPECT_EQ(health["shared"].value("state", ""), "down");
   EXPECT_EQ(health.dump().find("hunter2"), std::string::npos);
+}
+
+
+// Found by a hostile probe: a lease key planted without a TTL held its
+// compile past 40 s. No live kiln's lease lacks a TTL, or has one longer
+// than --shared-lease: it is taken over at once.
+TEST(ServerSharedTierTest, APlantedLeaseWithoutATimeToLiveHoldsNothing) {
+  REQUIRE_REDIS();
+  RedisServer redis;
+  ASSERT_TRUE(redis.ok());
+  std::string key, long_key;
+  {
+    KilnServeProcess alone({});
+    ASSERT_TRUE(alone.ok());
+    key = Compile(alone, SmallModule(50)).value("key", "");
+    long_key = Compile(alone, SmallModule(51)).value("key", "");
+  }
+  ASSERT_TRUE(redis.Command({"SET", RedisKey(key, "lease"), "ghost"}));
+  ASSERT_TRUE(redis.Command({"SET", RedisKey(long_key, "lease"), "ghost", "PX", "3600000"}));
+  KilnServeProcess b(SharedFlags(redis, {}, "15s"));
+  ASSERT_TRUE(b.ok());
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(Compile(b, SmallModule(50)).value("cache", ""), "miss");
+  EXPECT_EQ(Compile(b, SmallModule(51)).value("cache", ""), "miss");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "a planted lease held a compile";
+  EXPECT_EQ(Metric(b, "kiln_shared_stale_leases_total"), 2);
+  EXPECT_EQ(Metric(b, "kiln_shared_lease_waits_total"), 0);
+}
+
+// Found by a hostile probe: eight compiles waiting on another server's
+// leases held all eight shared-tier threads, so another tenant's unrelated
+// miss took seconds, and a client that left kept its wait. Now waits hold
+// no thread and end when their clients go.
+TEST(ServerSharedTierTest, WaitsOnLiveLeasesHoldNoThreadAndEndWhenTheirClientsLeave) {
+  REQUIRE_REDIS();
+  RedisServer redis;
+  ASSERT_TRUE(redis.ok());
+  constexpr int kWaits = 12;  // more than the 8 shared-tier threads
+  std::vector<std::string> keys;
+  {
+    KilnServeProcess alone({});
+    ASSERT_TRUE(alone.ok());
+    for (int i = 0; i < kWaits; ++i) keys.push_back(Compile(alone, SmallModule(60 + i)).value("key", ""));
+  }
+  // Live leases of another server: 20 s each, within b's --shared-lease.
+  for (const std::string& key : keys) {
+    ASSERT_TRUE(redis.Command({"SET", RedisKey(key, "lease"), "elsewhere:1:0", "PX", "20000"}));
+  }
+  KilnServeProcess b(SharedFlags(redis, {"--compile-threads", "1"}, "30s"));
+  ASSERT_TRUE(b.ok());
+  std::vector<http::testing::RawHttpClient> clients;
+  for (int i = 0; i < kWaits; ++i) {
+    auto client = http::testing::RawHttpClient::Connect(b.port(), 5s);
+    ASSERT_TRUE(client);
+    ASSERT_TRUE(client->Send(
+        http::testing::MakeRequest("POST", "/v1/compile", SmallModule(60 + i), "Content-Type: text/plain\r\n")));
+    clients.push_back(std::move(*client));
+  }
+  for (const auto give_up = std::chrono::steady_clock::now() + 10s;
+       Metric(b, "kiln_shared_lease_waiting") < kWaits && std::chrono::steady_clock::now() < give_up;) {
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(Metric(b, "kiln_shared_lease_waiting"), kWaits);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(Compile(b, SmallModule(99)).value("cache", ""), "miss");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s) << "an unrelated miss waited behind lease waits";
+  EXPECT_EQ(b.Call("GET", "/healthz").status, 200);
+  // The clients go: their waits end long before the leases would.
+  clients.clear();
+  for (const auto give_up = std::chrono::steady_clock::now() + 5s;
+       Metric(b, "kiln_shared_lease_waiting") > 0 && std::chrono::steady_clock::now() < give_up;) {
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(Metric(b, "kiln_shared_lease_waiting"), 0) << "a wait outlived its client";
+  EXPECT_EQ(Metric(b, "kiln_shared_lease_takeovers_total"), 0);
+}
+
+// Found by a hostile probe: a shared-tier hit answered `stored: true` ~300
+// ms before its local write; a kill -9 then lost it. Now the fetched entry
+// is in the local store when the answer says so.
+TEST(ServerSharedTierTest, ASharedHitIsStoredLocallyWhenItsAnswerSaysSo) {
+  REQUIRE_REDIS();
+  RedisServer redis;
+  ASSERT_TRUE(redis.ok());
+  KilnServeProcess a(SharedFlags(redis));
+  ASSERT_TRUE(a.ok());
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(Compile(a, SmallModule(200 + i)).value("cache", ""), "miss");
+  WaitForPublishes({&a}, 6);
+  std::vector<std::string> keys;
+  std::filesystem::path db;
+  {
+    KilnServeProcess b(SharedFlags(redis));
+    ASSERT_TRUE(b.ok());
+    db = b.db_path();
+    for (int i = 0; i < 6; ++i) {
+      json answer = Compile(b, SmallModule(200 + i));
+      EXPECT_EQ(answer.value("tier", ""), "shared");
+      EXPECT_TRUE(answer.value("stored", false));
+      keys.push_back(answer.value("key", ""));
+    }
+    b.Signal(SIGKILL);  // the moment the last answer came
+    ASSERT_TRUE(b.WaitForExit(5s));
+    kiln::testing::RunResult listed = kiln::testing::RunKiln("inspect list --json --db " + db.string());
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    for (const std::string& key : keys) EXPECT_NE(listed.out.find(key), std::string::npos) << key << " was lost";
+  }
 }
 
 }  // namespace

@@ -95,6 +95,35 @@ TEST(ServerSliceTest, AShardedModuleCompiledForASliceRunsThereWithTheWholeModule
   EXPECT_EQ(kernel_events, 4 * ServerEnv::Json(timed)["kernels"].size());
 }
 
+// Found by a hostile probe: collectives naming devices outside their slice
+// compiled and stored, then failed at execute (500) or timed anyway. Now
+// the compile refuses them, naming the instruction.
+TEST(ServerSliceTest, CollectivesOutsideTheirSliceAreRefusedAtCompile) {
+  ServerEnv env(SlicePool());
+  ASSERT_TRUE(env.ok());
+  const std::string header = "HloModule per_chip, num_partitions=4\n\nadd {\n  a = f32[] parameter(0)\n"
+                             "  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY e {\n"
+                             "  p = f32[8]{0} parameter(0)\n  ROOT r = f32[8]{0} ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"all-reduce(p), channel_id=1, replica_groups={{0,1,2,3,4,5}}, use_global_device_ids=true, to_apply=add",
+       "names id 4, outside the slice"},
+      {"all-reduce(p), channel_id=1, replica_groups={{0,1},{1,2,3}}, use_global_device_ids=true, to_apply=add",
+       "twice"},
+      {"all-reduce(p), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=add",
+       "every id must be in one group"},
+      {"collective-permute(p), channel_id=1, source_target_pairs={{0,9},{9,0}}", "outside the slice"},
+  };
+  for (const auto& [op, expected] : cases) {
+    auto compiled = env.Call("POST", "/v1/compile?topology=2x2", header + op + "\n}\n", kText);
+    EXPECT_EQ(compiled.status, 422) << op << ": " << compiled.body;
+    EXPECT_EQ(ServerEnv::Json(compiled)["error"]["code"], "invalid_collective") << compiled.body;
+    EXPECT_NE(compiled.body.find("%r"), std::string::npos) << compiled.body;
+    EXPECT_NE(compiled.body.find(expected), std::string::npos) << compiled.body;
+  }
+  auto entries = ServerEnv::Json(env.Call("GET", "/v1/entries"));
+  EXPECT_TRUE(entries["entries"].empty()) << "a refused program was stored: " << entries.dump();
+}
+
 TEST(ServerSliceTest, ATopologyThePoolLacksOrTheChipCannotHaveIsAClearError) {
   ServerEnv env(SlicePool());
   ASSERT_TRUE(env.ok());

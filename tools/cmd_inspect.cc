@@ -341,6 +341,7 @@ void RegisterBundleCommands(CLI::App* cmd, int* exit_code) {
   auto* in = cmd->add_subcommand("import", "Check a bundle whole, then add what the store lacks");
   in->add_option("file", args->file, "Bundle to read")->required();
   AddDbOption(in, &args->db, "Cache database, created when absent");
+  in->add_option("--tenant", args->tenant, "File every entry and record under this tenant (default: the bundle's)");
   in->add_flag("--json", args->json, "Print JSON");
   in->callback(run(ImportBundleFile));
 }

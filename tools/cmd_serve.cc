@@ -19,7 +19,8 @@
 // KILN_SHARED_TIMEOUT); flags win. Redis credentials may come from
 // KILN_SHARED_USER / KILN_SHARED_PASSWORD, and for rediss:// a CA and a
 // client certificate from KILN_SHARED_TLS_CA, KILN_SHARED_TLS_CERT and
-// KILN_SHARED_TLS_KEY.
+// KILN_SHARED_TLS_KEY; --shared-key-file (KILN_SHARED_KEY_FILE) signs and
+// checks every shared value (cache/shared/value_mac.h).
 // `--listen 127.0.0.1:0` takes an ephemeral port; the start line names the
 // port bound.
 #include <sys/resource.h>
@@ -28,9 +29,12 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <thread>
 
+#include "cache/shared/value_mac.h"
 #include "server/auth.h"
 #include "server/http/http_server.h"
 #include "server/kiln_service.h"
@@ -59,6 +63,7 @@ struct ServeArgs {
   std::string shutdown_grace = "10s";
   std::string tune_in_background;  // empty: off
   std::string shared;              // empty: no shared tier
+  std::string shared_key_file;
   std::string shared_ttl = "7d";
   std::string shared_lease = "15s";
   std::string shared_timeout = "2s";
@@ -96,10 +101,11 @@ Result<server::ServeOptions> ResolveOptions(const ServeArgs& args, const CLI::Ap
     options.tune_in_background = *tune;
   }
   options.shared_url = args.shared;
+  options.shared_key_file = args.shared_key_file;
   auto shared_ttl = server::ParseSharedTtl(args.shared_ttl);
   if (!shared_ttl) return shared_ttl.error().WithContext("--shared-ttl");
   options.shared_ttl = *shared_ttl;
-  auto shared_lease = server::ParseDuration(args.shared_lease);
+  auto shared_lease = server::ParseSharedLease(args.shared_lease);
   if (!shared_lease) return shared_lease.error().WithContext("--shared-lease");
   options.shared_lease = *shared_lease;
   auto shared_timeout = server::ParseDuration(args.shared_timeout);
@@ -140,6 +146,20 @@ Result<cache::shared::SharedTierOptions> SharedTierOptionsOf(const server::Serve
   shared.client.connection.command_timeout = options.shared_timeout;
   shared.client.connection.connect_timeout = std::min<std::chrono::milliseconds>(options.shared_timeout, std::chrono::milliseconds(1000));
   cache::shared::ApplyTlsEnvironment(shared.client.connection);
+  if (!options.shared_key_file.empty()) {
+    std::ifstream in(options.shared_key_file, std::ios::binary);
+    if (!in) return ErrnoError(errno, "--shared-key-file " + options.shared_key_file + ": cannot read");
+    shared.value_key.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    while (!shared.value_key.empty() && (shared.value_key.back() == '\n' || shared.value_key.back() == '\r')) {
+      shared.value_key.pop_back();
+    }
+    if (shared.value_key.size() < cache::shared::kMinValueKeyBytes) {
+      return InvalidArgumentError("--shared-key-file " + options.shared_key_file + ": the key is " +
+                                  std::to_string(shared.value_key.size()) + " bytes; at least " +
+                                  std::to_string(cache::shared::kMinValueKeyBytes) +
+                                  " are needed (e.g. openssl rand -hex 32 > FILE)");
+    }
+  }
   return shared;
 }
 
@@ -313,6 +333,10 @@ void RegisterServe(CLI::App& app, int* exit_code) {
                   "Compile lease in Redis: renewed while compiling; another server takes over this long after "
                   "its holder dies [KILN_SHARED_LEASE]")
       ->capture_default_str();
+  cmd->add_option("--shared-key-file", args->shared_key_file,
+                  "A file holding the fleet's secret key: every value this server publishes carries its "
+                  "HMAC-SHA256, and only values whose MAC verifies are used, so only servers with the key can "
+                  "plant entries [KILN_SHARED_KEY_FILE]");
   cmd->add_option("--shared-timeout", args->shared_timeout,
                   "Deadline of one Redis exchange; past it the server backs off and serves locally "
                   "[KILN_SHARED_TIMEOUT]")

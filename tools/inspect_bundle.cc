@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/bundle.h"
+#include "cache/bundle_reader.h"
 #include "cache/cache_store.h"
 #include "tools/store_open.h"
 
@@ -70,14 +71,14 @@ class AtomicFileWriter {
   bool committed_ = false;
 };
 
-Result<std::string> ReadWholeFile(const std::string& path) {
+// The bundle file, open for reading; closed when the pointer is dropped.
+using BundleFile = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+Result<BundleFile> OpenBundleFile(const std::string& path) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) return InvalidArgumentError(path + " is a folder, not a bundle");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError("cannot open bundle " + path);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return DataLossError("cannot read bundle " + path);
-  return bytes;
+  BundleFile file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (file == nullptr) return ErrnoError(errno, "cannot open bundle " + path);
+  return file;
 }
 
 void PrintReport(const char* verb, const cache::BundleReport& r, bool json) {
@@ -157,12 +158,34 @@ Status ExportBundleFile(const BundleArgs& args) {
 }
 
 Status ImportBundleFile(const BundleArgs& args) {
-  KILN_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(args.file));
-  auto bundle = cache::DecodeBundle(bytes, cache::CurrentSchemaVersion());
-  if (!bundle) return bundle.error().WithContext("refused " + args.file + ", nothing imported");
+  cache::ImportOptions options;
+  if (!args.tenant.empty()) {
+    KILN_RETURN_IF_ERROR(cache::ValidateName("--tenant", args.tenant));
+    options.tenant = args.tenant;
+  }
+  // First pass: the whole bundle checked, nothing written.
+  {
+    KILN_ASSIGN_OR_RETURN(BundleFile file, OpenBundleFile(args.file));
+    Status checked = [&]() -> Status {
+      KILN_ASSIGN_OR_RETURN(cache::BundleReader reader,
+                            cache::BundleReader::Open(cache::BundleReader::FileSource(file.get(), args.file),
+                                                      cache::CurrentSchemaVersion()));
+      for (;;) {
+        KILN_ASSIGN_OR_RETURN(std::optional<cache::BundleReader::Item> item, reader.Next());
+        if (!item) return Ok();
+      }
+    }();
+    if (!checked) return checked.error().WithContext("refused " + args.file + ", nothing imported");
+  }
+  // Second pass: read (and checked) again, written in batches.
+  KILN_ASSIGN_OR_RETURN(BundleFile file, OpenBundleFile(args.file));
+  KILN_ASSIGN_OR_RETURN(cache::BundleReader reader,
+                        cache::BundleReader::Open(cache::BundleReader::FileSource(file.get(), args.file),
+                                                  cache::CurrentSchemaVersion()));
   KILN_ASSIGN_OR_RETURN(auto store, OpenToolStore(args.db, StoreAccess::kCreateIfMissing));
-  KILN_ASSIGN_OR_RETURN(cache::BundleReport report, store->ImportBundle(*bundle));
-  PrintReport("imported", report, args.json);
+  Result<cache::BundleReport> report = store->ImportBundle(reader, options);
+  if (!report) return report.error().WithContext("importing " + args.file);
+  PrintReport("imported", *report, args.json);
   return Ok();
 }
 

@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include "cache/shared/value_mac.h"
+
 namespace kiln::cache::shared {
 namespace {
 
@@ -12,6 +14,14 @@ using Clock = std::chrono::steady_clock;
 // Extends the lease only while `token` still holds it.
 constexpr const char* kRenewScript =
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+// Takes the lease when it is free or stale: {1} taken, {2} taken over a
+// lease with no TTL or one past ARGV[3] ms (no live kiln's), {0, pttl}
+// held by a live holder.
+constexpr const char* kClaimScript =
+    "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1} end "
+    "local t = redis.call('pttl', KEYS[1]) "
+    "if t == -1 or t > tonumber(ARGV[3]) then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return {2} end "
+    "return {0, t}";
 // Deletes the lease only while `token` still holds it.
 constexpr const char* kReleaseScript =
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
@@ -51,7 +61,7 @@ std::string SharedTier::LeaseKey(const EntryId& id) { return KeyPrefix(id) + ":l
 
 SharedTier::SharedTier(SharedTierOptions options)
     : options_(std::move(options)), client_(options_.url, options_.client), backoff_(options_.backoff_initial) {
-  renewer_ = std::thread([this] { RenewLoop(); });
+  renewer_ = std::thread([this] { BackgroundLoop(); });
 }
 
 SharedTier::~SharedTier() {
@@ -94,7 +104,16 @@ Result<std::vector<RedisReply>> SharedTier::Call(std::string_view key,
 }
 
 std::optional<BundleEntry> SharedTier::Verified(const EntryId& id, std::string_view value) {
-  Result<Bundle> bundle = DecodeBundle(value, CurrentSchemaVersion(), options_.verify);
+  std::string_view bytes = UnsignedPart(value);
+  if (!options_.value_key.empty()) {
+    Result<std::string_view> opened = OpenSignedValue(options_.value_key, value);
+    if (!opened) {
+      counters_.corrupt++;
+      return std::nullopt;
+    }
+    bytes = *opened;
+  }
+  Result<Bundle> bundle = DecodeBundle(bytes, CurrentSchemaVersion(), options_.verify);
   if (!bundle || bundle->entries.size() != 1 || !bundle->records.empty() || !(bundle->entries[0].metadata.id == id)) {
     counters_.corrupt++;
     return std::nullopt;
@@ -133,6 +152,7 @@ Status SharedTier::Publish(const BundleEntry& entry) {
   bundle.schema_version = CurrentSchemaVersion();
   bundle.entries.push_back(entry);
   KILN_ASSIGN_OR_RETURN(std::string value, EncodeBundle(bundle));
+  if (!options_.value_key.empty()) value = SignValue(options_.value_key, value);
   if (value.size() > options_.max_value_bytes)
     return ResourceExhaustedError("shared tier: the entry is " + std::to_string(value.size()) +
                                   " bytes encoded, over the " + std::to_string(options_.max_value_bytes) +
@@ -170,17 +190,25 @@ void SharedTier::Release(const std::string& key, const std::string& token) {
   (void)Call(key, {{"EVAL", kReleaseScript, "1", key, token}});
 }
 
-Result<std::unique_ptr<SharedTier::Lease>> SharedTier::TryLease(const EntryId& id) {
+Result<std::unique_ptr<SharedTier::Lease>> SharedTier::TryLease(const EntryId& id,
+                                                              std::chrono::milliseconds& held_for) {
   const std::string key = LeaseKey(id);
   std::string token = NewToken();
   const std::string ttl = std::to_string(options_.lease_ttl.count());
-  KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> replies, Call(key, {{"SET", key, token, "NX", "PX", ttl}}));
+  KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> replies,
+                        Call(key, {{"EVAL", kClaimScript, "1", key, token, ttl, ttl}}));
   const RedisReply& reply = replies.front();
-  if (reply.IsNil()) return std::unique_ptr<Lease>();
-  if (!reply.IsStatus("OK")) {
+  if (reply.kind != RedisReply::Kind::kArray || reply.elements.empty() ||
+      reply.elements[0].kind != RedisReply::Kind::kInteger) {
     counters_.errors++;
-    return ReplyError("SET NX", reply);
+    return ReplyError("the lease script", reply);
   }
+  const long long outcome = reply.elements[0].integer;
+  if (outcome == 0) {
+    held_for = std::chrono::milliseconds(reply.elements.size() > 1 ? std::max(0LL, reply.elements[1].integer) : 0);
+    return std::unique_ptr<Lease>();
+  }
+  if (outcome == 2) counters_.stale_leases++;
   std::unique_ptr<Lease> lease(new Lease(this, key, token));
   {
     std::lock_guard lock(leases_mu_);
@@ -189,37 +217,47 @@ Result<std::unique_ptr<SharedTier::Lease>> SharedTier::TryLease(const EntryId& i
   return lease;
 }
 
+Result<SharedTier::Claim> SharedTier::TryClaim(const EntryId& id) {
+  const std::string entry_key = EntryKey(id);
+  Claim claim;
+  // Cheap look first: the value may be megabytes.
+  KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> exists, Call(entry_key, {{"EXISTS", entry_key}}));
+  if (exists.front().integer == 1) {
+    KILN_ASSIGN_OR_RETURN(claim.entry, Fetch(id));
+    if (claim.entry) return claim;
+  }
+  KILN_ASSIGN_OR_RETURN(claim.lease, TryLease(id, claim.held_for));
+  if (!claim.lease) {
+    claim.held = true;
+    return claim;
+  }
+  // The holder may have published and released between the look and the
+  // lease.
+  KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> again, Call(entry_key, {{"EXISTS", entry_key}}));
+  if (again.front().integer == 1) {
+    KILN_ASSIGN_OR_RETURN(std::optional<BundleEntry> entry, Fetch(id));
+    if (entry) {
+      claim.lease.reset();
+      claim.entry = std::move(entry);
+    }
+  }
+  return claim;
+}
+
 Result<SharedTier::Claim> SharedTier::FetchOrLease(const EntryId& id, const std::function<bool()>& cancelled) {
   const Clock::time_point give_up = Clock::now() + options_.wait_limit;
-  const std::string entry_key = EntryKey(id);
   std::chrono::milliseconds pause = options_.poll_initial;
-  Claim claim;
+  bool waited = false;
   for (bool first = true;; first = false) {
-    // Cheap look first: the value may be megabytes.
-    KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> exists, Call(entry_key, {{"EXISTS", entry_key}}));
-    if (exists.front().integer == 1) {
-      KILN_ASSIGN_OR_RETURN(claim.entry, Fetch(id));
-      if (claim.entry) return claim;
-    } else if (first) {
-      counters_.misses++;
-    }
-    KILN_ASSIGN_OR_RETURN(claim.lease, TryLease(id));
-    if (claim.lease) {
-      // The holder may have published and released between the look and
-      // the lease.
-      KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> again, Call(entry_key, {{"EXISTS", entry_key}}));
-      if (again.front().integer == 1) {
-        KILN_ASSIGN_OR_RETURN(claim.entry, Fetch(id));
-        if (claim.entry) {
-          claim.lease.reset();
-          return claim;
-        }
-      }
-      if (claim.waited) counters_.takeovers++;
+    KILN_ASSIGN_OR_RETURN(Claim claim, TryClaim(id));
+    if (first && !claim.entry) counters_.misses++;
+    if (!claim.held) {
+      if (waited && claim.lease) counters_.takeovers++;
+      claim.waited = waited;
       return claim;
     }
-    if (!claim.waited) counters_.lease_waits++;
-    claim.waited = true;
+    if (!waited) counters_.lease_waits++;
+    waited = true;
     if (cancelled && cancelled()) return CancelledError("stopped waiting for another server's compile");
     if (Clock::now() + pause > give_up)
       return DeadlineExceededError("another server has compiled " + id.ToString() + " for longer than " +
@@ -249,25 +287,53 @@ Result<std::optional<SharedPresence>> SharedTier::Where(const EntryId& id) {
   return std::optional<SharedPresence>(presence);
 }
 
-void SharedTier::RenewLoop() {
+void SharedTier::BackgroundLoop() {
+  const auto renew_period = std::max(options_.lease_ttl / 3, std::chrono::milliseconds(1));
+  const auto probe_period = std::max(options_.probe_interval, std::chrono::milliseconds(1));
+  Clock::time_point next_renew = Clock::now() + renew_period;
+  Clock::time_point next_probe = Clock::now() + probe_period;
   std::unique_lock lock(leases_mu_);
-  const auto period = std::max(options_.lease_ttl / 3, std::chrono::milliseconds(1));
   while (!stopping_) {
-    leases_cv_.wait_for(lock, period, [this] { return stopping_; });
+    leases_cv_.wait_until(lock, std::min(next_renew, next_probe), [this] { return stopping_; });
     if (stopping_) return;
-    std::vector<HeldLease> held;
-    for (auto& [token, lease] : held_) held.push_back(lease);
     lock.unlock();
-    const std::string ttl = std::to_string(options_.lease_ttl.count());
-    for (const HeldLease& lease : held) {
-      Result<std::vector<RedisReply>> renewed =
-          Call(lease.key, {{"EVAL", kRenewScript, "1", lease.key, lease.token, ttl}});
-      // Redis down: the lease may lapse; the holder still finishes and
-      // publishes. Another holder now: this one lost it.
-      if (renewed && renewed->front().kind == RedisReply::Kind::kInteger && renewed->front().integer == 0)
-        lease.lost->store(true);
+    const Clock::time_point now = Clock::now();
+    if (now >= next_renew) {
+      RenewHeld();
+      next_renew = now + renew_period;
+    }
+    if (now >= next_probe) {
+      // Past the backoff: this PING is what tells Health() Redis is back.
+      Result<std::vector<RedisReply>> pong = client_.Pipeline("", {{"PING"}});
+      std::lock_guard health(health_mu_);
+      if (pong && pong->front().IsStatus("PONG")) {
+        up_ = true;
+        backoff_ = options_.backoff_initial;
+      } else if (up_) {
+        up_ = false;
+        last_error_ = pong ? "PING answered " + pong->front().text : pong.error().message;
+        down_until_ = Clock::now() + backoff_;
+      }
+      next_probe = Clock::now() + probe_period;
     }
     lock.lock();
+  }
+}
+
+void SharedTier::RenewHeld() {
+  std::vector<HeldLease> held;
+  {
+    std::lock_guard lock(leases_mu_);
+    for (auto& [token, lease] : held_) held.push_back(lease);
+  }
+  const std::string ttl = std::to_string(options_.lease_ttl.count());
+  for (const HeldLease& lease : held) {
+    Result<std::vector<RedisReply>> renewed =
+        Call(lease.key, {{"EVAL", kRenewScript, "1", lease.key, lease.token, ttl}});
+    // Redis down: the lease may lapse; the holder still finishes and
+    // publishes. Another holder now: this one lost it.
+    if (renewed && renewed->front().kind == RedisReply::Kind::kInteger && renewed->front().integer == 0)
+      lease.lost->store(true);
   }
 }
 
@@ -296,7 +362,8 @@ SharedCounters SharedTier::Counters() const {
                         .corrupt = counters_.corrupt,
                         .publishes = counters_.publishes,
                         .lease_waits = counters_.lease_waits,
-                        .takeovers = counters_.takeovers};
+                        .takeovers = counters_.takeovers,
+                        .stale_leases = counters_.stale_leases};
 }
 
 }  // namespace kiln::cache::shared

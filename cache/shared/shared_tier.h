@@ -8,7 +8,13 @@
 //       refused unless it names exactly the entry asked for
 //   kiln:{KEY}:CHIP:vFORMAT:TENANT:lease  the compile lease: a random token,
 //       SET NX PX lease_ttl, renewed every lease_ttl/3 while its holder
-//       compiles, deleted (only by its holder) when it finishes
+//       compiles, deleted (only by its holder) when it finishes. A lease
+//       with no time to live, or one longer than lease_ttl, is no live
+//       kiln's (every server of a fleet runs one --shared-lease): it is
+//       stale and taken over at once, so a planted key cannot hold a
+//       compile. A wait on a live lease is bounded by wait_limit, and by
+//       whoever waits (TryClaim never waits; lease_waiter.h waits without a
+//       thread of its own).
 // Tenants never share a Redis key: the tenant is part of every key, and
 // the shared namespace is its own tenant. Entries expire entry_ttl after
 // they were last published or fetched (0: never; then Redis's maxmemory
@@ -18,9 +24,11 @@
 // call fails fast with Unavailable (reason shared_unavailable) and the
 // tier backs off (backoff_initial doubling to backoff_max) before touching
 // Redis again; the caller serves and compiles locally. Health() and the
-// counters say so. Credentials never appear in messages.
+// counters say so; a background PING every probe_interval keeps Health()
+// true to Redis within that time, whether or not requests touch it.
+// Credentials never appear in messages.
 //
-// Thread-safe. Owns a thread that renews held leases.
+// Thread-safe. Owns a thread that renews held leases and probes Redis.
 #pragma once
 
 #include <atomic>
@@ -55,11 +63,18 @@ struct SharedTierOptions {
   std::chrono::milliseconds poll_max{250};
   std::chrono::milliseconds backoff_initial{250};
   std::chrono::milliseconds backoff_max{30'000};
+  // How often the background thread PINGs Redis (whatever the backoff), so
+  // Health() says up within this long of Redis coming back, and down within
+  // this long of it going away when no request touches it.
+  std::chrono::milliseconds probe_interval{1'000};
   // Entries larger than this (encoded) are not published (Redis's default
   // proto-max-bulk-len is 512 MB).
   size_t max_value_bytes = size_t{512} << 20;
   // Checks a fetched executable before it is used (tests may relax it).
   ExecutableVerifier verify = VerifyProgramBytes;
+  // The fleet's key for the MAC on values (value_mac.h), at least
+  // kMinValueKeyBytes; empty: values carry none and any is read.
+  std::string value_key;
 };
 
 // What the tier did since it started (kiln_shared_* metrics).
@@ -71,6 +86,7 @@ struct SharedCounters {
   int64_t publishes = 0;    // entries written
   int64_t lease_waits = 0;  // compiles that waited on another server's lease
   int64_t takeovers = 0;    // leases taken after their holder went away
+  int64_t stale_leases = 0;  // leases with no or too long a TTL, taken over at once
 };
 
 struct SharedHealth {
@@ -116,17 +132,31 @@ class SharedTier {
   // Writes `entry` (with entry_ttl), replacing what is there.
   Status Publish(const BundleEntry& entry);
 
-  // Fetch, or the lease to compile: the entry when Redis has it or gets it
-  // while this call waits on another server's lease (`waited` says so);
-  // otherwise the lease, held until the Lease is destroyed. Waits at most
-  // wait_limit (then DeadlineExceeded) and stops early when `cancelled`
-  // returns true (Cancelled).
+  // One look, never waiting: the entry when Redis has it; else the lease
+  // to compile it, when no live server holds one (a stale lease is taken
+  // over, counted); else `held`: another server compiles it now, and its
+  // lease runs for `held_for` more.
   struct Claim {
     std::optional<BundleEntry> entry;
     std::unique_ptr<Lease> lease;
-    bool waited = false;
+    bool held = false;
+    std::chrono::milliseconds held_for{0};
+    bool waited = false;  // set by whoever waited for this claim
   };
+  Result<Claim> TryClaim(const EntryId& id);
+
+  // TryClaim repeated until it answers the entry or the lease, pausing
+  // poll_initial doubling to poll_max on this thread (tools and tests; the
+  // server waits through lease_waiter.h): at most wait_limit (then
+  // DeadlineExceeded, reason shared_wait_timeout), stopping early when
+  // `cancelled` returns true (Cancelled). `waited` says it waited.
   Result<Claim> FetchOrLease(const EntryId& id, const std::function<bool()>& cancelled = nullptr);
+
+  const SharedTierOptions& options() const { return options_; }
+  // Count a wait on another server's lease, and a lease taken after such a
+  // wait (a LeaseWaiter's, which waits outside this class).
+  void CountLeaseWait() { counters_.lease_waits++; }
+  void CountTakeover() { counters_.takeovers++; }
 
   // Where `id` lives in Redis; nullopt when absent.
   Result<std::optional<SharedPresence>> Where(const EntryId& id);
@@ -147,9 +177,13 @@ class SharedTier {
   Result<std::vector<RedisReply>> Call(std::string_view key, const std::vector<RedisClient::Command>& commands);
   // Reads a fetched value; nullopt (counted corrupt) when it does not verify.
   std::optional<BundleEntry> Verified(const EntryId& id, std::string_view value);
-  Result<std::unique_ptr<Lease>> TryLease(const EntryId& id);
+  // The lease, or null with `held_for` set when a live lease is there.
+  Result<std::unique_ptr<Lease>> TryLease(const EntryId& id, std::chrono::milliseconds& held_for);
   void Release(const std::string& key, const std::string& token);
-  void RenewLoop();
+  // The background thread: renews held leases every lease_ttl/3 and PINGs
+  // Redis every probe_interval.
+  void BackgroundLoop();
+  void RenewHeld();
 
   const SharedTierOptions options_;
   RedisClient client_;
@@ -161,7 +195,8 @@ class SharedTier {
   std::string last_error_;                            // guarded by health_mu_
 
   struct AtomicCounters {
-    std::atomic<int64_t> hits{0}, misses{0}, errors{0}, corrupt{0}, publishes{0}, lease_waits{0}, takeovers{0};
+    std::atomic<int64_t> hits{0}, misses{0}, errors{0}, corrupt{0}, publishes{0}, lease_waits{0}, takeovers{0},
+        stale_leases{0};
   };
   AtomicCounters counters_;
   std::atomic<bool> getex_supported_{true};  // false once Redis refused GETEX

@@ -9,6 +9,7 @@
 
 #include "cache/shared/testing/redis_server.h"
 #include "cache/testing/test_store.h"
+#include "cache/testing/test_program.h"
 
 namespace kiln::cache::shared {
 namespace {
@@ -22,7 +23,7 @@ using testing::RedisServer;
 #define REQUIRE_REDIS()                                                                           \
   if (!RedisServer::Available()) GTEST_SKIP() << "redis-server is not installed (scripts/setup.sh installs it)"
 
-Status AcceptAll(std::string_view) { return {}; }
+Status AcceptAll(const EntryId&, std::string_view) { return {}; }
 
 SharedTierOptions OptionsFor(const std::string& url_text) {
   SharedTierOptions options;
@@ -60,7 +61,7 @@ BundleEntry EntryFor(const EntryId& id, uint64_t n = 1) {
   entry.metadata.options = "opt_level=2";
   entry.metadata.compile_seconds = 2.5;
   entry.metadata.device_seconds = 0.001;
-  entry.metadata.created_ms = 1000;
+  entry.metadata.created_ms = 1'764'547'200'000;  // 2025-12-01
   entry.components = {{"entry body", Hash128{n, 9}}};
   entry.request_hashes = {Hash128{n, 77}};
   entry.executable = TestExecutable(n, 20000);
@@ -135,6 +136,59 @@ TEST_F(SharedTierTest, CorruptOrMisfiledValuesAreNeverServed) {
   ASSERT_TRUE(refused);
   EXPECT_FALSE(*refused);
   EXPECT_EQ(strict_tier.Counters().corrupt, 1);
+}
+
+// Found by a hostile probe: anyone who could write to Redis could plant a
+// well-formed value for any key (XXH3 authenticates nothing). With the
+// fleet's key, only values its servers signed are used.
+TEST_F(SharedTierTest, WithAFleetKeyOnlySignedValuesAreUsed) {
+  SharedTierOptions keyed = Options();
+  keyed.value_key = "0123456789abcdef-fleet-key";
+  SharedTier a(keyed), b(keyed);
+  SharedTierOptions other_key = keyed;
+  other_key.value_key = "another-fleet-key-entirely";
+  SharedTier stranger(other_key);
+  SharedTier unkeyed(Options());
+
+  const EntryId id = TestId(21);
+  ASSERT_TRUE(a.Publish(EntryFor(id)));
+  auto fetched = b.Fetch(id);
+  ASSERT_TRUE(fetched && *fetched) << "a server with the key reads what another signed";
+  auto refused = stranger.Fetch(id);
+  ASSERT_TRUE(refused);
+  EXPECT_FALSE(*refused);
+  EXPECT_EQ(stranger.Counters().corrupt, 1);
+  auto read = unkeyed.Fetch(id);  // no key: reads it, checking what it can
+  ASSERT_TRUE(read && *read);
+
+  // A value planted without a MAC (by a server without the key, or by hand).
+  const EntryId planted = TestId(22);
+  ASSERT_TRUE(unkeyed.Publish(EntryFor(planted)));
+  auto unsigned_value = b.Fetch(planted);
+  ASSERT_TRUE(unsigned_value);
+  EXPECT_FALSE(*unsigned_value);
+  EXPECT_EQ(b.Counters().corrupt, 1);
+}
+
+// A real program, compiled for another chip (or key), filed under an id:
+// refused by the identity check every reader of an entry makes.
+TEST_F(SharedTierTest, AProgramFiledUnderAnotherIdIsNeverServed) {
+  SharedTierOptions strict = Options();
+  strict.verify = VerifyProgramBytes;
+  SharedTier tier(strict);
+  const EntryId id = TestId(23);
+  BundleEntry entry = EntryFor(id);
+  entry.executable = cache::testing::TestProgramBytes(id.key, "tpu7x");  // filed as v5e
+  entry.metadata.raw_bytes = entry.executable.size();
+  ASSERT_TRUE(tier.Publish(entry));
+  auto fetched = tier.Fetch(id);
+  ASSERT_TRUE(fetched);
+  EXPECT_FALSE(*fetched);
+  EXPECT_EQ(tier.Counters().corrupt, 1);
+  entry.executable = cache::testing::TestProgramBytes(id.key, id.chip);
+  ASSERT_TRUE(tier.Publish(entry));
+  fetched = tier.Fetch(id);
+  ASSERT_TRUE(fetched && *fetched) << "the same program filed under its own id is served";
 }
 
 TEST_F(SharedTierTest, OneLeaseAtATimeAndWaitersGetThePublishedEntry) {

@@ -138,8 +138,8 @@ Result<driver::CompileOutput> TuningState::Lower(const Point& point, const Forme
 }
 
 Result<double> TuningState::Measure(const Point& point, const Formed& formed) {
-  ++result_.trials;
   KILN_ASSIGN_OR_RETURN(driver::CompileOutput out, Lower(point, formed));
+  ++result_.trials;  // a program measured (as the job's progress counts them)
   auto start = Clock::now();
   Result<Measurement> m = runner_.Measure(out.executable, /*strict_tiling=*/true);
   result_.ms.timing += MsSince(start);

@@ -84,7 +84,7 @@ void PlaceLargestFirstWhenTighter(BufferAssignment& out) {
 
 // What the error of a program over HBM adds when the caller named other
 // targets: the one with the least HBM that holds `peak`, or that none does.
-std::string AlternativeAdvice(std::span<const HbmAlternative> alternatives, int64_t peak) {
+std::string AlternativeAdvice(std::span<const HbmAlternative> alternatives, int64_t peak, int64_t own_hbm_bytes) {
   const HbmAlternative* fits = nullptr;
   const HbmAlternative* most = nullptr;
   for (const HbmAlternative& a : alternatives) {
@@ -92,9 +92,10 @@ std::string AlternativeAdvice(std::span<const HbmAlternative> alternatives, int6
     if (most == nullptr || a.hbm_bytes > most->hbm_bytes) most = &a;
   }
   if (fits != nullptr) return "; it fits on " + fits->name + " (" + FormatBytes(fits->hbm_bytes) + ")";
-  if (most != nullptr) {
+  if (most != nullptr && most->hbm_bytes > own_hbm_bytes) {
     return "; no chip kind holds it: the most HBM is " + most->name + "'s " + FormatBytes(most->hbm_bytes);
   }
+  if (most != nullptr) return "; no chip kind holds it: this one has the most HBM of any";
   return "";
 }
 
@@ -231,7 +232,7 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
   out.peak_bytes = SatAdd(SatAdd(out.parameter_bytes, out.constant_bytes), out.slot_bytes);
   if (out.peak_bytes == std::numeric_limits<int64_t>::max()) {
     return std::unexpected(HugeProgramError(computation, out, hbm_bytes, chip_name,
-                                            AlternativeAdvice(alternatives, out.peak_bytes)));
+                                            AlternativeAdvice(alternatives, out.peak_bytes, hbm_bytes)));
   }
   if (out.peak_bytes > hbm_bytes) {
     return ResourceExhaustedError("program needs " + FormatBytes(out.peak_bytes) + " of HBM at peak (parameters " +
@@ -241,7 +242,7 @@ Result<BufferAssignment> AssignBuffers(const hlo::Computation& computation, cons
                                   (peak_kernel >= 0 ? ", the largest then " + LargestLiveAt(computation, out, peak_kernel)
                                                     : std::string()) +
                                   "); chip " + std::string(chip_name) + " has " + FormatBytes(hbm_bytes) +
-                                  AlternativeAdvice(alternatives, out.peak_bytes));
+                                  AlternativeAdvice(alternatives, out.peak_bytes, hbm_bytes));
   }
   return out;
 }

@@ -108,6 +108,13 @@ TEST(BufferAssignmentTest, ProgramsLargerThanHbmNameTheSmallestTargetThatHoldsTh
       "chip tiny has 8.0 MiB; no chip kind holds it: the most HBM is small's 10.0 MiB"))
       << buffers.error().message;
 
+  // The chip with the most HBM of all (TPU7x): the error does not point at
+  // a smaller one (a probe saw "the most HBM is v5p's 95.0 GiB" on TPU7x).
+  buffers = AssignBuffers(*module->entry(), *plan, 10 << 20, "biggest", {}, too_small);
+  ASSERT_FALSE(buffers.has_value());
+  EXPECT_TRUE(buffers.error().message.ends_with("no chip kind holds it: this one has the most HBM of any"))
+      << buffers.error().message;
+
   // A program that fits is unaffected by the alternatives.
   EXPECT_TRUE(AssignBuffers(*module->entry(), *plan, 64 << 20, "roomy", {}, too_small).has_value());
 }

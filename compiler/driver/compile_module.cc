@@ -5,6 +5,7 @@
 
 #include "compiler/driver/stopwatch.h"
 #include "compiler/hlo/attribute.h"
+#include "compiler/hlo/collective_groups.h"
 #include "compiler/lowering/lower_to_program.h"
 
 namespace kiln::driver {
@@ -73,6 +74,11 @@ Result<CompileOutput> LowerPlanned(const PreparedModule& prepared, const Compile
       out.program.result_sharding = prepared.global_signature->result_sharding;
     }
     KILN_RETURN_IF_ERROR(runtime::VerifyProgram(out.program));
+    // Every collective must name devices of this slice, each once: refused
+    // here, naming the instruction, instead of failing at execute or time.
+    KILN_ASSIGN_OR_RETURN(int64_t chips, runtime::ProgramChipCount(out.program));
+    const int64_t replicas = out.program.replica_count;
+    KILN_RETURN_IF_ERROR(hlo::CheckCollectives(module, replicas, chips / replicas));
   }
 
   for (const fusion::Kernel& k : compiled.plan.kernels) {
@@ -84,7 +90,7 @@ Result<CompileOutput> LowerPlanned(const PreparedModule& prepared, const Compile
   const StageTimes& t = compiled.times;
   out.compile_ms = prepared.prepare_ms + t.planning_ms + t.buffers_ms + t.cost_ms + watch.LapMs();
   out.program.compile_ms = out.compile_ms;
-  out.executable = runtime::SerializeProgram(out.program);
+  KILN_ASSIGN_OR_RETURN(out.executable, runtime::SerializeProgram(out.program));
   out.fusion_edges = std::move(compiled.plan.edges);
   return out;
 }

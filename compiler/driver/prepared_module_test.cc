@@ -47,7 +47,7 @@ CompileOptions Options(PlanKind plan, std::string chip = "v5e") {
 std::vector<uint8_t> WithoutCompileTime(const CompileOutput& out) {
   runtime::Program program = out.program;
   program.compile_ms = 0;
-  return runtime::SerializeProgram(program);
+  return *runtime::SerializeProgram(program);
 }
 
 void ExpectSameCompile(const CompileOutput& lowered, const CompileOutput& one_shot) {

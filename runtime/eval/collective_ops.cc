@@ -13,7 +13,7 @@
 #include <string>
 
 #include "compiler/hlo/op_attributes.h"
-#include "runtime/eval/collective_groups.h"
+#include "compiler/hlo/collective_groups.h"
 #include "runtime/eval/instruction_error.h"
 #include "runtime/eval/interpreter.h"
 #include "runtime/eval/slice_rendezvous.h"
@@ -198,15 +198,15 @@ Result<Value> Interpreter::EvalCollective(const Instruction& instr, std::span<co
     if (v.is_tuple() || v.empty()) return std::unexpected(InstrError(instr, "operands must be arrays"));
     mine->push_back(v.array());
   }
-  const SliceDevice& device = options_.slice->device;
+  const hlo::SliceDevice& device = options_.slice->device;
   const bool permute = op == Opcode::kCollectivePermute || op == Opcode::kCollectivePermuteStart;
   std::vector<int64_t> group;
-  PermuteRoute route;
+  hlo::PermuteRoute route;
   if (permute) {
-    KILN_ASSIGN_OR_RETURN(route, CollectivePermuteRoute(instr, device));
+    KILN_ASSIGN_OR_RETURN(route, hlo::CollectivePermuteRoute(instr, device));
     group = route.domain;
   } else {
-    KILN_ASSIGN_OR_RETURN(group, CollectiveGroup(instr, device));
+    KILN_ASSIGN_OR_RETURN(group, hlo::CollectiveGroup(instr, device));
   }
   KILN_ASSIGN_OR_RETURN(std::vector<Contribution> all,
                         options_.slice->rendezvous->Exchange(device.id(), group, instr.name(), mine,

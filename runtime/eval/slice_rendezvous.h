@@ -31,7 +31,7 @@
 
 #include "base/status.h"
 #include "compiler/hlo/literal.h"
-#include "runtime/eval/collective_groups.h"
+#include "compiler/hlo/collective_groups.h"
 #include "runtime/eval/interrupt.h"
 
 namespace kiln::runtime {
@@ -79,7 +79,7 @@ class SliceRendezvous {
 // One device of a slice and where it meets the others (EvalOptions::slice).
 struct SliceMember {
   SliceRendezvous* rendezvous = nullptr;  // borrowed
-  SliceDevice device;
+  hlo::SliceDevice device;
 };
 
 }  // namespace kiln::runtime

@@ -17,6 +17,13 @@
 
 namespace kiln::runtime {
 
+// The largest executable kiln makes, stores or reads (envelope included):
+// the compiler refuses a program whose bytes would pass it, and every
+// reader (store, bundle, shared tier, HTTP) refuses a larger claim before
+// allocating. The corpus's largest program is 9 MB (Mixtral 8x7B 2x8); an
+// HLO module at the 256 MiB request limit makes about 560 MB.
+inline constexpr uint64_t kMaxExecutableBytes = uint64_t{1} << 30;
+
 // Version of the executable layout; executables of another version are
 // rejected (and the cache never serves them).
 inline constexpr uint32_t kExecutableFormatVersion = 1;
@@ -105,8 +112,11 @@ inline constexpr int64_t kMaxProgramChips = 16384;
 // its axes. Errors (data loss) for a malformed topology or replica count.
 Result<int64_t> ProgramChipCount(const Program& program);
 
-// Executable bytes (envelope + FlatBuffer) for `program`.
-std::vector<uint8_t> SerializeProgram(const Program& program);
+// Executable bytes (envelope + FlatBuffer) for `program`. Fails
+// (kResourceExhausted, reason program_too_large) for a program whose bytes
+// would pass kMaxExecutableBytes, before building any that FlatBuffers
+// could not hold: no executable kiln makes is one its readers refuse.
+Result<std::vector<uint8_t>> SerializeProgram(const Program& program);
 
 // Checks and decodes executable bytes; never trusts them. Errors say what is
 // wrong ("executable truncated: header says 4096 payload bytes, 1200

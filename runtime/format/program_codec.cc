@@ -80,9 +80,50 @@ ProgramKernel DecodeKernel(const fb::Kernel& k) {
   return out;
 }
 
+// At least the bytes SerializeProgram writes: every string and vector with
+// its length word and padding, and a generous vtable and table per object
+// (128 bytes each, past the schema's widest). Checked before building, so a
+// program FlatBuffers cannot hold (2 GiB) is refused instead of aborting.
+uint64_t SerializedSizeBound(const Program& p) {
+  constexpr uint64_t kObject = 128;
+  auto text = [](const std::string& s) -> uint64_t { return s.size() + 8; };
+  auto words = [](size_t n, size_t width) -> uint64_t { return n * width + 8; };
+  uint64_t bound = kEnvelopeHeaderBytes + kObject + text(p.key) + text(p.chip) + text(p.plan) + text(p.options) +
+                   text(p.result_shape) + text(p.topology) + text(p.global_result_shape) + text(p.result_sharding) +
+                   words(p.parameters.size(), 4) + words(p.results.size(), 4) + words(p.buffers.size(), 4) +
+                   words(p.kernels.size(), 4);
+  for (const std::string& s : p.global_parameter_shapes) bound += text(s) + 4;
+  for (const std::string& s : p.parameter_shardings) bound += text(s) + 4;
+  for (const ProgramBuffer& buf : p.buffers) {
+    bound += kObject + text(buf.shape) + text(buf.literal) + words(buf.parameter_path.size(), 8);
+  }
+  for (const ProgramKernel& k : p.kernels) {
+    bound += 2 * kObject + text(k.name) + text(k.kind) + text(k.hlo) + words(k.inputs.size(), 4) +
+             words(k.outputs.size(), 4) + words(k.tiling.grid.size(), 8);
+    for (const auto* blocks : {&k.tiling.operand_blocks, &k.tiling.result_blocks}) {
+      bound += words(blocks->size(), 4);
+      for (const std::vector<int64_t>& dims : *blocks) bound += kObject + words(dims.size(), 8);
+    }
+  }
+  return bound;
+}
+
+Error TooLarge(const Program& p, uint64_t bytes, bool bound) {
+  return ResourceExhaustedError("the program's executable would be " + std::string(bound ? "up to " : "") +
+                                std::to_string(bytes) + " bytes (" + std::to_string(p.kernels.size()) +
+                                " kernels, " + std::to_string(p.buffers.size()) + " buffers), over the " +
+                                std::to_string(kMaxExecutableBytes) + "-byte limit on executables")
+      .WithReason("program_too_large");
+}
+
 }  // namespace
 
-std::vector<uint8_t> SerializeProgram(const Program& p) {
+Result<std::vector<uint8_t>> SerializeProgram(const Program& p) {
+  // FlatBuffers holds at most 2 GiB: past the bound's reach of it, refuse
+  // before building (the builder would abort).
+  if (const uint64_t bound = SerializedSizeBound(p); bound >= FLATBUFFERS_MAX_BUFFER_SIZE) {
+    return TooLarge(p, bound, /*bound=*/true);
+  }
   FlatBufferBuilder b(1024);
   std::vector<Offset<fb::Buffer>> buffers;
   buffers.reserve(p.buffers.size());
@@ -106,6 +147,9 @@ std::vector<uint8_t> SerializeProgram(const Program& p) {
       p.global_result_shape.empty() ? 0 : b.CreateString(p.global_result_shape),
       p.result_sharding.empty() ? 0 : b.CreateString(p.result_sharding));
   fb::FinishExecutableBuffer(b, root);
+  if (const uint64_t bytes = b.GetSize() + kEnvelopeHeaderBytes; bytes > kMaxExecutableBytes) {
+    return TooLarge(p, bytes, /*bound=*/false);
+  }
   return WrapInEnvelope(p.format_version, {b.GetBufferPointer(), b.GetSize()});
 }
 
@@ -118,9 +162,25 @@ Result<Program> ParseProgram(std::span<const uint8_t> bytes) {
   // The verifier checks the file identifier too, once it knows the payload
   // holds one (ExecutableBufferHasIdentifier alone reads bytes 4..7 of a
   // payload that may be shorter).
-  flatbuffers::Verifier verifier(envelope.payload.data(), envelope.payload.size());
+  if (envelope.payload.size() + kEnvelopeHeaderBytes > kMaxExecutableBytes) {
+    return ResourceExhaustedError("executable of " + std::to_string(envelope.payload.size() + kEnvelopeHeaderBytes) +
+                                  " bytes is over the " + std::to_string(kMaxExecutableBytes) + "-byte limit");
+  }
+  // Every table takes at least its 4-byte vtable offset, so no well-formed
+  // payload holds more tables than this: the limit refuses nothing kiln
+  // writes, however many kernels, and still bounds the walk.
+  flatbuffers::Verifier::Options limits;
+  limits.max_tables = static_cast<flatbuffers::uoffset_t>(envelope.payload.size() / 4 + 1);
+  flatbuffers::Verifier verifier(envelope.payload.data(), envelope.payload.size(), limits);
   if (!fb::VerifyExecutableBuffer(verifier)) {
     return DataLossError("executable fails FlatBuffers verification: the layout is malformed");
+  }
+  // The builder writes no slack past its first object but alignment
+  // padding (under 8 bytes); more is bytes the program does not hold.
+  const size_t used = verifier.GetComputedSize();
+  if (used + 8 <= envelope.payload.size()) {
+    return DataLossError("executable has " + std::to_string(envelope.payload.size() - used) +
+                         " bytes past the end of its program");
   }
   const fb::Executable& e = *fb::GetExecutable(envelope.payload.data());
   if (e.format_version() != envelope.format_version) {

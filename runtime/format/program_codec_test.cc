@@ -44,24 +44,24 @@ Program AddProgram() {
 
 TEST(ProgramCodecTest, RoundTripsExactly) {
   Program p = AddProgram();
-  std::vector<uint8_t> bytes = SerializeProgram(p);
+  std::vector<uint8_t> bytes = *SerializeProgram(p);
   auto back = ParseProgram(bytes);
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(*back, p);
-  EXPECT_EQ(SerializeProgram(*back), bytes);
+  EXPECT_EQ(*SerializeProgram(*back), bytes);
 }
 
 TEST(ProgramCodecTest, RoundTripsTheSliceAProgramRunsOn) {
   Program p = AddProgram();
   p.topology = "2x4";
   p.replica_count = 2;
-  auto back = ParseProgram(SerializeProgram(p));
+  auto back = ParseProgram(*SerializeProgram(p));
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->topology, "2x4");
   EXPECT_EQ(back->replica_count, 2u);
   EXPECT_EQ(ProgramChipCount(*back).value_or(-1), 8);
   // A one-chip program stores neither field and reads back as one chip.
-  auto one = ParseProgram(SerializeProgram(AddProgram()));
+  auto one = ParseProgram(*SerializeProgram(AddProgram()));
   ASSERT_TRUE(one);
   EXPECT_EQ(one->topology, "");
   EXPECT_EQ(one->replica_count, 1u);
@@ -69,7 +69,7 @@ TEST(ProgramCodecTest, RoundTripsTheSliceAProgramRunsOn) {
 }
 
 TEST(ProgramCodecTest, RejectsEveryTruncation) {
-  std::vector<uint8_t> bytes = SerializeProgram(AddProgram());
+  std::vector<uint8_t> bytes = *SerializeProgram(AddProgram());
   for (size_t n = 0; n < bytes.size(); n += 7) {
     auto r = ParseProgram(std::span<const uint8_t>(bytes.data(), n));
     ASSERT_FALSE(r) << "accepted " << n << " of " << bytes.size() << " bytes";
@@ -78,7 +78,7 @@ TEST(ProgramCodecTest, RejectsEveryTruncation) {
 }
 
 TEST(ProgramCodecTest, RejectsEveryFlippedByte) {
-  std::vector<uint8_t> bytes = SerializeProgram(AddProgram());
+  std::vector<uint8_t> bytes = *SerializeProgram(AddProgram());
   for (size_t i = 0; i < bytes.size(); ++i) {
     std::vector<uint8_t> bad = bytes;
     bad[i] ^= 0x5a;
@@ -92,7 +92,7 @@ TEST(ProgramCodecTest, RejectsEveryFlippedByte) {
 // either refused as data_loss or decodes to a program that passes
 // VerifyProgram. Never a crash (CI runs this under ASan and UBSan).
 TEST(ProgramCodecTest, ResealedFlippedPayloadsAreRefusedOrVerified) {
-  std::vector<uint8_t> bytes = SerializeProgram(AddProgram());
+  std::vector<uint8_t> bytes = *SerializeProgram(AddProgram());
   const std::span<const uint8_t> payload(bytes.data() + kEnvelopeHeaderBytes, bytes.size() - kEnvelopeHeaderBytes);
   int refused_by_layout = 0, refused_by_structure = 0, decoded = 0;
   for (uint8_t mask : {uint8_t{0x01}, uint8_t{0x5a}, uint8_t{0xff}}) {
@@ -153,7 +153,7 @@ TEST(ProgramCodecTest, ReadsEightByteVectorsAHostileBufferMisaligns) {
 TEST(ProgramCodecTest, RejectsAnotherFormatVersion) {
   Program p = AddProgram();
   p.format_version = kExecutableFormatVersion + 1;
-  auto r = ParseProgram(SerializeProgram(p));
+  auto r = ParseProgram(*SerializeProgram(p));
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("format version"), std::string::npos) << r.error().message;
 }

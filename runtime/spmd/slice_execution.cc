@@ -32,7 +32,7 @@ Result<std::vector<hlo::Literal>> RunOnSlice(SliceShape slice, std::span<const s
   std::vector<int64_t> charged(devices, 0);
   std::vector<std::optional<Result<hlo::Literal>>> results(devices);
   for (int64_t d = 0; d < devices; ++d) {
-    members[d] = {&rendezvous, SliceDevice{slice.replicas, slice.partitions, d / slice.partitions,
+    members[d] = {&rendezvous, hlo::SliceDevice{slice.replicas, slice.partitions, d / slice.partitions,
                                            d % slice.partitions}};
     device_options[d].slice = &members[d];
     device_options[d].units_charged = &charged[d];

@@ -21,9 +21,12 @@
 
 #include "base/status.h"
 #include "compiler/hlo/instruction.h"
-#include "runtime/eval/collective_groups.h"  // GroupMode, CollectiveGroupMode
+#include "compiler/hlo/collective_groups.h"  // GroupMode, CollectiveGroupMode
 
 namespace kiln::runtime::timing {
+
+using hlo::CollectiveGroupMode;
+using hlo::GroupMode;
 
 // How the program's replicas and partitions fill the slice's chips. Both 0
 // (the default): the slice runs one program per chip, as replicas for a

@@ -7,44 +7,22 @@
 
 #include "base/str_cat.h"
 #include "base/zstd_context.h"
+#include "base/zstd_stream.h"
 
 namespace kiln::http {
 
 Result<std::string> ZstdDecompress(std::string_view compressed, size_t max_bytes) {
-  ZSTD_DCtx* ctx = ThreadZstdDecompressionContext();
-  std::string out;
-  // Trust the frame's declared size only as a hint, capped by the limit.
-  unsigned long long declared = ZSTD_getFrameContentSize(compressed.data(), compressed.size());
-  size_t initial = ZSTD_DStreamOutSize();
-  if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != ZSTD_CONTENTSIZE_ERROR) {
-    initial = std::max<size_t>(initial, std::min<unsigned long long>(declared, max_bytes + 1));
+  Result<std::string> out = ZstdDecompressBounded(compressed, max_bytes);
+  if (out) return out;
+  const Error& error = out.error();
+  if (error.reason() == kOutOfMemory) return UnavailableError("out of memory decoding the zstd request body").RetryAfter(1);
+  if (error.code == ErrorCode::kResourceExhausted) {
+    return std::unexpected(
+        ResourceExhaustedError(StrCat("zstd request body decodes to more than the ", max_bytes, "-byte limit"))
+            .WithReason("payload_too_large"));
   }
-  out.resize(std::min(initial, max_bytes + 1));
-  ZSTD_inBuffer in{compressed.data(), compressed.size(), 0};
-  size_t produced = 0;
-  while (true) {
-    if (produced == out.size()) out.resize(std::min(out.size() * 2, max_bytes + 1));
-    ZSTD_outBuffer buffer{out.data(), out.size(), produced};
-    size_t result = ZSTD_decompressStream(ctx, &buffer, &in);
-    if (ZSTD_isError(result)) {
-      return std::unexpected(InvalidArgumentError(StrCat("zstd request body is corrupt: ", ZSTD_getErrorName(result)))
-                                 .WithReason("bad_content_encoding"));
-    }
-    produced = buffer.pos;
-    if (produced > max_bytes) {
-      return std::unexpected(
-          ResourceExhaustedError(StrCat("zstd request body decodes to more than the ", max_bytes, "-byte limit"))
-              .WithReason("payload_too_large"));
-    }
-    bool input_done = in.pos == in.size;
-    if (result == 0 && input_done) break;  // every frame complete
-    if (input_done && buffer.pos < buffer.size) {
-      return std::unexpected(
-          InvalidArgumentError("zstd request body ends inside a frame (truncated)").WithReason("bad_content_encoding"));
-    }
-  }
-  out.resize(produced);
-  return out;
+  return std::unexpected(
+      InvalidArgumentError(StrCat("zstd request body is corrupt: ", error.message)).WithReason("bad_content_encoding"));
 }
 
 Status DecodeRequestBody(Request& request, size_t max_body_bytes) {

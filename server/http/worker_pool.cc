@@ -1,6 +1,8 @@
 #include "server/http/worker_pool.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <exception>
 
 namespace kiln::http {
 
@@ -53,7 +55,16 @@ void WorkerPool::WorkLoop(std::stop_token stop) {
       task = std::move(queue_.front());
       queue_.pop_front();
     }
-    task();
+    // A task that throws (out of memory where a hostile input forced a
+    // large allocation) must not end the process: its Responder, dropped
+    // with the task, answers 500, and the thread goes on.
+    try {
+      task();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kiln: a worker task failed: %s\n", e.what());
+    } catch (...) {
+      std::fprintf(stderr, "kiln: a worker task failed with an unknown exception\n");
+    }
   }
 }
 

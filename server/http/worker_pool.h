@@ -2,7 +2,9 @@
 //
 // The HTTP server runs slow handlers here so the loop thread never parses,
 // compiles or touches SQLite. TrySubmit never blocks: a full queue is the
-// signal to answer 503. Thread-safe. Destruction discards tasks not yet
+// signal to answer 503. A task that throws is logged to standard error and
+// dropped (with its captures, so a Responder among them answers 500); the
+// thread goes on. Thread-safe. Destruction discards tasks not yet
 // started and joins the threads, so it waits for running tasks to return.
 #pragma once
 

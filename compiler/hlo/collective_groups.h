@@ -13,7 +13,9 @@
 //   (all-to-all, collective-broadcast,     partition ids, same replica
 //    collective-permute)
 // An empty replica_groups means one group of every replica (partition,
-// device). Pure functions; thread-safe.
+// device). These are op semantics: the compiler checks a slice program's
+// collectives by them (CheckCollectives), the evaluator runs them and the
+// timing simulator prices them. Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -21,15 +23,16 @@
 
 #include "base/status.h"
 #include "compiler/hlo/instruction.h"
+#include "compiler/hlo/module.h"
 
-namespace kiln::runtime {
+namespace kiln::hlo {
 
 // XLA's group modes (above); the timing simulator prices groups by them too.
 enum class GroupMode : uint8_t { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition, kFlattenedId };
 
 // The collective's group mode; an error for use_global_device_ids=true
 // without a channel_id.
-Result<GroupMode> CollectiveGroupMode(const hlo::Instruction& collective);
+Result<GroupMode> CollectiveGroupMode(const Instruction& collective);
 
 // One device of a slice.
 struct SliceDevice {
@@ -46,7 +49,7 @@ struct SliceDevice {
 // collective-permute) puts `device` in, in group order. Errors (naming the
 // instruction): a group naming an id outside the slice or one twice, a
 // device in no group or in two, use_global_device_ids without channel_id.
-Result<std::vector<int64_t>> CollectiveGroup(const hlo::Instruction& instr, const SliceDevice& device);
+Result<std::vector<int64_t>> CollectiveGroup(const Instruction& instr, const SliceDevice& device);
 
 // For collective-permute: the devices its source_target_pairs index (the
 // partitions of the device's replica with channel_id, else the replicas of
@@ -57,6 +60,14 @@ struct PermuteRoute {
   std::vector<int64_t> domain;
   int64_t source_index = -1;
 };
-Result<PermuteRoute> CollectivePermuteRoute(const hlo::Instruction& instr, const SliceDevice& device);
+Result<PermuteRoute> CollectivePermuteRoute(const Instruction& instr, const SliceDevice& device);
 
-}  // namespace kiln::runtime
+// Every collective of `module` (in any computation) checked on every device
+// of a slice of `replica_count` x `partition_count`, as the evaluator would
+// run it: the first that names a device outside the slice, names one twice,
+// leaves one out, gives a target two sources, or asks for global ids
+// without a channel is the error (invalid_argument, reason
+// invalid_collective, naming the instruction and its computation).
+Status CheckCollectives(const Module& module, int64_t replica_count, int64_t partition_count);
+
+}  // namespace kiln::hlo
