@@ -49,6 +49,7 @@ Result<std::string> EncodeEntry(const BundleEntry& entry) {
   w.PutString(PlanKindName(m.plan_kind));
   w.Put(m.compile_seconds);
   w.Put(m.device_seconds);
+  w.Put(m.tune_seconds);
   w.Put(m.created_ms);
   w.Put(static_cast<uint32_t>(entry.components.size()));
   for (const KeyComponent& c : entry.components) {
@@ -61,6 +62,12 @@ Result<std::string> EncodeEntry(const BundleEntry& entry) {
   w.Put(ExecutableChecksum(entry.executable));
   KILN_ASSIGN_OR_RETURN(std::string frame, ZstdCompress(entry.executable, kBundleZstdLevel, nullptr));
   w.PutString(frame);
+  w.Put(static_cast<uint64_t>(entry.source_text.size()));
+  std::string source_frame;
+  if (!entry.source_text.empty()) {
+    KILN_ASSIGN_OR_RETURN(source_frame, ZstdCompress(entry.source_text, kBundleZstdLevel, nullptr));
+  }
+  w.PutString(source_frame);
   return std::move(w.out());
 }
 

@@ -15,7 +15,10 @@
 //   items:   u8 kind | u64 payload length | payload | u64 XXH3-64(payload)
 //            kind 1: an entry (identity, metadata, key components,
 //              request-body hashes, XXH3-64 of the raw executable, and the
-//              executable zstd-compressed without a dictionary)
+//              executable zstd-compressed without a dictionary; from format
+//              2 also the tuning seconds, after the device seconds, and the
+//              HLO text it was compiled from, after the executable: u64 raw
+//              size and its zstd frame, both 0/empty when not kept)
 //            kind 2: a tuning record (tenant, compiler version and all)
 //            kind 3: the manifest, last and exactly once: u64 entry count,
 //              u64 record count, then every earlier item's checksum in order
@@ -36,8 +39,10 @@
 
 namespace kiln::cache {
 
-// Bump when the layout above changes; readers refuse any other version.
-inline constexpr uint32_t kBundleFormatVersion = 1;
+// Bump when the layout above changes. Readers take kOldestBundleFormat up
+// to this one and refuse the rest; writers write this one.
+inline constexpr uint32_t kBundleFormatVersion = 2;
+inline constexpr uint32_t kOldestBundleFormat = 1;
 
 struct BundleEntry {
   EntryMetadata metadata;  // row_id, stored_bytes, dictionary_id and quarantined are not carried
@@ -48,6 +53,9 @@ struct BundleEntry {
   // module's body would answer that module's requests with this program.
   std::vector<Hash128> request_hashes;
   std::string executable;  // raw bytes
+  // The HLO text the entry was compiled from (for explaining misses); empty
+  // when the store kept none or the bundle is of format 1.
+  std::string source_text;
   // As read from a bundle: the executable zstd-compressed without a
   // dictionary, which the store keeps as it is. Empty otherwise.
   std::string frame;

@@ -71,7 +71,7 @@ Result<Hash128> GetHash(Reader& r, const char* field) {
 }
 
 Result<BundleEntry> DecodeEntry(std::string_view payload, size_t index, const ExecutableVerifier& verify,
-                                int64_t now_ms) {
+                                int64_t now_ms, uint32_t format) {
   const std::string where = "entry " + std::to_string(index);
   Reader r(payload, where);
   BundleEntry entry;
@@ -95,9 +95,13 @@ Result<BundleEntry> DecodeEntry(std::string_view payload, size_t index, const Ex
   m.plan_kind = *kind;
   KILN_ASSIGN_OR_RETURN(m.compile_seconds, r.Get<double>("compile seconds"));
   KILN_ASSIGN_OR_RETURN(m.device_seconds, r.Get<double>("device seconds"));
+  if (format >= 2) {
+    KILN_ASSIGN_OR_RETURN(m.tune_seconds, r.Get<double>("tune seconds"));
+  }
   KILN_ASSIGN_OR_RETURN(m.created_ms, r.Get<int64_t>("created time"));
   for (Status checked : {ValidateSeconds("compile time", m.compile_seconds),
                          ValidateSeconds("device time", m.device_seconds),
+                         ValidateSeconds("tuning time", m.tune_seconds),
                          ValidateUnixMs("created time", m.created_ms, now_ms)}) {
     if (!checked) return fail(checked.error().message);
   }
@@ -117,7 +121,21 @@ Result<BundleEntry> DecodeEntry(std::string_view payload, size_t index, const Ex
   KILN_ASSIGN_OR_RETURN(m.raw_bytes, r.Get<uint64_t>("executable size"));
   KILN_ASSIGN_OR_RETURN(m.checksum, r.Get<uint64_t>("executable checksum"));
   KILN_ASSIGN_OR_RETURN(entry.frame, r.GetString("executable"));
+  uint64_t source_bytes = 0;
+  std::string source_frame;
+  if (format >= 2) {
+    KILN_ASSIGN_OR_RETURN(source_bytes, r.Get<uint64_t>("source text size"));
+    KILN_ASSIGN_OR_RETURN(source_frame, r.GetString("source text"));
+  }
   if (!r.AtEnd()) return fail("unexpected bytes after the executable");
+  if (source_bytes > kMaxSourceBytes) return fail("source text of " + std::to_string(source_bytes) + " bytes");
+  if (source_bytes > 0) {
+    auto text = ZstdDecompress(source_frame, source_bytes, nullptr);
+    if (!text) return fail("source text does not decompress: " + text.error().ToString());
+    entry.source_text = std::move(*text);
+  } else if (!source_frame.empty()) {
+    return fail("a source text frame for an empty text");
+  }
   if (m.raw_bytes > kMaxExecutableBytes) return fail("executable of " + std::to_string(m.raw_bytes) + " bytes");
   auto raw = ZstdDecompress(entry.frame, m.raw_bytes, nullptr);
   if (!raw) return fail("executable does not decompress: " + raw.error().ToString());
@@ -237,9 +255,10 @@ Result<BundleReader> BundleReader::Open(Source source, uint32_t max_schema_versi
   std::memcpy(&v.bundle_version, header + 8, 4);
   std::memcpy(&v.compiler_version, header + 12, 4);
   std::memcpy(&v.schema_version, header + 16, 4);
-  if (v.bundle_version != kBundleFormatVersion) {
+  if (v.bundle_version < kOldestBundleFormat || v.bundle_version > kBundleFormatVersion) {
     return FailedPreconditionError("bundle: format version " + std::to_string(v.bundle_version) +
-                                   ", this kiln reads " + std::to_string(kBundleFormatVersion));
+                                   ", this kiln reads " + std::to_string(kOldestBundleFormat) + " to " +
+                                   std::to_string(kBundleFormatVersion));
   }
   if (v.compiler_version != kCompilerFormatVersion) {
     return FailedPreconditionError("bundle: made by compiler format " + std::to_string(v.compiler_version) +
@@ -300,7 +319,8 @@ Result<std::optional<BundleReader::Item>> BundleReader::ReadItem() {
     if (ItemChecksum(payload) != checksum) return DataLossError("bundle: " + item + ": checksum mismatch (corrupt)");
     switch (kind) {
       case kEntryItem: {
-        KILN_ASSIGN_OR_RETURN(BundleEntry entry, DecodeEntry(payload, entries_, verify_, now_ms_));
+        KILN_ASSIGN_OR_RETURN(BundleEntry entry,
+                              DecodeEntry(payload, entries_, verify_, now_ms_, versions_.bundle_version));
         ++entries_;
         checksums_.push_back(checksum);
         return std::optional<Item>(std::move(entry));

@@ -39,6 +39,10 @@ Bundle TwoEntriesOneRecord() {
     entry.components = {{"entry body", Hash128{n, 9}}, {"parameter 0", Hash128{3, n}}};
     entry.request_hashes = {Hash128{n, 77}};
     entry.executable = TestExecutable(n, 5000);
+    if (n == 2) {
+      entry.metadata.tune_seconds = 12.5;
+      entry.source_text = "HloModule m\nENTRY e {\n  ROOT c = f32[] constant(2)\n}\n";
+    }
     bundle.entries.push_back(std::move(entry));
   }
   TuningRecord record;
@@ -84,6 +88,8 @@ TEST(BundleTest, RoundTripKeepsEverything) {
     EXPECT_EQ(out.components, in.components);
     EXPECT_EQ(out.request_hashes, in.request_hashes);
     EXPECT_EQ(out.executable, in.executable);
+    EXPECT_EQ(out.metadata.tune_seconds, in.metadata.tune_seconds);
+    EXPECT_EQ(out.source_text, in.source_text);
   }
   ASSERT_EQ(decoded->records.size(), 2u);
   EXPECT_EQ(decoded->records[0].measured_seconds, 0.25);
@@ -146,7 +152,7 @@ TEST(BundleTest, ForeignMagicAndVersionsAreRefused) {
 
   Bundle newer_format = TwoEntriesOneRecord();
   newer_format.bundle_version = kBundleFormatVersion + 1;
-  EXPECT_NE(Refusal(Encoded(newer_format)).find("format version 2, this kiln reads 1"), std::string::npos);
+  EXPECT_NE(Refusal(Encoded(newer_format)).find("format version 3, this kiln reads 1 to 2"), std::string::npos);
 
   Bundle other_compiler = TwoEntriesOneRecord();
   other_compiler.compiler_version = kCompilerFormatVersion + 1;

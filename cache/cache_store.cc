@@ -292,6 +292,7 @@ Result<CacheStore::PreparedEntry> CacheStore::PrepareEntry(const PutRequest& req
   metadata.dictionary_id = dictionary != nullptr ? dictionary->id() : 0;
   metadata.compile_seconds = request.compile_seconds;
   metadata.device_seconds = request.device_seconds;
+  metadata.tune_seconds = request.tune_seconds;
   metadata.created_ms = metadata.last_hit_ms = Now();
   return prepared;
 }
@@ -340,12 +341,12 @@ Status CacheStore::WriteEntryRowsLocked(const PutRequest& request, PreparedEntry
         writer_->Prepare(
             "INSERT INTO entries (id, tenant, key, chip, format_version, options, plan_kind, "
             "raw_bytes, stored_bytes, checksum, dictionary_id, compile_seconds, device_seconds, "
-            "created_ms, last_hit_ms, hit_count, quarantined) "
-            "VALUES (?14, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, 0, 0) "
+            "created_ms, last_hit_ms, hit_count, quarantined, tune_seconds) "
+            "VALUES (?14, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, 0, 0, ?15) "
             "ON CONFLICT (tenant, key, chip, format_version) DO UPDATE SET "
             "options = ?5, plan_kind = ?6, raw_bytes = ?7, stored_bytes = ?8, "
             "checksum = ?9, dictionary_id = ?10, compile_seconds = ?11, device_seconds = ?12, "
-            "created_ms = ?13, last_hit_ms = ?13, quarantined = 0 "
+            "created_ms = ?13, last_hit_ms = ?13, quarantined = 0, tune_seconds = ?15 "
             "RETURNING id, hit_count"));
     upsert.BindText(1, request.id.tenant).BindText(2, key_hex).BindText(3, request.id.chip);
     upsert.Bind(4, static_cast<int64_t>(request.id.format_version)).BindText(5, request.options);
@@ -353,7 +354,7 @@ Status CacheStore::WriteEntryRowsLocked(const PutRequest& request, PreparedEntry
     upsert.Bind(7, static_cast<int64_t>(metadata.raw_bytes)).Bind(8, static_cast<int64_t>(frame.size()));
     upsert.Bind(9, ChecksumToSql(metadata.checksum)).Bind(10, static_cast<int64_t>(metadata.dictionary_id));
     upsert.Bind(11, request.compile_seconds).Bind(12, request.device_seconds).Bind(13, metadata.created_ms);
-    upsert.Bind(14, EntryRowId(request.id));
+    upsert.Bind(14, EntryRowId(request.id)).Bind(15, request.tune_seconds);
     auto stepped = upsert.Step();
     if (!stepped && writer_->last_failure() == SQLITE_CONSTRAINT_PRIMARYKEY) {
       return AlreadyExistsError("cache: " + request.id.ToString() +

@@ -294,7 +294,8 @@ class CacheStore {
   // entry (a CacheHit, pinned or not) keep its bytes whole; reads after the
   // swap get the new ones, from memory or disk. Key components and
   // request-body mappings stay unless `tuned` brings its own; the hit count
-  // stays; the totals follow the new sizes.
+  // stays, and so does the compile time (what a hit saves): the tuning
+  // run's time is `tuned.tune_seconds`; the totals follow the new sizes.
   Status ReplaceWithTuned(const PutRequest& tuned, uint64_t expected_checksum);
 
   // Entries deleted, quarantined or rewritten (bytes, plan, estimate,

@@ -53,6 +53,10 @@ Status CacheStore::ExportBundle(const BundleSelection& selection, const BundleSi
       entry.metadata = read->metadata;
       entry.executable = read->executable;
       KILN_ASSIGN_OR_RETURN(entry.components, Components(listed.id));
+      // A damaged text is only a lost explanation: the entry goes without.
+      if (Result<std::optional<std::string>> source = Source(listed.id); source && *source) {
+        entry.source_text = std::move(**source);
+      }
       {  // the lease is returned before the sink runs
         KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_->Acquire());
         KILN_ASSIGN_OR_RETURN(Statement requests,
@@ -104,6 +108,9 @@ Result<CacheStore::PreparedEntry> CacheStore::PrepareImported(const BundleEntry&
   }
   metadata.stored_bytes = prepared.frame.size();
   metadata.dictionary_id = 0;
+  if (!entry.source_text.empty() && entry.source_text.size() <= kMaxSourceBytes) {
+    KILN_ASSIGN_OR_RETURN(prepared.source_frame, ZstdCompress(entry.source_text, options_.zstd_level, nullptr));
+  }
   return prepared;
 }
 
@@ -148,7 +155,9 @@ Status CacheStore::ImportBatch(std::span<const BundleEntry> entries, std::span<c
                                .executable = entries[i].executable,
                                .compile_seconds = metadata.compile_seconds,
                                .device_seconds = metadata.device_seconds,
-                               .components = entries[i].components};
+                               .tune_seconds = metadata.tune_seconds,
+                               .components = entries[i].components,
+                               .source_text = entries[i].source_text};
       KILN_RETURN_IF_ERROR(WriteEntryRowsLocked(request, prepared[i], /*keep_components=*/false));
       added_bytes += metadata.stored_bytes;
       ++batch.entries;

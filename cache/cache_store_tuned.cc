@@ -10,6 +10,7 @@ struct StoredVersion {
   uint64_t checksum = 0;
   PlanKind plan_kind = PlanKind::kHeuristic;
   double device_seconds = 0;
+  double compile_seconds = 0;
 };
 
 Status CheckReplaceable(const EntryId& id, const std::optional<StoredVersion>& stored, uint64_t expected_checksum,
@@ -51,7 +52,8 @@ Status CacheStore::ReplaceWithTuned(const PutRequest& tuned, uint64_t expected_c
       // The writer's transaction holds the write lock: no other process
       // can change the row between this read and the write below.
       KILN_ASSIGN_OR_RETURN(Statement select,
-                            writer_->Prepare("SELECT checksum, plan_kind, device_seconds, stored_bytes FROM entries "
+                            writer_->Prepare("SELECT checksum, plan_kind, device_seconds, stored_bytes, "
+                                             "compile_seconds FROM entries "
                                              "WHERE id = ?5 AND tenant = ?1 AND key = ?2 AND chip = ?3 "
                                              "AND format_version = ?4 AND quarantined = 0"));
       select.BindText(1, tuned.id.tenant).BindText(2, tuned.id.key.Hex()).BindText(3, tuned.id.chip);
@@ -59,12 +61,18 @@ Status CacheStore::ReplaceWithTuned(const PutRequest& tuned, uint64_t expected_c
       KILN_ASSIGN_OR_RETURN(bool found, select.Step());
       if (found) {
         KILN_ASSIGN_OR_RETURN(PlanKind kind, ParsePlanKind(select.ColumnText(1)));
-        stored = StoredVersion{ChecksumFromSql(select.ColumnInt(0)), kind, select.ColumnDouble(2)};
+        stored = StoredVersion{ChecksumFromSql(select.ColumnInt(0)), kind, select.ColumnDouble(2),
+                               select.ColumnDouble(4)};
         replaced_stored_bytes = static_cast<uint64_t>(select.ColumnInt(3));
       }
     }
     KILN_RETURN_IF_ERROR(CheckReplaceable(tuned.id, stored, expected_checksum, tuned.device_seconds));
-    KILN_RETURN_IF_ERROR(WriteEntryRowsLocked(tuned, prepared, /*keep_components=*/true));
+    // A hit on the tuned entry saves the compile it replaced, not the
+    // tuning run (kept apart as tune_seconds).
+    PutRequest kept = tuned;
+    kept.compile_seconds = stored->compile_seconds;
+    prepared.entry->metadata.compile_seconds = stored->compile_seconds;
+    KILN_RETURN_IF_ERROR(WriteEntryRowsLocked(kept, prepared, /*keep_components=*/true));
     return transaction.Commit();
   };
   if (Status swapped = swap(); !swapped) return WriteFailureLocked(swapped.error());

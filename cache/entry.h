@@ -67,8 +67,9 @@ struct EntryMetadata {
   uint64_t stored_bytes = 0;  // compressed
   uint64_t checksum = 0;      // XXH3-64 of the raw executable
   uint32_t dictionary_id = 0;
-  double compile_seconds = 0;
+  double compile_seconds = 0;  // the compile a hit saves (for a tuned entry, the one it was tuned from)
   double device_seconds = 0;
+  double tune_seconds = 0;     // tuning runs that made it (0 for a plain compile)
   int64_t created_ms = 0;   // Unix time
   int64_t last_hit_ms = 0;  // Unix time; created_ms until the first hit
   int64_t hit_count = 0;
@@ -83,6 +84,9 @@ struct PutRequest {
   std::string_view executable;  // raw bytes; copied (compressed) by Put
   double compile_seconds = 0;
   double device_seconds = 0;
+  // The tuning run's time (tuned entries); ReplaceWithTuned keeps the
+  // replaced entry's compile_seconds.
+  double tune_seconds = 0;
   std::vector<KeyComponent> components = {};              // for explaining misses
   std::optional<Hash128> request_hash = std::nullopt;   // raw request body -> key map
   // The HLO text compiled, kept (compressed) for explaining later misses;

@@ -41,6 +41,7 @@ Result<EntryMetadata> MetadataFromRow(const Statement& row) {
   metadata.last_hit_ms = row.ColumnInt(14);
   metadata.hit_count = row.ColumnInt(15);
   metadata.quarantined = row.ColumnInt(16) != 0;
+  metadata.tune_seconds = row.ColumnDouble(17);
   return metadata;
 }
 

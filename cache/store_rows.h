@@ -12,8 +12,8 @@ namespace kiln::cache {
 // Columns 0..16 of every query that reads metadata via MetadataFromRow.
 #define KILN_ENTRY_METADATA_COLUMNS                                                                   \
   "id, tenant, key, chip, format_version, options, plan_kind, raw_bytes, stored_bytes, checksum, " \
-  "dictionary_id, compile_seconds, device_seconds, created_ms, last_hit_ms, hit_count, quarantined"
-inline constexpr int kEntryMetadataColumnCount = 17;
+  "dictionary_id, compile_seconds, device_seconds, created_ms, last_hit_ms, hit_count, quarantined, tune_seconds"
+inline constexpr int kEntryMetadataColumnCount = 18;
 
 // An entry row with its compressed executable.
 struct StoredRow {

@@ -11,7 +11,7 @@ packages=(
   libeigen3-dev flatbuffers-compiler libflatbuffers-dev
   libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libssl-dev libhiredis-dev redis-server redis-tools
+  libssl-dev libhiredis-dev redis-server redis-tools nginx
   python3 python3-yaml python3-zstandard
   chromium
 )

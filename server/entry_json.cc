@@ -47,6 +47,7 @@ json EntryToJson(const cache::EntryMetadata& metadata) {
   const bool ever_hit = metadata.hit_count > 0;
   return json{
       {"key", metadata.id.key.Hex()},
+      {"tenant", metadata.id.tenant},
       {"chip", metadata.id.chip},
       {"plan", EntryPlanName(metadata)},
       {"options", notes.options},
@@ -54,6 +55,7 @@ json EntryToJson(const cache::EntryMetadata& metadata) {
       {"raw_bytes", metadata.raw_bytes},
       {"stored_bytes", metadata.stored_bytes},
       {"compile_ms", metadata.compile_seconds * 1000},
+      {"tune_ms", metadata.tune_seconds * 1000},
       {"estimated_us", metadata.device_seconds * 1e6},
       {"kernels", notes.kernels},
       {"hits", metadata.hit_count},

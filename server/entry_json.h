@@ -38,7 +38,8 @@ std::string Rfc3339(int64_t unix_ms);
 // "tuned"), as the store records it.
 std::string EntryPlanName(const cache::EntryMetadata& metadata);
 
-// The Entry schema.
+// The Entry schema: what `GET /v1/entries` and `kiln inspect list/show
+// --json` print alike.
 nlohmann::json EntryToJson(const cache::EntryMetadata& metadata);
 
 }  // namespace kiln::server

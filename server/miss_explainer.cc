@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cache/components.h"
+#include "compiler/driver/module_topology.h"
 #include "compiler/hlo/module_diff.h"
 #include "compiler/hlo/parser.h"
 #include "server/entry_json.h"
@@ -103,7 +104,11 @@ bool ModuleBodyDiffers(const std::vector<std::string>& differing) {
 }  // namespace
 
 Result<json> ExplainModule(cache::CacheStore& store, const std::string& tenant, const hlo::Module& module,
-                           const driver::CompileOptions& options) {
+                           driver::CompileOptions options) {
+  // The topology a compile of the module would take, so the key is its key.
+  if (Result<driver::ResolvedTopology> resolved = driver::ResolveTopology(module, options); !resolved) {
+    return std::unexpected(resolved.error());
+  }
   Result<hlo::Fingerprint> fingerprinted = hlo::FingerprintModule(module, driver::FingerprintOptionsFor(options));
   if (!fingerprinted) return std::unexpected(std::move(fingerprinted.error()).WithReason("hlo_verify_error"));
   const hlo::Fingerprint& fingerprint = *fingerprinted;

@@ -29,6 +29,6 @@ namespace kiln::server {
 // Fails with reason hlo_verify_error when the module cannot be
 // fingerprinted, or with the store's error when it cannot be read.
 Result<nlohmann::json> ExplainModule(cache::CacheStore& store, const std::string& tenant, const hlo::Module& module,
-                                     const driver::CompileOptions& options);
+                                     driver::CompileOptions options);
 
 }  // namespace kiln::server

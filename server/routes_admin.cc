@@ -77,6 +77,7 @@ void KilnService::Stats(Call call) {
     chips.push_back({{"chip", chip}, {"entries", figures.entries}, {"stored_bytes", figures.stored_bytes}});
   }
   const CompileCounters compiles = metrics_.compile_counters();
+  const TuneCounts tuning = tune_jobs_->counts();
   const ExecuteCounters executions = metrics_.execute_counters();
   const int64_t answered = compiles.hits + compiles.misses + compiles.joined;
   json body = {
@@ -98,6 +99,8 @@ void KilnService::Stats(Call call) {
         {"hit_rate", answered == 0 ? 0.0 : static_cast<double>(compiles.hits + compiles.joined) / answered},
         {"compile_ms_total", compiles.compile_ms_total},
         {"compile_ms_saved", compiles.compile_ms_saved}}},
+      {"tuning",
+       {{"jobs_done", tuning.done}, {"trials", tuning.trials}, {"tune_ms_total", tuning.seconds * 1000}}},
       {"executions",
        {{"requests", executions.requests}, {"errors", executions.errors}, {"device_us_total", executions.device_us_total}}},
       {"evictions", (*totals)->evicted_total},

@@ -6,6 +6,7 @@
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
 #include "compiler/driver/compile_module.h"
+#include "compiler/driver/module_topology.h"
 #include "server/compile_flight.h"
 #include "server/compile_request.h"
 #include "server/compiled_entry.h"
@@ -114,6 +115,12 @@ void KilnService::Compile(Call call) {
   if (Status verified = hlo::VerifyModule(**module); !verified)
     return fail(verified.error().WithReason("hlo_verify_error"));
   timings.parse_ms = MsSince(parse_start);
+  // A module for several devices compiles for its own slice unless the
+  // request names one (and one that does not fit it is refused): the key
+  // carries the topology.
+  if (Result<driver::ResolvedTopology> resolved = driver::ResolveTopology(**module, request.options); !resolved) {
+    return fail(resolved.error());
+  }
 
   auto fingerprint_start = Clock::now();
   Result<hlo::Fingerprint> fingerprint =

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "compiler/driver/module_topology.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
 #include "runtime/chip/chip_spec.h"
@@ -91,11 +92,18 @@ class ProgressRunner final : public autotune::Runner {
   TuneProgress& progress_;
 };
 
-Result<hlo::Fingerprint> ParseAndFingerprint(const std::string& text, const driver::CompileOptions& options) {
+Result<hlo::Fingerprint> ParseAndFingerprint(const std::string& text, driver::CompileOptions& options) {
   Result<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(text, "<hlo>");
   if (!module) return std::unexpected(module.error().WithReason("hlo_parse_error"));
   if (Status verified = hlo::VerifyModule(**module); !verified) {
     return std::unexpected(verified.error().WithReason("hlo_verify_error"));
+  }
+  Result<driver::ResolvedTopology> resolved = driver::ResolveTopology(**module, options);
+  if (!resolved) return std::unexpected(resolved.error());
+  if (!options.topology.empty()) {
+    return InvalidArgumentError("the module is a program for " + driver::DescribeTopology(options, *resolved) +
+                                "; tuning programs for a slice is not supported yet")
+        .WithReason("invalid_options");
   }
   Result<hlo::Fingerprint> fingerprint = hlo::FingerprintModule(**module, driver::FingerprintOptionsFor(options));
   if (!fingerprint) return std::unexpected(fingerprint.error().WithReason("hlo_verify_error"));

@@ -89,8 +89,11 @@ cache::BundleEntry KilnService::SharedEntryOf(const cache::PutRequest& put, int6
   entry.metadata.compile_seconds = put.compile_seconds;
   entry.metadata.device_seconds = put.device_seconds;
   entry.metadata.created_ms = created_ms;
+  entry.metadata.tune_seconds = put.tune_seconds;
   entry.components = put.components;
   entry.executable = std::string(put.executable);
+  // The text travels with it, so explain works on every server.
+  if (put.source_text.size() <= cache::kMaxSourceBytes) entry.source_text = std::string(put.source_text);
   return entry;
 }
 

@@ -197,6 +197,7 @@ void TuneJobs::WorkerLoop() {
     lock.unlock();
     const std::function<bool()> cancelled = [&job] { return job->cancel.load(std::memory_order_relaxed); };
     Result<TuneOutcome> outcome = InternalError("the tuning job did not finish");
+    const auto started = std::chrono::steady_clock::now();
     try {
       outcome = work_(job->spec, job->progress, cancelled);
     } catch (const std::bad_alloc&) {
@@ -204,6 +205,7 @@ void TuneJobs::WorkerLoop() {
     } catch (const std::exception& e) {
       outcome = InternalError(std::string("the tuning failed: ") + e.what());
     }
+    job->run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     lock.lock();
     if (outcome) {
       job->outcome = *std::move(outcome);
@@ -243,6 +245,7 @@ double TuneJobs::TenantBudgetSeconds(const std::string& tenant) const {
 void TuneJobs::Finish(Job& job, TuneState state) {
   job.state = state;
   job.finished_ms = NowMs();
+  counts_.seconds += job.run_seconds;
   // A finished job keeps its figures, not its module.
   std::string().swap(job.spec.hlo);
   switch (state) {

@@ -123,6 +123,7 @@ struct TuneCounts {
   int64_t trials = 0;     // of finished jobs
   double saved_us = 0;    // sum of heuristic_us - tuned_us over stored tunings
   uint64_t text_bytes = 0;  // module text the queued and running jobs hold
+  double seconds = 0;       // wall time the finished jobs ran (tuning, not compiling)
 };
 
 class TuneJobs {
@@ -179,6 +180,7 @@ class TuneJobs {
     std::optional<std::string> error;
     int64_t created_ms = 0;
     std::optional<int64_t> finished_ms;
+    double run_seconds = 0;  // how long its Work ran
   };
 
   void WorkerLoop();

@@ -20,8 +20,10 @@ cache::PutRequest TunedPut(const std::string& tenant, const autotune::TuneResult
       .plan_kind = runtime::PlanKind::kTuned,
       .executable = std::string_view(reinterpret_cast<const char*>(result.tuned_executable.data()),
                                     result.tuned_executable.size()),
-      .compile_seconds = result.seconds,
+      // A hit saves the heuristic compile; the search is tuning time.
+      .compile_seconds = result.heuristic_compile_ms / 1000,
       .device_seconds = result.tuned_us * 1e-6,
+      .tune_seconds = result.seconds,
       .components = cache::KeyComponentsOf(result.fingerprint),
   };
 }

@@ -1,6 +1,7 @@
 // End-to-end tests of `kiln run --topology`: a program run on a slice has
-// its collectives timed over ICI and reported as kernels; the flag is
-// checked against the chip and the module's replica and partition counts.
+// its collectives timed over ICI and reported as kernels; a module for
+// several devices runs on its own slice without the flag; the flag is
+// checked against the chip and the module's device count.
 // Drives the real binary.
 #include <gtest/gtest.h>
 
@@ -74,11 +75,15 @@ TEST_F(KilnRunTest, TopologyTimesCollectivesOverIci) {
   EXPECT_EQ(kernel["collectives"][0]["route"], "line x(4)");
   EXPECT_NEAR(kernel["us"].get<double>(), 680, 0.25 * 680);
 
-  nlohmann::json one = Json(Run(module + " --timing-only --json"));
-  EXPECT_EQ(one["topology"], "1x1");
-  EXPECT_EQ(one["chips"], 1);
-  EXPECT_FALSE(one["kernels"][0].contains("collectives"));
-  EXPECT_LT(one["device_us"].get<double>(), slice["device_us"].get<double>());
+  // Without --topology the module runs on its own 32 devices (it used to
+  // run on one chip, timing its all-gather as a local copy).
+  nlohmann::json own = Json(Run(module + " --timing-only --json"));
+  EXPECT_EQ(own["topology"], "4x8");
+  EXPECT_EQ(own["chips"], 32);
+  EXPECT_EQ(own["runs_on"], "4x8 (the module's 32 devices)");
+  EXPECT_TRUE(own["kernels"][0].contains("collectives"));
+  EXPECT_EQ(own["device_us"], slice["device_us"]);
+  EXPECT_EQ(own["key"], slice["key"]) << "the default is the slice the flag names";
 
   RunResult text = Run(module + " --timing-only --topology 4x8");
   EXPECT_EQ(text.exit_code, 0) << text.err;
@@ -93,7 +98,8 @@ TEST_F(KilnRunTest, TopologyIsCheckedAgainstTheChipAndTheModule) {
   ExpectError(Run(module + " --timing-only --chip v5p --topology 4x8"), "v5p slices are 3D");
   ExpectError(Run(module + " --timing-only --topology 32x32"), "at most 16 wide");
   ExpectError(Run(module + " --timing-only --topology 2x4"),
-              "the module runs 1 replica(s) x 32 partition(s), but --topology 2x4 has 8 chips");
+              "--topology: module gather is a program for 32 devices (its header, shardings or replica groups say "
+              "so), but the 2x4 slice has 8 chips");
   RunResult direct = Run(module + " --direct --topology 4x8");
   EXPECT_NE(direct.exit_code, 0);
 }
@@ -116,7 +122,14 @@ TEST_F(KilnRunTest, TopologyRefusesAShardedModuleForAnotherDeviceCount) {
   const std::string module = CorpusPath("xla-tests/collective_ops_e2e_test__DotContractingAndContracting.hlo");
   RunResult r = Run(module + " --topology 2x2 --random-inputs 1");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("2 partition(s), but --topology 2x2 has 4 chips"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is a program for 2 devices (its header, shardings or replica groups say so), but the 2x2 "
+                       "slice has 4 chips"),
+            std::string::npos)
+      << r.err;
+  // Left to itself, it runs on its own 2 chips.
+  RunResult own = Run(module + " --random-inputs 1");
+  EXPECT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_NE(own.out.find("(the module's 2 devices)"), std::string::npos) << own.out;
 }
 
 // `kiln compile --topology` writes the slice's program; `kiln run` runs the
@@ -126,9 +139,16 @@ TEST_F(KilnRunTest, CompileTopologyWritesAProgramThatRunsOnItsSlice) {
   const std::string kexe = ::testing::TempDir() + "/kiln-slice-" + std::to_string(::getpid()) + ".kexe";
   nlohmann::json compiled = Json(Kiln("compile " + module + " --topology 2x2 --json --out " + kexe));
   EXPECT_EQ(compiled["topology"], "2x2") << compiled.dump();
-  nlohmann::json one_chip = Json(Kiln("compile " + module + " --json"));
-  EXPECT_TRUE(one_chip["topology"].is_null());
-  EXPECT_NE(compiled["key"], one_chip["key"]);
+  // Without --topology: the module's own 4 devices, on the most compact
+  // v5e slice of 4, the same program and key.
+  nlohmann::json own = Json(Kiln("compile " + module + " --json"));
+  EXPECT_EQ(own["topology"], "2x2");
+  EXPECT_EQ(own["devices"], 4);
+  EXPECT_EQ(compiled["key"], own["key"]);
+  RunResult described = Kiln("compile " + module);
+  EXPECT_NE(described.out.find("topology       2x2 (the module's 4 devices): the program of each chip"),
+            std::string::npos)
+      << described.out;
 
   RunResult sliced = Run(kexe + " --random-inputs 7 --print-literals");
   RunResult whole = Run(module + " --direct --random-inputs 7 --print-literals");
@@ -140,7 +160,7 @@ TEST_F(KilnRunTest, CompileTopologyWritesAProgramThatRunsOnItsSlice) {
   ExpectError(Run(kexe + " --random-inputs 7 --topology 1x4"), "was compiled for the 2x2 slice, not 1x4");
   RunResult refused = Kiln("compile " + module + " --topology 3x3");
   EXPECT_EQ(refused.exit_code, 1);
-  EXPECT_NE(refused.err.find("the module was traced for num_partitions=4, not 9"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--topology: module module is a program for 4 devices"), std::string::npos) << refused.err;
   std::remove(kexe.c_str());
 }
 

@@ -51,8 +51,16 @@ TEST(ServerSliceTest, AShardedModuleCompiledForASliceRunsThereWithTheWholeModule
   auto compiled = env.Call("POST", "/v1/compile?topology=2x2", kShardedDot, kText);
   ASSERT_EQ(compiled.status, 200) << compiled.body;
   const std::string key = ServerEnv::Json(compiled)["key"];
-  auto one_chip = env.Call("POST", "/v1/compile", kShardedDot, kText);
-  EXPECT_NE(ServerEnv::Json(one_chip)["key"], key) << "the topology is part of the key";
+  // Without ?topology a module for 4 devices compiles for its own 4: the
+  // same program and key (it used to compile for one chip), and a topology
+  // of another chip count is refused (below).
+  auto own = env.Call("POST", "/v1/compile", kShardedDot, kText);
+  ASSERT_EQ(own.status, 200) << own.body;
+  EXPECT_EQ(ServerEnv::Json(own)["key"], key);
+  EXPECT_EQ(ServerEnv::Json(own)["options"]["topology"], "2x2") << own.body;
+  auto other = env.Call("POST", "/v1/compile?topology=1x4", kShardedDot, kText);
+  ASSERT_EQ(other.status, 200) << other.body;
+  EXPECT_NE(ServerEnv::Json(other)["key"], key) << "the topology is part of the key";
 
   const std::vector<float> lhs = Values(16 * 8, 1), rhs = Values(4 * 8, 2);
   json inputs = {{"inputs",
@@ -135,7 +143,9 @@ TEST(ServerSliceTest, ATopologyThePoolLacksOrTheChipCannotHaveIsAClearError) {
   // A module traced for 4 devices, compiled for 8 chips: refused naming the counts.
   auto wrong = env.Call("POST", "/v1/compile?topology=2x4", kShardedDot, kText);
   EXPECT_EQ(wrong.status, 422) << wrong.body;
-  EXPECT_NE(wrong.body.find("num_partitions=4, not 8"), std::string::npos) << wrong.body;
+  EXPECT_EQ(ServerEnv::Json(wrong)["error"]["code"], "topology_mismatch") << wrong.body;
+  EXPECT_NE(wrong.body.find("a program for 4 devices"), std::string::npos) << wrong.body;
+  EXPECT_NE(wrong.body.find("the 2x4 slice has 8 chips"), std::string::npos) << wrong.body;
 
   // A per-chip program for 1x2 compiles, but the pool has no 1x2 slice.
   const std::string per_chip = R"(HloModule m

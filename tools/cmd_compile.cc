@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/driver/compile_module.h"
+#include "compiler/driver/module_topology.h"
 #include "compiler/driver/prepared_module.h"
 #include "compiler/fusion/fusion_decisions.h"
 #include "compiler/hlo/printer.h"
@@ -53,9 +54,10 @@ Status RunCompile(const CompileArgs& args) {
   options.plan = plan;
   options.chip = args.chip;
   options.scoped_vmem_bytes = args.scoped_vmem_bytes;
-  Result<std::string> topology = driver::CanonicalTopology(args.topology, args.chip);
-  if (!topology) return topology.error().WithContext("--topology");
-  options.topology = std::move(*topology);
+  options.topology = args.topology;
+  // A module for several devices compiles for its own slice unless told.
+  Result<driver::ResolvedTopology> resolved = driver::ResolveTopology(*module, options);
+  if (!resolved) return resolved.error().WithContext(args.topology.empty() ? args.file : "--topology");
   // CompileModule in two halves, so that the decisions are named from the
   // module the plan indexes: after the passes, and for a slice the
   // partitioned per-chip program rather than the module as read.
@@ -74,6 +76,7 @@ Status RunCompile(const CompileArgs& args) {
         {"chip", out->program.chip},
         {"plan", out->program.plan},
         {"topology", out->program.topology.empty() ? nlohmann::json(nullptr) : nlohmann::json(out->program.topology)},
+        {"devices", resolved->devices},
         {"kernels", out->kernels},
         {"fused_instructions", out->fused_instructions},
         {"peak_hbm_bytes", out->peak_hbm_bytes},
@@ -90,9 +93,8 @@ Status RunCompile(const CompileArgs& args) {
   std::printf("key            %s\n", out->fingerprint.key.Hex().c_str());
   std::printf("chip           %s\nplan           %s\n", out->program.chip.c_str(),
               out->program.plan.c_str());
-  if (!out->program.topology.empty()) {
-    std::printf("topology       %s (the program of each chip)\n", out->program.topology.c_str());
-  }
+  std::printf("topology       %s%s\n", driver::DescribeTopology(options, *resolved).c_str(),
+              out->program.topology.empty() ? "" : ": the program of each chip");
   std::printf("kernels        %lld (%lld instructions fused)\n",
               static_cast<long long>(out->kernels), static_cast<long long>(out->fused_instructions));
   std::printf("peak HBM       %llu bytes\n", static_cast<unsigned long long>(out->peak_hbm_bytes));

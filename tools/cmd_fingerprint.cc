@@ -9,6 +9,7 @@
 
 #include "compiler/hlo/fingerprint.h"
 #include "compiler/driver/compile_module.h"
+#include "compiler/driver/module_topology.h"
 #include "tools/commands.h"
 #include "tools/json_error.h"
 #include "tools/load_module.h"
@@ -21,6 +22,7 @@ void RegisterFingerprint(CLI::App& app, int* exit_code) {
     std::vector<std::string> files;
     std::string chip = kDefaultChip;
     std::string plan = "heuristic";
+    std::string topology;
     bool json = false;
   };
   auto args = std::make_shared<Args>();
@@ -28,18 +30,23 @@ void RegisterFingerprint(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
   cmd->add_option("--plan", args->plan, "Fusion plan the key is for: none, heuristic or given")
       ->check(CLI::IsMember({"none", "heuristic", "given"}));
+  cmd->add_option("--topology", args->topology,
+                  "The slice the key is for (default: the module's own device count on its most compact slice)");
   cmd->add_option("files", args->files, "HLO text files")->required();
   cmd->add_flag("--json", args->json, "Print one JSON array, an object per file");
   cmd->callback([args, exit_code] {
-    driver::CompileOptions compile_options;
-    compile_options.chip = args->chip;
-    compile_options.plan = *driver::ParsePlanKind(args->plan);  // checked by CLI11
-    const hlo::FingerprintOptions options = driver::FingerprintOptionsFor(compile_options);
     nlohmann::json out = nlohmann::json::array();
     for (const std::string& path : args->files) {
+      driver::CompileOptions compile_options;
+      compile_options.chip = args->chip;
+      compile_options.plan = *driver::ParsePlanKind(args->plan);  // checked by CLI11
+      compile_options.topology = args->topology;
       auto fp = [&]() -> Result<hlo::Fingerprint> {
         KILN_ASSIGN_OR_RETURN(auto module, LoadVerifiedModule(path));
-        auto fingerprint = hlo::FingerprintModule(*module, options);
+        // The same topology a compile of the module resolves, so the same key.
+        Result<driver::ResolvedTopology> resolved = driver::ResolveTopology(*module, compile_options);
+        if (!resolved) return resolved.error().WithContext(path);
+        auto fingerprint = hlo::FingerprintModule(*module, driver::FingerprintOptionsFor(compile_options));
         if (!fingerprint) return fingerprint.error().WithContext(path);
         return fingerprint;
       }();
@@ -50,7 +57,12 @@ void RegisterFingerprint(CLI::App& app, int* exit_code) {
         continue;
       }
       if (args->json) {
-        out.push_back({{"file", path}, {"key", fp->key.Hex()}, {"chip", compile_options.chip}, {"plan", args->plan}});
+        out.push_back({{"file", path},
+                       {"key", fp->key.Hex()},
+                       {"chip", compile_options.chip},
+                       {"plan", args->plan},
+                       {"topology", compile_options.topology.empty() ? nlohmann::json(nullptr)
+                                                                     : nlohmann::json(compile_options.topology)}});
       } else {
         std::printf("%s  %s\n", fp->key.Hex().c_str(), path.c_str());
       }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/cache_store.h"
+#include "server/entry_json.h"
 #include "tools/commands.h"
 #include "tools/inspect_bundle.h"
 #include "tools/inspect_explain.h"
@@ -62,24 +63,9 @@ Result<cache::EntryId> IdFromArgs(const InspectArgs& args) {
   return cache::EntryId{args.tenant, key, args.chip, kCompilerFormatVersion};
 }
 
-std::string IsoTime(int64_t ms) {
-  std::time_t t = static_cast<std::time_t>(ms / 1000);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
 
-nlohmann::json EntryJson(const cache::EntryMetadata& m) {
-  return {{"key", m.id.key.Hex()},           {"tenant", m.id.tenant},
-          {"chip", m.id.chip},               {"format_version", m.id.format_version},
-          {"plan", cache::PlanKindName(m.plan_kind)},
-          {"options", m.options},            {"raw_bytes", m.raw_bytes},
-          {"stored_bytes", m.stored_bytes},  {"compile_ms", m.compile_seconds * 1e3},
-          {"estimated_us", m.device_seconds * 1e6},
-          {"hits", m.hit_count},             {"created", IsoTime(m.created_ms)},
-          {"last_hit", m.hit_count > 0 ? nlohmann::json(IsoTime(m.last_hit_ms)) : nlohmann::json(nullptr)},
-          {"quarantined", m.quarantined}};
-}
+// The one JSON of an entry, the API's (server/entry_json.h).
+nlohmann::json EntryJson(const cache::EntryMetadata& m) { return server::EntryToJson(m); }
 
 // Whether this process printed its JSON document already (a command may
 // print its report and still fail, as verify does on corruption).
@@ -110,7 +96,7 @@ Status List(const InspectArgs& args) {
                 m.id.tenant.c_str(), m.id.chip.c_str(),
                 std::string(cache::PlanKindName(m.plan_kind)).c_str(),
                 static_cast<unsigned long long>(m.stored_bytes), m.compile_seconds * 1e3,
-                static_cast<long long>(m.hit_count), m.hit_count > 0 ? IsoTime(m.last_hit_ms).c_str() : "never",
+                static_cast<long long>(m.hit_count), m.hit_count > 0 ? server::Rfc3339(m.last_hit_ms).c_str() : "never",
                 m.quarantined ? "  QUARANTINED" : "");
   }
   return Ok();
@@ -256,7 +242,7 @@ nlohmann::json RecordJson(const cache::TuningRecord& r) {
                         {"chip", r.chip},
                         {"compiler_version", r.compiler_version},
                         {"plan", r.plan},
-                        {"created", IsoTime(r.created_ms)}};
+                        {"created", server::Rfc3339(r.created_ms)}};
   if (r.measured_seconds) out["measured_us"] = *r.measured_seconds * 1e6;
   if (r.error) out["error"] = *r.error;
   return out;
@@ -285,7 +271,7 @@ Status TuningRecords(const InspectArgs& args) {
     if (r.measured_seconds) std::snprintf(measured, sizeof measured, "%.1f", *r.measured_seconds * 1e6);
     const std::string what = r.error ? "error: " + *r.error : r.plan;
     std::printf("%-8s %-32s  %-5s %3u %12s  %-20s  %s\n", r.tenant.empty() ? "-" : r.tenant.c_str(),
-                r.workload_key.c_str(), r.chip.c_str(), r.compiler_version, measured, IsoTime(r.created_ms).c_str(),
+                r.workload_key.c_str(), r.chip.c_str(), r.compiler_version, measured, server::Rfc3339(r.created_ms).c_str(),
                 what.c_str());
   }
   return Ok();

@@ -255,7 +255,7 @@ void RegisterPrewarm(CLI::App& app, int* exit_code) {
   cmd->add_option("--tune", args->tune, "Also autotune each new entry within this budget, e.g. 20s (--db only)");
   cmd->add_option("--topology", args->topology,
                   "Compile modules traced for this many devices as the per-chip programs of this slice, e.g. 2x4 "
-                  "(the others for one chip)");
+                  "(default: each module for its own device count, on the most compact slice)");
   cmd->add_option("--stage", args->stage, "XLA dump stage to compile: before (default), after or all")
       ->check(CLI::IsMember({"before", "after", "all"}));
   cmd->add_flag("--dry-run", args->dry_run, "List what would be compiled; store nothing");

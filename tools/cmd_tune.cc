@@ -12,6 +12,7 @@
 #include "cache/cache_store.h"
 #include "compiler/autotune/tuner.h"
 #include "compiler/driver/compile_options.h"
+#include "compiler/driver/module_topology.h"
 #include "runtime/chip/chip_spec.h"
 #include "server/auth.h"
 #include "server/serve_options.h"
@@ -60,6 +61,12 @@ Status RunTune(const TuneArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto module, LoadVerifiedModule(args.file));
   driver::CompileOptions options;
   options.chip = args.chip;
+  Result<driver::ResolvedTopology> resolved = driver::ResolveTopology(*module, options);
+  if (!resolved) return resolved.error().WithContext(args.file);
+  if (!options.topology.empty()) {
+    return FailedPreconditionError(args.file + " is a program for " + driver::DescribeTopology(options, *resolved) +
+                                   "; tuning programs for a slice is not supported yet");
+  }
 
   std::unique_ptr<cache::CacheStore> store;
   std::unique_ptr<server::StoreRecords> records;

@@ -1,6 +1,7 @@
 #include "tools/prewarm_jobs.h"
 
 #include "compiler/driver/compile_module.h"
+#include "compiler/driver/module_topology.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
 #include "compiler/spmd/spmd_partitioner.h"
@@ -39,11 +40,15 @@ Result<std::vector<KeyedOptions>> KeyModule(const ModuleSource& source,
   const int64_t devices = spmd::ModuleDeviceCount(*module);
   std::vector<KeyedOptions> keyed;
   for (driver::CompileOptions one : options) {
+    // --topology is for the modules of as many devices; the others take
+    // their own slice (or one chip), as a server compile of them would.
     if (!one.topology.empty()) {
       const runtime::ChipSpec* chip = runtime::FindChip(one.chip);
       Result<runtime::Topology> slice = runtime::ParseTopology(one.topology, *chip);
       if (!slice || slice->chips() != devices) one.topology.clear();
     }
+    Result<driver::ResolvedTopology> resolved = driver::ResolveTopology(*module, one);
+    if (!resolved) return std::unexpected(PlacedInFile(source, resolved.error()));
     Result<hlo::Fingerprint> fingerprint = hlo::FingerprintModule(*module, driver::FingerprintOptionsFor(one));
     if (!fingerprint) return std::unexpected(PlacedInFile(source, fingerprint.error()));
     keyed.push_back({std::move(one), fingerprint->key});

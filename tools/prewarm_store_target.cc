@@ -60,6 +60,7 @@ StoreOutcome StoreTarget::Tune(const CompileJob& job) {
   };
   const runtime::ChipSpec* chip = runtime::FindChip(job.options.chip);
   if (chip == nullptr) return not_tuned("unknown chip " + job.options.chip);
+  if (!job.options.topology.empty()) return not_tuned("a program for the " + job.options.topology + " slice");
   Result<std::unique_ptr<hlo::Module>> module = ParseSource(*job.source);
   if (!module) return not_tuned(module.error().ToString());
   server::StoreRecords records(store_, std::string(server::kDefaultTenant));

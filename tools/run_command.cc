@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "compiler/driver/compile_module.h"
+#include "compiler/driver/module_topology.h"
 #include "compiler/hlo/attribute.h"
 #include "runtime/chip/chip_spec.h"
 #include "runtime/chip/topology.h"
@@ -209,6 +210,7 @@ Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const u
   KILN_ASSIGN_OR_RETURN(runtime::timing::TimingOptions timing, MakeTimingOptions(on_slice, *chip));
   RunReport report;
   report.module_name = std::filesystem::path(options.module_path).filename().string();
+  report.topology = program.topology.empty() ? "one chip" : program.topology + " (compiled for it)";
   std::vector<hlo::Literal> args;
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckProgramMemory(program, options));
@@ -232,12 +234,18 @@ Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) 
   if (!options.chip.empty()) compile.chip = options.chip;
   compile.scoped_vmem_bytes = options.scoped_vmem_bytes;
   KILN_ASSIGN_OR_RETURN(const runtime::ChipSpec* chip, LookUpChip(compile.chip));
+  // A module for several devices runs on its own slice unless told.
+  compile.topology = options.topology;
+  Result<driver::ResolvedTopology> resolved = driver::ResolveTopology(module, compile);
+  if (!resolved) return resolved.error().WithContext(options.topology.empty() ? options.module_path : "--topology");
+  RunOptions on_slice = options;
+  on_slice.topology = compile.topology;
   // Fail on bad timing flags before compiling.
-  KILN_ASSIGN_OR_RETURN(runtime::timing::TimingOptions timing, MakeTimingOptions(options, *chip, &module));
-  if (timing.topology) compile.topology = timing.topology->ToString();
+  KILN_ASSIGN_OR_RETURN(runtime::timing::TimingOptions timing, MakeTimingOptions(on_slice, *chip, &module));
 
   RunReport report;
   report.module_name = module.name();
+  report.topology = driver::DescribeTopology(compile, *resolved);
   std::vector<hlo::Literal> args;
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckModuleMemory(module, options));

@@ -6,9 +6,10 @@
 // the timing simulator with the loop trips and branches each kernel took.
 // --direct evaluates the module as written (no compile, no device time);
 // --timing-only times the executable without computing values, so modules
-// far too large to evaluate here are still timed. --topology runs the
-// program on a slice, one copy per chip: its collectives are timed over the
-// slice's ICI (the values are still one chip's evaluation).
+// far too large to evaluate here are still timed. A module for several
+// devices runs on the most compact slice of that many chips unless
+// --topology names another of as many (driver/module_topology.h): one copy
+// per chip, its collectives timed over the slice's ICI.
 //
 // RunModule owns nothing beyond its call; errors are values with a
 // one-line message naming the file or flag at fault. A module or executable
@@ -64,6 +65,8 @@ struct RunReport {
   std::string executable_key;
   std::string plan;
   bool compiled_here = false;  // false when the file was an executable
+  // Where it ran: "one chip", "2x4 (the module's 8 devices)", "2x2 (given)".
+  std::string topology;
   double compile_ms = 0;
   // The device time, or why there is none (a kernel the timing model could
   // not price; the values are still good).

@@ -69,7 +69,7 @@ std::string FormatRunText(const RunReport& report, bool print_literals) {
   }
   if (report.computed_values) out += "eval " + Number(report.eval_ms) + " ms\n";
   if (!report.ran_executable) return out;
-  out += "executable " + report.executable_key + " (" + report.plan + " plan";
+  out += "executable " + report.executable_key + " (" + report.plan + " plan, " + report.topology;
   if (report.compiled_here) out += ", compiled in " + Number(report.compile_ms) + " ms";
   out += ")\n";
   if (report.profile) {
@@ -107,6 +107,7 @@ std::string FormatRunJson(const RunReport& report, bool print_literals) {
   if (report.ran_executable) {
     root["key"] = report.executable_key;
     root["plan"] = report.plan;
+    root["runs_on"] = report.topology;
     if (report.compiled_here) root["compile_ms"] = report.compile_ms;
     if (report.profile) {
       nlohmann::json profile = runtime::timing::ProfileToJson(*report.profile);

@@ -191,6 +191,7 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
   result.fingerprint = heuristic_out.fingerprint;
   result.key = heuristic_out.fingerprint.key.Hex();
   result.heuristic_executable = heuristic_out.executable;
+  result.heuristic_compile_ms = heuristic_out.compile_ms;
   Result<Measurement> baseline = runner.Measure(heuristic_out.executable, /*strict_tiling=*/false);
   if (!baseline) return baseline.error().WithContext("timing the heuristic executable");
   for (const KernelTime& k : baseline->kernels) {

@@ -106,7 +106,8 @@ struct TuneResult {
   int64_t invalid_candidates = 0;  // failed to form, lower or time strictly
   int64_t model_skipped = 0;       // proposals the model predicted would not pay
   int64_t transfer_hits = 0;       // kernels started from a stored best tile
-  double seconds = 0;
+  double seconds = 0;               // the whole tuning run
+  double heuristic_compile_ms = 0;  // the heuristic compile's own time (what a cache hit saves)
   StageMs ms;
   bool fusion_searched = false;
   std::string fusion_note;  // why fusion was not searched

@@ -78,8 +78,11 @@ bool NeedsPartitioning(const hlo::Module& module) {
 }
 
 int64_t ModuleDeviceCount(const hlo::Module& module) {
-  if (std::optional<int64_t> n = HeaderInt(module, "num_partitions"); n && *n > 1) return *n;
-  int64_t devices = 1;
+  // The header says it whole: replicas x partitions.
+  const int64_t partitions = std::max<int64_t>(HeaderInt(module, "num_partitions").value_or(1), 1);
+  const int64_t replicas = std::max<int64_t>(HeaderInt(module, "replica_count").value_or(1), 1);
+  if (partitions > 1) return std::min(partitions * std::min(replicas, kMaxShardingDevices), kMaxShardingDevices);
+  int64_t devices = replicas;
   ForEachInstruction(module, [&](const hlo::Instruction& instr) {
     if (const std::pmr::string* text = instr.AttributeText("sharding")) {
       if (Result<HloSharding> s = ParseSharding(*text)) devices = std::max(devices, ShardingDevices(*s));

@@ -44,9 +44,10 @@ bool IsPartitioned(const hlo::Module& module);
 // instruction is annotated with a sharding other than replicated.
 bool NeedsPartitioning(const hlo::Module& module);
 
-// How many devices a module runs on: the num_partitions header, else the
-// largest device count its shardings, replica groups and source-target
-// pairs imply; 1 when nothing says.
+// How many devices a module runs on: its header's num_partitions times its
+// replica_count, else the largest device count its replica_count,
+// shardings, replica groups and source-target pairs imply; 1 when nothing
+// says.
 int64_t ModuleDeviceCount(const hlo::Module& module);
 
 }  // namespace kiln::spmd

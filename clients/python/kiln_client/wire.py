@@ -291,7 +291,7 @@ def parse_execute(answer):
             raise KilnProtocolError(answer.status, f"execute answer: {error}") from None
         headers = answer.headers
         device_us = metadata.get("kiln.device_us", headers.get("x-kiln-device-us"))
-        profile = metadata.get("kiln.kernels", headers.get("x-kiln-profile", "[]"))
+        profile = metadata.get("kiln.kernels", "[]")  # X-Kiln-Profile is only a summary
         try:
             kernels = [KernelProfile.from_json(k) for k in json.loads(profile)]
         except (ValueError, TypeError) as error:
