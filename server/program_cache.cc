@@ -1,5 +1,6 @@
 #include "server/program_cache.h"
 
+#include "runtime/eval/evaluator.h"
 #include "runtime/format/parameter_shapes.h"
 #include "runtime/spmd/global_arguments.h"
 #include "runtime/timing/timed_slice_execution.h"
@@ -24,6 +25,9 @@ Result<std::shared_ptr<const ReadyProgram>> LoadReadyProgram(std::span<const uin
     ready->slice = runtime::timing::ProgramSliceShape(program, timing.chips());
   }
   KILN_ASSIGN_OR_RETURN(ready->timer, runtime::timing::ProgramTimer::Create(*ready->program, *ready->chip, timing));
+  for (size_t k = 0; k < program.kernels.size() && ready->evaluable; ++k) {
+    ready->evaluable = runtime::CheckEvaluable(ready->program->kernel_module(k));
+  }
   return std::shared_ptr<const ReadyProgram>(std::move(ready));
 }
 

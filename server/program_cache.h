@@ -35,6 +35,9 @@ struct ReadyProgram {
   std::vector<int> topology;
   runtime::SliceShape slice;  // its replicas x partitions
   uint64_t run_host_bytes = 0;  // host memory a run needs besides its answer (execute_limits.h)
+  // Whether the evaluator can compute every kernel (runtime::CheckEvaluable):
+  // an execute is refused up front when not; timing is unaffected.
+  Status evaluable = Ok();
 
   ~ReadyProgram() { timer.reset(); }  // the timer before the program it borrows
 };

@@ -197,8 +197,7 @@ void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hl
     if (to_publish) PublishToShared(std::move(*to_publish));
     lease.reset();  // published (or failed): others may look now
     const bool stored = !flight->error && flight->compiled && !flight->not_stored;
-    if (options_.tune_in_background_s > 0 && stored && options.plan == fusion::PlanKind::kHeuristic &&
-        options.topology.empty()) {
+    if (options_.tune_in_background_s > 0 && stored && options.plan == fusion::PlanKind::kHeuristic) {
       QueueBackgroundTune(id, driver::NormalizedOptions(options));
     }
   };

@@ -146,6 +146,12 @@ void KilnService::Execute(Call call) {
   if (!form) return fail(form.error());
   Result<std::shared_ptr<const ReadyProgram>> ready = ReadyProgramFor(*id);
   if (!ready) return fail(ready.error());
+  if (!(*ready)->evaluable) {
+    return fail(Error::Coded((*ready)->evaluable.error().code,
+                             (*ready)->evaluable.error().ToString() + "; POST /v1/executables/" + id->key.Hex() +
+                                 "/time times it without values")
+                    .WithReason("execution_failed"));
+  }
   const std::vector<hlo::Shape>& parameters = (*ready)->parameter_shapes;
   Result<std::vector<hlo::Literal>> inputs = *form == Form::kSafetensors
                                                  ? InputsFromSafetensors(call.request.body, parameters)

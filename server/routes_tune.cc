@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/driver/module_topology.h"
+#include "compiler/autotune/progress_runner.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
 #include "runtime/chip/chip_spec.h"
@@ -59,52 +60,15 @@ http::Response JobResponse(int status, const TuneJobView& job) {
   return response;
 }
 
-// Publishes a job's progress from the runner's measurements: the heuristic
-// baseline (the first untimed-strictly one), trials and the best so far.
-class ProgressRunner final : public autotune::Runner {
- public:
-  ProgressRunner(autotune::Runner& inner, TuneProgress& progress) : inner_(inner), progress_(progress) {}
-
-  Result<autotune::Measurement> Measure(std::span<const uint8_t> executable, bool strict_tiling) override {
-    Result<autotune::Measurement> m = inner_.Measure(executable, strict_tiling);
-    if (!strict_tiling) {
-      if (m && m->ok() && progress_.heuristic_us.load() < 0) {
-        progress_.heuristic_us = m->device_us;
-        progress_.best_us = m->device_us;
-      }
-      return m;
-    }
-    progress_.trials.fetch_add(1);
-    if (m && m->ok() && (progress_.best_us.load() < 0 || m->device_us < progress_.best_us.load())) {
-      progress_.best_us = m->device_us;
-    }
-    return m;
-  }
-  Status SetReference(std::span<const uint8_t> executable, uint64_t seed) override {
-    return inner_.SetReference(executable, seed);
-  }
-  Status CompareToReference(std::span<const uint8_t> executable) override {
-    return inner_.CompareToReference(executable);
-  }
-
- private:
-  autotune::Runner& inner_;
-  TuneProgress& progress_;
-};
-
 Result<hlo::Fingerprint> ParseAndFingerprint(const std::string& text, driver::CompileOptions& options) {
   Result<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(text, "<hlo>");
   if (!module) return std::unexpected(module.error().WithReason("hlo_parse_error"));
   if (Status verified = hlo::VerifyModule(**module); !verified) {
     return std::unexpected(verified.error().WithReason("hlo_verify_error"));
   }
+  // The topology a compile resolves, so the job tunes the entry's program.
   Result<driver::ResolvedTopology> resolved = driver::ResolveTopology(**module, options);
   if (!resolved) return std::unexpected(resolved.error());
-  if (!options.topology.empty()) {
-    return InvalidArgumentError("the module is a program for " + driver::DescribeTopology(options, *resolved) +
-                                "; tuning programs for a slice is not supported yet")
-        .WithReason("invalid_options");
-  }
   Result<hlo::Fingerprint> fingerprint = hlo::FingerprintModule(**module, driver::FingerprintOptionsFor(options));
   if (!fingerprint) return std::unexpected(fingerprint.error().WithReason("hlo_verify_error"));
   return fingerprint;
@@ -168,12 +132,6 @@ void KilnService::StartTune(Call call) {
     }
     Result<driver::CompileOptions> options = OptionsOfEntry(**metadata);
     if (!options) return call.respond(http::ErrorResponse(options.error()));
-    if (!options->topology.empty()) {
-      return call.respond(http::ErrorResponse(
-          InvalidArgumentError("entry " + id->key.Hex() + " is a program for a slice (topology " + options->topology +
-                               "); tuning slice programs is not supported yet")
-              .WithReason("invalid_options")));
-    }
     // The text is read again from the store when the job starts.
     TuneJobSpec spec{.entry = *id, .hlo = {}, .options = *options, .budget = request.budget};
     Result<TuneJobs::Submitted> submitted = tune_jobs_->Submit(std::move(spec));
@@ -278,7 +236,7 @@ Result<TuneOutcome> KilnService::RunTuneJob(const TuneJobSpec& spec, TuneProgres
     if (cancelled()) return CancelledError("tuning cancelled");
     return tune_gate_.WaitForNoRuns(cancelled, &progress.waiting_for_runs);
   });
-  ProgressRunner runner(simulator, progress);
+  autotune::ProgressRunner runner(simulator, progress);
   StoreRecords records(*store_, spec.entry.tenant);
   autotune::TuneOptions budget = spec.budget;
   budget.cancelled = cancelled;

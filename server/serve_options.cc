@@ -139,6 +139,29 @@ Result<std::chrono::milliseconds> ParseSharedTtl(std::string_view text) {
   return duration;
 }
 
+Result<uint64_t> ParseStoreBudget(std::string_view text) {
+  KILN_ASSIGN_OR_RETURN(uint64_t bytes, ParseByteSize(text));
+  if (bytes != 0 && bytes < kMinStoreBudget) {
+    return InvalidArgumentError("store budget '" + std::string(text) + "' is " + std::to_string(bytes) +
+                                " bytes, too small to hold an executable; give a unit, e.g. 20GiB or 512MiB "
+                                "(0 = no budget)");
+  }
+  return bytes;
+}
+
+std::string DescribeBytes(uint64_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 5) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[48];
+  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return text;
+}
+
 Result<std::chrono::milliseconds> ParseSharedLease(std::string_view text) {
   Result<std::chrono::milliseconds> lease = ParseDuration(text);
   if (!lease || *lease < kMinSharedLease || *lease > kMaxSharedLease) {
@@ -265,7 +288,7 @@ Status ApplyEnvironment(ServeOptions& options, const std::function<bool(std::str
     options.host_memory = v;
   }
   if (const char* v = read("KILN_MAX_BYTES"); v && !flag_given("--max-bytes")) {
-    auto bytes = ParseByteSize(v);
+    auto bytes = ParseStoreBudget(v);
     if (!bytes) return wrap("KILN_MAX_BYTES", bytes.error());
     options.max_store_bytes = *bytes;
   }

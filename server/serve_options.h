@@ -96,6 +96,13 @@ Result<std::chrono::milliseconds> ParseSharedTtl(std::string_view text);
 inline constexpr std::chrono::milliseconds kMinSharedLease{1'000};
 inline constexpr std::chrono::milliseconds kMaxSharedLease{600'000};
 Result<std::chrono::milliseconds> ParseSharedLease(std::string_view text);
+// --max-bytes: a ParseByteSize text; 0 is no budget. A budget under
+// kMinStoreBudget (a unit left out: "--max-bytes 10" is ten bytes) is
+// refused, saying so, rather than evicting every entry it stores.
+inline constexpr uint64_t kMinStoreBudget = uint64_t{1} << 20;
+Result<uint64_t> ParseStoreBudget(std::string_view text);
+// "20.0 GiB", "512.0 MiB", for start lines.
+std::string DescribeBytes(uint64_t bytes);
 
 // "60s", "1.5s", "500ms", "2m", "1h"; bare digits are seconds. Positive and
 // at most 24 hours; rounded to whole milliseconds (at least 1).

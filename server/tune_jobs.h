@@ -51,6 +51,7 @@
 
 #include "base/status.h"
 #include "cache/entry.h"
+#include "compiler/autotune/progress_runner.h"
 #include "compiler/autotune/tuner.h"
 #include "compiler/driver/compile_options.h"
 
@@ -74,11 +75,9 @@ struct TuneJobSpec {
   bool background = false;         // queued by --tune-in-background after a miss
 };
 
-// Progress a running job's Work publishes (any thread may read it).
-struct TuneProgress {
-  std::atomic<int64_t> trials{0};
-  std::atomic<double> heuristic_us{-1};  // < 0: not measured yet
-  std::atomic<double> best_us{-1};       // fastest candidate measured so far; < 0: none
+// Progress a running job's Work publishes (any thread may read it): the
+// tuner's (autotune::ProgressRunner fills it) and the pauses for executes.
+struct TuneProgress : autotune::Progress {
   std::atomic<bool> waiting_for_runs{false};  // paused while the pool runs executes
 };
 

@@ -71,11 +71,6 @@ Result<TuneRequest> ParseTuneRequest(std::string_view body) {
                    "invalid_options");
   }
   if (auto fits = CheckScopedVmem(out.options); !fits) return std::unexpected(fits.error());
-  if (!out.options.topology.empty()) {
-    return Invalid("options: tuning a program for a slice (topology " + out.options.topology +
-                       ") is not supported yet; tune it for one chip",
-                   "invalid_options");
-  }
   if (!trials_given && !seconds_given) {
     out.budget.max_trials = kDefaultTuneTrials;
     out.budget.max_seconds = kDefaultTuneSeconds;

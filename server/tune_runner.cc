@@ -8,13 +8,15 @@
 #include "runtime/io/random_inputs.h"
 #include "runtime/program/loaded_program.h"
 #include "runtime/timing/kernel_timer.h"
+#include "runtime/timing/timed_slice_execution.h"
 
 namespace kiln::server {
 
 Result<autotune::Measurement> SimulatedRunner::Measure(std::span<const uint8_t> executable, bool strict_tiling) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::LoadedProgram> loaded, runtime::LoadedProgram::FromBytes(executable));
   const runtime::Program& program = loaded->program();
-  runtime::timing::TimingOptions options;
+  // A slice's program is timed on its slice: collectives over its ICI.
+  KILN_ASSIGN_OR_RETURN(runtime::timing::TimingOptions options, runtime::timing::ProgramSliceTiming(program, chip_));
   options.strict_tiling = strict_tiling;
   autotune::Measurement m;
   for (size_t k = 0; k < program.kernels.size(); ++k) {
@@ -49,6 +51,12 @@ Result<autotune::Measurement> SimulatedRunner::Measure(std::span<const uint8_t> 
 Result<StubbedRun> SimulatedRunner::Evaluate(std::span<const uint8_t> executable) const {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::LoadedProgram> loaded, runtime::LoadedProgram::FromBytes(executable));
   const runtime::Program& program = loaded->program();
+  if (!program.topology.empty()) {
+    // Its collectives meet the other chips' values only on a whole slice,
+    // which tuning does not run: the tuner then searches tiles alone.
+    return FailedPreconditionError("a program for the " + program.topology +
+                                   " slice: its outputs are compared only on the slice, which tuning does not run");
+  }
   if (program.peak_hbm_bytes > static_cast<uint64_t>(memory_budget_)) {
     return ResourceExhaustedError("its values need " + std::to_string(program.peak_hbm_bytes) +
                                   " bytes at peak, over the " + std::to_string(memory_budget_) +

@@ -79,6 +79,37 @@ class KilnInspectCliTest : public ::testing::Test {
   std::string db_;
 };
 
+// Found by a new user: `kiln inspect --db x.db list` was refused (only
+// `inspect list --db x.db` worked), and a key copied from `list` (every
+// tenant's) was "no entry" for `show` and `evict` (tenant default only).
+TEST_F(KilnInspectCliTest, OptionsGoBeforeOrAfterTheCommandAndKeysAreFoundInAnyTenant) {
+  Prewarm();
+  RunResult before = RunKiln("inspect --db " + db_ + " --json list");
+  RunResult after = RunKiln("inspect list --db " + db_ + " --json");
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(before.out, after.out);
+  const json listed = json::parse(before.out);
+  ASSERT_EQ(listed.size(), 2u);
+  // The entry JSON is the API's: options an object, times with milliseconds.
+  EXPECT_TRUE(listed[0]["options"].is_object()) << listed[0].dump();
+  EXPECT_NE(listed[0]["created"].get<std::string>().find('.'), std::string::npos) << listed[0].dump();
+  // Moved under another tenant, the key is still found by show (and named).
+  const std::string bundle = (dir_ / "b.kbundle").string();
+  ASSERT_EQ(RunKiln("inspect export " + bundle + " --db " + db_).exit_code, 0);
+  const std::string other = (dir_ / "other.db").string();
+  RunResult imported = RunKiln("inspect --db " + other + " import " + bundle + " --tenant alice");
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const std::string key = listed[0]["key"];
+  RunResult shown = RunKiln("inspect show " + key + " --db " + other + " --json");
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_EQ(json::parse(shown.out)["tenant"], "alice") << shown.out;
+  EXPECT_EQ(RunKiln("inspect show " + key + " --db " + other + " --tenant bob").exit_code, 1);
+  RunResult evicted = RunKiln("inspect --db " + other + " evict " + key);
+  EXPECT_EQ(evicted.exit_code, 0) << evicted.err;
+  EXPECT_NE(evicted.out.find("alice/" + key), std::string::npos) << evicted.out;
+}
+
 TEST_F(KilnInspectCliTest, AMissingStoreIsRefusedAndNeverCreated) {
   const std::string typo = (dir_ / "typo.db").string();
   const std::string module = Write("m.hlo", TrainStep("0.001"));

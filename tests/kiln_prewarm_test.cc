@@ -129,7 +129,11 @@ TEST_F(KilnPrewarmTest, DumpFolderCompilesBeforeStageOnlyAndCountsTheRest) {
   EXPECT_EQ(j["skipped_by_reason"]["XLA dump file that is not a module stage (buffer assignment, report, proto, ...)"], 2);
   EXPECT_EQ(j["skipped_by_reason"]["not HLO text (by its name)"], 1);
   EXPECT_EQ(j["skipped_by_reason"]["text without an HloModule header, not HLO"], 1);
-  EXPECT_GT(j["bytes_stored"].get<int64_t>(), 0);
+  EXPECT_GT(j["executable_bytes"].get<int64_t>(), 0);
+  // Compressed, as /v1/stats' stored_bytes counts them (a probe found
+  // "bytes stored" raw while the server's figure was compressed).
+  EXPECT_GT(j["stored_bytes"].get<int64_t>(), 0);
+  EXPECT_LT(j["stored_bytes"].get<int64_t>(), j["executable_bytes"].get<int64_t>());
   for (const char* field : {"found", "compiled", "cached", "failed", "skipped", "seconds"}) EXPECT_TRUE(j.contains(field)) << field;
   // The keys are the ones kiln fingerprint prints.
   EXPECT_EQ(StoredKeys(), (std::set<std::string>{Fingerprint(before0) + " v5e", Fingerprint(before1) + " v5e"}));
@@ -240,6 +244,13 @@ TEST_F(KilnPrewarmTest, SplitsTorchXlaSavedGraphs) {
       << failed.dump();
 }
 
+// The files in the folder of `path` (a store's file, its log, its reserve).
+std::set<fs::path> FilesBeside(const std::string& path) {
+  std::set<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(fs::path(path).parent_path())) files.insert(entry.path());
+  return files;
+}
+
 TEST_F(KilnPrewarmTest, DryRunStoresNothingAndListsWhatItWouldCompile) {
   Write("d/a.hlo", Module(15));
   Write("d/b.hlo", Module(16));
@@ -247,10 +258,29 @@ TEST_F(KilnPrewarmTest, DryRunStoresNothingAndListsWhatItWouldCompile) {
   EXPECT_EQ(j["dry_run"], true);
   EXPECT_EQ(j["compiled"], 2);
   EXPECT_EQ(j["would_compile"].size(), 2u);
-  EXPECT_TRUE(StoredKeys().empty());
+  // Not even an empty store or its space reserve (a probe found ./kiln.db
+  // and an 8 MiB kiln.db-reserve after a dry run).
+  EXPECT_FALSE(fs::exists(db_));
+  EXPECT_FALSE(fs::exists(db_ + "-reserve"));
   RunResult table = RunKiln("prewarm " + (dir_ / "d").string() + " --db " + db_ + " --dry-run");
   EXPECT_EQ(table.exit_code, 0);
   EXPECT_NE(table.out.find("would compile (2)"), std::string::npos) << table.out;
+  EXPECT_FALSE(fs::exists(db_));
+
+  // Against a store that exists, it reads it (read-only: SQLite's reader
+  // files -wal and -shm aside, nothing beside it appears) and writes nothing.
+  RunJson("prewarm " + (dir_ / "d" / "a.hlo").string() + " --db " + db_);
+  const auto modified = fs::last_write_time(db_);
+  const auto size = fs::file_size(db_);
+  std::set<fs::path> files_before = FilesBeside(db_);
+  json again = RunJson("prewarm " + (dir_ / "d").string() + " --db " + db_ + " --dry-run");
+  EXPECT_EQ(again["cached"], 1);
+  EXPECT_EQ(again["compiled"], 1);
+  EXPECT_EQ(fs::last_write_time(db_), modified);
+  EXPECT_EQ(fs::file_size(db_), size);
+  files_before.insert({db_ + "-wal", db_ + "-shm"});
+  for (const fs::path& file : FilesBeside(db_)) EXPECT_TRUE(files_before.contains(file)) << file;
+  EXPECT_EQ(StoredKeys().size(), 1u);
 }
 
 TEST_F(KilnPrewarmTest, OneEntryPerChipUnderFingerprintsKeys) {
@@ -284,7 +314,11 @@ TEST_F(KilnPrewarmTest, TopologyCompilesModulesOfItsDeviceCountForTheSlice) {
   };
   EXPECT_EQ(StoredKeys(), (std::set<std::string>{key(step, " --topology 2x2"), key(helper, "")}));
   EXPECT_EQ(RunKiln("prewarm " + dir_.string() + " --db " + db_ + " --topology 3x").exit_code, 2);
-  EXPECT_EQ(RunKiln("prewarm " + dir_.string() + " --db " + db_ + " --topology 2x2 --tune 1s").exit_code, 2);
+  // A slice's program is tuned too (its tiles: its outputs meet the other
+  // chips' only on the slice).
+  json tuned = RunJson("prewarm " + (dir_ / "d").string() + " --db " + (dir_ / "tuned.db").string() +
+                       " --topology 2x2 --tune 1s");
+  EXPECT_EQ(tuned["compiled"], 2) << tuned.dump();
 }
 
 TEST_F(KilnPrewarmTest, TuneAutotunesEachNewEntry) {

@@ -15,6 +15,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <thread>
@@ -74,6 +76,11 @@ class KilnServeProcess {
   pid_t pid() const { return pid_; }
   // The server's database file (removed with the process's directory).
   std::filesystem::path db_path() const { return dir_ / "kiln.db"; }
+  // What the server printed on standard output so far (its start line first).
+  std::string output() const {
+    std::ifstream in(dir_ / "stdout");
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
 
   // One request on a new connection (bounded by `timeout`).
   http::testing::RawResponse Call(std::string_view method, std::string_view target, std::string_view body = {},

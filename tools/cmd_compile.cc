@@ -21,6 +21,7 @@
 #include "compiler/fusion/fusion_decisions.h"
 #include "compiler/hlo/printer.h"
 #include "tools/commands.h"
+#include "tools/json_error.h"
 #include "tools/fusion_report.h"
 #include "tools/load_module.h"
 
@@ -142,7 +143,7 @@ void RegisterCompile(CLI::App& app, int* exit_code) {
                 "copies, simplifications, fused loop bodies), as HLO text");
   cmd->callback([args, exit_code] {
     if (Status s = RunCompile(*args); !s) {
-      std::fprintf(stderr, "kiln compile: %s\n", s.error().ToString().c_str());
+      ReportFailure("compile", s.error(), args->json);
       *exit_code = 1;
     }
   });

@@ -24,12 +24,13 @@ namespace {
 
 struct InspectArgs {
   std::string db;  // empty: ResolveDbPath's default
-  std::string tenant = "default";
-  std::string chip = kDefaultChip;
+  // Empty: every tenant (list, stats, records, explain), or whichever one
+  // holds the key (show, evict: refused naming them when several do).
+  std::string tenant;
+  std::string chip;  // show, evict: empty for whichever chip holds the key; explain: empty for v5e
   std::string plan = "heuristic";
   std::string key;
   std::string file;
-  std::string record_tenant;  // list, stats, tuning-records: empty for every tenant
   std::string workload;       // tuning-records: empty for every subgraph
   std::string record_chip;    // tuning-records: empty for every chip
   std::string sort = "id";    // list: id, hits, saved, bytes or age
@@ -40,10 +41,10 @@ struct InspectArgs {
   bool json = false;
 };
 
-// list and stats: --tenant narrows them only when given.
+// --tenant narrows a command only when given.
 std::optional<std::string> TenantFilter(const InspectArgs& args) {
-  if (args.record_tenant.empty()) return std::nullopt;
-  return args.record_tenant;
+  if (args.tenant.empty()) return std::nullopt;
+  return args.tenant;
 }
 
 cache::ListOrder ListOrderNamed(const std::string& name) {
@@ -58,9 +59,29 @@ Result<std::unique_ptr<cache::CacheStore>> OpenStore(const InspectArgs& args) {
   return OpenToolStore(args.db, StoreAccess::kLookOnly);
 }
 
-Result<cache::EntryId> IdFromArgs(const InspectArgs& args) {
+// The entry args.key names: under --tenant and --chip when given, else in
+// whichever tenant and chip hold it (a key copied from `list`, which shows
+// every tenant's, is found). Several matches are refused, naming them.
+Result<cache::EntryId> FindEntry(cache::CacheStore& store, const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(hlo::Hash128 key, cache::ParseHash128(args.key));
-  return cache::EntryId{args.tenant, key, args.chip, kCompilerFormatVersion};
+  if (!args.tenant.empty() && !args.chip.empty()) {
+    return cache::EntryId{args.tenant, key, args.chip, kCompilerFormatVersion};
+  }
+  cache::ListFilter filter{.tenant = TenantFilter(args), .key_prefix = key.Hex(), .limit = 64};
+  if (!args.chip.empty()) filter.chip = args.chip;
+  KILN_ASSIGN_OR_RETURN(std::vector<cache::EntryMetadata> found, store.List(filter));
+  std::erase_if(found, [&](const cache::EntryMetadata& m) { return m.id.key != key; });
+  if (found.empty()) {
+    return NotFoundError("no entry " + key.Hex() + (args.tenant.empty() ? " in any tenant" : " of tenant " + args.tenant) +
+                         (args.chip.empty() ? "" : " for " + args.chip));
+  }
+  if (found.size() > 1) {
+    std::string where;
+    for (const cache::EntryMetadata& m : found) where += (where.empty() ? "" : ", ") + m.id.tenant + "/" + m.id.chip;
+    return InvalidArgumentError("key " + key.Hex() + " names " + std::to_string(found.size()) + " entries (" + where +
+                                "); say which with --tenant and --chip");
+  }
+  return found.front().id;
 }
 
 
@@ -106,10 +127,19 @@ Status List(const InspectArgs& args) {
 // in the shared tier too; absent from both is NotFound.
 Status Show(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
-  KILN_ASSIGN_OR_RETURN(cache::EntryId id, IdFromArgs(args));
-  KILN_ASSIGN_OR_RETURN(auto meta, store->GetMetadata(id));
   std::string shared_url = args.shared;
   if (const char* env = std::getenv("KILN_SHARED"); shared_url.empty() && env != nullptr) shared_url = env;
+  Result<cache::EntryId> found = FindEntry(*store, args);
+  if (!found && found.error().code == ErrorCode::kNotFound && !shared_url.empty()) {
+    // Not stored here: look for it in the shared tier, under the tenant and
+    // chip given (or default's, on v5e, as a server without --auth-file).
+    KILN_ASSIGN_OR_RETURN(hlo::Hash128 key, cache::ParseHash128(args.key));
+    found = cache::EntryId{args.tenant.empty() ? std::string("default") : args.tenant, key,
+                           args.chip.empty() ? std::string(kDefaultChip) : args.chip, kCompilerFormatVersion};
+  }
+  if (!found) return std::unexpected(found.error());
+  const cache::EntryId id = *found;
+  KILN_ASSIGN_OR_RETURN(auto meta, store->GetMetadata(id));
   std::optional<nlohmann::json> shared;
   if (!shared_url.empty()) {
     Result<nlohmann::json> presence = SharedPresence(shared_url, id);
@@ -173,7 +203,7 @@ Status Verify(const InspectArgs& args) {
 
 Status Evict(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
-  KILN_ASSIGN_OR_RETURN(cache::EntryId id, IdFromArgs(args));
+  KILN_ASSIGN_OR_RETURN(cache::EntryId id, FindEntry(*store, args));
   KILN_ASSIGN_OR_RETURN(bool evicted, store->Evict(id));
   if (!evicted) return NotFoundError("no entry " + id.ToString());
   if (args.json) {
@@ -223,7 +253,8 @@ Status Stats(const InspectArgs& args) {
 // Why would this file miss? (inspect_explain.h)
 Status Explain(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
-  return ExplainFile(*store, {.file = args.file, .tenant = args.tenant, .chip = args.chip, .plan = args.plan,
+  return ExplainFile(*store, {.file = args.file, .tenant = args.tenant,
+                              .chip = args.chip.empty() ? std::string(kDefaultChip) : args.chip, .plan = args.plan,
                               .json = args.json});
 }
 
@@ -253,7 +284,7 @@ nlohmann::json RecordJson(const cache::TuningRecord& r) {
 Status TuningRecords(const InspectArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto store, OpenStore(args));
   cache::TuningRecordFilter filter;
-  if (!args.record_tenant.empty()) filter.tenant = args.record_tenant;
+  if (!args.tenant.empty()) filter.tenant = args.tenant;
   if (!args.workload.empty()) filter.workload_key = args.workload;
   if (!args.record_chip.empty()) filter.chip = args.record_chip;
   filter.limit = args.limit;
@@ -279,20 +310,20 @@ Status TuningRecords(const InspectArgs& args) {
 
 void AddStoreOptions(CLI::App* cmd, InspectArgs& args) {
   AddDbOption(cmd, &args.db, "Cache database");
-  cmd->add_option("--tenant", args.tenant, "Tenant the entries belong to (default: default)");
+  cmd->add_option("--tenant", args.tenant, "Tenant of the entry (default: whichever holds the key)");
   cmd->add_flag("--json", args.json, "Print JSON");
 }
 
 // list and stats: every tenant unless --tenant is given.
 void AddFilteredStoreOptions(CLI::App* cmd, InspectArgs& args) {
   AddDbOption(cmd, &args.db, "Cache database");
-  cmd->add_option("--tenant", args.record_tenant, "Only this tenant's entries (default: every tenant's)");
+  cmd->add_option("--tenant", args.tenant, "Only this tenant's entries (default: every tenant's)");
   cmd->add_flag("--json", args.json, "Print JSON");
 }
 
 void AddKeyOptions(CLI::App* cmd, InspectArgs& args) {
   cmd->add_option("key", args.key, "Entry key (32 hex digits)")->required();
-  cmd->add_option("--chip", args.chip, "Chip of the entry")
+  cmd->add_option("--chip", args.chip, "Chip of the entry (default: whichever holds the key)")
       ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
 }
 
@@ -300,8 +331,10 @@ void AddKeyOptions(CLI::App* cmd, InspectArgs& args) {
 // failure on stderr with exit code 1 (and, with --json, as the JSON
 // document {"error": ...} on stdout unless `fn` printed one).
 template <typename Args>
-std::function<void()> Runner(std::shared_ptr<Args> args, int* exit_code, Status (*fn)(const Args&)) {
-  return [args, exit_code, fn] {
+std::function<void()> Runner(std::shared_ptr<Args> args, int* exit_code, Status (*fn)(const Args&),
+                             std::function<void(Args&)> before = nullptr) {
+  return [args, exit_code, fn, before] {
+    if (before) before(*args);
     if (Status s = fn(*args); !s) {
       std::fprintf(stderr, "kiln inspect: %s\n", s.error().ToString().c_str());
       *exit_code = 1;
@@ -310,10 +343,18 @@ std::function<void()> Runner(std::shared_ptr<Args> args, int* exit_code, Status 
   };
 }
 
-// export FILE / import FILE (inspect_bundle.h).
-void RegisterBundleCommands(CLI::App* cmd, int* exit_code) {
+// export FILE / import FILE (inspect_bundle.h). `parent`: the options
+// given before the command name (`kiln inspect --db x.db export F`).
+void RegisterBundleCommands(CLI::App* cmd, int* exit_code, std::shared_ptr<const InspectArgs> parent) {
   auto args = std::make_shared<BundleArgs>();
-  auto run = [args, exit_code](Status (*fn)(const BundleArgs&)) { return Runner(args, exit_code, fn); };
+  auto inherit = [parent](BundleArgs& own) {
+    if (own.db.empty()) own.db = parent->db;
+    if (own.tenant.empty()) own.tenant = parent->tenant;
+    own.json = own.json || parent->json;
+  };
+  auto run = [args, exit_code, inherit](Status (*fn)(const BundleArgs&)) {
+    return Runner<BundleArgs>(args, exit_code, fn, inherit);
+  };
   auto* out = cmd->add_subcommand("export", "Write entries and tuning records to one bundle file");
   out->add_option("file", args->file, "Bundle to write (replaced whole, never left half written)")->required();
   AddDbOption(out, &args->db, "Cache database");
@@ -338,6 +379,11 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("inspect", "List, show, verify, evict and explain cache entries; list tuning records; export and import bundles");
   cmd->require_subcommand(1);
   auto args = std::make_shared<InspectArgs>();
+  // Options every inspect command takes, also before the command's name
+  // (`kiln inspect --db x.db list`).
+  AddDbOption(cmd, &args->db, "Cache database (for every command below)");
+  cmd->add_option("--tenant", args->tenant, "Tenant (for every command below; default: every tenant's)");
+  cmd->add_flag("--json", args->json, "Print JSON (for every command below)");
   auto run = [args, exit_code](Status (*fn)(const InspectArgs&)) { return Runner(args, exit_code, fn); };
   auto* list = cmd->add_subcommand("list", "List entries");
   AddFilteredStoreOptions(list, *args);
@@ -377,14 +423,14 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
   recompiles->callback(run(Recompiles));
   auto* records = cmd->add_subcommand("tuning-records", "List autotuning records, newest first");
   AddDbOption(records, &args->db, "Cache database");
-  records->add_option("--tenant", args->record_tenant, "Only this tenant's records (default: every tenant's)");
+  records->add_option("--tenant", args->tenant, "Only this tenant's records (default: every tenant's)");
   records->add_option("--workload", args->workload, "Only records of this kernel subgraph key");
   records->add_option("--chip", args->record_chip, "Only records for this chip (default: every chip)")
       ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
   records->add_option("--limit", args->limit, "At most this many records");
   records->add_flag("--json", args->json, "Print JSON");
   records->callback(run(TuningRecords));
-  RegisterBundleCommands(cmd, exit_code);
+  RegisterBundleCommands(cmd, exit_code, args);
 }
 
 }  // namespace kiln::tools

@@ -11,6 +11,7 @@
 // error, a summary (or --json) on standard output. Exit 0 when nothing
 // failed, 1 when a module failed (the others are stored), 2 for usage errors.
 #include <algorithm>
+#include <filesystem>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -23,7 +24,9 @@
 
 #include "cache/cache_store.h"
 #include "compiler/driver/compile_module.h"
+#include "server/serve_options.h"
 #include "tools/commands.h"
+#include "tools/json_error.h"
 #include "tools/dump_walker.h"
 #include "tools/module_sources.h"
 #include "tools/parallel_for.h"
@@ -53,7 +56,7 @@ struct PrewarmArgs {
   bool dry_run = false;
   bool json = false;
   uint64_t max_file_bytes = uint64_t{1} << 30;
-  int timeout_seconds = 600;
+  std::string timeout = "600s";
   bool db_given = false;
 };
 
@@ -71,9 +74,20 @@ struct KeyedFile {
 
 using Clock = std::chrono::steady_clock;
 
-std::unique_ptr<cache::CacheStore> OpenStore(const std::string& path, Error* error) {
+// What a dry run against a store that does not exist yet sees: nothing.
+class EmptyTarget final : public PrewarmTarget {
+ public:
+  Result<bool> Contains(const CompileJob&) override { return false; }
+  Result<JobOutcome> Make(const CompileJob&) override { return InternalError("a dry run compiles nothing"); }
+};
+
+// `look_only`: a dry run's store, opened read-only (no file, log or space
+// reserve is created or written).
+std::unique_ptr<cache::CacheStore> OpenStore(const std::string& path, Error* error, bool look_only = false) {
   cache::CacheStoreOptions options;
-  options.path = path;
+  options.path = look_only ? "file:" + path + "?mode=ro" : path;
+  options.create_if_missing = !look_only;
+  if (look_only) options.reserve_bytes = 0;
   options.dictionary_training_puts = 0;  // the server trains its dictionary
   Result<std::unique_ptr<cache::CacheStore>> opened = cache::CacheStore::Open(std::move(options));
   if (!opened) {
@@ -105,8 +119,6 @@ std::optional<RunError> RunPrewarm(const PrewarmArgs& args, PrewarmReport& repor
   const StageFilter stage = args.stage == "after" ? StageFilter::kAfter
                             : args.stage == "all" ? StageFilter::kAll
                                                   : StageFilter::kBefore;
-  if (!args.topology.empty() && !args.tune.empty())
-    return usage("--tune does not go with --topology: slice programs are not tuned yet");
   std::vector<driver::CompileOptions> options;
   for (const std::string& chip : args.chips.empty() ? std::vector<std::string>{kDefaultChip} : args.chips) {
     driver::CompileOptions one;
@@ -130,13 +142,19 @@ std::optional<RunError> RunPrewarm(const PrewarmArgs& args, PrewarmReport& repor
   if (!args.server.empty()) {
     Result<HttpUrl> url = ParseHttpUrl(args.server);
     if (!url) return usage(url.error().message);
-    auto server = std::make_unique<ServerTarget>(*url, args.token, std::chrono::seconds(args.timeout_seconds));
+    Result<std::chrono::milliseconds> timeout = server::ParseDuration(args.timeout);
+    if (!timeout) return usage("--timeout: " + timeout.error().message);
+    auto server = std::make_unique<ServerTarget>(*url, args.token, *timeout);
     if (Status up = server->Check(); !up) return RunError{up.error().WithContext("--server " + args.server)};
     target = std::move(server);
     report.target = "--server " + args.server;
+  } else if (args.dry_run && !std::filesystem::exists(args.db)) {
+    // A dry run writes nothing: no store yet means nothing is cached.
+    target = std::make_unique<EmptyTarget>();
+    report.target = "--db " + args.db + " (absent: nothing cached)";
   } else {
     Error error;
-    store = OpenStore(args.db, &error);
+    store = OpenStore(args.db, &error, /*look_only=*/args.dry_run);
     if (!store) return RunError{error};
     target = std::make_unique<StoreTarget>(*store, tune);
     report.target = "--db " + args.db;
@@ -228,7 +246,8 @@ std::optional<RunError> RunPrewarm(const PrewarmArgs& args, PrewarmReport& repor
     }
     ++report.compiled;
     report.compile_seconds += made[i]->compile_seconds;
-    report.bytes_stored += made[i]->bytes;
+    report.executable_bytes += made[i]->bytes;
+    if (made[i]->stored_bytes) report.stored_bytes = report.stored_bytes.value_or(0) + *made[i]->stored_bytes;
     report.tuned += made[i]->tuned;
     if (!made[i]->tune_note.empty()) {
       report.tune_notes.push_back(to_make[i].source->origin + " (" + to_make[i].options.chip + "): " + made[i]->tune_note);
@@ -262,13 +281,13 @@ void RegisterPrewarm(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", args->json, "Print one JSON object instead of the summary table");
   cmd->add_option("--max-file-bytes", args->max_file_bytes,
                   "Skip files larger than this, on disk or decompressed (default 1 GiB)");
-  cmd->add_option("--timeout", args->timeout_seconds, "Seconds to wait for the server per request (default 600)")
-      ->check(CLI::Range(1, 86400));
+  cmd->add_option("--timeout", args->timeout,
+                  "How long to wait for the server per request: 600s (default), 10m (a bare number is seconds)");
   cmd->callback([args, db, exit_code] {
     args->db_given = db->count() > 0;
     PrewarmReport report;
     if (std::optional<RunError> failed = RunPrewarm(*args, report)) {
-      std::fprintf(stderr, "kiln prewarm: %s\n", failed->error.ToString().c_str());
+      ReportFailure("prewarm", failed->error, args->json);
       *exit_code = failed->usage ? kUsageError : 1;
       return;
     }

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "tools/commands.h"
+#include "tools/json_error.h"
 #include "tools/run_command.h"
 #include "tools/run_output.h"
 
@@ -36,6 +37,9 @@ void RegisterRun(CLI::App& app, int* exit_code) {
   auto* print = cmd->add_flag("--print-literals", options->print_literals,
                               "print each output as an HLO literal");
   cmd->add_flag("--json", options->json, "print one JSON object");
+  auto top = std::make_shared<int64_t>(0);
+  cmd->add_option("--top", *top, "print only the N kernels that take the most time (0: all; the JSON has all)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--step-budget", options->step_budget, "units of work before evaluation gives up")
       ->check(CLI::PositiveNumber);
 
@@ -67,17 +71,17 @@ void RegisterRun(CLI::App& app, int* exit_code) {
     direct->excludes(compile_flag);
   }
 
-  cmd->callback([options, seed, random, exit_code] {
+  cmd->callback([options, seed, random, exit_code, top] {
     RunOptions run = *options;
     if (random->count() > 0) run.random_seed = *seed;
     auto report = RunModule(run);
     if (!report) {
-      std::fprintf(stderr, "kiln run: %s\n", report.error().ToString().c_str());
+      ReportFailure("run", report.error(), run.json);
       *exit_code = 1;
       return;
     }
     std::string text = run.json ? FormatRunJson(*report, run.print_literals)
-                                : FormatRunText(*report, run.print_literals);
+                                : FormatRunText(*report, run.print_literals, static_cast<size_t>(*top));
     std::fwrite(text.data(), 1, text.size(), stdout);
     if (!run.trace_path.empty() && !report->profile) {
       std::fprintf(stderr, "kiln run: no trace written to %s: device time unavailable: %s\n",

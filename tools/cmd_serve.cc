@@ -53,7 +53,7 @@ struct ServeArgs {
   std::string max_body = "256MiB";
   std::string max_bytes = "0";
   std::string auth_file;
-  int request_timeout_s = 30;
+  std::string request_timeout = "30s";
   int loops = 0;
   std::string access_log = "on";
   uint64_t max_connections = 0;
@@ -80,11 +80,13 @@ Result<server::ServeOptions> ResolveOptions(const ServeArgs& args, const CLI::Ap
   auto max_body = server::ParseByteSize(args.max_body);
   if (!max_body) return max_body.error().WithContext("--max-body");
   options.max_body_bytes = *max_body;
-  auto max_bytes = server::ParseByteSize(args.max_bytes);
+  auto max_bytes = server::ParseStoreBudget(args.max_bytes);
   if (!max_bytes) return max_bytes.error().WithContext("--max-bytes");
   options.max_store_bytes = *max_bytes;
   options.auth_file = args.auth_file;
-  options.request_timeout_ms = args.request_timeout_s * 1000;
+  auto request_timeout = server::ParseDuration(args.request_timeout);
+  if (!request_timeout) return request_timeout.error().WithContext("--request-timeout");
+  options.request_timeout_ms = static_cast<int>(request_timeout->count());
   options.loops = args.loops;
   options.access_log = args.access_log == "on";
   options.max_connections = args.max_connections;
@@ -233,11 +235,14 @@ Status Serve(const server::ServeOptions& options) {
   const std::string memory = budget == 0 ? "no host-memory budget"
                                          : std::to_string(budget >> 20) + " MiB host-memory budget";
   const std::string shared = SharedTierLine(*service);
+  const std::string store_budget = options.max_store_bytes == 0
+                                       ? "no store budget"
+                                       : "store budget " + server::DescribeBytes(options.max_store_bytes);
   const std::string tuning = options.tune_in_background.count() == 0
                                  ? ""
                                  : ", background tuning " + std::to_string(options.tune_in_background.count()) + " ms";
-  std::printf("kiln serving on http://%s:%u (db %s, pool %s, %d loop thread%s, at most %zu connections, execute timeout %lld ms, %s%s%s%s)\n",
-              options.listen.host.c_str(), server.port(), options.db_path.c_str(),
+  std::printf("kiln serving on http://%s:%u (db %s, %s, pool %s, %d loop thread%s, at most %zu connections, execute timeout %lld ms, %s%s%s%s)\n",
+              options.listen.host.c_str(), server.port(), options.db_path.c_str(), store_budget.c_str(),
               service->pool().spec().ToString().c_str(), server.loop_count(), server.loop_count() == 1 ? "" : "s",
               max_connections, static_cast<long long>(options.execute_timeout.count()), memory.c_str(),
               options.auth_file.empty() ? "" : ", auth on", tuning.c_str(), shared.c_str());
@@ -284,8 +289,8 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--auth-file", args->auth_file,
                   "Token file (lines 'SHA256 TENANT ROLE [shared]'); turns authentication on [KILN_AUTH_FILE]");
-  cmd->add_option("--request-timeout", args->request_timeout_s, "Seconds a request may take to arrive")
-      ->check(CLI::Range(1, 3600))
+  cmd->add_option("--request-timeout", args->request_timeout,
+                  "How long a request may take to arrive: 30s, 2m, 500ms (a bare number is seconds)")
       ->capture_default_str();
   cmd->add_option("--loops", args->loops,
                   "HTTP loop threads, each with its own SO_REUSEPORT listener; 0 = one per core [KILN_LOOPS]")

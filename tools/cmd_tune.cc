@@ -19,7 +19,9 @@
 #include "server/tune_records.h"
 #include "server/tune_runner.h"
 #include "tools/commands.h"
+#include "tools/json_error.h"
 #include "tools/load_module.h"
+#include "tools/tune_progress.h"
 #include "tools/tune_report.h"
 #include "tools/tune_store.h"
 
@@ -61,12 +63,9 @@ Status RunTune(const TuneArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto module, LoadVerifiedModule(args.file));
   driver::CompileOptions options;
   options.chip = args.chip;
+  // The topology a compile of it resolves (the slice of its own devices).
   Result<driver::ResolvedTopology> resolved = driver::ResolveTopology(*module, options);
   if (!resolved) return resolved.error().WithContext(args.file);
-  if (!options.topology.empty()) {
-    return FailedPreconditionError(args.file + " is a program for " + driver::DescribeTopology(options, *resolved) +
-                                   "; tuning programs for a slice is not supported yet");
-  }
 
   std::unique_ptr<cache::CacheStore> store;
   std::unique_ptr<server::StoreRecords> records;
@@ -84,7 +83,12 @@ Status RunTune(const TuneArgs& args) {
   // An output check longer than a third of a time budget leaves too little
   // to search fusion with (the tuner then searches tiles only).
   if (tune.max_seconds > 0) runner.set_evaluation_limit(tune.max_seconds / 3);
-  Result<autotune::TuneResult> result = autotune::Tune(*module, options, runner, records.get(), tune);
+  // The search is long: its progress on stderr (not with --json).
+  autotune::Progress progress;
+  autotune::ProgressRunner counted(runner, progress);
+  TuneProgressLine line(stderr, progress, tune.max_trials, tune.max_seconds, !args.json);
+  Result<autotune::TuneResult> result = autotune::Tune(*module, options, counted, records.get(), tune);
+  line.Finish();
   if (!result) return result.error().WithContext(args.file);
 
   StoreOutcome outcome;
@@ -119,7 +123,7 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   cmd->callback([args, trials, exit_code] {
     args->trials_given = trials->count() > 0;
     if (Status s = RunTune(*args); !s) {
-      std::fprintf(stderr, "kiln tune: %s\n", s.error().ToString().c_str());
+      ReportFailure("tune", s.error(), args->json);
       *exit_code = 1;
     }
   });

@@ -35,7 +35,7 @@ class Socket {
   int fd_;
 };
 
-Result<int> Connect(const HttpUrl& url, std::chrono::seconds timeout) {
+Result<int> Connect(const HttpUrl& url, std::chrono::milliseconds timeout) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -48,7 +48,8 @@ Result<int> Connect(const HttpUrl& url, std::chrono::seconds timeout) {
   for (addrinfo* at = found; at != nullptr && fd < 0; at = at->ai_next) {
     fd = socket(at->ai_family, at->ai_socktype | SOCK_CLOEXEC, at->ai_protocol);
     if (fd < 0) continue;
-    timeval limit{.tv_sec = static_cast<time_t>(timeout.count()), .tv_usec = 0};
+    timeval limit{.tv_sec = static_cast<time_t>(timeout.count() / 1000),
+                  .tv_usec = static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
     // SO_SNDTIMEO bounds connect() too on Linux.
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
@@ -183,7 +184,7 @@ Result<HttpUrl> ParseHttpUrl(std::string_view url) {
 
 Result<HttpResponse> HttpRoundTrip(const HttpUrl& url, std::string_view method, std::string_view target,
                                    const std::vector<std::string>& headers, std::string_view body,
-                                   std::chrono::seconds timeout) {
+                                   std::chrono::milliseconds timeout) {
   KILN_ASSIGN_OR_RETURN(int fd, Connect(url, timeout));
   Socket socket(fd);
   std::string request = StrCat(method, " ", url.base_path, target, " HTTP/1.1\r\nHost: ", url.host, ":", url.port,

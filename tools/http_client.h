@@ -38,6 +38,6 @@ struct HttpResponse {
 // CRLF, e.g. "Authorization: Bearer T") and `body`; reads the response.
 Result<HttpResponse> HttpRoundTrip(const HttpUrl& url, std::string_view method, std::string_view target,
                                    const std::vector<std::string>& headers, std::string_view body,
-                                   std::chrono::seconds timeout);
+                                   std::chrono::milliseconds timeout);
 
 }  // namespace kiln::tools

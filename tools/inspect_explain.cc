@@ -1,6 +1,9 @@
 #include "tools/inspect_explain.h"
 
+#include <climits>
 #include <cstdio>
+#include <memory>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +25,7 @@ std::string Text(const json& value) {
 void PrintReport(const json& answer) {
   std::printf("%s\n", answer["message"].get<std::string>().c_str());
   std::printf("  key      %s\n", answer["key"].get<std::string>().c_str());
+  std::printf("  tenant   %s\n", answer["tenant"].get<std::string>().c_str());
   if (answer["cached"].get<bool>() || answer["nearest"].is_null()) return;
   const json& nearest = answer["nearest"];
   std::printf("  nearest  %s (%s, plan %s, created %s; %d of %d components shared)\n",
@@ -55,7 +59,30 @@ Status ExplainFile(cache::CacheStore& store, const ExplainArgs& args) {
   driver::CompileOptions options;
   options.chip = args.chip;
   KILN_ASSIGN_OR_RETURN(options.plan, driver::ParsePlanKind(args.plan));
-  KILN_ASSIGN_OR_RETURN(json answer, server::ExplainModule(store, args.tenant, *module, options));
+  json answer;
+  if (!args.tenant.empty()) {
+    KILN_ASSIGN_OR_RETURN(answer, server::ExplainModule(store, args.tenant, *module, options));
+    answer["tenant"] = args.tenant;
+  } else {
+    // Every tenant's entries: the one that holds the module, else the one
+    // whose nearest entry shares the most of it.
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<const cache::StoreTotals> totals, store.Totals());
+    std::vector<std::string> tenants;
+    for (const auto& [tenant, figures] : totals->by_tenant) tenants.push_back(tenant);
+    if (tenants.empty()) tenants.push_back("default");
+    int best = -1;
+    for (const std::string& tenant : tenants) {
+      KILN_ASSIGN_OR_RETURN(json one, server::ExplainModule(store, tenant, *module, options));
+      const int shared = one["cached"].get<bool>()       ? INT32_MAX
+                         : one["nearest"].is_null()     ? 0
+                                                        : one["nearest"]["matching_components"].get<int>();
+      if (shared > best) {
+        best = shared;
+        answer = std::move(one);
+        answer["tenant"] = tenant;
+      }
+    }
+  }
   if (args.json) {
     std::printf("%s\n", answer.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
   } else {

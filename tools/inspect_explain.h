@@ -12,7 +12,7 @@ namespace kiln::tools {
 
 struct ExplainArgs {
   std::string file;
-  std::string tenant;
+  std::string tenant;  // empty: every tenant's entries (the closest is reported, with its tenant)
   std::string chip;
   std::string plan;
   bool json = false;

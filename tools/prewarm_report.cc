@@ -49,7 +49,8 @@ std::string PrewarmTable(const PrewarmReport& report) {
   if (!report.tune_notes.empty()) out += Row("tuned", std::to_string(report.tuned));
   out += Row("failed", std::to_string(report.failures.size()));
   out += Row("compile seconds", Seconds(report.compile_seconds));
-  out += Row("bytes stored", std::to_string(report.bytes_stored));
+  out += Row("executable bytes", std::to_string(report.executable_bytes));
+  if (report.stored_bytes) out += Row("stored bytes", std::to_string(*report.stored_bytes) + " (zstd)");
   out += Row("seconds", Seconds(report.seconds));
   bool problems = false;
   for (const SkippedPath& skip : report.skipped) {
@@ -90,7 +91,8 @@ nlohmann::json PrewarmJson(const PrewarmReport& report) {
       {"skipped_by_reason", skipped_by_reason},
       {"not_read", problems},
       {"compile_seconds", report.compile_seconds},
-      {"bytes_stored", report.bytes_stored},
+      {"executable_bytes", report.executable_bytes},
+      {"stored_bytes", report.stored_bytes ? nlohmann::json(*report.stored_bytes) : nlohmann::json(nullptr)},
       {"seconds", report.seconds},
   };
   if (report.dry_run) out["would_compile"] = report.would_compile;

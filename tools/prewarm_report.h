@@ -32,7 +32,10 @@ struct PrewarmReport {
   std::vector<std::string> tune_notes;     // --tune: "ORIGIN: note"
   double compile_seconds = 0;     // summed over the compiles
   double seconds = 0;             // wall time of the run
-  uint64_t bytes_stored = 0;      // executable bytes of the compiled entries
+  uint64_t executable_bytes = 0;  // raw executable bytes of the compiled entries
+  // As the store keeps them (zstd, what /v1/stats' stored_bytes counts);
+  // unknown (nullopt) when the target does not say (--server).
+  std::optional<uint64_t> stored_bytes;
 };
 
 // Skip reasons with their counts, most frequent first.

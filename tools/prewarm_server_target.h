@@ -17,7 +17,7 @@ namespace kiln::tools {
 
 class ServerTarget final : public PrewarmTarget {
  public:
-  ServerTarget(HttpUrl url, std::string token, std::chrono::seconds timeout)
+  ServerTarget(HttpUrl url, std::string token, std::chrono::milliseconds timeout)
       : url_(std::move(url)), token_(std::move(token)), timeout_(timeout) {}
 
   // GET /healthz: fails when no kiln server answers at the URL.
@@ -30,7 +30,7 @@ class ServerTarget final : public PrewarmTarget {
 
   HttpUrl url_;
   std::string token_;
-  std::chrono::seconds timeout_;
+  std::chrono::milliseconds timeout_;
 };
 
 }  // namespace kiln::tools

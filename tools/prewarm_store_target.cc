@@ -44,6 +44,9 @@ Result<JobOutcome> StoreTarget::Make(const CompileJob& job) {
   outcome.compiled = true;
   outcome.compile_seconds = compiled.compile_ms / 1000;
   outcome.bytes = executable.size();
+  if (Result<std::optional<cache::EntryMetadata>> kept = store_.GetMetadata(IdOf(job)); kept && *kept) {
+    outcome.stored_bytes = (*kept)->stored_bytes;
+  }
   if (tune_) {
     const StoreOutcome tuned = Tune(job);
     outcome.tuned = tuned.stored;
@@ -60,7 +63,6 @@ StoreOutcome StoreTarget::Tune(const CompileJob& job) {
   };
   const runtime::ChipSpec* chip = runtime::FindChip(job.options.chip);
   if (chip == nullptr) return not_tuned("unknown chip " + job.options.chip);
-  if (!job.options.topology.empty()) return not_tuned("a program for the " + job.options.topology + " slice");
   Result<std::unique_ptr<hlo::Module>> module = ParseSource(*job.source);
   if (!module) return not_tuned(module.error().ToString());
   server::StoreRecords records(store_, std::string(server::kDefaultTenant));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -15,7 +16,8 @@ namespace kiln::tools {
 struct JobOutcome {
   bool compiled = false;  // false: it was stored by someone else meanwhile
   double compile_seconds = 0;
-  uint64_t bytes = 0;     // executable bytes of the entry
+  uint64_t bytes = 0;     // executable bytes of the entry (raw)
+  std::optional<uint64_t> stored_bytes;  // as the store keeps them (compressed), when the target says
   bool tuned = false;     // with --tune: a tuned executable was stored
   std::string tune_note;  // with --tune: what tuning did
 };

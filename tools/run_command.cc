@@ -115,9 +115,20 @@ Result<const runtime::ChipSpec*> LookUpChip(const std::string& name) {
   return chip;
 }
 
+// A run that computes values: refused before anything starts when the
+// evaluator cannot compute one of its instructions (a probe saw a Neuron
+// graph fail 4.8 s in at an AwsNeuronGelu custom call).
+Status CheckValuesComputable(const hlo::Module& module, const RunOptions& options) {
+  Status evaluable = runtime::CheckEvaluable(module);
+  if (evaluable) return Ok();
+  return Error::Coded(evaluable.error().code,
+                      options.module_path + ": " + evaluable.error().ToString() + std::string(kTimingOnlyHint));
+}
+
 // --direct: the module as written on the evaluator; no device time.
 Result<RunReport> RunDirect(const RunOptions& options, const hlo::Module& module) {
   KILN_RETURN_IF_ERROR(CheckModuleMemory(module, options));
+  KILN_RETURN_IF_ERROR(CheckValuesComputable(module, options));
   std::vector<hlo::Shape> shapes = ModuleParameterShapes(module);
   KILN_ASSIGN_OR_RETURN(std::vector<hlo::Literal> args, LoadArguments(shapes, options));
   runtime::EvalOptions eval_options;
@@ -213,6 +224,9 @@ Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const u
   report.topology = program.topology.empty() ? "one chip" : program.topology + " (compiled for it)";
   std::vector<hlo::Literal> args;
   if (!options.timing_only) {
+    for (size_t k = 0; k < program.kernels.size(); ++k) {
+      KILN_RETURN_IF_ERROR(CheckValuesComputable((*loaded)->kernel_module(k), options));
+    }
     KILN_RETURN_IF_ERROR(CheckProgramMemory(program, options));
     auto own = runtime::ProgramParameterShapes(program);
     if (!own) return own.error().WithContext(options.module_path);
@@ -249,6 +263,7 @@ Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) 
   std::vector<hlo::Literal> args;
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckModuleMemory(module, options));
+    KILN_RETURN_IF_ERROR(CheckValuesComputable(module, options));
     KILN_ASSIGN_OR_RETURN(args, LoadArguments(ModuleParameterShapes(module), options));
   }
   auto compiled = driver::CompileModule(module, compile);

@@ -48,7 +48,7 @@ LiteralSummary SummarizeLiteral(const hlo::Literal& array) {
   return summary;
 }
 
-std::string FormatRunText(const RunReport& report, bool print_literals) {
+std::string FormatRunText(const RunReport& report, bool print_literals, size_t top) {
   std::string out;
   for (const runtime::io::NamedTensor& output : report.outputs) {
     out += "output " + output.name + ": " + output.value.shape().ToString() + "\n";
@@ -73,7 +73,7 @@ std::string FormatRunText(const RunReport& report, bool print_literals) {
   if (report.compiled_here) out += ", compiled in " + Number(report.compile_ms) + " ms";
   out += ")\n";
   if (report.profile) {
-    out += runtime::timing::FormatProfile(*report.profile);
+    out += runtime::timing::FormatProfile(*report.profile, top);
   } else {
     out += "device time unavailable: " + report.timing_error + "\n";
   }

@@ -30,7 +30,8 @@ LiteralSummary SummarizeLiteral(const hlo::Literal& array);
 // "eval X ms", and for an executable run a line naming it, the kernel
 // profile table ending in "device time on CHIP: X us (...)", or "device
 // time unavailable: why".
-std::string FormatRunText(const RunReport& report, bool print_literals);
+// `top` > 0: only the `top` slowest kernels' rows (FormatProfile).
+std::string FormatRunText(const RunReport& report, bool print_literals, size_t top = 0);
 
 // {"module": ..., "outputs": [{"name", "shape", "count", "min", "max",
 // "mean", "nan_count", "first": [...]}], "eval_ms": ...}; with

@@ -12,10 +12,30 @@ namespace kiln::driver {
 
 namespace {
 
-// The module header's replica_count (1 when absent).
-Result<uint32_t> ReplicaCount(const hlo::Module& module) {
+// Whether every collective of `module` groups replicas (has no channel_id),
+// and there is at least one.
+bool OnlyCrossReplicaCollectives(const hlo::Module& module) {
+  bool any = false;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instr : computation->instructions()) {
+      if (hlo::CategoryOf(instr->opcode()) != hlo::OpcodeCategory::kCollective) continue;
+      if (instr->FindAttribute("channel_id") != nullptr) return false;
+      any = true;
+    }
+  }
+  return any;
+}
+
+// How many replicas a program for `chips` chips runs: the module header's
+// replica_count; without a header (num_partitions or replica_count), a
+// module whose collectives all group replicas (no channel_id: torch_xla's
+// data-parallel dumps) runs one replica per chip; else 1.
+Result<uint32_t> ReplicaCount(const hlo::Module& module, int64_t chips) {
   const hlo::Attribute* attribute = module.FindAttribute("replica_count");
-  if (attribute == nullptr) return 1;
+  if (attribute == nullptr) {
+    const bool headless = module.FindAttribute("num_partitions") == nullptr;
+    return headless && OnlyCrossReplicaCollectives(module) ? static_cast<uint32_t>(chips) : 1u;
+  }
   Result<int64_t> count = hlo::DecodeInt(attribute->value);
   if (!count || *count < 1 || *count > int64_t{1} << 20) {
     return InvalidArgumentError("HloModule header: replica_count=" + std::string(attribute->value) +
@@ -66,7 +86,8 @@ Result<CompileOutput> LowerPlanned(const PreparedModule& prepared, const Compile
   KILN_ASSIGN_OR_RETURN(out.program, lowering::LowerToProgram(in));
   if (!normalized.topology.empty()) {
     out.program.topology = normalized.topology;
-    KILN_ASSIGN_OR_RETURN(out.program.replica_count, ReplicaCount(module));
+    KILN_ASSIGN_OR_RETURN(int64_t slice_chips, runtime::ProgramChipCount(out.program));
+    KILN_ASSIGN_OR_RETURN(out.program.replica_count, ReplicaCount(module, slice_chips));
     if (prepared.global_signature) {
       out.program.global_parameter_shapes = prepared.global_signature->parameter_shapes;
       out.program.parameter_shardings = prepared.global_signature->parameter_shardings;

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "base/status.h"
 #include "compiler/hlo/literal.h"
@@ -59,6 +60,16 @@ struct EvalOptions {
 // Evaluates the module's entry computation. `args[i]` is parameter i; its
 // shape must equal the parameter's (layouts may differ: literals are
 // row-major). Returns the root's value (a tuple literal for a tuple root).
+// Whether every instruction of `module` (any computation) is one the
+// evaluator can compute: Ok, or Unimplemented naming the first that is
+// not (a vendor custom call such as AwsNeuronGelu, send/recv, infeed), so
+// a run that could not finish is refused before it starts. Timing needs no
+// values and is not affected.
+Status CheckEvaluable(const hlo::Module& module);
+// The custom-call targets the evaluator computes (annotations, TopK,
+// AllocateBuffer, the builders' math functions).
+bool EvaluatorKnowsCustomCall(std::string_view target);
+
 Result<hlo::Literal> EvaluateModule(const hlo::Module& module, std::span<const hlo::Literal> args,
                                     const EvalOptions& options = {});
 

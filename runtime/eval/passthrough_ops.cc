@@ -4,6 +4,7 @@
 
 #include "compiler/hlo/op_attributes.h"
 #include "runtime/eval/custom_call_math.h"
+#include "runtime/eval/evaluator.h"
 #include "runtime/eval/instruction_error.h"
 #include "runtime/eval/interpreter.h"
 #include "runtime/kernels/kernels.h"
@@ -13,6 +14,13 @@ namespace {
 
 using hlo::Instruction;
 using hlo::Opcode;
+
+// Annotations that move no data on one device.
+bool IsAnnotation(std::string_view target) {
+  return target == "Sharding" || target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape" ||
+         target == "MoveToHost" || target == "MoveToDevice" || target == "annotate_device_placement" ||
+         target == "Pin" || target == "Unpin" || target == "AwsNeuronTransferWithStaticRing";
+}
 
 bool SameArrayShape(const Value& v, const hlo::Shape& shape) {
   return !v.is_tuple() && !v.empty() && v.array().shape().dimensions() == shape.dimensions() &&
@@ -24,11 +32,7 @@ bool SameArrayShape(const Value& v, const hlo::Shape& shape) {
 Result<Value> Interpreter::EvalCustomCall(const Instruction& instr,
                                           std::span<const Value> operands) {
   KILN_ASSIGN_OR_RETURN(std::string target, hlo::GetStringAttribute(instr, "custom_call_target"));
-  // Annotations that move no data on one device.
-  if (target == "Sharding" || target == "SPMDFullToShardShape" ||
-      target == "SPMDShardToFullShape" || target == "MoveToHost" || target == "MoveToDevice" ||
-      target == "annotate_device_placement" || target == "Pin" || target == "Unpin" ||
-      target == "AwsNeuronTransferWithStaticRing") {
+  if (IsAnnotation(target)) {
     if (operands.size() == 1 && SameArrayShape(operands[0], instr.shape())) return operands[0];
     if (operands.size() == 1 && target.starts_with("SPMD")) {
       return std::unexpected(UnsupportedOpError(instr, "unsupported multi-shard " + target +
@@ -46,6 +50,30 @@ Result<Value> Interpreter::EvalCustomCall(const Instruction& instr,
     return Value::Own(std::move(result));
   }
   return UnimplementedError("unsupported custom-call target \"" + target + "\"");
+}
+
+bool EvaluatorKnowsCustomCall(std::string_view target) {
+  return IsAnnotation(target) || target == "AllocateBuffer" || target == "TopK" || FindMathCustomCall(target) != nullptr;
+}
+
+Status CheckEvaluable(const hlo::Module& module) {
+  for (const auto& computation : module.computations()) {
+    for (const auto& instr : computation->instructions()) {
+      const Opcode op = instr->opcode();
+      if (op == Opcode::kSend || op == Opcode::kRecv || op == Opcode::kInfeed || op == Opcode::kOutfeed) {
+        return UnsupportedOpError(*instr, "the evaluator cannot run " + instr->OpcodeText() +
+                                              ": a simulated chip has no host or peer to exchange data with");
+      }
+      if (op != Opcode::kCustomCall) continue;
+      Result<std::string> target = hlo::GetStringAttribute(*instr, "custom_call_target");
+      if (!target) return std::unexpected(target.error());
+      if (!EvaluatorKnowsCustomCall(*target)) {
+        return UnsupportedOpError(*instr, "the evaluator cannot compute custom-call target \"" + *target +
+                                              "\" (a vendor's kernel, whose semantics kiln does not have)");
+      }
+    }
+  }
+  return Ok();
 }
 
 }  // namespace kiln::runtime

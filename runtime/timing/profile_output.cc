@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 namespace kiln::runtime::timing {
 namespace {
@@ -131,13 +132,30 @@ nlohmann::json ProfileToJson(const DeviceProfile& profile) {
           {"kernels", std::move(kernels)}};
 }
 
-std::string FormatProfile(const DeviceProfile& profile) {
+std::string FormatProfile(const DeviceProfile& profile, size_t top) {
   std::string out;
   char line[1024];
+  // The kernels shown: all, or the `top` slowest (kept in program order).
+  std::vector<bool> shown(profile.kernels.size(), top == 0 || top >= profile.kernels.size());
+  if (!shown.empty() && !shown.front()) {
+    std::vector<size_t> order(profile.kernels.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(),
+                      [&](size_t a, size_t b) { return profile.kernels[a].seconds > profile.kernels[b].seconds; });
+    for (size_t i = 0; i < top; ++i) shown[order[i]] = true;
+  }
+  size_t hidden = 0;
+  double hidden_seconds = 0;
   std::snprintf(line, sizeof(line), "%-28s %12s  %-8s %12s %12s %12s %6s %10s  %s\n", "kernel", "time",
                 "bound", "flops", "bytes", "ideal", "mxu", "steps", "tiling");
   out += line;
-  for (const KernelProfile& k : profile.kernels) {
+  for (size_t i = 0; i < profile.kernels.size(); ++i) {
+    const KernelProfile& k = profile.kernels[i];
+    if (!shown[i]) {
+      ++hidden;
+      hidden_seconds += k.seconds;
+      continue;
+    }
     const std::string rereads = RereadText(k);
     std::snprintf(line, sizeof(line), "%-28.28s %9.3f us  %-8s %12s %12s %12s %5.1f%% %10.0f  %s%s%s\n",
                   k.name.c_str(), k.seconds * kMicros, std::string(BoundName(k.bound)).c_str(),
@@ -146,6 +164,11 @@ std::string FormatProfile(const DeviceProfile& profile) {
                   rereads.c_str());
     out += line;
     AppendLongestSteps(k, out);
+  }
+  if (hidden > 0) {
+    std::snprintf(line, sizeof(line), "... %zu more kernels (%.1f%% of the time; --top 0 shows them all)\n", hidden,
+                  profile.seconds > 0 ? 100 * hidden_seconds / profile.seconds : 0.0);
+    out += line;
   }
   const std::string where =
       profile.chips > 1 ? profile.chip + " " + profile.topology + " (each of " + std::to_string(profile.chips) + " chips)"

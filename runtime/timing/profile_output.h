@@ -29,7 +29,9 @@ std::string Scaled(double value, const char* unit);
 // One line per kernel (name, time, bound, FLOPs, bytes, ideal bytes, MXU
 // utilization, steps, tiling and the inputs it re-reads) and a total line
 // with the HFU.
-std::string FormatProfile(const DeviceProfile& profile);
+// `top` > 0: only the `top` kernels that take the most time, in program
+// order, and a line for the rest (how many, their share of the time).
+std::string FormatProfile(const DeviceProfile& profile, size_t top = 0);
 
 // Trace-event JSON: one complete event ("ph":"X", ts/dur in microseconds)
 // per kernel on a chip's track (pid = chip, tid = TensorCore), with

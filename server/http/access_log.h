@@ -25,9 +25,12 @@ struct AccessRecord {
   uint64_t body_bytes = 0;  // bytes of body sent (after compression)
   double seconds = 0;       // first request byte to response queued
   bool zstd = false;
+  int64_t unix_ms = 0;      // when it was answered (Unix ms); 0: now
 };
 
-// `127.0.0.1:5123 "GET /v1/stats" 200 512 0.214ms route=/v1/stats enc=zstd`
+// `2026-12-01T10:30:00.214Z 127.0.0.1:5123 "GET /v1/stats" 200 512 0.214ms
+// route=/v1/stats enc=zstd`: the time in UTC with milliseconds first, so
+// lines sort and match other logs.
 std::string FormatAccessLine(const AccessRecord& record);
 
 // Writes each line to stderr with a newline, one writev per line; callable

@@ -16,6 +16,7 @@ import http.client
 import os
 import select
 import socket
+import ssl
 import threading
 import time
 from urllib.parse import urlsplit
@@ -39,11 +40,20 @@ _BROKEN_CONNECTION = (http.client.RemoteDisconnected, http.client.CannotSendRequ
 class _Failure(Exception):
     """A failed send, with what the retry rules need to know about it."""
 
-    def __init__(self, error, sent, stale):
+    def __init__(self, error, sent, stale, permanent=False):
         super().__init__(str(error))
         self.error = error      # the KilnError to raise if not retried
         self.sent = sent        # the whole request reached the server: it may have acted
         self.stale = stale      # a reused kept-alive connection broke
+        self.permanent = permanent  # trying again cannot help (a name that does not resolve, TLS refused)
+
+
+def _is_permanent(error):
+    """Connect failures a retry cannot mend: the host name does not resolve,
+    or TLS was refused (a certificate that does not verify, https to a
+    plain-HTTP server). A refused or reset connection may mend (a server
+    restarting)."""
+    return isinstance(error, (socket.gaierror, ssl.SSLError))
 
 
 def default_client_name():
@@ -250,7 +260,7 @@ class KilnClient:
                 with self._lock:
                     answer = self._round_trip(request.method, target, headers, body, what)
             except _Failure as failure:
-                if failure.sent and not request.idempotent:
+                if failure.permanent or (failure.sent and not request.idempotent):
                     raise _after(failure.error, attempts) from None
                 if failure.stale and not replaced_stale:
                     # The server closed a kept-alive connection: once, at once, on a new one.
@@ -326,7 +336,8 @@ class KilnClient:
             except OSError as error:
                 self._drop_connection()
                 raise _Failure(KilnConnectionError(f"{what}: cannot connect to {self._describe_server()}: "
-                                                   f"{error}"), sent=False, stale=False) from error
+                                                   f"{error}"), sent=False, stale=False,
+                               permanent=_is_permanent(error)) from error
         return self._connection
 
     def _drop_connection(self):

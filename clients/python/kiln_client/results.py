@@ -131,6 +131,10 @@ class ExplainResult:
     differences: list     # Difference, first difference first
     message: str
     raw: dict = field(repr=False, compare=False)
+    # The instructions that differ from the nearest entry (dicts: "kind",
+    # "instruction", "computation", "request", "cached", "line"), when both
+    # texts are kept: what a component such as "entry body" hides.
+    changes: list = field(default_factory=list, compare=False)
 
     @classmethod
     def from_json(cls, obj):
@@ -141,7 +145,8 @@ class ExplainResult:
                    nearest_key=nearest_key,
                    differences=[Difference.from_json(d)
                                 for d in _get(obj, "differences", list, what)],
-                   message=_get(obj, "message", str, what), raw=obj)
+                   message=_get(obj, "message", str, what), raw=obj,
+                   changes=list(obj.get("changes") or []))
 
 
 @dataclass(frozen=True)

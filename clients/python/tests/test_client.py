@@ -57,6 +57,19 @@ ENTRY main {{
 """
 
 
+def scale_module(factor):
+    """One parameter times a constant: only the constant varies."""
+    return f"""HloModule scale_by_constant
+
+ENTRY main {{
+  p = f32[8,128] parameter(0)
+  c = f32[] constant({factor})
+  b = f32[8,128] broadcast(c), dimensions={{}}
+  ROOT m = f32[8,128] multiply(p, b)
+}}
+"""
+
+
 def chain_module(length):
     """A module of `length` adds: about 42 bytes of HLO text per add."""
     lines = [f"HloModule chain_{length}", "", "ENTRY main {", "  p0 = f32[8,128]{1,0} parameter(0)"]
@@ -319,6 +332,22 @@ class ServerTest(unittest.TestCase):
         same = self.kiln.explain(negate_module(16, *dims))
         self.assertTrue(same.cached)
         self.assertEqual((same.key, same.differences), (cached.key, []))
+
+    def test_explain_of_a_changed_constant_says_which_instruction(self):
+        # The README's loop: a probe found it printing "entry body None vs
+        # None" for a constant change; each difference says itself, and the
+        # instruction behind "entry body" is in `changes`.
+        scale = random.randint(2, 10 ** 6)
+        self.kiln.compile(scale_module(scale))
+        explained = self.kiln.explain(scale_module(scale + 1))
+        self.assertFalse(explained.cached)
+        self.assertTrue(explained.differences)
+        for difference in explained.differences:
+            self.assertTrue(difference.message)
+            self.assertNotIn("None", difference.message)
+        constants = [c for c in explained.changes if str(scale + 1) in (c.get("request") or "")]
+        self.assertTrue(constants, explained.changes)
+        self.assertIn(str(scale), constants[0].get("cached") or "")
 
     # ---- observation -----------------------------------------------------
 

@@ -10,6 +10,7 @@ import http.server
 import json
 import os
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -338,6 +339,19 @@ class ConnectionFailureTest(unittest.TestCase):
                 client.health()
         self.assertEqual((caught.exception.status, caught.exception.attempts, len(sleeps)), (0, 3, 2))
         self.assertLessEqual(sleeps[0], sleeps[1], "waits grow")
+
+    def test_a_name_that_does_not_resolve_or_tls_refused_is_not_retried(self):
+        # A probe found a DNS failure and a TLS mismatch each retried five
+        # times; neither mends by waiting.
+        for error in (socket.gaierror(socket.EAI_NONAME, "Name or service not known"),
+                      ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] wrong version number")):
+            sleeps = []
+            client = KilnClient("http://kiln.example:8470", timeout=5, retry=RetryPolicy(max_attempts=5))
+            with mock.patch.object(client_module, "_sleep", sleeps.append), \
+                 mock.patch("http.client.HTTPConnection.connect", side_effect=error):
+                with self.assertRaisesRegex(KilnConnectionError, "cannot connect") as caught:
+                    client.health()
+            self.assertEqual((caught.exception.attempts, sleeps), (1, []), type(error).__name__)
 
     def test_bad_base_url(self):
         with self.assertRaises(ValueError):
