@@ -162,6 +162,10 @@ struct CompileRecord {
   Hash128 key;
   std::string client;                   // the last compile's X-Kiln-Client; empty when none
   std::vector<std::string> parameters;  // entry parameter shapes ("f32[16,128]")
+  // hlo::StructureHash of the module as sent, in hex ('' when unknown):
+  // rows of one name are one program's variants only when it matches.
+  std::string structure;
+  std::string options;                  // canonical compile options ("plan=heuristic;topology=2x2")
   int64_t compiles = 1;
   double compile_seconds = 0;
   int64_t first_ms = 0;  // set by the store when 0
@@ -171,7 +175,8 @@ struct CompileRecord {
 struct CompileRecordFilter {
   std::optional<std::string> tenant = std::nullopt;
   std::optional<std::string> module_name = std::nullopt;
-  // Only names compiled as at least this many keys (on one chip).
+  // Only programs (name, chip and structure) compiled as at least this many
+  // keys.
   int min_keys = 1;
   int limit = 10000;  // rows
 };
@@ -362,7 +367,8 @@ class CacheStore {
   // --- Compile log (cache_store_compile_log.cc) ---
   // Counts one compile of `record` (tenant, module name, chip, key): a new
   // row, or compiles, seconds, client and last_ms added to the one there.
-  // Returns how many other keys the name had on that chip before. Fails
+  // Returns how many other keys the name had on that chip before with the
+  // same structure (a recompile of the same program). Fails
   // like Put on a full disk or read-only store.
   Result<int64_t> RecordCompile(const CompileRecord& record);
   // Rows oldest first within each (tenant, name, chip), names in order.

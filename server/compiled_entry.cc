@@ -1,6 +1,7 @@
 #include "server/compiled_entry.h"
 
 #include "cache/components.h"
+#include "compiler/hlo/structure_hash.h"
 
 namespace kiln::server {
 
@@ -27,9 +28,12 @@ cache::PutRequest PutOfCompile(const cache::EntryId& id, const driver::CompileOu
   };
 }
 
-cache::CompileRecord CompileRecordOf(const hlo::Module& module, const cache::EntryId& id, std::string client) {
+cache::CompileRecord CompileRecordOf(const hlo::Module& module, const cache::EntryId& id, std::string client,
+                                     const driver::CompileOptions& options) {
   cache::CompileRecord record{
       .tenant = id.tenant, .module_name = module.name(), .chip = id.chip, .key = id.key, .client = std::move(client)};
+  record.structure = hlo::StructureHash(module).Hex();
+  record.options = driver::CanonicalOptionsText(options);
   for (const hlo::Instruction* parameter : module.entry()->parameters()) {
     record.parameters.push_back(parameter->shape().ToString());
   }

@@ -29,7 +29,9 @@ cache::PutRequest PutOfCompile(const cache::EntryId& id, const driver::CompileOu
                                std::string_view notes_text, std::optional<hlo::Hash128> request_hash);
 
 // The compile-log record of `module` (as sent, before its compile's passes
-// change it) stored under `id` by `client`; compile seconds are left 0.
-cache::CompileRecord CompileRecordOf(const hlo::Module& module, const cache::EntryId& id, std::string client);
+// change it) stored under `id` by `client` with `options` (its structure
+// and canonical options included); compile seconds are left 0.
+cache::CompileRecord CompileRecordOf(const hlo::Module& module, const cache::EntryId& id, std::string client,
+                                     const driver::CompileOptions& options);
 
 }  // namespace kiln::server

@@ -115,7 +115,37 @@ std::string JoinValues(const json& values) {
   return out;
 }
 
-std::string Suggestion(const json& dimensions, const TextChanges& texts, size_t keys) {
+// The compile options that differ between the programs, each with every
+// value seen ("topology": ["", "2x2"]).
+json ChangingOptions(const std::vector<const cache::CompileRecord*>& programs) {
+  std::map<std::string, std::set<std::string>> values;  // option -> values
+  std::set<std::string> names;
+  std::vector<std::map<std::string, std::string>> parsed;
+  for (const cache::CompileRecord* program : programs) {
+    std::map<std::string, std::string>& options = parsed.emplace_back();
+    // driver::CanonicalOptionsText: "plan=heuristic;topology=2x2".
+    for (size_t start = 0; start < program->options.size();) {
+      size_t end = program->options.find(';', start);
+      if (end == std::string::npos) end = program->options.size();
+      const std::string pair = program->options.substr(start, end - start);
+      const size_t equals = pair.find('=');
+      if (equals != std::string::npos) {
+        options[pair.substr(0, equals)] = pair.substr(equals + 1);
+        names.insert(pair.substr(0, equals));
+      }
+      start = end + 1;
+    }
+  }
+  json out = json::object();
+  for (const std::string& name : names) {
+    std::set<std::string> seen;
+    for (const auto& options : parsed) seen.insert(options.contains(name) ? options.at(name) : "");
+    if (seen.size() > 1) out[name] = std::vector<std::string>(seen.begin(), seen.end());
+  }
+  return out;
+}
+
+std::string Suggestion(const json& dimensions, const TextChanges& texts, const json& options, size_t keys) {
   for (const json& dimension : dimensions) {
     if (dimension.contains("rank_changes")) continue;
     std::string buckets;
@@ -130,10 +160,19 @@ std::string Suggestion(const json& dimensions, const TextChanges& texts, size_t 
            std::to_string(constant["values"].size()) + " values (" + JoinValues(constant["values"]) +
            "): pass it as an input instead of baking it into the program";
   }
+  if (!options.empty()) {
+    std::string what;
+    for (const auto& [name, values] : options.items()) {
+      std::string seen;
+      for (const json& value : values) seen += (seen.empty() ? "" : ", ") + (value.get<std::string>().empty() ? "none" : value.get<std::string>());
+      what += (what.empty() ? "" : "; ") + name + " " + seen;
+    }
+    return "the same program compiled with other options (" + what + "): one entry per option set, as expected";
+  }
   if (texts.compared < 2) {
     return std::to_string(keys) + " programs; their texts were not kept, so what changed is unknown";
   }
-  return "the programs differ in structure, not in shapes or constants: compare two with kiln inspect explain";
+  return "the programs differ in attributes that follow their shapes: compare two with kiln inspect explain";
 }
 
 std::string Iso(int64_t ms) { return Rfc3339(ms); }
@@ -145,9 +184,11 @@ json RecompileReport(const std::vector<cache::CompileRecord>& records, const Sou
   int storms = 0;
   for (size_t begin = 0; begin < records.size();) {
     size_t end = begin;
+    // One program: a name, a chip and one structure (the store orders rows
+    // so); rows from before structures were kept ('') group by name.
     auto same_group = [&](const cache::CompileRecord& r) {
       return r.tenant == records[begin].tenant && r.module_name == records[begin].module_name &&
-             r.chip == records[begin].chip;
+             r.chip == records[begin].chip && r.structure == records[begin].structure;
     };
     while (end < records.size() && same_group(records[end])) ++end;
     std::vector<const cache::CompileRecord*> programs;
@@ -173,7 +214,11 @@ json RecompileReport(const std::vector<cache::CompileRecord>& records, const Sou
     }
     const json dimensions = ChangingDimensions(programs);
     const TextChanges texts = CompareTexts(programs, read_source);
-    const bool storm = programs.size() >= static_cast<size_t>(kStormKeys);
+    const json options = ChangingOptions(programs);
+    // A storm: one program recompiled as its shapes or constants change,
+    // not the same program for several option sets.
+    const bool storm = programs.size() >= static_cast<size_t>(kStormKeys) &&
+                       (!dimensions.empty() || !texts.constants.empty() || options.empty());
     storms += storm ? 1 : 0;
     modules.push_back({{"tenant", programs.front()->tenant},
                        {"module", programs.front()->module_name},
@@ -186,8 +231,11 @@ json RecompileReport(const std::vector<cache::CompileRecord>& records, const Sou
                        {"programs", std::move(listed)},
                        {"changing_dimensions", dimensions},
                        {"changing_constants", texts.constants},
+                       {"changing_options", options},
                        {"other_changes", texts.other_changes},
-                       {"suggestion", Suggestion(dimensions, texts, programs.size())}});
+                       {"structure", programs.front()->structure.empty() ? json(nullptr)
+                                                                         : json(programs.front()->structure)},
+                       {"suggestion", Suggestion(dimensions, texts, options, programs.size())}});
   }
   // The costliest first: most programs, then most compile seconds.
   std::stable_sort(modules.begin(), modules.end(), [](const json& a, const json& b) {

@@ -3,13 +3,16 @@
 // `kiln inspect recompiles`).
 //
 // Groups the compile log (CacheStore::CompileRecords) by tenant, module
-// name and chip. For each name compiled as two or more keys it reports the
+// name, chip and program structure (hlo/structure_hash.h: modules that only
+// share a name, such as main, are apart). For each program compiled as two
+// or more keys it reports the
 // programs, the compile seconds they cost, the parameter dimensions whose
 // sizes changed between them (with every value seen), the constants whose
 // values changed (from the HLO text the entries kept, hlo::DiffModules)
 // and a suggestion: pad a changing dimension to a few sizes, or pass a
-// changing constant as an input. A name with kStormKeys keys or more is a
-// "storm".
+// changing constant as an input; the options that differ (a topology, a
+// plan). A program with kStormKeys keys or more whose shapes or constants
+// change is a "storm".
 //
 // Pure over its inputs; `read_source` is called from the calling thread.
 #pragma once
@@ -36,7 +39,8 @@ using SourceReader = std::function<std::optional<std::string>(const cache::Entry
 // (then the most compile seconds), each
 // {"tenant", "module", "chip", "keys", "compiles", "compile_seconds",
 //  "storm", "clients", "programs", "changing_dimensions",
-//  "changing_constants", "other_changes", "suggestion"}.
+//  "changing_constants", "changing_options", "other_changes", "structure",
+//  "suggestion"}.
 nlohmann::json RecompileReport(const std::vector<cache::CompileRecord>& records, const SourceReader& read_source);
 
 }  // namespace kiln::server

@@ -110,5 +110,47 @@ TEST(RecompileReportTest, TheCostliestNamesComeFirst) {
   EXPECT_EQ(report["modules"][1]["module"], "a");
 }
 
+
+// Found with a busy store: every module named main (126 programs of many
+// models) was one "storm". A program is a name, a chip and a structure.
+TEST(RecompileReportTest, ProgramsThatOnlyShareANameAreApart) {
+  std::vector<cache::CompileRecord> records;
+  for (uint64_t k = 1; k <= 6; ++k) {
+    records.push_back(Program("main", k, {"f32[" + std::to_string(k) + ",128]"}, static_cast<int64_t>(k)));
+    records.back().structure = "model" + std::to_string(k);  // six different models
+  }
+  // The store returns a program's rows together (ordered by structure).
+  const json apart = RecompileReport(records, Sources({}));
+  EXPECT_EQ(apart["storms"], 0);
+  EXPECT_TRUE(apart["modules"].empty()) << apart.dump();
+  for (cache::CompileRecord& record : records) record.structure = "one-model";
+  const json together = RecompileReport(records, Sources({}));
+  EXPECT_EQ(together["storms"], 1);
+  ASSERT_EQ(together["modules"].size(), 1u);
+  EXPECT_EQ(together["modules"][0]["structure"], "one-model");
+}
+
+// Found with a busy store: two compiles of `add` that differ only in
+// topology were said to "differ in structure".
+TEST(RecompileReportTest, AProgramCompiledForSeveralOptionSetsIsNoStorm) {
+  std::vector<cache::CompileRecord> records;
+  const std::vector<std::string> options = {"plan=heuristic", "plan=heuristic;topology=2x2",
+                                            "plan=heuristic;topology=2x4"};
+  for (uint64_t k = 0; k < options.size(); ++k) {
+    records.push_back(Program("add", k + 1, {"f32[8,128]"}, static_cast<int64_t>(k)));
+    records.back().structure = "add-structure";
+    records.back().options = options[k];
+  }
+  const json report = RecompileReport(records, Sources({}));
+  EXPECT_EQ(report["storms"], 0);
+  ASSERT_EQ(report["modules"].size(), 1u);
+  const json& add = report["modules"][0];
+  EXPECT_EQ(add["storm"], false);
+  EXPECT_EQ(add["changing_options"]["topology"], json::array({"", "2x2", "2x4"})) << add.dump();
+  EXPECT_NE(add["suggestion"].get<std::string>().find("other options (topology none, 2x2, 2x4)"), std::string::npos)
+      << add["suggestion"];
+  EXPECT_EQ(add["suggestion"].get<std::string>().find("structure"), std::string::npos) << add["suggestion"];
+}
+
 }  // namespace
 }  // namespace kiln::server

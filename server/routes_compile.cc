@@ -184,7 +184,7 @@ void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hl
   auto compile = [this, flight_key, module, options, id, request_hash, text, client = std::move(client)](
                      std::shared_ptr<cache::shared::SharedTier::Lease> lease) {
     // Read before the compile's passes change the module.
-    cache::CompileRecord record = CompileRecordOf(*module, id, client);
+    cache::CompileRecord record = CompileRecordOf(*module, id, client, options);
     std::optional<cache::BundleEntry> to_publish;
     Flight flight = CompileAndStore(*module, *text, options, id, request_hash, &to_publish);
     // The compile's diagnostics record is written before the answer (one

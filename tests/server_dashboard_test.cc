@@ -98,7 +98,7 @@ TEST(ServerDashboardTest, ShowsTheFiguresOfAFilledServerWithoutConsoleErrors) {
   EXPECT_EQ(Figure(page.dom, "hit-rate"), "25.0%");
   EXPECT_EQ(Figure(page.dom, "entries"), "3");
   EXPECT_EQ(Figure(page.dom, "storms"), "1");
-  EXPECT_NE(page.dom.find("<td>jit_train_step</td>"), std::string::npos);
+  EXPECT_NE(page.dom.find("<td>⚠ jit_train_step</td>"), std::string::npos) << "a storm, marked";
   EXPECT_NE(page.dom.find("pad it to a few fixed sizes"), std::string::npos);
   EXPECT_NE(page.dom.find("<td>v5e:0</td>"), std::string::npos);
   EXPECT_NE(page.dom.find("no tuning jobs"), std::string::npos);
@@ -156,6 +156,63 @@ TEST(ServerDashboardTest, ATenantSeesOnlyItsOwnFigures) {
   EXPECT_EQ(Figure(as_bob.dom, "entries"), "0");
   EXPECT_EQ(Figure(as_bob.dom, "storms"), "0");
   EXPECT_EQ(as_bob.dom.find("jit_train_step"), std::string::npos) << "nothing of alice's";
+}
+
+
+// Layout with a busy store (found with ~300 entries): every module named
+// main was a "storm", "what changed" ran out of its card as a list of 36
+// "parameter N rank", the tuning table ran past its card, the timeline was
+// pushed 6,000 px down, and kernel colours keyed on names the API does not
+// use. The page checks its own layout (data-overflow, data-tops).
+TEST(ServerDashboardTest, ABusyStoreKeepsTheLayoutAndOnlyRealStorms) {
+  ServiceOptions options;
+  options.pool_spec = "v5e:2,v5e:2x2";
+  ServerEnv env(std::move(options));
+  ASSERT_TRUE(env.ok());
+  // 150 different programs that all call themselves main.
+  for (int length = 1; length <= 150; ++length) {
+    std::string text = "HloModule main\nENTRY e {\n  x0 = f32[8,128] parameter(0)\n";
+    for (int i = 1; i <= length; ++i) {
+      text += std::string(i == length ? "  ROOT" : " ") + " x" + std::to_string(i) + " = f32[8,128] " +
+              (i % 3 == 0 ? "exponential" : i % 3 == 1 ? "negate" : "tanh") + "(x" + std::to_string(i - 1) + ")\n";
+    }
+    ASSERT_EQ(env.Call("POST", "/v1/compile", text + "}\n", kText).status, 200);
+  }
+  // One real storm: a step whose batch size changes, over 40 parameters
+  // that all change rank at once in one variant (a long "what changed").
+  for (int batch : {16, 17, 33, 40, 64}) ASSERT_EQ(env.Call("POST", "/v1/compile", Step(batch), kText).status, 200);
+  // The same program for one chip and for a 2x2 slice: no storm.
+  const std::string add = "HloModule add\nENTRY e {\n  a = f32[8] parameter(0)\n  ROOT n = f32[8] negate(a)\n}\n";
+  ASSERT_EQ(env.Call("POST", "/v1/compile", add, kText).status, 200);
+  ASSERT_EQ(env.Call("POST", "/v1/compile?topology=2x2", add, kText).status, 200);
+  // Long names.
+  const std::string long_name(180, 'x');
+  for (int batch : {8, 9, 10}) {
+    std::string step = Step(batch);
+    step.replace(step.find("jit_train_step"), 14, "a_module_with_a_very_long_name_" + long_name);
+    ASSERT_EQ(env.Call("POST", "/v1/compile", step, kText).status, 200);
+  }
+
+  const std::string url = "http://127.0.0.1:" + std::to_string(env.port()) + "/";
+  const std::string screenshot = std::string(KILN_TEST_ARTIFACT_DIR) + "/dashboard-busy.png";
+  std::filesystem::remove(screenshot);
+  Page page = Load(url, env.dir(), screenshot);
+  EXPECT_EQ(page.console, "");
+  EXPECT_EQ(Figure(page.dom, "storms"), "2") << "the step and the long-named step; not main, not add";
+  std::smatch overflow;
+  ASSERT_TRUE(std::regex_search(page.dom, overflow, std::regex("data-overflow=\"([^\"]*)\"")));
+  EXPECT_EQ(overflow[1].str(), "") << "cards whose content spills out of them";
+  std::smatch timeline;
+  ASSERT_TRUE(std::regex_search(page.dom, timeline, std::regex("Kernel timeline=(\\d+)")));
+  EXPECT_LT(std::stoi(timeline[1]), 2000) << "the timeline is pushed down the page";
+  EXPECT_EQ(page.dom.find("differ in structure"), std::string::npos);
+  EXPECT_NE(page.dom.find("topology: none, 2x2"), std::string::npos) << "add's options, said as such";
+  for (const char* bound : {"compute", "memory", "ici", "overhead"}) {
+    EXPECT_NE(page.dom.find("data-bound=\"" + std::string(bound) + "\""), std::string::npos) << bound << " legend";
+  }
+  EXPECT_NE(page.dom.find("<rect x="), std::string::npos);
+  EXPECT_EQ(page.dom.find("fill=\"#5d6878\""), std::string::npos) << "a kernel in the fallback grey";
+  ASSERT_TRUE(std::filesystem::exists(screenshot));
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ Result<JobOutcome> StoreTarget::Make(const CompileJob& job) {
   KILN_ASSIGN_OR_RETURN(bool stored, Contains(job));
   if (stored) return outcome;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, ParseSource(*job.source));
-  cache::CompileRecord record = server::CompileRecordOf(*module, IdOf(job), "kiln prewarm");
+  cache::CompileRecord record = server::CompileRecordOf(*module, IdOf(job), "kiln prewarm", job.options);
   KILN_ASSIGN_OR_RETURN(driver::CompileOutput compiled, driver::CompileModule(*module, job.options));
   if (compiled.fingerprint.key != job.key) {
     return InternalError("the compile's key " + compiled.fingerprint.key.Hex() + " differs from the planned " +

@@ -57,15 +57,15 @@ ENTRY main {{
 """
 
 
-def scale_module(factor):
-    """One parameter times a constant: only the constant varies."""
+def scale_module(factor, width):
+    """One parameter times a constant: the test varies only the constant."""
     return f"""HloModule scale_by_constant
 
 ENTRY main {{
-  p = f32[8,128] parameter(0)
+  p = f32[8,{width}] parameter(0)
   c = f32[] constant({factor})
-  b = f32[8,128] broadcast(c), dimensions={{}}
-  ROOT m = f32[8,128] multiply(p, b)
+  b = f32[8,{width}] broadcast(c), dimensions={{}}
+  ROOT m = f32[8,{width}] multiply(p, b)
 }}
 """
 
@@ -337,9 +337,9 @@ class ServerTest(unittest.TestCase):
         # The README's loop: a probe found it printing "entry body None vs
         # None" for a constant change; each difference says itself, and the
         # instruction behind "entry body" is in `changes`.
-        scale = random.randint(2, 10 ** 6)
-        self.kiln.compile(scale_module(scale))
-        explained = self.kiln.explain(scale_module(scale + 1))
+        scale, width = random.randint(2, 10 ** 6), random.randint(2, 10 ** 6)  # width: this run's own entry
+        self.kiln.compile(scale_module(scale, width))
+        explained = self.kiln.explain(scale_module(scale + 1, width))
         self.assertFalse(explained.cached)
         self.assertTrue(explained.differences)
         for difference in explained.differences:
