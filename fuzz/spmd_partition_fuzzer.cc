@@ -13,7 +13,7 @@
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/printer.h"
 #include "compiler/hlo/verifier.h"
-#include "compiler/spmd/hlo_sharding.h"
+#include "compiler/hlo/sharding.h"
 #include "compiler/spmd/spmd_partitioner.h"
 #include "fuzz/fuzz_check.h"
 
@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace kiln;
   std::string_view text(reinterpret_cast<const char*>(data), size);
   // The sharding grammar alone, on the raw bytes.
-  (void)spmd::ParseSharding(text);
+  (void)hlo::ParseSharding(text);
   auto module = hlo::ParseModule(text, "fuzz.hlo");
   if (!module || !hlo::VerifyModule(**module)) return 0;
   if (!spmd::NeedsPartitioning(**module)) return 0;

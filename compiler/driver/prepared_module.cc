@@ -5,7 +5,7 @@
 #include "compiler/fusion/body_fusion.h"
 #include "compiler/passes/inliner.h"
 #include "compiler/passes/pass_pipeline.h"
-#include "compiler/spmd/shard_literals.h"
+#include "compiler/spmd/entry_shardings.h"
 #include "compiler/spmd/spmd_partitioner.h"
 #include "runtime/chip/chip_spec.h"
 #include "runtime/chip/topology.h"
@@ -43,13 +43,13 @@ Result<int64_t> SliceChips(const CompileOptions& options) {
 // The entry signature of a module partitioned over `chips` devices.
 Result<PreparedModule::GlobalSignature> GlobalSignatureOf(const hlo::Module& module, int64_t chips) {
   PreparedModule::GlobalSignature signature;
-  KILN_ASSIGN_OR_RETURN(std::vector<spmd::HloSharding> parameters, spmd::EntryParameterShardings(module, chips));
+  KILN_ASSIGN_OR_RETURN(std::vector<hlo::HloSharding> parameters, spmd::EntryParameterShardings(module, chips));
   const auto& params = module.entry()->parameters();
   for (size_t i = 0; i < params.size(); ++i) {
     signature.parameter_shapes.push_back(params[i]->shape().ToString());
     signature.parameter_shardings.push_back(parameters[i].ToString());
   }
-  KILN_ASSIGN_OR_RETURN(spmd::HloSharding root, spmd::EntryRootSharding(module, chips));
+  KILN_ASSIGN_OR_RETURN(hlo::HloSharding root, spmd::EntryRootSharding(module, chips));
   signature.result_shape = module.entry()->root()->shape().ToString();
   signature.result_sharding = root.ToString();
   return signature;

@@ -10,9 +10,9 @@ namespace {
 
 using hlo::Opcode;
 
-std::string ShardingsKey(const std::vector<HloSharding>& shardings) {
+std::string ShardingsKey(const std::vector<hlo::HloSharding>& shardings) {
   std::string key;
-  for (const HloSharding& s : shardings) key += s.ToString() + ";";
+  for (const hlo::HloSharding& s : shardings) key += s.ToString() + ";";
   return key;
 }
 
@@ -36,18 +36,18 @@ bool HasSideEffects(Opcode op) {
 
 }  // namespace
 
-bool AllManual(const HloSharding& sharding) {
+bool AllManual(const hlo::HloSharding& sharding) {
   if (!sharding.IsTuple()) return sharding.IsManual();
   if (sharding.tuple_elements().empty()) return false;
-  for (const HloSharding& e : sharding.tuple_elements()) {
+  for (const hlo::HloSharding& e : sharding.tuple_elements()) {
     if (!e.IsManual()) return false;
   }
   return true;
 }
 
 Result<WrittenComputation> PartitionSession::Partitioned(const hlo::Computation& computation,
-                                                         const std::vector<HloSharding>& parameters,
-                                                         const std::optional<HloSharding>& root) {
+                                                         const std::vector<hlo::HloSharding>& parameters,
+                                                         const std::optional<hlo::HloSharding>& root) {
   std::string key = StrCat(computation.name(), "|", ShardingsKey(parameters), "|", root ? root->ToString() : "");
   if (auto it = written_.find(key); it != written_.end()) return it->second;
   std::string name = module_.UniqueComputationName(computation.name() + ".spmd");
@@ -59,11 +59,11 @@ Result<WrittenComputation> PartitionSession::Partitioned(const hlo::Computation&
   return out;
 }
 
-Result<std::pair<std::string, HloSharding>> ComputationPartitioner::Run(const std::vector<HloSharding>& parameters,
-                                                                        const std::optional<HloSharding>& root) {
+Result<std::pair<std::string, hlo::HloSharding>> ComputationPartitioner::Run(const std::vector<hlo::HloSharding>& parameters,
+                                                                        const std::optional<hlo::HloSharding>& root) {
   KILN_ASSIGN_OR_RETURN(shardings_, PropagateShardings(computation_, parameters, b_.num_devices()));
   for (const auto& instr : computation_.instructions()) {
-    const HloSharding& target = shardings_.at(instr.get());
+    const hlo::HloSharding& target = shardings_.at(instr.get());
     if (instr->opcode() == Opcode::kParameter) {
       std::string name = b_.Add(instr->name(), LocalShape(instr->shape(), target),
                                 StrCat("parameter(", instr->parameter_number(), ")"));
@@ -85,7 +85,7 @@ Result<std::pair<std::string, HloSharding>> ComputationPartitioner::Run(const st
 }
 
 Result<PartitionedValue> ComputationPartitioner::Operand(const Instruction& instr, int64_t i,
-                                                         const HloSharding& target) {
+                                                         const hlo::HloSharding& target) {
   // One reshard per value and layout, however many users want it.
   auto key = std::make_pair(instr.operand(i), target.ToString());
   if (auto it = resharded_.find(key); it != resharded_.end()) return it->second;
@@ -94,9 +94,9 @@ Result<PartitionedValue> ComputationPartitioner::Operand(const Instruction& inst
   return v;
 }
 
-Result<HloSharding> ComputationPartitioner::Derived(const HloSharding& target, int64_t target_rank,
+Result<hlo::HloSharding> ComputationPartitioner::Derived(const hlo::HloSharding& target, int64_t target_rank,
                                                     const std::vector<int64_t>& from) const {
-  if (!target.IsTiled()) return HloSharding::Replicate();
+  if (!target.IsTiled()) return hlo::HloSharding::Replicate();
   return ToSharding(Remap(TileMapOf(target, target_rank, b_.num_devices()), from));
 }
 
@@ -137,7 +137,7 @@ std::string ComputationPartitioner::EmitLike(const Instruction& instr, const hlo
   return b_.Add(instr.name(), shape, body);
 }
 
-Result<PartitionedValue> ComputationPartitioner::Partition(const Instruction& instr, const HloSharding& target) {
+Result<PartitionedValue> ComputationPartitioner::Partition(const Instruction& instr, const hlo::HloSharding& target) {
   Opcode op = instr.opcode();
   if (op == Opcode::kCustomCall) return CustomCall(instr, target);
   if (AllManual(target)) return Manual(instr);
@@ -179,21 +179,21 @@ Result<PartitionedValue> ComputationPartitioner::Partition(const Instruction& in
   }
 }
 
-Result<PartitionedValue> ComputationPartitioner::Whole(const Instruction& instr, const HloSharding& target) {
+Result<PartitionedValue> ComputationPartitioner::Whole(const Instruction& instr, const hlo::HloSharding& target) {
   std::vector<std::string> operands;
   for (int64_t i = 0; i < instr.operand_count(); ++i) {
-    KILN_ASSIGN_OR_RETURN(PartitionedValue v, Operand(instr, i, HloSharding::Replicate()));
+    KILN_ASSIGN_OR_RETURN(PartitionedValue v, Operand(instr, i, hlo::HloSharding::Replicate()));
     operands.push_back(v.name);
   }
   std::string name = EmitLike(instr, instr.shape(), operands);
-  return Reshard(b_, PartitionedValue{name, instr.shape(), HloSharding::Replicate()}, target);
+  return Reshard(b_, PartitionedValue{name, instr.shape(), hlo::HloSharding::Replicate()}, target);
 }
 
 Result<PartitionedValue> ComputationPartitioner::Manual(const Instruction& instr) {
   std::vector<std::string> operands;
   for (const Instruction* op : instr.operands()) {
     const PartitionedValue& v = ValueOf(op);
-    for (const HloSharding& leaf : v.sharding.LeafShardings(v.global)) {
+    for (const hlo::HloSharding& leaf : v.sharding.LeafShardings(v.global)) {
       if (!leaf.IsManual() && !leaf.IsReplicated()) {
         return UnimplementedError(StrCat("operand %", op->name(), " laid out as ", v.sharding.ToString(),
                                          " used in a manually sharded region"));
@@ -202,7 +202,7 @@ Result<PartitionedValue> ComputationPartitioner::Manual(const Instruction& instr
     operands.push_back(v.name);
   }
   std::string name = EmitLike(instr, instr.shape(), operands);
-  return PartitionedValue{name, instr.shape(), HloSharding::Manual()};
+  return PartitionedValue{name, instr.shape(), hlo::HloSharding::Manual()};
 }
 
 }  // namespace kiln::spmd

@@ -19,7 +19,7 @@
 
 #include "base/status.h"
 #include "compiler/hlo/computation.h"
-#include "compiler/spmd/hlo_sharding.h"
+#include "compiler/hlo/sharding.h"
 #include "compiler/spmd/hlo_text_builder.h"
 #include "compiler/spmd/reshard.h"
 #include "compiler/spmd/sharding_propagation.h"
@@ -27,12 +27,12 @@
 namespace kiln::spmd {
 
 // True for a manual sharding and a tuple sharding of manual leaves only.
-bool AllManual(const HloSharding& sharding);
+bool AllManual(const hlo::HloSharding& sharding);
 
 // A computation as written for partitions: its name and its root's layout.
 struct WrittenComputation {
   std::string name;
-  HloSharding root;
+  hlo::HloSharding root;
 };
 
 // State shared by the computations of one module's partitioning.
@@ -44,8 +44,8 @@ class PartitionSession {
   // `computation` partitioned for parameters laid out as `parameters`, its
   // root resharded to `root` when given; written on first use.
   Result<WrittenComputation> Partitioned(const hlo::Computation& computation,
-                                         const std::vector<HloSharding>& parameters,
-                                         const std::optional<HloSharding>& root);
+                                         const std::vector<hlo::HloSharding>& parameters,
+                                         const std::optional<hlo::HloSharding>& root);
 
  private:
   ModuleTextBuilder module_;
@@ -58,16 +58,16 @@ class ComputationPartitioner {
       : computation_(computation), session_(session), b_(session.module(), std::move(name)) {}
 
   // Writes the computation; returns its text and root layout.
-  Result<std::pair<std::string, HloSharding>> Run(const std::vector<HloSharding>& parameters,
-                                                  const std::optional<HloSharding>& root);
+  Result<std::pair<std::string, hlo::HloSharding>> Run(const std::vector<hlo::HloSharding>& parameters,
+                                                  const std::optional<hlo::HloSharding>& root);
 
  private:
   using Instruction = hlo::Instruction;
 
-  Result<PartitionedValue> Partition(const Instruction& instr, const HloSharding& target);
+  Result<PartitionedValue> Partition(const Instruction& instr, const hlo::HloSharding& target);
   const PartitionedValue& ValueOf(const Instruction* instr) const { return values_.at(instr); }
   // Operand i resharded to `target`.
-  Result<PartitionedValue> Operand(const Instruction& instr, int64_t i, const HloSharding& target);
+  Result<PartitionedValue> Operand(const Instruction& instr, int64_t i, const hlo::HloSharding& target);
 
   // Writes `instr` again with `shape` and `operands`: its attributes but
   // sharding and control edges, `overrides` replacing (or adding) some, and
@@ -77,24 +77,24 @@ class ComputationPartitioner {
 
   // Op rules (partition_ops.cc, partition_dot.cc). Each returns the value
   // in `target`.
-  Result<PartitionedValue> Whole(const Instruction& instr, const HloSharding& target);
-  Result<PartitionedValue> Elementwise(const Instruction& instr, const HloSharding& target);
+  Result<PartitionedValue> Whole(const Instruction& instr, const hlo::HloSharding& target);
+  Result<PartitionedValue> Elementwise(const Instruction& instr, const hlo::HloSharding& target);
   Result<PartitionedValue> Manual(const Instruction& instr);
-  Result<PartitionedValue> Broadcast(const Instruction& instr, const HloSharding& target);
-  Result<PartitionedValue> Transpose(const Instruction& instr, const HloSharding& target);
-  Result<PartitionedValue> Reshape(const Instruction& instr, const HloSharding& target);
-  Result<PartitionedValue> KeepWholeDims(const Instruction& instr, const HloSharding& target);
-  Result<PartitionedValue> Reduce(const Instruction& instr, const HloSharding& target);
-  Result<PartitionedValue> DynamicUpdateSlice(const Instruction& instr, const HloSharding& target);
-  Result<PartitionedValue> Gather(const Instruction& instr, const HloSharding& target);
-  Result<PartitionedValue> Dot(const Instruction& instr, const HloSharding& target);
-  Result<PartitionedValue> CustomCall(const Instruction& instr, const HloSharding& target);
-  Result<PartitionedValue> ControlFlow(const Instruction& instr, const HloSharding& target);
-  Result<PartitionedValue> TupleOps(const Instruction& instr, const HloSharding& target);
+  Result<PartitionedValue> Broadcast(const Instruction& instr, const hlo::HloSharding& target);
+  Result<PartitionedValue> Transpose(const Instruction& instr, const hlo::HloSharding& target);
+  Result<PartitionedValue> Reshape(const Instruction& instr, const hlo::HloSharding& target);
+  Result<PartitionedValue> KeepWholeDims(const Instruction& instr, const hlo::HloSharding& target);
+  Result<PartitionedValue> Reduce(const Instruction& instr, const hlo::HloSharding& target);
+  Result<PartitionedValue> DynamicUpdateSlice(const Instruction& instr, const hlo::HloSharding& target);
+  Result<PartitionedValue> Gather(const Instruction& instr, const hlo::HloSharding& target);
+  Result<PartitionedValue> Dot(const Instruction& instr, const hlo::HloSharding& target);
+  Result<PartitionedValue> CustomCall(const Instruction& instr, const hlo::HloSharding& target);
+  Result<PartitionedValue> ControlFlow(const Instruction& instr, const hlo::HloSharding& target);
+  Result<PartitionedValue> TupleOps(const Instruction& instr, const hlo::HloSharding& target);
 
   // The sharding of a value of `global` shape whose dim j takes the tiles of
   // `target`'s dim from[j] (a layout for an operand from the result's).
-  Result<HloSharding> Derived(const HloSharding& target, int64_t target_rank, const std::vector<int64_t>& from) const;
+  Result<hlo::HloSharding> Derived(const hlo::HloSharding& target, int64_t target_rank, const std::vector<int64_t>& from) const;
 
   const hlo::Computation& computation_;
   PartitionSession& session_;

@@ -19,9 +19,9 @@ namespace kiln::spmd {
 namespace {
 
 struct DotPlan {
-  HloSharding lhs;
-  HloSharding rhs;
-  HloSharding result;  // of the local dots, partial sums combined
+  hlo::HloSharding lhs;
+  hlo::HloSharding rhs;
+  hlo::HloSharding result;  // of the local dots, partial sums combined
   TileMap combined;    // per device: result dims, then contracting dims
   std::vector<int64_t> tiled_contracting;  // positions in `combined`
   int64_t cost = 0;
@@ -60,11 +60,11 @@ std::optional<DotPlan> PlanFor(const DotDims& dims, const TileMap& l, const Tile
     combined.index.push_back(std::move(index));
   }
   // Every combination of tiles, contracting ones included, must be held.
-  Result<HloSharding> lhs = ToSharding(l);
-  Result<HloSharding> rhs = ToSharding(r);
+  Result<hlo::HloSharding> lhs = ToSharding(l);
+  Result<hlo::HloSharding> rhs = ToSharding(r);
   std::vector<int64_t> result_dims(rank);
   for (int64_t j = 0; j < rank; ++j) result_dims[j] = j;
-  Result<HloSharding> result = ToSharding(Remap(combined, result_dims));
+  Result<hlo::HloSharding> result = ToSharding(Remap(combined, result_dims));
   if (!lhs || !rhs || !result || !ToSharding(combined)) return std::nullopt;
   DotPlan plan{*lhs, *rhs, *result, combined, {}, 0};
   for (size_t i = 0; i < dims.lhs_contracting.size(); ++i) {
@@ -111,7 +111,7 @@ std::optional<std::pair<int64_t, std::vector<std::vector<int64_t>>>> ScatterFor(
 
 }  // namespace
 
-Result<PartitionedValue> ComputationPartitioner::Dot(const Instruction& instr, const HloSharding& target) {
+Result<PartitionedValue> ComputationPartitioner::Dot(const Instruction& instr, const hlo::HloSharding& target) {
   KILN_ASSIGN_OR_RETURN(DotDims dims, DotDimsOf(instr));
   const PartitionedValue& lhs = ValueOf(instr.operand(0));
   const PartitionedValue& rhs = ValueOf(instr.operand(1));
@@ -150,7 +150,7 @@ Result<PartitionedValue> ComputationPartitioner::Dot(const Instruction& instr, c
                  ReshardBytes(rhs.global, rhs.sharding, plan->rhs, n) +
                  ReshardBytes(global, plan->result, target, n);
     if (!plan->tiled_contracting.empty()) {
-      plan->cost += ShardShape(global, plan->result).ElementCount() * hlo::HostByteWidth(global.element_type());
+      plan->cost += hlo::ShardShape(global, plan->result).ElementCount() * hlo::HostByteWidth(global.element_type());
     }
     if (!best || plan->cost < best->cost) best = std::move(plan);
   }
@@ -165,7 +165,7 @@ Result<PartitionedValue> ComputationPartitioner::Dot(const Instruction& instr, c
     rv = MaskPadding(b_, rv, dims.rhs_contracting,
                      b_.ScalarConstant(rv.global.element_type(), "0"));
   }
-  hlo::Shape local = ShardShape(global, best->result);
+  hlo::Shape local = hlo::ShardShape(global, best->result);
   if (best->tiled_contracting.empty()) {
     std::string name = EmitLike(instr, local, {lv.name, rv.name});
     return Reshard(b_, PartitionedValue{name, global, best->result}, target);
@@ -188,7 +188,7 @@ Result<PartitionedValue> ComputationPartitioner::Dot(const Instruction& instr, c
   if (target.IsTiled()) {
     if (auto scatter = ScatterFor(*best, groups, t, global)) {
       auto& [dim, ordered] = *scatter;
-      hlo::Shape scattered_shape = ShardShape(global, target);
+      hlo::Shape scattered_shape = hlo::ShardShape(global, target);
       scattered_shape.set_element_type(sum_type);
       std::string scattered =
           b_.Add(name + ".reduce-scatter", scattered_shape,

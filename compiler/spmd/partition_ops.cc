@@ -20,7 +20,7 @@ using hlo::Opcode;
 using hlo::PrimitiveType;
 using hlo::Shape;
 
-int64_t TileProduct(const HloSharding& s, int64_t rank) {
+int64_t TileProduct(const hlo::HloSharding& s, int64_t rank) {
   int64_t n = 1;
   for (int64_t c : s.TileCounts(rank)) n *= c;
   return n;
@@ -28,55 +28,55 @@ int64_t TileProduct(const HloSharding& s, int64_t rank) {
 
 }  // namespace
 
-Result<PartitionedValue> ComputationPartitioner::Elementwise(const Instruction& instr, const HloSharding& target) {
+Result<PartitionedValue> ComputationPartitioner::Elementwise(const Instruction& instr, const hlo::HloSharding& target) {
   std::vector<std::string> operands;
   for (int64_t i = 0; i < instr.operand_count(); ++i) {
     // Scalar operands of select and clamp are the same everywhere.
     bool same_rank = instr.operand(i)->shape().rank() == instr.shape().rank();
-    KILN_ASSIGN_OR_RETURN(PartitionedValue v, Operand(instr, i, same_rank ? target : HloSharding::Replicate()));
+    KILN_ASSIGN_OR_RETURN(PartitionedValue v, Operand(instr, i, same_rank ? target : hlo::HloSharding::Replicate()));
     operands.push_back(v.name);
   }
-  std::string name = EmitLike(instr, ShardShape(instr.shape(), target), operands);
+  std::string name = EmitLike(instr, hlo::ShardShape(instr.shape(), target), operands);
   return PartitionedValue{name, instr.shape(), target};
 }
 
-Result<PartitionedValue> ComputationPartitioner::Broadcast(const Instruction& instr, const HloSharding& target) {
+Result<PartitionedValue> ComputationPartitioner::Broadcast(const Instruction& instr, const hlo::HloSharding& target) {
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, hlo::GetDimensions(instr));
-  KILN_ASSIGN_OR_RETURN(HloSharding operand_target, Derived(target, instr.shape().rank(), dims));
+  KILN_ASSIGN_OR_RETURN(hlo::HloSharding operand_target, Derived(target, instr.shape().rank(), dims));
   KILN_ASSIGN_OR_RETURN(PartitionedValue operand, Operand(instr, 0, operand_target));
-  std::string name = EmitLike(instr, ShardShape(instr.shape(), target), {operand.name});
+  std::string name = EmitLike(instr, hlo::ShardShape(instr.shape(), target), {operand.name});
   return PartitionedValue{name, instr.shape(), target};
 }
 
-Result<PartitionedValue> ComputationPartitioner::Transpose(const Instruction& instr, const HloSharding& target) {
+Result<PartitionedValue> ComputationPartitioner::Transpose(const Instruction& instr, const hlo::HloSharding& target) {
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, hlo::GetDimensions(instr));
   std::vector<int64_t> from(perm.size(), -1);
   for (size_t j = 0; j < perm.size(); ++j) from[perm[j]] = static_cast<int64_t>(j);
-  KILN_ASSIGN_OR_RETURN(HloSharding operand_target, Derived(target, instr.shape().rank(), from));
+  KILN_ASSIGN_OR_RETURN(hlo::HloSharding operand_target, Derived(target, instr.shape().rank(), from));
   KILN_ASSIGN_OR_RETURN(PartitionedValue operand, Operand(instr, 0, operand_target));
-  std::string name = EmitLike(instr, ShardShape(instr.shape(), target), {operand.name});
+  std::string name = EmitLike(instr, hlo::ShardShape(instr.shape(), target), {operand.name});
   return PartitionedValue{name, instr.shape(), target};
 }
 
-Result<PartitionedValue> ComputationPartitioner::Reshape(const Instruction& instr, const HloSharding& target) {
+Result<PartitionedValue> ComputationPartitioner::Reshape(const Instruction& instr, const hlo::HloSharding& target) {
   const Shape& in = instr.operand(0)->shape();
   const Shape& out = instr.shape();
   if (!target.IsTiled() || !in.is_static() || !out.is_static()) return Whole(instr, target);
   std::optional<std::vector<int64_t>> from = ReshapeTileSource(out, in, target.TileCounts(out.rank()));
   if (!from) return Whole(instr, target);
-  Result<HloSharding> operand_target = Derived(target, out.rank(), *from);
+  Result<hlo::HloSharding> operand_target = Derived(target, out.rank(), *from);
   // Every tiled result dimension must come from one operand dimension.
   if (!operand_target || TileProduct(*operand_target, in.rank()) != TileProduct(target, out.rank())) {
     return Whole(instr, target);
   }
   KILN_ASSIGN_OR_RETURN(PartitionedValue operand, Operand(instr, 0, *operand_target));
-  Shape local = ShardShape(out, target);
+  Shape local = hlo::ShardShape(out, target);
   if (operand.Local().ElementCount() != local.ElementCount()) return Whole(instr, target);
   std::string name = EmitLike(instr, local, {operand.name});
   return PartitionedValue{name, out, target};
 }
 
-Result<PartitionedValue> ComputationPartitioner::KeepWholeDims(const Instruction& instr, const HloSharding& target) {
+Result<PartitionedValue> ComputationPartitioner::KeepWholeDims(const Instruction& instr, const hlo::HloSharding& target) {
   std::optional<std::vector<int64_t>> whole = WholeDims(instr);
   int64_t rank = instr.shape().rank();
   std::vector<int64_t> counts = target.TileCounts(rank);
@@ -84,15 +84,15 @@ Result<PartitionedValue> ComputationPartitioner::KeepWholeDims(const Instruction
   for (int64_t j = 0; fits && j < rank; ++j) fits = counts[j] == 1 || (*whole)[j] == j;
   if (!fits) return Whole(instr, target);
   // Tiled dimensions are whole in operand and result: same layout for both.
-  KILN_ASSIGN_OR_RETURN(HloSharding operand_target, Derived(target, rank, *whole));
+  KILN_ASSIGN_OR_RETURN(hlo::HloSharding operand_target, Derived(target, rank, *whole));
   bool concatenate = instr.opcode() == Opcode::kConcatenate;
   std::vector<std::string> operands;
   for (int64_t i = 0; i < instr.operand_count(); ++i) {
     bool data = i == 0 || concatenate;
-    KILN_ASSIGN_OR_RETURN(PartitionedValue v, Operand(instr, i, data ? operand_target : HloSharding::Replicate()));
+    KILN_ASSIGN_OR_RETURN(PartitionedValue v, Operand(instr, i, data ? operand_target : hlo::HloSharding::Replicate()));
     operands.push_back(v.name);
   }
-  Shape local = ShardShape(instr.shape(), target);
+  Shape local = hlo::ShardShape(instr.shape(), target);
   std::map<std::string, std::string> overrides;
   if (instr.opcode() == Opcode::kSlice) {
     KILN_ASSIGN_OR_RETURN(hlo::SliceSpec spec, hlo::GetSliceSpec(instr));
@@ -110,7 +110,7 @@ Result<PartitionedValue> ComputationPartitioner::KeepWholeDims(const Instruction
   return PartitionedValue{name, instr.shape(), target};
 }
 
-Result<PartitionedValue> ComputationPartitioner::Reduce(const Instruction& instr, const HloSharding& target) {
+Result<PartitionedValue> ComputationPartitioner::Reduce(const Instruction& instr, const hlo::HloSharding& target) {
   if (instr.operand_count() != 2 || instr.shape().IsTuple()) return Whole(instr, target);
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> reduced, hlo::GetDimensions(instr));
   KILN_ASSIGN_OR_RETURN(const hlo::Computation* reducer, hlo::GetCalledComputation(instr, "to_apply"));
@@ -126,20 +126,20 @@ Result<PartitionedValue> ComputationPartitioner::Reduce(const Instruction& instr
   // Reduce where the data is when it is tiled; otherwise cut it as the
   // result is cut.
   const PartitionedValue& current = ValueOf(instr.operand(0));
-  HloSharding operand_target = current.sharding;
+  hlo::HloSharding operand_target = current.sharding;
   if (!current.sharding.IsTiled() || current.sharding.HasManualSubgroup()) {
     KILN_ASSIGN_OR_RETURN(operand_target, Derived(target, instr.shape().rank(), operand_from));
   }
   KILN_ASSIGN_OR_RETURN(PartitionedValue operand, Operand(instr, 0, operand_target));
-  KILN_ASSIGN_OR_RETURN(PartitionedValue init, Operand(instr, 1, HloSharding::Replicate()));
+  KILN_ASSIGN_OR_RETURN(PartitionedValue init, Operand(instr, 1, hlo::HloSharding::Replicate()));
   TileMap map = TileMapOf(operand.sharding, in.rank(), b_.num_devices());
   std::vector<int64_t> tiled_reduced;
   for (int64_t i : reduced) {
     if (map.counts[i] > 1) tiled_reduced.push_back(i);
   }
   if (!tiled_reduced.empty()) operand = MaskPadding(b_, operand, tiled_reduced, init.name);
-  KILN_ASSIGN_OR_RETURN(HloSharding result_sharding, ToSharding(Remap(map, kept)));
-  Shape local = ShardShape(instr.shape(), result_sharding);
+  KILN_ASSIGN_OR_RETURN(hlo::HloSharding result_sharding, ToSharding(Remap(map, kept)));
+  Shape local = hlo::ShardShape(instr.shape(), result_sharding);
   std::string name = EmitLike(instr, local, {operand.name, init.name});
   if (!tiled_reduced.empty()) {
     KILN_ASSIGN_OR_RETURN(auto groups, VaryingGroups(map, tiled_reduced));
@@ -148,7 +148,7 @@ Result<PartitionedValue> ComputationPartitioner::Reduce(const Instruction& instr
   return Reshard(b_, PartitionedValue{name, instr.shape(), result_sharding}, target);
 }
 
-Result<PartitionedValue> ComputationPartitioner::Gather(const Instruction& instr, const HloSharding& target) {
+Result<PartitionedValue> ComputationPartitioner::Gather(const Instruction& instr, const hlo::HloSharding& target) {
   // A result tiled only along batch positions is gathered where its indices
   // lie: each device looks its own indices up in the whole operand (an
   // embedding lookup of batch-tiled tokens moves nothing).
@@ -163,15 +163,15 @@ Result<PartitionedValue> ComputationPartitioner::Gather(const Instruction& instr
   for (int64_t j = 0; j < rank; ++j) {
     if ((*from)[j] >= 0) indices_from[(*from)[j]] = j;
   }
-  KILN_ASSIGN_OR_RETURN(HloSharding indices_target, Derived(target, rank, indices_from));
-  KILN_ASSIGN_OR_RETURN(PartitionedValue operand, Operand(instr, 0, HloSharding::Replicate()));
+  KILN_ASSIGN_OR_RETURN(hlo::HloSharding indices_target, Derived(target, rank, indices_from));
+  KILN_ASSIGN_OR_RETURN(PartitionedValue operand, Operand(instr, 0, hlo::HloSharding::Replicate()));
   KILN_ASSIGN_OR_RETURN(PartitionedValue indices, Operand(instr, 1, indices_target));
-  std::string name = EmitLike(instr, ShardShape(instr.shape(), target), {operand.name, indices.name});
+  std::string name = EmitLike(instr, hlo::ShardShape(instr.shape(), target), {operand.name, indices.name});
   return PartitionedValue{name, instr.shape(), target};
 }
 
 Result<PartitionedValue> ComputationPartitioner::DynamicUpdateSlice(const Instruction& instr,
-                                                                    const HloSharding& target) {
+                                                                    const hlo::HloSharding& target) {
   const Shape& shape = instr.shape();
   const Shape& update_shape = instr.operand(1)->shape();
   int64_t rank = shape.rank();
@@ -184,16 +184,16 @@ Result<PartitionedValue> ComputationPartitioner::DynamicUpdateSlice(const Instru
     // The update covers the tiled dimensions: each device updates its shard.
     std::vector<std::string> operands = {operand.name};
     for (int64_t i = 1; i < instr.operand_count(); ++i) {
-      KILN_ASSIGN_OR_RETURN(PartitionedValue v, Operand(instr, i, i == 1 ? target : HloSharding::Replicate()));
+      KILN_ASSIGN_OR_RETURN(PartitionedValue v, Operand(instr, i, i == 1 ? target : hlo::HloSharding::Replicate()));
       operands.push_back(v.name);
     }
-    std::string name = EmitLike(instr, ShardShape(shape, target), operands);
+    std::string name = EmitLike(instr, hlo::ShardShape(shape, target), operands);
     return PartitionedValue{name, shape, target};
   }
   // The update lands across shards: every device takes the window of the
   // whole update that falls in its shard and keeps its own data elsewhere.
-  KILN_ASSIGN_OR_RETURN(PartitionedValue update, Operand(instr, 1, HloSharding::Replicate()));
-  Shape local = ShardShape(shape, target);
+  KILN_ASSIGN_OR_RETURN(PartitionedValue update, Operand(instr, 1, hlo::HloSharding::Replicate()));
+  Shape local = hlo::ShardShape(shape, target);
   Shape s32(PrimitiveType::kS32, {});
   Shape index_shape(PrimitiveType::kS32, local.dimensions());
   Shape pred_shape(PrimitiveType::kPred, local.dimensions());
@@ -210,7 +210,7 @@ Result<PartitionedValue> ComputationPartitioner::DynamicUpdateSlice(const Instru
   std::vector<std::string> window_starts;
   std::string mask;
   for (int64_t j = 0; j < rank; ++j) {
-    KILN_ASSIGN_OR_RETURN(PartitionedValue index, Operand(instr, 2 + j, HloSharding::Replicate()));
+    KILN_ASSIGN_OR_RETURN(PartitionedValue index, Operand(instr, 2 + j, hlo::HloSharding::Replicate()));
     std::string index_s32 = index.name;
     if (instr.operand(2 + j)->shape().element_type() != PrimitiveType::kS32) {
       index_s32 = b_.Add("index", s32, StrCat("convert(%", index.name, ")"));
@@ -223,7 +223,7 @@ Result<PartitionedValue> ComputationPartitioner::DynamicUpdateSlice(const Instru
                                                                       std::to_string(shape.dimensions(j) - extent)),
                                                     ")"));
     std::vector<int64_t> offsets(b_.num_devices());
-    for (int64_t d = 0; d < b_.num_devices(); ++d) offsets[d] = DeviceShardExtent(shape, target, d).offset[j];
+    for (int64_t d = 0; d < b_.num_devices(); ++d) offsets[d] = hlo::DeviceShardExtent(shape, target, d).offset[j];
     std::string offset = b_.PerDeviceValue(offsets);
     std::string shifted = b_.Add("window", s32, StrCat("subtract(%", offset, ", %", start, ")"));
     shifted = b_.Add("window", s32, StrCat("add(%", shifted, ", %",
@@ -255,7 +255,7 @@ Result<PartitionedValue> ComputationPartitioner::DynamicUpdateSlice(const Instru
   return PartitionedValue{name, shape, target};
 }
 
-Result<PartitionedValue> ComputationPartitioner::CustomCall(const Instruction& instr, const HloSharding& target) {
+Result<PartitionedValue> ComputationPartitioner::CustomCall(const Instruction& instr, const hlo::HloSharding& target) {
   KILN_ASSIGN_OR_RETURN(std::string call_target, hlo::GetStringAttribute(instr, "custom_call_target"));
   if (call_target == "Sharding" && instr.operand_count() == 1) {
     KILN_ASSIGN_OR_RETURN(PartitionedValue v, Operand(instr, 0, target));
@@ -271,11 +271,11 @@ Result<PartitionedValue> ComputationPartitioner::CustomCall(const Instruction& i
                                          ", not ", instr.shape().ToString()));
     }
     std::string name = b_.Add(instr.name(), instr.shape(), StrCat("copy(%", full.name, ")"));
-    return PartitionedValue{name, instr.shape(), HloSharding::Manual()};
+    return PartitionedValue{name, instr.shape(), hlo::HloSharding::Manual()};
   }
   if (call_target == "SPMDShardToFullShape" && instr.operand_count() == 1) {
     const PartitionedValue& shard = ValueOf(instr.operand(0));
-    Shape local = ShardShape(instr.shape(), target);
+    Shape local = hlo::ShardShape(instr.shape(), target);
     if (!shard.Local().SameDimensions(local)) {
       return InvalidArgumentError(StrCat("the shards ", shard.Local().ToString(), " do not make ",
                                          instr.shape().ToString(), " laid out as ", target.ToString()));
@@ -287,7 +287,7 @@ Result<PartitionedValue> ComputationPartitioner::CustomCall(const Instruction& i
   return Whole(instr, target);
 }
 
-Result<PartitionedValue> ComputationPartitioner::TupleOps(const Instruction& instr, const HloSharding& target) {
+Result<PartitionedValue> ComputationPartitioner::TupleOps(const Instruction& instr, const hlo::HloSharding& target) {
   if (instr.opcode() == Opcode::kGetTupleElement) {
     KILN_ASSIGN_OR_RETURN(int64_t index, hlo::GetTupleIndex(instr));
     const PartitionedValue& tuple = ValueOf(instr.operand(0));
@@ -297,7 +297,7 @@ Result<PartitionedValue> ComputationPartitioner::TupleOps(const Instruction& ins
   }
   std::vector<std::string> operands;
   for (int64_t i = 0; i < instr.operand_count(); ++i) {
-    HloSharding want = instr.opcode() == Opcode::kTuple ? target.TupleElement(instr.shape(), i) : target;
+    hlo::HloSharding want = instr.opcode() == Opcode::kTuple ? target.TupleElement(instr.shape(), i) : target;
     KILN_ASSIGN_OR_RETURN(PartitionedValue v, Operand(instr, i, want));
     operands.push_back(v.name);
   }
@@ -305,7 +305,7 @@ Result<PartitionedValue> ComputationPartitioner::TupleOps(const Instruction& ins
   return PartitionedValue{name, instr.shape(), target};
 }
 
-Result<PartitionedValue> ComputationPartitioner::ControlFlow(const Instruction& instr, const HloSharding& target) {
+Result<PartitionedValue> ComputationPartitioner::ControlFlow(const Instruction& instr, const hlo::HloSharding& target) {
   const Shape& shape = instr.shape();
   if (instr.opcode() == Opcode::kWhile) {
     KILN_ASSIGN_OR_RETURN(const hlo::Computation* body, hlo::GetCalledComputation(instr, "body"));
@@ -313,14 +313,14 @@ Result<PartitionedValue> ComputationPartitioner::ControlFlow(const Instruction& 
     KILN_ASSIGN_OR_RETURN(PartitionedValue state, Operand(instr, 0, target));
     KILN_ASSIGN_OR_RETURN(WrittenComputation b, session_.Partitioned(*body, {target}, target));
     KILN_ASSIGN_OR_RETURN(WrittenComputation c,
-                          session_.Partitioned(*condition, {target}, HloSharding::Replicate()));
+                          session_.Partitioned(*condition, {target}, hlo::HloSharding::Replicate()));
     std::string name = EmitLike(instr, LocalShape(shape, target), {state.name},
                                 {{"body", "%" + b.name}, {"condition", "%" + c.name}});
     return PartitionedValue{name, shape, target};
   }
   if (instr.opcode() == Opcode::kCall) {
     KILN_ASSIGN_OR_RETURN(const hlo::Computation* callee, hlo::GetCalledComputation(instr, "to_apply"));
-    std::vector<HloSharding> parameters;
+    std::vector<hlo::HloSharding> parameters;
     std::vector<std::string> operands;
     for (const Instruction* op : instr.operands()) {
       parameters.push_back(ValueOf(op).sharding);
@@ -332,7 +332,7 @@ Result<PartitionedValue> ComputationPartitioner::ControlFlow(const Instruction& 
   }
   // Conditional: the selector is the same everywhere; branches return
   // `target`.
-  KILN_ASSIGN_OR_RETURN(PartitionedValue selector, Operand(instr, 0, HloSharding::Replicate()));
+  KILN_ASSIGN_OR_RETURN(PartitionedValue selector, Operand(instr, 0, hlo::HloSharding::Replicate()));
   std::vector<std::string> operands = {selector.name};
   bool listed = instr.FindAttribute("branch_computations") != nullptr;
   std::vector<const hlo::Computation*> branches;

@@ -12,7 +12,7 @@
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/printer.h"
 #include "compiler/hlo/test_corpus.h"
-#include "compiler/spmd/shard_literals.h"
+#include "compiler/spmd/entry_shardings.h"
 #include "compiler/spmd/spmd_partitioner.h"
 #include "runtime/eval/evaluator.h"
 #include "runtime/io/literal_compare.h"
@@ -60,7 +60,7 @@ inline ::testing::AssertionResult SameValuesPartitioned(const hlo::Module& modul
   }
   auto root = EntryRootSharding(module, devices);
   if (!root) return ::testing::AssertionFailure() << "root sharding: " << root.error();
-  auto assembled = AssembleLiteral(*results, module.entry()->root()->shape(), *root);
+  auto assembled = hlo::AssembleLiteral(*results, module.entry()->root()->shape(), *root);
   if (!assembled) {
     return ::testing::AssertionFailure() << "assemble: " << assembled.error() << "\n"
                                          << hlo::PrintModule(**partitioned);

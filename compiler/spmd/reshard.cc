@@ -27,20 +27,20 @@ Shape WithDims(const Shape& like, std::vector<int64_t> dims) {
 
 // Per device and dimension: where its shard starts and how much of it is data.
 struct Extents {
-  std::vector<ShardExtent> of;  // by device
+  std::vector<hlo::ShardExtent> of;  // by device
   std::vector<int64_t> size;    // shard size per dimension
 };
 
-Extents ExtentsOf(const Shape& global, const HloSharding& sharding, int64_t num_devices) {
+Extents ExtentsOf(const Shape& global, const hlo::HloSharding& sharding, int64_t num_devices) {
   Extents e;
   std::vector<int64_t> counts = sharding.TileCounts(global.rank());
-  for (int64_t i = 0; i < global.rank(); ++i) e.size.push_back(ShardSize(global.dimensions(i), counts[i]));
-  for (int64_t d = 0; d < num_devices; ++d) e.of.push_back(DeviceShardExtent(global, sharding, d));
+  for (int64_t i = 0; i < global.rank(); ++i) e.size.push_back(hlo::ShardSize(global.dimensions(i), counts[i]));
+  for (int64_t d = 0; d < num_devices; ++d) e.of.push_back(hlo::DeviceShardExtent(global, sharding, d));
   return e;
 }
 
 // Dimensions where some device's target data is not inside its source shard.
-std::vector<int64_t> DimsToGather(const Shape& global, const HloSharding& from, const HloSharding& to,
+std::vector<int64_t> DimsToGather(const Shape& global, const hlo::HloSharding& from, const hlo::HloSharding& to,
                                   int64_t num_devices) {
   Extents s = ExtentsOf(global, from, num_devices);
   Extents t = ExtentsOf(global, to, num_devices);
@@ -60,7 +60,7 @@ std::vector<int64_t> DimsToGather(const Shape& global, const HloSharding& from, 
   return dims;
 }
 
-bool SameLayout(const Shape& global, const HloSharding& a, const HloSharding& b, int64_t num_devices) {
+bool SameLayout(const Shape& global, const hlo::HloSharding& a, const hlo::HloSharding& b, int64_t num_devices) {
   if (a == b) return true;
   if (a.IsTuple() || b.IsTuple() || a.IsManual() || b.IsManual() || a.IsMaximal() || b.IsMaximal()) return false;
   TileMap ma = TileMapOf(a, global.rank(), num_devices);
@@ -90,12 +90,12 @@ Result<PartitionedValue> GatherDim(ComputationTextBuilder& b, const PartitionedV
   }
   map.counts[dim] = 1;
   for (auto& index : map.index) index[dim] = 0;
-  KILN_ASSIGN_OR_RETURN(HloSharding gathered, ToSharding(map));
+  KILN_ASSIGN_OR_RETURN(hlo::HloSharding gathered, ToSharding(map));
   return PartitionedValue{name, v.global, std::move(gathered)};
 }
 
 // Cuts each device's `target` shard out of a value whose shards contain it.
-PartitionedValue SliceTo(ComputationTextBuilder& b, const PartitionedValue& v, const HloSharding& target) {
+PartitionedValue SliceTo(ComputationTextBuilder& b, const PartitionedValue& v, const hlo::HloSharding& target) {
   int64_t n = b.num_devices();
   int64_t rank = v.global.rank();
   Extents s = ExtentsOf(v.global, v.sharding, n);
@@ -126,7 +126,7 @@ PartitionedValue SliceTo(ComputationTextBuilder& b, const PartitionedValue& v, c
   }
   std::vector<std::string> operands = {name};
   for (int64_t i = 0; i < rank; ++i) operands.push_back(b.PerDeviceValue(offsets[i]));
-  Shape target_local = ShardShape(v.global, target);
+  Shape target_local = hlo::ShardShape(v.global, target);
   std::string sliced = b.Add(v.name + ".reshard", target_local,
                              StrCat("dynamic-slice(", OperandList(operands),
                                     "), dynamic_slice_sizes=", IntListText(target_local.dimensions())));
@@ -149,13 +149,13 @@ PartitionedValue BroadcastFrom(ComputationTextBuilder& b, const PartitionedValue
   std::vector<int64_t> all(b.num_devices());
   for (int64_t d = 0; d < b.num_devices(); ++d) all[d] = d;
   std::string shared = EmitAllReduce(b, kept, local, {all}, SumReducer(b.module(), type));
-  return PartitionedValue{shared, v.global, HloSharding::Replicate()};
+  return PartitionedValue{shared, v.global, hlo::HloSharding::Replicate()};
 }
 
 }  // namespace
 
-hlo::Shape LocalShape(const hlo::Shape& global, const HloSharding& sharding) {
-  if (!global.IsTuple()) return ShardShape(global, sharding);
+hlo::Shape LocalShape(const hlo::Shape& global, const hlo::HloSharding& sharding) {
+  if (!global.IsTuple()) return hlo::ShardShape(global, sharding);
   std::vector<Shape> elements;
   for (size_t i = 0; i < global.tuple_shapes().size(); ++i) {
     elements.push_back(LocalShape(global.tuple_shapes(i), sharding.TupleElement(global, static_cast<int64_t>(i))));
@@ -184,7 +184,7 @@ std::string EmitAllReduce(ComputationTextBuilder& b, const std::string& name, co
 }
 
 Result<PartitionedValue> Reshard(ComputationTextBuilder& b, const PartitionedValue& value,
-                                 const HloSharding& target) {
+                                 const hlo::HloSharding& target) {
   int64_t n = b.num_devices();
   if (value.global.IsTuple()) {
     if (value.sharding == target) return value;
@@ -219,7 +219,7 @@ Result<PartitionedValue> Reshard(ComputationTextBuilder& b, const PartitionedVal
   if (v.sharding.IsMaximal()) v = BroadcastFrom(b, v, v.sharding.maximal_device());
   if (target.IsMaximal()) {
     // Every device computes it; the owner's copy is the value.
-    KILN_ASSIGN_OR_RETURN(PartitionedValue whole, Reshard(b, v, HloSharding::Replicate()));
+    KILN_ASSIGN_OR_RETURN(PartitionedValue whole, Reshard(b, v, hlo::HloSharding::Replicate()));
     return PartitionedValue{whole.name, whole.global, target};
   }
   for (int64_t dim : DimsToGather(v.global, v.sharding, target, n)) {
@@ -229,7 +229,7 @@ Result<PartitionedValue> Reshard(ComputationTextBuilder& b, const PartitionedVal
   return SliceTo(b, v, target);
 }
 
-int64_t ReshardBytes(const hlo::Shape& global, const HloSharding& from, const HloSharding& to, int64_t num_devices) {
+int64_t ReshardBytes(const hlo::Shape& global, const hlo::HloSharding& from, const hlo::HloSharding& to, int64_t num_devices) {
   if (!global.IsArray() || SameLayout(global, from, to, num_devices)) return 0;
   int64_t element = std::max(1, hlo::HostByteWidth(global.element_type()));
   if (from.IsMaximal()) return global.ElementCount() * element;
@@ -241,7 +241,7 @@ int64_t ReshardBytes(const hlo::Shape& global, const HloSharding& from, const Hl
   int64_t bytes = element;
   for (int64_t i = 0; i < global.rank(); ++i) {
     bool whole = std::find(gather.begin(), gather.end(), i) != gather.end();
-    bytes *= whole ? global.dimensions(i) : ShardSize(global.dimensions(i), counts[i]);
+    bytes *= whole ? global.dimensions(i) : hlo::ShardSize(global.dimensions(i), counts[i]);
   }
   return bytes;
 }
@@ -259,7 +259,7 @@ PartitionedValue MaskPadding(ComputationTextBuilder& b, const PartitionedValue& 
     int64_t size = value.global.dimensions(dim);
     if (counts[dim] == 1 || size % counts[dim] == 0) continue;
     std::vector<int64_t> offsets(n);
-    for (int64_t d = 0; d < n; ++d) offsets[d] = DeviceShardExtent(value.global, value.sharding, d).offset[dim];
+    for (int64_t d = 0; d < n; ++d) offsets[d] = hlo::DeviceShardExtent(value.global, value.sharding, d).offset[dim];
     std::string iota = b.Add("index", index_shape, StrCat("iota(), iota_dimension=", dim));
     std::string start = b.Add("start", index_shape, StrCat("broadcast(%", b.PerDeviceValue(offsets), "), dimensions={}"));
     std::string global_index = b.Add("index", index_shape, StrCat("add(%", iota, ", %", start, ")"));

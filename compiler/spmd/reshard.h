@@ -20,7 +20,7 @@
 
 #include "base/status.h"
 #include "compiler/hlo/shape.h"
-#include "compiler/spmd/hlo_sharding.h"
+#include "compiler/hlo/sharding.h"
 #include "compiler/spmd/hlo_text_builder.h"
 
 namespace kiln::spmd {
@@ -31,23 +31,23 @@ namespace kiln::spmd {
 struct PartitionedValue {
   std::string name;
   hlo::Shape global;
-  HloSharding sharding;
+  hlo::HloSharding sharding;
 
   hlo::Shape Local() const;
 };
 
 // The per-partition shape of a value (tuples element by element). A manual
 // value's shape is already per partition.
-hlo::Shape LocalShape(const hlo::Shape& global, const HloSharding& sharding);
+hlo::Shape LocalShape(const hlo::Shape& global, const hlo::HloSharding& sharding);
 
 // `value` laid out as `target`. Fails (Unimplemented) only between manual
 // and non-manual layouts.
 Result<PartitionedValue> Reshard(ComputationTextBuilder& b, const PartitionedValue& value,
-                                 const HloSharding& target);
+                                 const hlo::HloSharding& target);
 
 // A rough cost of Reshard in bytes moved per device, to choose between
 // layouts (0 when only slicing is needed).
-int64_t ReshardBytes(const hlo::Shape& global, const HloSharding& from, const HloSharding& to, int64_t num_devices);
+int64_t ReshardBytes(const hlo::Shape& global, const hlo::HloSharding& from, const hlo::HloSharding& to, int64_t num_devices);
 
 // "{{0,1},{2,3}}".
 std::string ReplicaGroupsText(const std::vector<std::vector<int64_t>>& groups);

@@ -16,17 +16,17 @@ namespace {
 using hlo::Instruction;
 using hlo::Opcode;
 
-bool Informative(const HloSharding& s) { return !s.IsReplicated(); }
+bool Informative(const hlo::HloSharding& s) { return !s.IsReplicated(); }
 
 // The root sharding each loop body gave each state it was propagated with,
 // shared by the nested propagations of one outermost PropagateShardings
 // call: a body is propagated once per state, however deeply loops nest and
 // however many rounds each takes (without it, loops nested d deep cost
 // about d^4 body propagations).
-using BodyRoots = std::map<std::pair<const hlo::Computation*, std::string>, HloSharding>;
+using BodyRoots = std::map<std::pair<const hlo::Computation*, std::string>, hlo::HloSharding>;
 thread_local BodyRoots* active_body_roots = nullptr;
 
-int64_t TileProduct(const HloSharding& s) {
+int64_t TileProduct(const hlo::HloSharding& s) {
   int64_t n = 1;
   if (s.IsTiled()) {
     for (int64_t i = 0; i < s.data_rank(); ++i) n *= s.tile_dims()[i];
@@ -39,63 +39,63 @@ class Propagator {
   Propagator(const hlo::Computation& computation, int64_t num_devices)
       : computation_(computation), num_devices_(num_devices) {}
 
-  Result<ShardingMap> Run(const std::vector<HloSharding>& parameter_shardings);
+  Result<ShardingMap> Run(const std::vector<hlo::HloSharding>& parameter_shardings);
 
  private:
-  const HloSharding* Of(const Instruction* instr) const {
+  const hlo::HloSharding* Of(const Instruction* instr) const {
     auto it = map_.find(instr);
     return it == map_.end() ? nullptr : &it->second;
   }
   // The sharding of `target_rank` values whose dimension j takes the tiles
   // of `source`'s dimension from[j]; nullopt when that has no sharding.
-  std::optional<HloSharding> Mapped(const HloSharding& source, int64_t source_rank,
+  std::optional<hlo::HloSharding> Mapped(const hlo::HloSharding& source, int64_t source_rank,
                                     const std::vector<int64_t>& from) const {
     if (!source.IsTiled()) return std::nullopt;
-    Result<HloSharding> s = ToSharding(Remap(TileMapOf(source, source_rank, num_devices_), from));
+    Result<hlo::HloSharding> s = ToSharding(Remap(TileMapOf(source, source_rank, num_devices_), from));
     if (!s) return std::nullopt;
     return *s;
   }
     // `settle`: nothing else will be learned; take second choices (a dot laid
   // out by one operand when both cannot combine).
-  Result<std::optional<HloSharding>> Forward(const Instruction& instr, bool settle) const;
+  Result<std::optional<hlo::HloSharding>> Forward(const Instruction& instr, bool settle) const;
   // A while's state laid out as `init` is, except that an element `init`
   // leaves untiled takes the tiles its body gives it (a scan's stacked
   // residuals are written tiled like the activations written into them, so
   // the loop keeps them tiled instead of gathering every update).
-  Result<HloSharding> WhileState(const Instruction& loop, const HloSharding& init) const;
-  std::optional<HloSharding> Backward(const Instruction& instr) const;
+  Result<hlo::HloSharding> WhileState(const Instruction& loop, const hlo::HloSharding& init) const;
+  std::optional<hlo::HloSharding> Backward(const Instruction& instr) const;
   // After `loop` is decided: an init tuple made only for it, and the
   // broadcasts made only for that tuple, take the loop's tiles where they
   // were left replicated, so each device builds its part of a stacked
   // buffer instead of the whole one and a slice of it.
   void PushIntoInit(const Instruction& loop);
   // Records `instr`'s sharding; false when it had one.
-  bool Decide(const Instruction& instr, HloSharding sharding);
-  std::optional<HloSharding> FromUser(const Instruction& instr, const Instruction& user) const;
+  bool Decide(const Instruction& instr, hlo::HloSharding sharding);
+  std::optional<hlo::HloSharding> FromUser(const Instruction& instr, const Instruction& user) const;
 
   const hlo::Computation& computation_;
   int64_t num_devices_;
   ShardingMap map_;
 };
 
-Result<std::optional<HloSharding>> Propagator::Forward(const Instruction& instr, bool settle) const {
-  using Out = std::optional<HloSharding>;
+Result<std::optional<hlo::HloSharding>> Propagator::Forward(const Instruction& instr, bool settle) const {
+  using Out = std::optional<hlo::HloSharding>;
   Opcode opcode = instr.opcode();
   // Ops that pass values through whole keep each one's sharding.
   bool passes_through = opcode == Opcode::kTuple || opcode == Opcode::kGetTupleElement ||
                         opcode == Opcode::kWhile || opcode == Opcode::kCall ||
                         opcode == Opcode::kOptimizationBarrier;
-  std::vector<const HloSharding*> ops;
+  std::vector<const hlo::HloSharding*> ops;
   bool all_known = true;
   for (const Instruction* op : instr.operands()) {
     ops.push_back(Of(op));
     all_known &= ops.back() != nullptr;
-    if (!passes_through && ops.back() != nullptr && ops.back()->IsManual()) return Out(HloSharding::Manual());
+    if (!passes_through && ops.back() != nullptr && ops.back()->IsManual()) return Out(hlo::HloSharding::Manual());
   }
-  const HloSharding* op0 = ops.empty() ? nullptr : ops[0];
+  const hlo::HloSharding* op0 = ops.empty() ? nullptr : ops[0];
   int64_t rank = instr.shape().rank();
   if (hlo::IsElementwise(opcode) || opcode == Opcode::kConcatenate) {
-    const HloSharding* best = nullptr;
+    const hlo::HloSharding* best = nullptr;
     for (size_t i = 0; i < ops.size(); ++i) {
       if (ops[i] == nullptr || instr.operand(i)->shape().rank() != rank) continue;
       if (ops[i]->IsTiled() && (best == nullptr || TileProduct(*ops[i]) > TileProduct(*best))) best = ops[i];
@@ -113,15 +113,15 @@ Result<std::optional<HloSharding>> Propagator::Forward(const Instruction& instr,
     }
     case Opcode::kTuple: {
       if (!all_known) return Out();
-      std::vector<HloSharding> leaves;
+      std::vector<hlo::HloSharding> leaves;
       for (size_t i = 0; i < ops.size(); ++i) {
-        for (HloSharding& leaf : ops[i]->LeafShardings(instr.operand(i)->shape())) leaves.push_back(std::move(leaf));
+        for (hlo::HloSharding& leaf : ops[i]->LeafShardings(instr.operand(i)->shape())) leaves.push_back(std::move(leaf));
       }
-      return Out(HloSharding::Tuple(std::move(leaves)));
+      return Out(hlo::HloSharding::Tuple(std::move(leaves)));
     }
     case Opcode::kWhile: {
       if (op0 == nullptr) return Out();
-      KILN_ASSIGN_OR_RETURN(HloSharding state, WhileState(instr, *op0));
+      KILN_ASSIGN_OR_RETURN(hlo::HloSharding state, WhileState(instr, *op0));
       return Out(std::move(state));
     }
     case Opcode::kOptimizationBarrier:
@@ -148,8 +148,8 @@ Result<std::optional<HloSharding>> Propagator::Forward(const Instruction& instr,
     }
     case Opcode::kCall: {
       if (!all_known || instr.called_computations().size() != 1) return Out();
-      std::vector<HloSharding> params;
-      for (const HloSharding* s : ops) params.push_back(*s);
+      std::vector<hlo::HloSharding> params;
+      for (const hlo::HloSharding* s : ops) params.push_back(*s);
       const hlo::Computation& callee = *instr.called_computations()[0];
       KILN_ASSIGN_OR_RETURN(ShardingMap inner, PropagateShardings(callee, params, num_devices_));
       return Out(inner.at(callee.root()));
@@ -182,7 +182,7 @@ Result<std::optional<HloSharding>> Propagator::Forward(const Instruction& instr,
       }
       Out kept = Mapped(*op0, op_rank, from);
       if (!kept || !instr.shape().IsTuple()) return kept;
-      return Out(HloSharding::Tuple(std::vector<HloSharding>(instr.shape().tuple_shapes().size(), *kept)));
+      return Out(hlo::HloSharding::Tuple(std::vector<hlo::HloSharding>(instr.shape().tuple_shapes().size(), *kept)));
     }
     case Opcode::kDynamicUpdateSlice:
       return Out(*op0);
@@ -194,7 +194,7 @@ Result<std::optional<HloSharding>> Propagator::Forward(const Instruction& instr,
     }
     case Opcode::kDot: {
       KILN_ASSIGN_OR_RETURN(DotDims dims, DotDimsOf(instr));
-      const HloSharding* rhs = ops[1];
+      const hlo::HloSharding* rhs = ops[1];
       TileMap lhs_map = TileMapOf(*op0, dims.lhs_rank, num_devices_);
       TileMap from_lhs = Remap(lhs_map, dims.result_lhs);
       if (rhs != nullptr && rhs->IsTiled()) {
@@ -207,10 +207,10 @@ Result<std::optional<HloSharding>> Propagator::Forward(const Instruction& instr,
           both.counts[j] = from_rhs.counts[j];
           for (int64_t d = 0; d < num_devices_; ++d) both.index[d][j] = from_rhs.index[d][j];
         }
-        if (Result<HloSharding> s = ToSharding(both); s && Informative(*s)) return Out(*s);
+        if (Result<hlo::HloSharding> s = ToSharding(both); s && Informative(*s)) return Out(*s);
       }
       if (!settle) return Out();  // the users may know better
-      if (Result<HloSharding> s = ToSharding(from_lhs); s && Informative(*s)) return Out(*s);
+      if (Result<hlo::HloSharding> s = ToSharding(from_lhs); s && Informative(*s)) return Out(*s);
       return Out();
     }
     default:
@@ -218,11 +218,11 @@ Result<std::optional<HloSharding>> Propagator::Forward(const Instruction& instr,
   }
 }
 
-Result<HloSharding> Propagator::WhileState(const Instruction& loop, const HloSharding& init) const {
+Result<hlo::HloSharding> Propagator::WhileState(const Instruction& loop, const hlo::HloSharding& init) const {
   KILN_ASSIGN_OR_RETURN(const hlo::Computation* body, hlo::GetCalledComputation(loop, "body"));
   const hlo::Shape& shape = loop.shape();
   if (!shape.IsTuple() || body->root() == nullptr) return init;
-  HloSharding state = init;
+  hlo::HloSharding state = init;
   // Each round can only tile more elements, so this ends; a few rounds
   // reach what chains of elements carry.
   for (int round = 0; round < 4; ++round) {
@@ -234,8 +234,8 @@ Result<HloSharding> Propagator::WhileState(const Instruction& loop, const HloSha
       if (root == inner.end()) return state;
       known = active_body_roots->emplace(std::move(key), root->second).first;
     }
-    std::vector<HloSharding> leaves = state.LeafShardings(shape);
-    std::vector<HloSharding> produced = known->second.LeafShardings(shape);
+    std::vector<hlo::HloSharding> leaves = state.LeafShardings(shape);
+    std::vector<hlo::HloSharding> produced = known->second.LeafShardings(shape);
     if (produced.size() != leaves.size()) return state;
     bool changed = false;
     for (size_t i = 0; i < leaves.size(); ++i) {
@@ -245,20 +245,20 @@ Result<HloSharding> Propagator::WhileState(const Instruction& loop, const HloSha
       }
     }
     if (!changed) return state;
-    state = HloSharding::Tuple(std::move(leaves));
+    state = hlo::HloSharding::Tuple(std::move(leaves));
   }
   return state;
 }
 
-std::optional<HloSharding> Propagator::FromUser(const Instruction& instr, const Instruction& user) const {
-  const HloSharding* us = Of(&user);
+std::optional<hlo::HloSharding> Propagator::FromUser(const Instruction& instr, const Instruction& user) const {
+  const hlo::HloSharding* us = Of(&user);
   if (us == nullptr) return std::nullopt;
-  if (us->IsManual()) return HloSharding::Manual();
+  if (us->IsManual()) return hlo::HloSharding::Manual();
   int64_t rank = instr.shape().rank();
   int64_t user_rank = user.shape().rank();
   bool is_operand0 = user.operand_count() > 0 && user.operand(0) == &instr;
   if (hlo::IsElementwise(user.opcode())) {
-    return user_rank == rank && us->IsTiled() ? std::optional<HloSharding>(*us) : std::nullopt;
+    return user_rank == rank && us->IsTiled() ? std::optional<hlo::HloSharding>(*us) : std::nullopt;
   }
   switch (user.opcode()) {
     case Opcode::kTuple: {
@@ -274,16 +274,16 @@ std::optional<HloSharding> Propagator::FromUser(const Instruction& instr, const 
       // Taking the only element of a tuple says how the whole is laid out.
       if (instr.shape().IsTuple() && instr.shape().tuple_shapes().size() == 1 &&
           !instr.shape().tuple_shapes(0).IsTuple()) {
-        return HloSharding::Tuple({*us});
+        return hlo::HloSharding::Tuple({*us});
       }
       return std::nullopt;
     case Opcode::kCustomCall: {
       // A Sharding custom call says how its operand should be laid out.
       auto target = hlo::GetStringAttribute(user, "custom_call_target");
-      return target && *target == "Sharding" ? std::optional<HloSharding>(*us) : std::nullopt;
+      return target && *target == "Sharding" ? std::optional<hlo::HloSharding>(*us) : std::nullopt;
     }
     case Opcode::kDynamicUpdateSlice:
-      return is_operand0 ? std::optional<HloSharding>(*us) : std::nullopt;
+      return is_operand0 ? std::optional<hlo::HloSharding>(*us) : std::nullopt;
     case Opcode::kBroadcast: {
       auto dims = hlo::GetDimensions(user);
       return dims ? Mapped(*us, user_rank, *dims) : std::nullopt;
@@ -331,10 +331,10 @@ std::optional<HloSharding> Propagator::FromUser(const Instruction& instr, const 
   }
 }
 
-std::optional<HloSharding> Propagator::Backward(const Instruction& instr) const {
-  std::optional<HloSharding> fallback;
+std::optional<hlo::HloSharding> Propagator::Backward(const Instruction& instr) const {
+  std::optional<hlo::HloSharding> fallback;
   for (const Instruction* user : instr.users()) {
-    std::optional<HloSharding> s = FromUser(instr, *user);
+    std::optional<hlo::HloSharding> s = FromUser(instr, *user);
     if (!s) continue;
     if (Informative(*s)) return s;
     if (!fallback && (user->opcode() == Opcode::kTuple || user->opcode() == Opcode::kWhile)) fallback = s;
@@ -343,7 +343,7 @@ std::optional<HloSharding> Propagator::Backward(const Instruction& instr) const 
 }
 
 void Propagator::PushIntoInit(const Instruction& loop) {
-  const HloSharding* state = Of(&loop);
+  const hlo::HloSharding* state = Of(&loop);
   const Instruction* init = loop.operand_count() == 1 ? loop.operand(0) : nullptr;
   if (state == nullptr || init == nullptr || init->opcode() != Opcode::kTuple || init->users().size() != 1 ||
       init->FindAttribute("sharding") != nullptr || Of(init) == nullptr) {
@@ -352,8 +352,8 @@ void Propagator::PushIntoInit(const Instruction& loop) {
   for (const Instruction* op : init->operands()) {
     if (!op->shape().IsArray()) return;  // one leaf per operand below
   }
-  std::vector<HloSharding> leaves = Of(init)->LeafShardings(init->shape());
-  std::vector<HloSharding> wanted = state->LeafShardings(loop.shape());
+  std::vector<hlo::HloSharding> leaves = Of(init)->LeafShardings(init->shape());
+  std::vector<hlo::HloSharding> wanted = state->LeafShardings(loop.shape());
   if (leaves.size() != wanted.size() || static_cast<int64_t>(leaves.size()) != init->operand_count()) return;
   bool changed = false;
   for (size_t i = 0; i < leaves.size(); ++i) {
@@ -366,50 +366,50 @@ void Propagator::PushIntoInit(const Instruction& loop) {
     leaves[i] = wanted[i];
     changed = true;
   }
-  if (changed) map_.insert_or_assign(init, HloSharding::Tuple(std::move(leaves)));
+  if (changed) map_.insert_or_assign(init, hlo::HloSharding::Tuple(std::move(leaves)));
 }
 
-bool Propagator::Decide(const Instruction& instr, HloSharding sharding) {
+bool Propagator::Decide(const Instruction& instr, hlo::HloSharding sharding) {
   if (!map_.emplace(&instr, std::move(sharding)).second) return false;
   if (instr.opcode() == Opcode::kWhile) PushIntoInit(instr);
   return true;
 }
 
-Result<ShardingMap> Propagator::Run(const std::vector<HloSharding>& parameter_shardings) {
+Result<ShardingMap> Propagator::Run(const std::vector<hlo::HloSharding>& parameter_shardings) {
   const auto& instructions = computation_.instructions();
   // The body of a shard_map (its parameters manual, none tiled) is manual
   // throughout.
   bool manual_parameter = false;
   bool tiled_parameter = false;
-  for (const HloSharding& p : parameter_shardings) {
-    for (const HloSharding& leaf : p.tuple_elements().empty() ? std::vector<HloSharding>{p} : p.tuple_elements()) {
+  for (const hlo::HloSharding& p : parameter_shardings) {
+    for (const hlo::HloSharding& leaf : p.tuple_elements().empty() ? std::vector<hlo::HloSharding>{p} : p.tuple_elements()) {
       manual_parameter |= leaf.IsManual();
       tiled_parameter |= leaf.IsTiled();
     }
   }
-  HloSharding fallback =
-      manual_parameter && !tiled_parameter ? HloSharding::Manual() : HloSharding::Replicate();
+  hlo::HloSharding fallback =
+      manual_parameter && !tiled_parameter ? hlo::HloSharding::Manual() : hlo::HloSharding::Replicate();
   for (const auto& instr : instructions) {
-    KILN_ASSIGN_OR_RETURN(std::optional<HloSharding> annotated, InstructionSharding(*instr, num_devices_));
+    KILN_ASSIGN_OR_RETURN(std::optional<hlo::HloSharding> annotated, hlo::InstructionSharding(*instr, num_devices_));
     int64_t number = instr->parameter_number();
     if (number >= 0 && number < static_cast<int64_t>(parameter_shardings.size())) {
       map_.emplace(instr.get(), parameter_shardings[number]);
     } else if (annotated) {
       map_.emplace(instr.get(), std::move(*annotated));
     } else if (number >= 0) {
-      map_.emplace(instr.get(), HloSharding::Replicate());
+      map_.emplace(instr.get(), hlo::HloSharding::Replicate());
     }
   }
   while (map_.size() < instructions.size()) {
     bool changed = false;
     for (const auto& instr : instructions) {
       if (map_.contains(instr.get())) continue;
-      KILN_ASSIGN_OR_RETURN(std::optional<HloSharding> s, Forward(*instr, false));
+      KILN_ASSIGN_OR_RETURN(std::optional<hlo::HloSharding> s, Forward(*instr, false));
       if (s) changed |= Decide(*instr, std::move(*s));
     }
     for (auto it = instructions.rbegin(); it != instructions.rend(); ++it) {
       if (map_.contains(it->get())) continue;
-      if (std::optional<HloSharding> s = Backward(**it)) changed |= Decide(**it, std::move(*s));
+      if (std::optional<hlo::HloSharding> s = Backward(**it)) changed |= Decide(**it, std::move(*s));
     }
     if (changed) continue;
     // Nothing more to learn: what has all its operands decided is replicated
@@ -420,7 +420,7 @@ Result<ShardingMap> Propagator::Run(const std::vector<HloSharding>& parameter_sh
       bool ready = true;
       for (const Instruction* op : instr->operands()) ready &= map_.contains(op);
       if (!ready) continue;
-      KILN_ASSIGN_OR_RETURN(std::optional<HloSharding> s, Forward(*instr, true));
+      KILN_ASSIGN_OR_RETURN(std::optional<hlo::HloSharding> s, Forward(*instr, true));
       Decide(*instr, s.value_or(fallback));
     }
   }
@@ -430,7 +430,7 @@ Result<ShardingMap> Propagator::Run(const std::vector<HloSharding>& parameter_sh
 }  // namespace
 
 Result<ShardingMap> PropagateShardings(const hlo::Computation& computation,
-                                       const std::vector<HloSharding>& parameter_shardings, int64_t num_devices) {
+                                       const std::vector<hlo::HloSharding>& parameter_shardings, int64_t num_devices) {
   // The outermost call owns the memo of loop bodies; nested calls share it.
   BodyRoots roots;
   BodyRoots* const outer = active_body_roots;

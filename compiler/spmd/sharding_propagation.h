@@ -27,17 +27,17 @@
 
 #include "base/status.h"
 #include "compiler/hlo/computation.h"
-#include "compiler/spmd/hlo_sharding.h"
+#include "compiler/hlo/sharding.h"
 
 namespace kiln::spmd {
 
-using ShardingMap = std::unordered_map<const hlo::Instruction*, HloSharding>;
+using ShardingMap = std::unordered_map<const hlo::Instruction*, hlo::HloSharding>;
 
 // Shardings for every instruction of `computation` run on `num_devices`
 // partitions whose parameter i is laid out as parameter_shardings[i]
 // (missing entries: the parameter's annotation, else replicated). Fails on an
 // annotation that does not parse or fit (the error names the instruction).
 Result<ShardingMap> PropagateShardings(const hlo::Computation& computation,
-                                       const std::vector<HloSharding>& parameter_shardings, int64_t num_devices);
+                                       const std::vector<hlo::HloSharding>& parameter_shardings, int64_t num_devices);
 
 }  // namespace kiln::spmd

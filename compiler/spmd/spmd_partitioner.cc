@@ -7,7 +7,7 @@
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
 #include "compiler/spmd/computation_partitioner.h"
-#include "compiler/spmd/shard_literals.h"
+#include "compiler/spmd/entry_shardings.h"
 
 namespace kiln::spmd {
 namespace {
@@ -35,11 +35,11 @@ void ForEachInstruction(const hlo::Module& module, Visit visit) {
 }
 
 // The devices a sharding's text names: tile assignment size, maximal id + 1.
-int64_t ShardingDevices(const HloSharding& s) {
+int64_t ShardingDevices(const hlo::HloSharding& s) {
   if (s.IsTiled()) return static_cast<int64_t>(s.devices().size());
   if (s.IsMaximal()) return s.maximal_device() + 1;
   int64_t n = 1;
-  for (const HloSharding& e : s.tuple_elements()) n = std::max(n, ShardingDevices(e));
+  for (const hlo::HloSharding& e : s.tuple_elements()) n = std::max(n, ShardingDevices(e));
   return n;
 }
 
@@ -66,13 +66,13 @@ bool NeedsPartitioning(const hlo::Module& module) {
   ForEachInstruction(module, [&](const hlo::Instruction& instr) {
     const std::pmr::string* text = instr.AttributeText("sharding");
     if (text == nullptr) return;
-    Result<HloSharding> s = ParseSharding(*text);
+    Result<hlo::HloSharding> s = hlo::ParseSharding(*text);
     // A bad annotation needs the partitioner too: it reports it.
     if (!s) {
       sharded = true;
       return;
     }
-    for (const HloSharding& leaf : s->LeafShardings(instr.shape())) sharded |= !leaf.IsReplicated();
+    for (const hlo::HloSharding& leaf : s->LeafShardings(instr.shape())) sharded |= !leaf.IsReplicated();
   });
   return sharded;
 }
@@ -81,11 +81,11 @@ int64_t ModuleDeviceCount(const hlo::Module& module) {
   // The header says it whole: replicas x partitions.
   const int64_t partitions = std::max<int64_t>(HeaderInt(module, "num_partitions").value_or(1), 1);
   const int64_t replicas = std::max<int64_t>(HeaderInt(module, "replica_count").value_or(1), 1);
-  if (partitions > 1) return std::min(partitions * std::min(replicas, kMaxShardingDevices), kMaxShardingDevices);
+  if (partitions > 1) return std::min(partitions * std::min(replicas, hlo::kMaxShardingDevices), hlo::kMaxShardingDevices);
   int64_t devices = replicas;
   ForEachInstruction(module, [&](const hlo::Instruction& instr) {
     if (const std::pmr::string* text = instr.AttributeText("sharding")) {
-      if (Result<HloSharding> s = ParseSharding(*text)) devices = std::max(devices, ShardingDevices(*s));
+      if (Result<hlo::HloSharding> s = hlo::ParseSharding(*text)) devices = std::max(devices, ShardingDevices(*s));
     }
     if (instr.FindAttribute("replica_groups") != nullptr) {
       if (auto groups = hlo::GetReplicaGroups(instr)) {
@@ -100,12 +100,12 @@ int64_t ModuleDeviceCount(const hlo::Module& module) {
       }
     }
   });
-  return std::min(devices, kMaxShardingDevices);
+  return std::min(devices, hlo::kMaxShardingDevices);
 }
 
 Result<std::unique_ptr<hlo::Module>> PartitionModule(const hlo::Module& module, int64_t num_partitions) {
   if (module.entry() == nullptr) return InvalidArgumentError("the module has no entry computation");
-  if (num_partitions < 1 || num_partitions > kMaxShardingDevices) {
+  if (num_partitions < 1 || num_partitions > hlo::kMaxShardingDevices) {
     return InvalidArgumentError(StrCat("cannot partition for ", num_partitions, " partitions"));
   }
   if (std::optional<int64_t> header = HeaderInt(module, "num_partitions");
@@ -116,8 +116,8 @@ Result<std::unique_ptr<hlo::Module>> PartitionModule(const hlo::Module& module, 
   if (IsPartitioned(module)) {
     return FailedPreconditionError(StrCat("module ", module.name(), " is already partitioned"));
   }
-  KILN_ASSIGN_OR_RETURN(std::vector<HloSharding> parameters, EntryParameterShardings(module, num_partitions));
-  KILN_ASSIGN_OR_RETURN(HloSharding root, EntryRootSharding(module, num_partitions));
+  KILN_ASSIGN_OR_RETURN(std::vector<hlo::HloSharding> parameters, EntryParameterShardings(module, num_partitions));
+  KILN_ASSIGN_OR_RETURN(hlo::HloSharding root, EntryRootSharding(module, num_partitions));
   PartitionSession session(num_partitions);
   std::string entry_name = session.module().UniqueComputationName(module.entry()->name() + "_spmd");
   ComputationPartitioner entry(*module.entry(), session, entry_name);

@@ -6,14 +6,14 @@
 // Contract of the partitioned module (for whoever runs it on a slice):
 //  - its entry is named "<entry>_spmd" and takes, as parameter i, the shard
 //    of argument i laid out by the parameter's annotation (replicated when
-//    unannotated); shards of uneven splits are padded (ShardShape);
+//    unannotated); shards of uneven splits are padded (hlo::ShardShape);
 //  - its result is the shard of the root's value laid out by the root's
 //    annotation (replicated when unannotated);
 //  - collectives carry channel_id, use_global_device_ids=true and explicit
 //    replica_groups over partition ids 0..num_partitions-1; the header says
 //    num_partitions and keeps the module's input_output_alias (each
 //    partition may write a donated argument's result over its shard).
-// shard_literals.h splits arguments and assembles results by that contract.
+// entry_shardings.h splits arguments and assembles results by that contract.
 //
 // Thread-safe: reads the input module only.
 #pragma once

@@ -162,7 +162,7 @@ TEST(CorpusManualTest, MemcpyP2pWhileLoopRunsPerDevice) {
   ASSERT_TRUE(results.has_value()) << results.error();
   auto root = EntryRootSharding(*module, 4);
   ASSERT_TRUE(root.has_value());
-  auto out = AssembleLiteral(*results, module->entry()->root()->shape(), *root);
+  auto out = hlo::AssembleLiteral(*results, module->entry()->root()->shape(), *root);
   ASSERT_TRUE(out.has_value()) << out.error();
 
   // Column block d of the results holds device d's rows: a from device d-3,

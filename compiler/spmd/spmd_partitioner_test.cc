@@ -343,8 +343,8 @@ ENTRY e {
   ASSERT_TRUE(results.has_value()) << results.error();
   auto whole = runtime::EvaluateModule(*module, *args);
   ASSERT_TRUE(whole.has_value());
-  auto assembled = AssembleLiteral(*results, module->entry()->root()->shape(),
-                                   *ParseSharding("{devices=[2]<=[2]}"));
+  auto assembled = hlo::AssembleLiteral(*results, module->entry()->root()->shape(),
+                                   *hlo::ParseSharding("{devices=[2]<=[2]}"));
   ASSERT_TRUE(assembled.has_value()) << assembled.error();
   EXPECT_TRUE(runtime::io::CompareLiterals(*whole, *assembled).has_value());
 }

@@ -11,7 +11,7 @@ bool TileMap::IsReplicated() const {
   return std::all_of(counts.begin(), counts.end(), [](int64_t c) { return c == 1; });
 }
 
-TileMap TileMapOf(const HloSharding& sharding, int64_t rank, int64_t num_devices) {
+TileMap TileMapOf(const hlo::HloSharding& sharding, int64_t rank, int64_t num_devices) {
   TileMap map;
   map.counts = sharding.TileCounts(rank);
   map.index.reserve(num_devices);
@@ -23,7 +23,7 @@ TileMap TileMapOf(const HloSharding& sharding, int64_t rank, int64_t num_devices
   return map;
 }
 
-Result<HloSharding> ToSharding(const TileMap& map) { return HloSharding::FromDeviceTiles(map.counts, map.index); }
+Result<hlo::HloSharding> ToSharding(const TileMap& map) { return hlo::HloSharding::FromDeviceTiles(map.counts, map.index); }
 
 TileMap Remap(const TileMap& source, const std::vector<int64_t>& from_dim) {
   TileMap out;

@@ -2,7 +2,7 @@
 // which tile every device holds. Propagation and the partitioner reason in
 // this form (deriving an operand's layout from a result's, checking that two
 // operands line up, grouping devices for a collective) and turn the result
-// back into an HloSharding with ToSharding.
+// back into an hlo::HloSharding with ToSharding.
 //
 // Plain values and pure functions; thread-safe.
 #pragma once
@@ -13,7 +13,7 @@
 
 #include "base/status.h"
 #include "compiler/hlo/shape.h"
-#include "compiler/spmd/hlo_sharding.h"
+#include "compiler/hlo/sharding.h"
 
 namespace kiln::spmd {
 
@@ -29,10 +29,10 @@ struct TileMap {
 
 // The tile map of a replicated or tiled sharding for a rank-`rank` value
 // (maximal and manual shardings map like replicated).
-TileMap TileMapOf(const HloSharding& sharding, int64_t rank, int64_t num_devices);
+TileMap TileMapOf(const hlo::HloSharding& sharding, int64_t rank, int64_t num_devices);
 // The sharding of a tile map; fails when tiles are held by unequal numbers
 // of devices (no sharding can say that).
-Result<HloSharding> ToSharding(const TileMap& map);
+Result<hlo::HloSharding> ToSharding(const TileMap& map);
 
 // A rank-`from_dim.size()` map whose dimension j takes the tiles of
 // `source`'s dimension from_dim[j] (-1: not tiled).

@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "compiler/hlo/parser.h"
-#include "compiler/spmd/hlo_sharding.h"
-#include "compiler/spmd/shard_literals.h"
+#include "compiler/hlo/sharding.h"
+#include "compiler/hlo/sharded_literal.h"
 
 namespace kiln::runtime {
 namespace {
@@ -16,8 +16,8 @@ Result<hlo::Shape> ParseSignatureShape(const std::string& text, const std::strin
   return shape;
 }
 
-Result<spmd::HloSharding> ParseSignatureSharding(const std::string& text, const std::string& what) {
-  Result<spmd::HloSharding> sharding = spmd::ParseSharding(text);
+Result<hlo::HloSharding> ParseSignatureSharding(const std::string& text, const std::string& what) {
+  Result<hlo::HloSharding> sharding = hlo::ParseSharding(text);
   if (!sharding) {
     return std::unexpected(DataLossError("executable: " + what + " sharding '" + text + "' does not parse: " +
                                          sharding.error().message));
@@ -58,8 +58,8 @@ Result<std::vector<std::vector<hlo::Literal>>> ChipArguments(const Program& prog
       return std::unexpected(InvalidArgumentError("argument " + std::to_string(i) + " is " + args[i].shape().ToString() +
                                                   "; the program takes " + shape.ToString()));
     }
-    KILN_ASSIGN_OR_RETURN(spmd::HloSharding sharding, ParseSignatureSharding(program.parameter_shardings[i], what));
-    KILN_ASSIGN_OR_RETURN(std::vector<hlo::Literal> shards, spmd::SplitLiteral(args[i], sharding, chips));
+    KILN_ASSIGN_OR_RETURN(hlo::HloSharding sharding, ParseSignatureSharding(program.parameter_shardings[i], what));
+    KILN_ASSIGN_OR_RETURN(std::vector<hlo::Literal> shards, hlo::SplitLiteral(args[i], sharding, chips));
     for (int64_t d = 0; d < chips; ++d) out[d].push_back(std::move(shards[d]));
   }
   return out;
@@ -69,8 +69,8 @@ Result<hlo::Literal> ProgramResult(const Program& program, std::vector<hlo::Lite
   if (chip_results.empty()) return std::unexpected(InternalError("no chip returned a result"));
   if (!TakesGlobalArguments(program)) return std::move(chip_results[0]);
   KILN_ASSIGN_OR_RETURN(hlo::Shape shape, ParseSignatureShape(program.global_result_shape, "result"));
-  KILN_ASSIGN_OR_RETURN(spmd::HloSharding sharding, ParseSignatureSharding(program.result_sharding, "result"));
-  return spmd::AssembleLiteral(chip_results, shape, sharding);
+  KILN_ASSIGN_OR_RETURN(hlo::HloSharding sharding, ParseSignatureSharding(program.result_sharding, "result"));
+  return hlo::AssembleLiteral(chip_results, shape, sharding);
 }
 
 }  // namespace kiln::runtime

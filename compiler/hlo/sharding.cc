@@ -1,31 +1,30 @@
-#include "compiler/spmd/hlo_sharding.h"
+#include "compiler/hlo/sharding.h"
 
 #include <algorithm>
 
 #include "base/str_cat.h"
 #include "compiler/hlo/int_list_text.h"
 
-namespace kiln::spmd {
+namespace kiln::hlo {
 namespace {
 
-using hlo::IntListText;
 
 std::string DimsText(const std::vector<int64_t>& dims) { return IntListText(dims, '[', ']'); }
 
-void CollectLeaves(const hlo::Shape& shape, std::vector<const hlo::Shape*>& out) {
+void CollectLeaves(const Shape& shape, std::vector<const Shape*>& out) {
   if (!shape.IsTuple()) {
     out.push_back(&shape);
     return;
   }
-  for (const hlo::Shape& e : shape.tuple_shapes()) CollectLeaves(e, out);
+  for (const Shape& e : shape.tuple_shapes()) CollectLeaves(e, out);
 }
 
 }  // namespace
 
-int64_t ShapeLeafCount(const hlo::Shape& shape) {
+int64_t ShapeLeafCount(const Shape& shape) {
   if (!shape.IsTuple()) return 1;
   int64_t n = 0;
-  for (const hlo::Shape& e : shape.tuple_shapes()) n += ShapeLeafCount(e);
+  for (const Shape& e : shape.tuple_shapes()) n += ShapeLeafCount(e);
   return n;
 }
 
@@ -149,29 +148,29 @@ std::vector<int64_t> HloSharding::TileIndexOfDevice(int64_t device, int64_t rank
   return index;
 }
 
-std::vector<HloSharding> HloSharding::LeafShardings(const hlo::Shape& shape) const {
+std::vector<HloSharding> HloSharding::LeafShardings(const Shape& shape) const {
   if (IsTuple()) return tuple_;
   return std::vector<HloSharding>(ShapeLeafCount(shape), *this);
 }
 
-HloSharding HloSharding::TupleElement(const hlo::Shape& shape, int64_t index) const {
+HloSharding HloSharding::TupleElement(const Shape& shape, int64_t index) const {
   if (!IsTuple()) return *this;
   size_t first = 0;
   for (int64_t i = 0; i < index; ++i) first += ShapeLeafCount(shape.tuple_shapes(i));
-  const hlo::Shape& element = shape.tuple_shapes(index);
+  const Shape& element = shape.tuple_shapes(index);
   size_t count = ShapeLeafCount(element);
   if (first + count > tuple_.size()) return Replicate();
   if (!element.IsTuple()) return tuple_[first];
   return Tuple(std::vector<HloSharding>(tuple_.begin() + first, tuple_.begin() + first + count));
 }
 
-Status HloSharding::Validate(const hlo::Shape& shape, int64_t num_devices) const {
+Status HloSharding::Validate(const Shape& shape, int64_t num_devices) const {
   if (IsTuple()) {
     if (!shape.IsTuple()) {
       return InvalidArgumentError(StrCat("a tuple sharding of ", tuple_.size(),
                                          " elements on the non-tuple shape ", shape.ToString()));
     }
-    std::vector<const hlo::Shape*> leaves;
+    std::vector<const Shape*> leaves;
     CollectLeaves(shape, leaves);
     if (leaves.size() != tuple_.size()) {
       return InvalidArgumentError(StrCat("a tuple sharding of ", tuple_.size(), " elements on ", shape.ToString(),
@@ -184,9 +183,9 @@ Status HloSharding::Validate(const hlo::Shape& shape, int64_t num_devices) const
     return Ok();
   }
   if (shape.IsTuple()) {
-    std::vector<const hlo::Shape*> leaves;
+    std::vector<const Shape*> leaves;
     CollectLeaves(shape, leaves);
-    for (const hlo::Shape* leaf : leaves) KILN_RETURN_IF_ERROR(Validate(*leaf, num_devices));
+    for (const Shape* leaf : leaves) KILN_RETURN_IF_ERROR(Validate(*leaf, num_devices));
     return Ok();
   }
   switch (type_) {
@@ -274,7 +273,7 @@ std::string HloSharding::ToString() const {
   return out + "}";
 }
 
-Result<std::optional<HloSharding>> InstructionSharding(const hlo::Instruction& instruction,
+Result<std::optional<HloSharding>> InstructionSharding(const Instruction& instruction,
                                                        int64_t num_devices) {
   const std::pmr::string* text = instruction.AttributeText("sharding");
   if (text == nullptr) return std::optional<HloSharding>();
@@ -291,17 +290,17 @@ Result<std::optional<HloSharding>> InstructionSharding(const hlo::Instruction& i
 
 int64_t ShardSize(int64_t dim, int64_t tiles) { return tiles <= 1 ? dim : (dim + tiles - 1) / tiles; }
 
-hlo::Shape ShardShape(const hlo::Shape& global, const HloSharding& sharding) {
+Shape ShardShape(const Shape& global, const HloSharding& sharding) {
   if (!sharding.IsTiled() || !global.IsArray() || sharding.data_rank() != global.rank()) return global;
   std::vector<int64_t> dims = global.dimensions();
   std::vector<int64_t> counts = sharding.TileCounts(global.rank());
   for (size_t i = 0; i < dims.size(); ++i) dims[i] = ShardSize(dims[i], counts[i]);
-  hlo::Shape local(global.element_type(), std::move(dims));
+  Shape local(global.element_type(), std::move(dims));
   local.mutable_layout() = global.layout();
   return local;
 }
 
-ShardExtent DeviceShardExtent(const hlo::Shape& global, const HloSharding& sharding, int64_t device) {
+ShardExtent DeviceShardExtent(const Shape& global, const HloSharding& sharding, int64_t device) {
   ShardExtent extent;
   int64_t rank = global.rank();
   std::vector<int64_t> counts = sharding.TileCounts(rank);
@@ -316,4 +315,4 @@ ShardExtent DeviceShardExtent(const hlo::Shape& global, const HloSharding& shard
   return extent;
 }
 
-}  // namespace kiln::spmd
+}  // namespace kiln::hlo

@@ -1,16 +1,13 @@
-#include "compiler/spmd/shard_literals.h"
+#include "compiler/hlo/sharded_literal.h"
 
 #include <gtest/gtest.h>
 
-#include "compiler/hlo/parser.h"
 
-namespace kiln::spmd {
+namespace kiln::hlo {
 namespace {
 
-using hlo::Literal;
-
 Literal Iota(std::vector<int64_t> dims) {
-  Literal lit(hlo::Shape(hlo::PrimitiveType::kS32, std::move(dims)));
+  Literal lit(Shape(PrimitiveType::kS32, std::move(dims)));
   for (int64_t i = 0; i < lit.element_count(); ++i) lit.Set<int32_t>(i, static_cast<int32_t>(i));
   return lit;
 }
@@ -23,7 +20,7 @@ std::vector<int32_t> Values(const Literal& lit) {
 
 HloSharding Sharding(std::string_view text) { return ParseSharding(text).value_or(HloSharding::Unknown()); }
 
-TEST(ShardLiteralsTest, SplitsByTileAndAssemblesBack) {
+TEST(ShardedLiteralTest, SplitsByTileAndAssemblesBack) {
   // [[0..3],[4..7],[8..11],[12..15]] over [[0,2],[1,3]]: device 2 holds rows
   // 0-1, columns 2-3.
   Literal global = Iota({4, 4});
@@ -37,7 +34,7 @@ TEST(ShardLiteralsTest, SplitsByTileAndAssemblesBack) {
   EXPECT_EQ(*back, global);
 }
 
-TEST(ShardLiteralsTest, PadsUnevenShardsWithZeros) {
+TEST(ShardedLiteralTest, PadsUnevenShardsWithZeros) {
   Literal global = Iota({5});
   HloSharding s = Sharding("{devices=[2]<=[2]}");
   auto shards = SplitLiteral(global, s, 2);
@@ -51,7 +48,7 @@ TEST(ShardLiteralsTest, PadsUnevenShardsWithZeros) {
   EXPECT_EQ(*back, global);
 }
 
-TEST(ShardLiteralsTest, ReplicasMustAgree) {
+TEST(ShardedLiteralTest, ReplicasMustAgree) {
   Literal global = Iota({4});
   HloSharding s = Sharding("{devices=[2,2]<=[4] last_tile_dim_replicate}");
   auto shards = SplitLiteral(global, s, 4);
@@ -68,7 +65,7 @@ TEST(ShardLiteralsTest, ReplicasMustAgree) {
   EXPECT_FALSE(AssembleLiteral(copies, global.shape(), HloSharding::Replicate()).has_value());
 }
 
-TEST(ShardLiteralsTest, MaximalTakesTheOwningPartition) {
+TEST(ShardedLiteralTest, MaximalTakesTheOwningPartition) {
   Literal global = Iota({3});
   std::vector<Literal> shards = {Iota({3}), global};
   shards[0].Set<int32_t>(0, 42);
@@ -77,7 +74,7 @@ TEST(ShardLiteralsTest, MaximalTakesTheOwningPartition) {
   EXPECT_EQ(*back, global);
 }
 
-TEST(ShardLiteralsTest, TuplesGoLeafByLeaf) {
+TEST(ShardedLiteralTest, TuplesGoLeafByLeaf) {
   Literal global = Literal::Tuple({Iota({4}), Iota({2, 2})});
   HloSharding s = Sharding("{{devices=[2]<=[2]}, {replicated}}");
   auto shards = SplitLiteral(global, s, 2);
@@ -89,31 +86,12 @@ TEST(ShardLiteralsTest, TuplesGoLeafByLeaf) {
   EXPECT_EQ(*back, global);
 }
 
-TEST(ShardLiteralsTest, RejectsShardsOfTheWrongShape) {
+TEST(ShardedLiteralTest, RejectsShardsOfTheWrongShape) {
   std::vector<Literal> shards = {Iota({3}), Iota({2})};
-  auto bad = AssembleLiteral(shards, hlo::Shape(hlo::PrimitiveType::kS32, {4}), Sharding("{devices=[2]<=[2]}"));
+  auto bad = AssembleLiteral(shards, Shape(PrimitiveType::kS32, {4}), Sharding("{devices=[2]<=[2]}"));
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message.find("partition 0 holds s32[3]"), std::string::npos) << bad.error().message;
 }
 
-TEST(ShardLiteralsTest, SplitsModuleArgumentsByParameterSharding) {
-  auto module = hlo::ParseModule(R"(
-HloModule m, num_partitions=2
-ENTRY e {
-  a = s32[4] parameter(0), sharding={devices=[2]<=[2]}
-  b = s32[4] parameter(1)
-  ROOT add = s32[4] add(a, b), sharding={devices=[2]1,0}
-})");
-  ASSERT_TRUE(module.has_value()) << module.error();
-  std::vector<Literal> args = {Iota({4}), Iota({4})};
-  auto split = SplitArguments(**module, args, 2);
-  ASSERT_TRUE(split.has_value()) << split.error();
-  EXPECT_EQ(Values((*split)[1][0]), (std::vector<int32_t>{2, 3}));
-  EXPECT_EQ((*split)[1][1], Iota({4}));
-  auto root = EntryRootSharding(**module, 2);
-  ASSERT_TRUE(root.has_value());
-  EXPECT_EQ(root->devices(), (std::vector<int64_t>{1, 0}));
-}
-
 }  // namespace
-}  // namespace kiln::spmd
+}  // namespace kiln::hlo

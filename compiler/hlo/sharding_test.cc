@@ -1,11 +1,11 @@
-#include "compiler/spmd/hlo_sharding.h"
+#include "compiler/hlo/sharding.h"
 
 #include <gtest/gtest.h>
 
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/test_corpus.h"
 
-namespace kiln::spmd {
+namespace kiln::hlo {
 namespace {
 
 HloSharding MustParse(std::string_view text) {
@@ -200,4 +200,4 @@ TEST(HloShardingTest, EveryCorpusAnnotationParses) {
 }
 
 }  // namespace
-}  // namespace kiln::spmd
+}  // namespace kiln::hlo

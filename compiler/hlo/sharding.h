@@ -30,7 +30,7 @@
 #include "compiler/hlo/instruction.h"
 #include "compiler/hlo/shape.h"
 
-namespace kiln::spmd {
+namespace kiln::hlo {
 
 // The meaning of a trailing tile dimension of a tiled sharding.
 enum class SubgroupType : uint8_t { kReplicated, kManual };
@@ -90,17 +90,17 @@ class HloSharding {
 
   // The sharding of each leaf of `shape` (one for an array): a tuple
   // sharding's elements, or this sharding repeated.
-  std::vector<HloSharding> LeafShardings(const hlo::Shape& shape) const;
+  std::vector<HloSharding> LeafShardings(const Shape& shape) const;
   // The sharding of element `index` of a value of tuple shape `shape` (a
   // tuple sharding when that element is a tuple).
-  HloSharding TupleElement(const hlo::Shape& shape, int64_t index) const;
+  HloSharding TupleElement(const Shape& shape, int64_t index) const;
 
   // Checks that the sharding fits `shape` on `num_devices` partitions:
   // tile rank = shape rank (+ subgroup dims), devices 0..num_devices-1 each
   // exactly once, a maximal device in range, one tuple element per leaf.
   // The error says what does not fit ("tile assignment [2,2] has rank 2
   // but the shape f32[8] has rank 1").
-  Status Validate(const hlo::Shape& shape, int64_t num_devices) const;
+  Status Validate(const Shape& shape, int64_t num_devices) const;
 
   // Canonical HLO text: "{devices=[2,1]<=[2]}", "{replicated}", ... An
   // iota device list is printed in the `<=[n]` form.
@@ -123,7 +123,7 @@ class HloSharding {
 };
 
 // Leaves of a shape: 1 for an array, the sum over the elements of a tuple.
-int64_t ShapeLeafCount(const hlo::Shape& shape);
+int64_t ShapeLeafCount(const Shape& shape);
 
 // Parses a sharding's text ("{devices=[2,1]<=[2]}"), spaced as written or
 // canonically. The error says what was expected and where.
@@ -132,7 +132,7 @@ Result<HloSharding> ParseSharding(std::string_view text);
 // The `sharding=` of an instruction, parsed and validated against its shape
 // and `num_devices`; nullopt when it has none. Errors name the instruction
 // ("instruction %dot: sharding {devices=[2,2]<=[4]}: ...").
-Result<std::optional<HloSharding>> InstructionSharding(const hlo::Instruction& instruction,
+Result<std::optional<HloSharding>> InstructionSharding(const Instruction& instruction,
                                                        int64_t num_devices);
 
 // Shard geometry of a tiled dimension of size `dim` cut into `tiles`: every
@@ -141,13 +141,13 @@ Result<std::optional<HloSharding>> InstructionSharding(const hlo::Instruction& i
 int64_t ShardSize(int64_t dim, int64_t tiles);
 // The per-partition (padded) shape of a value of `global` shape (an array)
 // under `sharding`: the global shape unless tiled.
-hlo::Shape ShardShape(const hlo::Shape& global, const HloSharding& sharding);
+Shape ShardShape(const Shape& global, const HloSharding& sharding);
 // Where device `device`'s shard starts in each dimension, and how many of
 // its elements are real (the rest is padding).
 struct ShardExtent {
   std::vector<int64_t> offset;
   std::vector<int64_t> valid;
 };
-ShardExtent DeviceShardExtent(const hlo::Shape& global, const HloSharding& sharding, int64_t device);
+ShardExtent DeviceShardExtent(const Shape& global, const HloSharding& sharding, int64_t device);
 
-}  // namespace kiln::spmd
+}  // namespace kiln::hlo

@@ -1,15 +1,12 @@
-#include "compiler/spmd/shard_literals.h"
+#include "compiler/hlo/sharded_literal.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "base/str_cat.h"
 
-namespace kiln::spmd {
+namespace kiln::hlo {
 namespace {
-
-using hlo::Literal;
-using hlo::Shape;
 
 size_t ElementBytes(const Literal& literal) {
   int64_t count = literal.element_count();
@@ -149,63 +146,4 @@ Result<Literal> AssembleLiteral(std::span<const Literal> shards, const Shape& gl
   return Literal::Tuple(std::move(elements));
 }
 
-Result<std::vector<HloSharding>> EntryParameterShardings(const hlo::Module& module, int64_t num_devices) {
-  std::vector<HloSharding> out;
-  for (const hlo::Instruction* param : module.entry()->parameters()) {
-    if (param == nullptr) return InvalidArgumentError("the entry computation misses a parameter");
-    KILN_ASSIGN_OR_RETURN(std::optional<HloSharding> s, InstructionSharding(*param, num_devices));
-    out.push_back(s.value_or(HloSharding::Replicate()));
-  }
-  return out;
-}
-
-Result<HloSharding> EntryRootSharding(const hlo::Module& module, int64_t num_devices) {
-  const hlo::Instruction& root = *module.entry()->root();
-  KILN_ASSIGN_OR_RETURN(std::optional<HloSharding> s, InstructionSharding(root, num_devices));
-  if (s) return *s;
-  // allow_spmd_sharding_propagation_to_output={true,false,...}: one flag per
-  // result leaf (or one for all) saying it may keep its propagated layout.
-  const hlo::Attribute* allow = module.FindAttribute("allow_spmd_sharding_propagation_to_output");
-  if (allow == nullptr) return HloSharding::Replicate();
-  std::vector<bool> flags;
-  for (size_t at = 0; (at = allow->value.find_first_of("tf", at)) != std::string::npos; ++at) {
-    flags.push_back(allow->value.compare(at, 4, "true") == 0);
-    at = allow->value.find_first_of(",}", at);
-    if (at == std::string::npos) break;
-  }
-  int64_t leaves = ShapeLeafCount(root.shape());
-  if (flags.size() == 1) flags.assign(leaves, flags[0]);
-  if (static_cast<int64_t>(flags.size()) != leaves || std::find(flags.begin(), flags.end(), true) == flags.end()) {
-    return HloSharding::Replicate();
-  }
-  KILN_ASSIGN_OR_RETURN(ShardingMap propagated, PropagateEntry(module, num_devices));
-  std::vector<HloSharding> chosen = propagated.at(&root).LeafShardings(root.shape());
-  for (int64_t i = 0; i < leaves; ++i) {
-    // Manual leaves have no global layout; they are gathered.
-    if (!flags[i] || chosen[i].IsManual() || chosen[i].HasManualSubgroup()) chosen[i] = HloSharding::Replicate();
-  }
-  if (!root.shape().IsTuple()) return chosen[0];
-  return HloSharding::Tuple(std::move(chosen));
-}
-
-Result<ShardingMap> PropagateEntry(const hlo::Module& module, int64_t num_devices) {
-  KILN_ASSIGN_OR_RETURN(std::vector<HloSharding> parameters, EntryParameterShardings(module, num_devices));
-  return PropagateShardings(*module.entry(), parameters, num_devices);
-}
-
-Result<std::vector<std::vector<Literal>>> SplitArguments(const hlo::Module& module, std::span<const Literal> args,
-                                                         int64_t num_devices) {
-  KILN_ASSIGN_OR_RETURN(std::vector<HloSharding> shardings, EntryParameterShardings(module, num_devices));
-  if (shardings.size() != args.size()) {
-    return InvalidArgumentError(StrCat("the module takes ", shardings.size(), " arguments, got ", args.size()));
-  }
-  std::vector<std::vector<Literal>> out(num_devices);
-  for (size_t i = 0; i < args.size(); ++i) {
-    Result<std::vector<Literal>> parts = SplitLiteral(args[i], shardings[i], num_devices);
-    if (!parts) return parts.error().WithContext(StrCat("argument ", i));
-    for (int64_t d = 0; d < num_devices; ++d) out[d].push_back(std::move((*parts)[d]));
-  }
-  return out;
-}
-
-}  // namespace kiln::spmd
+}  // namespace kiln::hlo

@@ -3,9 +3,9 @@
 #include <cctype>
 
 #include "base/str_cat.h"
-#include "compiler/spmd/hlo_sharding.h"
+#include "compiler/hlo/sharding.h"
 
-namespace kiln::spmd {
+namespace kiln::hlo {
 namespace {
 
 constexpr int kMaxTupleDepth = 64;
@@ -265,4 +265,4 @@ Result<HloSharding> ParseSharding(std::string_view text) {
   return sharding;
 }
 
-}  // namespace kiln::spmd
+}  // namespace kiln::hlo
