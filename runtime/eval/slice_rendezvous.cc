@@ -75,7 +75,7 @@ Result<std::vector<Contribution>> SliceRendezvous::Exchange(int64_t device, std:
   while (meeting.arrived < meeting.group.size()) {
     if (aborted_) return std::unexpected(*aborted_);
     if (std::string blocker = Blocker(meeting); !blocker.empty()) {
-      return std::unexpected(FailedPreconditionError(blocker));
+      return std::unexpected(FailedPreconditionError(blocker).WithReason(std::string(kPeerDeviceEnded)));
     }
     if (interrupt != nullptr && interrupt->stopped()) {
       const StopReason reason = interrupt->reason();

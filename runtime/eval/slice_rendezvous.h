@@ -10,8 +10,8 @@
 // device meets the k-th of each other member.
 //
 // No wait can hang: a member that runs a different instruction at that
-// point, a member that finished without coming, Abort (another device
-// failed) or a stopped Interrupt end it with an error naming the
+// point, a member that finished without coming (reason kPeerDeviceEnded),
+// Abort or a stopped Interrupt end it with an error naming the
 // instruction and the devices.
 //
 // Thread-safe; each device calls Exchange from one thread at a time.
@@ -35,6 +35,10 @@
 #include "runtime/eval/interrupt.h"
 
 namespace kiln::runtime {
+
+// The reason of a wait ended by a member that finished (or failed) without
+// coming: the waiting device did nothing wrong itself.
+inline constexpr std::string_view kPeerDeviceEnded = "peer_device_ended";
 
 // What one device puts into a collective: its operands, in order.
 using Contribution = std::shared_ptr<const std::vector<hlo::Literal>>;

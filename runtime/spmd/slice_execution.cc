@@ -42,9 +42,11 @@ Result<std::vector<hlo::Literal>> RunOnSlice(SliceShape slice, std::span<const s
     // Each chip's program keeps a host core busy (base/host_cores.h).
     HostCores::Lease core = HostCores::Get().Hold();
     results[d] = run(args[d], device_options[d]);
-    if (!*results[d]) {
-      rendezvous.Abort(results[d]->error().WithContext("device " + std::to_string(d)));
-    }
+    // A failed device ends like a finished one: members waiting for it at
+    // a collective fail at once (kPeerDeviceEnded), and the others run on
+    // to their own end. No device is cut short by another's failure, so
+    // which devices fail on their own, and so the error reported, does not
+    // depend on thread timing.
     rendezvous.Finished(d);
   };
   std::vector<std::thread> threads;
@@ -56,12 +58,17 @@ Result<std::vector<hlo::Literal>> RunOnSlice(SliceShape slice, std::span<const s
   if (options.units_charged != nullptr) {
     for (int64_t c : charged) *options.units_charged += c;
   }
-  // The root cause is the first failure that is not another device's abort.
+  // The root cause: the lowest device that failed on its own, not because
+  // a peer it waited for had ended.
   std::optional<Error> first;
   for (int64_t d = 0; d < devices; ++d) {
     if (*results[d]) continue;
-    Error error = results[d]->error().WithContext("device " + std::to_string(d));
-    if (!first) first = error;
+    Error error = results[d]->error();
+    const bool own = error.reason() != kPeerDeviceEnded;
+    if (!first || (own && first->reason() == kPeerDeviceEnded)) {
+      first = std::move(error).WithContext("device " + std::to_string(d));
+      if (own) break;
+    }
   }
   if (first) return std::unexpected(*first);
   std::vector<hlo::Literal> out;

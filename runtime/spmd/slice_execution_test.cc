@@ -204,6 +204,28 @@ ENTRY e {
   EXPECT_NE(results.error().ToString().find("device 1"), std::string::npos) << results.error().ToString();
 }
 
+TEST(SliceExecutionTest, TheErrorIsTheLowestDeviceThatFailedOnItsOwnWhateverTheTiming) {
+  // Devices 1 and 3 fail on their own; 0 and 2 fail only because their
+  // all-reduce peers never come. Whichever thread fails first, the answer
+  // is device 1's own error, every time.
+  const std::string text = std::string("HloModule m\n") + kSum + R"(
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT r = f32[2] all-reduce(p), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, to_apply=add
+})";
+  std::vector<std::vector<hlo::Literal>> args = PerDevice(4);
+  args[1].push_back(Lit("f32[] 1"));
+  args[3].push_back(Lit("f32[] 3"));
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    auto results = RunSlice(text, {1, 4}, args);
+    ASSERT_FALSE(results);
+    const std::string error = results.error().ToString();
+    EXPECT_EQ(error.rfind("device 1: ", 0), 0u) << error;
+    EXPECT_NE(results.error().reason(), kPeerDeviceEnded) << error;
+    EXPECT_EQ(error.find("device 3"), std::string::npos) << error;
+  }
+}
+
 TEST(SliceExecutionTest, DevicesRunningDifferentCollectivesAreAnErrorNotAHang) {
   // Device 0 takes the true branch's all-reduce, device 1 the false branch's
   // all-gather: they disagree at their first collective.
