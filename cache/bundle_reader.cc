@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "base/clock.h"
 #include "cache/bundle_layout.h"
 #include "cache/checksum.h"
 #include "cache/zstd_codec.h"
@@ -21,11 +22,6 @@ constexpr uint64_t kMaxItemBytes = kMaxExecutableBytes + (uint64_t{16} << 20);
 // A payload is read this much at a time, so a length that lies about a
 // short file allocates about the file, not the length.
 constexpr size_t kReadChunk = size_t{16} << 20;
-
-int64_t SystemNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Reads fields, failing (never reading past the end) with the field named.
 class Reader {
@@ -201,7 +197,7 @@ BundleReader::Source BundleReader::FileSource(std::FILE* file, std::string name)
 }
 
 BundleReader::BundleReader(Source source, ExecutableVerifier verify)
-    : source_(std::move(source)), verify_(std::move(verify)), now_ms_(SystemNowMs()) {}
+    : source_(std::move(source)), verify_(std::move(verify)), now_ms_(UnixNowMs()) {}
 
 Result<size_t> BundleReader::ReadUpTo(char* out, size_t n) {
   size_t got = 0;

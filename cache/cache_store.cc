@@ -3,18 +3,13 @@
 #include <chrono>
 #include <utility>
 
+#include "base/clock.h"
 #include "cache/checksum.h"
 #include "cache/migrations.h"
 #include "cache/store_rows.h"
 
 namespace kiln::cache {
 namespace {
-
-int64_t SystemNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 Status ValidateId(const EntryId& id) {
   if (id.tenant.empty()) return InvalidArgumentError("cache: entry tenant is empty");
@@ -26,7 +21,7 @@ Status ValidateId(const EntryId& id) {
 
 CacheStore::CacheStore(CacheStoreOptions options)
     : options_(std::move(options)), hot_set_(options_.hot_set_bytes) {
-  if (!options_.clock) options_.clock = SystemNowMs;
+  if (!options_.clock) options_.clock = UnixNowMs;
   last_hit_flush_ms_ = options_.clock();
 }
 

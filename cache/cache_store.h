@@ -53,6 +53,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/status.h"
 #include "cache/bundle.h"
 #include "cache/entry.h"
@@ -103,8 +104,9 @@ struct CacheStoreOptions {
   uint64_t reserve_bytes = uint64_t{8} << 20;
   // The compile log keeps the newest this many (tenant, name, chip, key) rows.
   int64_t compile_log_rows = 100'000;
-  // Milliseconds since the Unix epoch; the system clock when unset.
-  std::function<int64_t()> clock = nullptr;
+  // The clock entries and records are stamped with (base/clock.h); the
+  // system clock when unset.
+  UnixClock clock = nullptr;
 };
 
 // A served entry: the verified executable and a pin that keeps the entry

@@ -113,7 +113,7 @@ Result<Principal> Authenticator::Authenticate(const http::Request& request) cons
   std::optional<std::string_view> header = request.headers.Get("Authorization");
   constexpr std::string_view kBearer = "Bearer ";
   if (!header || header->size() <= kBearer.size() ||
-      !http::EqualsIgnoreCase(header->substr(0, kBearer.size()), kBearer)) {
+      !EqualsIgnoreCase(header->substr(0, kBearer.size()), kBearer)) {
     return UnauthenticatedError("missing bearer token: this server requires Authorization: Bearer TOKEN")
         .WithReason("unauthorized")
         .WithChallenge(std::string(kChallenge));

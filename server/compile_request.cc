@@ -25,7 +25,7 @@ bool IsJsonContentType(const http::Request& request) {
   if (!type) return false;
   std::string_view media = type->substr(0, type->find(';'));
   while (!media.empty() && media.back() == ' ') media.remove_suffix(1);
-  return http::EqualsIgnoreCase(media, "application/json");
+  return EqualsIgnoreCase(media, "application/json");
 }
 
 Result<void> SetPlan(driver::CompileOptions& options, std::string_view plan) {

@@ -67,14 +67,6 @@ std::string Timeline(const EndedRun& run) {
 
 }  // namespace
 
-std::string DescribeDuration(milliseconds duration) {
-  const int64_t ms = duration.count();
-  if (ms < 1000) return std::to_string(ms) + " ms";
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), ms % 1000 == 0 ? "%.0f s" : "%.3g s", static_cast<double>(ms) / 1000);
-  return buffer;
-}
-
 Result<milliseconds> ExecuteTimeout(const http::Request& request, milliseconds server_max) {
   milliseconds timeout = server_max;
   auto lower = [&](std::optional<std::string_view> text, const std::string& where) -> Status {

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "base/units.h"
 #include "runtime/pool/device_pool.h"
 #include "server/http/request.h"
 #include "server/program_cache.h"
@@ -58,7 +59,5 @@ Error EndedRunError(runtime::pool::JobEnd end, const EndedRun& run);
 Error RefusedRunError(const Error& error, const std::string& key, const std::string& kind,
                       const std::string& pool_spec);
 
-// "5 s", "1.5 s", "250 ms".
-std::string DescribeDuration(std::chrono::milliseconds duration);
 
 }  // namespace kiln::server

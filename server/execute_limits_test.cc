@@ -83,12 +83,5 @@ TEST(ExecuteLimitsTest, OtherEndsMapToTheirStatuses) {
   EXPECT_EQ(http::HttpStatusOf(RefusedRunError(no_chip, "k", "v6e", "v5e:1")), 409);
 }
 
-TEST(ExecuteLimitsTest, DescribesDurations) {
-  EXPECT_EQ(DescribeDuration(milliseconds(250)), "250 ms");
-  EXPECT_EQ(DescribeDuration(milliseconds(1000)), "1 s");
-  EXPECT_EQ(DescribeDuration(milliseconds(1500)), "1.5 s");
-  EXPECT_EQ(DescribeDuration(milliseconds(60'000)), "60 s");
-}
-
 }  // namespace
 }  // namespace kiln::server

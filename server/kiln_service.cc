@@ -40,7 +40,7 @@ Result<std::unique_ptr<KilnService>> KilnService::Create(ServiceOptions options)
     service->shared_metrics_ = std::make_unique<SharedTierMetrics>(service->metrics_.registry());
     // Mostly waiting on Redis: more threads than compile threads, so
     // waits on other servers' compiles do not queue behind each other.
-    service->shared_threads_ = std::make_unique<http::WorkerPool>(std::max(8, 4 * service->options_.compile_threads),
+    service->shared_threads_ = std::make_unique<WorkerPool>(std::max(8, 4 * service->options_.compile_threads),
                                                                   service->options_.compile_queue_capacity);
     service->lease_waiter_ = std::make_unique<cache::shared::LeaseWaiter>(*service->shared_);
   }
@@ -55,7 +55,7 @@ Result<std::unique_ptr<KilnService>> KilnService::Create(ServiceOptions options)
     service->per_kind_index_.push_back(seen[chip.kind]++);
   }
   service->running_key_.resize(service->per_kind_index_.size());
-  service->compile_threads_ = std::make_unique<http::WorkerPool>(service->options_.compile_threads,
+  service->compile_threads_ = std::make_unique<WorkerPool>(service->options_.compile_threads,
                                                                  service->options_.compile_queue_capacity);
   if (service->options_.tune_workers < 1) return InvalidArgumentError("tuning workers must be at least 1");
   TuneJobs::Options tune_options;
@@ -135,7 +135,7 @@ http::FastPath KilnService::GuardFast(Role required, FastRouteFn route) {
 
 void KilnService::ScheduleHitStatsFlush() {
   if (hit_flush_queued_.exchange(true)) return;
-  http::WorkerPool::Task task = [this] {
+  WorkerPool::Task task = [this] {
     (void)store_->FlushHitStats();  // advisory figures: a failure waits for the next flush
     hit_flush_queued_.store(false);
   };

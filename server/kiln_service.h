@@ -41,7 +41,7 @@
 #include "server/auth.h"
 #include "server/executable_index.h"
 #include "server/http/router.h"
-#include "server/http/worker_pool.h"
+#include "base/worker_pool.h"
 #include "server/program_cache.h"
 #include "server/stats_history.h"
 #include "server/store_watcher.h"
@@ -125,7 +125,7 @@ class KilnService {
   }
 
   // The registry the HttpServer should record into (HttpServerOptions::metrics).
-  http::MetricsRegistry& metrics_registry() { return metrics_.registry(); }
+  metrics::MetricsRegistry& metrics_registry() { return metrics_.registry(); }
   const ServiceOptions& options() const { return options_; }
   // Why the store cannot write now (read-only, disk full, no room for its
   // delete reserve), for an operator; empty when it can.
@@ -255,12 +255,12 @@ class KilnService {
   std::unique_ptr<cache::CacheStore> store_;
   std::unique_ptr<cache::shared::SharedTier> shared_;  // null without --shared
   std::unique_ptr<SharedTierMetrics> shared_metrics_;  // likewise
-  std::unique_ptr<http::WorkerPool> shared_threads_;   // likewise: one look into Redis each
+  std::unique_ptr<WorkerPool> shared_threads_;   // likewise: one look into Redis each
   std::unique_ptr<cache::shared::LeaseWaiter> lease_waiter_;  // likewise: waits on other servers' leases
   std::atomic<bool> shared_stopping_{false};           // ends those waits at shutdown
   std::unique_ptr<runtime::pool::DevicePool> pool_;
   std::vector<int> per_kind_index_;  // pool chip index -> index among its kind
-  std::unique_ptr<http::WorkerPool> compile_threads_;
+  std::unique_ptr<WorkerPool> compile_threads_;
   SingleFlight<Flight> flights_;
   ProgramCache programs_;
   RequestKeyMap request_keys_;

@@ -276,7 +276,7 @@ void KilnService::Metrics(Call call) {
   metrics_.SetTuneFigures(tune_jobs_->counts(), records ? *records : std::map<std::string, int64_t>{});
   if (shared_ != nullptr) shared_metrics_->Update(shared_->Counters(), shared_->Health(), lease_waiter_->waiting());
   call.respond(http::Response::Text(200, metrics_.registry().RenderPrometheus(),
-                                    std::string(http::kPrometheusContentType)));
+                                    std::string(metrics::kPrometheusContentType)));
 }
 
 std::string KilnService::StoreWarning() const { return store_->Health().message; }

@@ -202,14 +202,14 @@ void KilnService::StartCompile(const std::string& flight_key, std::shared_ptr<hl
     }
   };
   if (shared_ == nullptr) {
-    http::WorkerPool::Task task = [compile = std::move(compile)]() mutable { compile(nullptr); };
+    WorkerPool::Task task = [compile = std::move(compile)]() mutable { compile(nullptr); };
     if (!compile_threads_->TrySubmit(task)) RefuseCompile(flight_key);
     return;
   }
   // With a shared tier, the look into Redis runs on the shared threads and
   // any wait on another server's compile on the lease waiter, so waiting
   // holds no thread; only a real compile goes on to a compile thread.
-  http::WorkerPool::Task claim = [this, flight_key, id, compile = std::move(compile)]() mutable {
+  WorkerPool::Task claim = [this, flight_key, id, compile = std::move(compile)]() mutable {
     OnSharedClaim(flight_key, id, shared_->TryClaim(id), std::move(compile));
   };
   if (!shared_threads_->TrySubmit(claim)) RefuseCompile(flight_key);

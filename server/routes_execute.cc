@@ -36,10 +36,10 @@ std::string_view MediaType(const http::Request& request, std::string_view header
 
 Result<Form> RequestForm(const http::Request& request) {
   std::string_view type = MediaType(request, "Content-Type");
-  if (http::EqualsIgnoreCase(type, kSafetensorsType) || http::EqualsIgnoreCase(type, "application/octet-stream")) {
+  if (EqualsIgnoreCase(type, kSafetensorsType) || EqualsIgnoreCase(type, "application/octet-stream")) {
     return Form::kSafetensors;
   }
-  if (http::EqualsIgnoreCase(type, "application/json")) return Form::kJson;
+  if (EqualsIgnoreCase(type, "application/json")) return Form::kJson;
   return InvalidArgumentError("Content-Type '" + std::string(type) +
                               "' is not accepted for execute; send application/vnd.safetensors or application/json")
       .WithReason("unsupported_media_type");

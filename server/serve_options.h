@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "base/units.h"
 
 namespace kiln::server {
 
@@ -69,10 +70,6 @@ struct ServeOptions {
 // "127.0.0.1:8470", "[::1]:8470", ":8470" (loopback), "8470".
 Result<ListenAddress> ParseListenAddress(std::string_view text);
 
-// "256MiB" -> 268435456. Suffixes: k/K/KB (1000), KiB (1024), M/MB, MiB, G/GB,
-// GiB, T/TB, TiB; case-insensitive; no suffix or "B" is bytes.
-Result<uint64_t> ParseByteSize(std::string_view text);
-
 // The largest --max-connections (KILN_MAX_CONNECTIONS) accepted.
 inline constexpr uint64_t kMaxConnectionsLimit = uint64_t{1} << 24;
 // The most runs --pool-queue lets wait for a chip: each waiting run holds
@@ -101,13 +98,6 @@ Result<std::chrono::milliseconds> ParseSharedLease(std::string_view text);
 // refused, saying so, rather than evicting every entry it stores.
 inline constexpr uint64_t kMinStoreBudget = uint64_t{1} << 20;
 Result<uint64_t> ParseStoreBudget(std::string_view text);
-// "20.0 GiB", "512.0 MiB", for start lines.
-std::string DescribeBytes(uint64_t bytes);
-
-// "60s", "1.5s", "500ms", "2m", "1h"; bare digits are seconds. Positive and
-// at most 24 hours; rounded to whole milliseconds (at least 1).
-Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
-
 // The host-memory budget: a size ("8GiB", as ParseByteSize) or a share of
 // physical memory ("50%"); "0" turns the budget off. `physical_bytes` is the
 // machine's RAM (PhysicalMemoryBytes()).

@@ -7,35 +7,6 @@
 namespace kiln::server {
 namespace {
 
-TEST(ServeOptionsTest, ByteSizes) {
-  EXPECT_EQ(*ParseByteSize("256MiB"), uint64_t{256} << 20);
-  EXPECT_EQ(*ParseByteSize("1G"), 1'000'000'000u);
-  EXPECT_EQ(*ParseByteSize("64kib"), 65536u);
-  EXPECT_EQ(*ParseByteSize("17"), 17u);
-  EXPECT_EQ(*ParseByteSize("0"), 0u);
-  EXPECT_FALSE(ParseByteSize(""));
-  EXPECT_FALSE(ParseByteSize("MiB"));
-  Result<uint64_t> unknown = ParseByteSize("3 parsecs");
-  ASSERT_FALSE(unknown);
-  EXPECT_NE(unknown.error().message.find("3 parsecs"), std::string::npos);
-  EXPECT_FALSE(ParseByteSize("99999999999TiB")) << "overflow";
-}
-
-TEST(ServeOptionsTest, Durations) {
-  EXPECT_EQ(*ParseDuration("60s"), std::chrono::seconds(60));
-  EXPECT_EQ(*ParseDuration("60"), std::chrono::seconds(60));
-  EXPECT_EQ(*ParseDuration("1.5s"), std::chrono::milliseconds(1500));
-  EXPECT_EQ(*ParseDuration("250ms"), std::chrono::milliseconds(250));
-  EXPECT_EQ(*ParseDuration("2m"), std::chrono::minutes(2));
-  EXPECT_EQ(*ParseDuration("1H"), std::chrono::hours(1));
-  EXPECT_EQ(*ParseDuration("0.1ms"), std::chrono::milliseconds(1)) << "at least a millisecond";
-  for (const char* bad : {"", "0", "0s", "-5s", "5 s", "5x", "s", "25h", "1e3", "1..2s"}) {
-    Result<std::chrono::milliseconds> refused = ParseDuration(bad);
-    ASSERT_FALSE(refused) << bad;
-    EXPECT_NE(refused.error().message.find("'" + std::string(bad) + "'"), std::string::npos) << refused.error().message;
-  }
-}
-
 TEST(ServeOptionsTest, SharedLeaseAndTtlBoundsSayWhatIsAccepted) {
   EXPECT_EQ(*ParseSharedLease("15s"), std::chrono::seconds(15));
   EXPECT_EQ(*ParseSharedLease("1s"), std::chrono::seconds(1));

@@ -142,7 +142,7 @@ void ServiceMetrics::SetTuneFigures(const TuneCounts& counts, const std::map<std
   // The job registry's totals only grow: the counters catch up to them
   // (under the lock, so two scrapes at once add each difference once).
   std::lock_guard lock(tenants_mu_);
-  auto catch_up = [](http::Counter& counter, double total) {
+  auto catch_up = [](metrics::Counter& counter, double total) {
     if (total > counter.value()) counter.Increment(total - counter.value());
   };
   catch_up(tune_jobs_ended_.WithLabels({"done"}), static_cast<double>(counts.done));

@@ -15,7 +15,7 @@
 #include <string_view>
 
 #include "cache/storage_problem.h"
-#include "server/http/metrics.h"
+#include "base/metrics.h"
 #include "server/tune_jobs.h"
 
 namespace kiln::server {
@@ -44,7 +44,7 @@ class ServiceMetrics {
  public:
   ServiceMetrics();
 
-  http::MetricsRegistry& registry() { return registry_; }
+  metrics::MetricsRegistry& registry() { return registry_; }
 
   void CompileRequested() { compile_requests_.fetch_add(1, std::memory_order_relaxed); }
   // A compile answered from the cache or a flight. `fast_path`: the body was
@@ -82,33 +82,33 @@ class ServiceMetrics {
   ExecuteCounters execute_counters() const;
 
  private:
-  http::MetricsRegistry registry_;
-  http::CounterFamily& lookups_;
-  http::Counter* lookups_by_outcome_[3] = {};  // by CacheOutcome
-  http::Counter& fast_path_total_;
-  http::Counter& saved_seconds_;
-  http::Counter& compile_errors_total_;
-  http::Counter& recompiles_total_;
-  http::CounterFamily& not_stored_;
-  http::Histogram& compile_seconds_;
-  http::Gauge& entries_;
-  http::Gauge& stored_bytes_;
-  http::Gauge& evictions_;
-  http::Gauge& quarantined_;
-  http::CounterFamily& device_seconds_;
-  http::GaugeFamily& pool_busy_;
-  http::GaugeFamily& pool_queue_depth_;
-  http::GaugeFamily& pool_utilization_;
-  http::CounterFamily& executions_ended_;
-  http::Gauge& host_memory_budget_;
-  http::Gauge& host_memory_in_use_;
-  http::Gauge& host_memory_waiting_;
-  http::GaugeFamily& tune_jobs_;
-  http::CounterFamily& tune_jobs_ended_;
-  http::Counter& tune_dropped_;
-  http::Counter& tune_trials_;
-  http::Counter& tune_saved_seconds_;
-  http::GaugeFamily& tuning_records_;
+  metrics::MetricsRegistry registry_;
+  metrics::CounterFamily& lookups_;
+  metrics::Counter* lookups_by_outcome_[3] = {};  // by CacheOutcome
+  metrics::Counter& fast_path_total_;
+  metrics::Counter& saved_seconds_;
+  metrics::Counter& compile_errors_total_;
+  metrics::Counter& recompiles_total_;
+  metrics::CounterFamily& not_stored_;
+  metrics::Histogram& compile_seconds_;
+  metrics::Gauge& entries_;
+  metrics::Gauge& stored_bytes_;
+  metrics::Gauge& evictions_;
+  metrics::Gauge& quarantined_;
+  metrics::CounterFamily& device_seconds_;
+  metrics::GaugeFamily& pool_busy_;
+  metrics::GaugeFamily& pool_queue_depth_;
+  metrics::GaugeFamily& pool_utilization_;
+  metrics::CounterFamily& executions_ended_;
+  metrics::Gauge& host_memory_budget_;
+  metrics::Gauge& host_memory_in_use_;
+  metrics::Gauge& host_memory_waiting_;
+  metrics::GaugeFamily& tune_jobs_;
+  metrics::CounterFamily& tune_jobs_ended_;
+  metrics::Counter& tune_dropped_;
+  metrics::Counter& tune_trials_;
+  metrics::Counter& tune_saved_seconds_;
+  metrics::GaugeFamily& tuning_records_;
   std::mutex tenants_mu_;
   std::set<std::string> record_tenants_;  // tenants given a tuning_records series; guarded by tenants_mu_
 

@@ -26,7 +26,7 @@ void KilnService::OnSharedClaim(const std::string& flight_key, const cache::Entr
     auto done = [this, flight_key, id, compile](Result<cache::shared::SharedTier::Claim> ended) mutable {
       // The waiter's thread must not block: the rest runs on a shared thread.
       auto outcome = std::make_shared<Result<cache::shared::SharedTier::Claim>>(std::move(ended));
-      http::WorkerPool::Task next = [this, flight_key, id, compile, outcome]() mutable {
+      WorkerPool::Task next = [this, flight_key, id, compile, outcome]() mutable {
         OnSharedClaim(flight_key, id, std::move(*outcome), std::move(compile));
       };
       if (!shared_threads_->TrySubmit(next)) RefuseCompile(flight_key);
@@ -50,7 +50,7 @@ void KilnService::OnSharedClaim(const std::string& flight_key, const cache::Entr
     return;
   }
   std::shared_ptr<cache::shared::SharedTier::Lease> lease = std::move(claim->lease);
-  http::WorkerPool::Task task = [compile = std::move(compile), lease]() mutable { compile(std::move(lease)); };
+  WorkerPool::Task task = [compile = std::move(compile), lease]() mutable { compile(std::move(lease)); };
   if (!compile_threads_->TrySubmit(task)) RefuseCompile(flight_key);
 }
 

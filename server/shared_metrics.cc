@@ -3,13 +3,13 @@
 namespace kiln::server {
 namespace {
 
-http::Counter& AddCounter(http::MetricsRegistry& registry, const char* name, const char* help) {
+metrics::Counter& AddCounter(metrics::MetricsRegistry& registry, const char* name, const char* help) {
   return registry.AddCounter(name, help).WithLabels({});
 }
 
 }  // namespace
 
-SharedTierMetrics::SharedTierMetrics(http::MetricsRegistry& registry)
+SharedTierMetrics::SharedTierMetrics(metrics::MetricsRegistry& registry)
     : hits_(AddCounter(registry, "kiln_shared_hits_total",
                        "Local misses answered from the shared tier (verified entries fetched from Redis).")),
       misses_(AddCounter(registry, "kiln_shared_misses_total", "Shared-tier lookups that found no entry.")),
@@ -37,7 +37,7 @@ SharedTierMetrics::SharedTierMetrics(http::MetricsRegistry& registry)
 void SharedTierMetrics::Update(const cache::shared::SharedCounters& counters,
                                const cache::shared::SharedHealth& health, size_t waiting) {
   std::lock_guard lock(mu_);
-  auto catch_up = [](http::Counter& counter, int64_t total) {
+  auto catch_up = [](metrics::Counter& counter, int64_t total) {
     if (static_cast<double>(total) > counter.value()) counter.Increment(static_cast<double>(total) - counter.value());
   };
   catch_up(hits_, counters.hits);

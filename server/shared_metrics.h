@@ -8,29 +8,29 @@
 #include <mutex>
 
 #include "cache/shared/shared_tier.h"
-#include "server/http/metrics.h"
+#include "base/metrics.h"
 
 namespace kiln::server {
 
 class SharedTierMetrics {
  public:
-  explicit SharedTierMetrics(http::MetricsRegistry& registry);
+  explicit SharedTierMetrics(metrics::MetricsRegistry& registry);
   // `waiting`: waits on other servers' leases open now (LeaseWaiter).
   void Update(const cache::shared::SharedCounters& counters, const cache::shared::SharedHealth& health,
               size_t waiting);
 
  private:
   std::mutex mu_;
-  http::Counter& hits_;
-  http::Counter& misses_;
-  http::Counter& errors_;
-  http::Counter& corrupt_;
-  http::Counter& publishes_;
-  http::Counter& lease_waits_;
-  http::Counter& takeovers_;
-  http::Counter& stale_leases_;
-  http::Gauge& waiting_;
-  http::Gauge& up_;
+  metrics::Counter& hits_;
+  metrics::Counter& misses_;
+  metrics::Counter& errors_;
+  metrics::Counter& corrupt_;
+  metrics::Counter& publishes_;
+  metrics::Counter& lease_waits_;
+  metrics::Counter& takeovers_;
+  metrics::Counter& stale_leases_;
+  metrics::Gauge& waiting_;
+  metrics::Gauge& up_;
 };
 
 }  // namespace kiln::server

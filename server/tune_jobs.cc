@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <cstdio>
 
+#include "base/clock.h"
+
 namespace kiln::server {
 
 std::string_view TuneStateName(TuneState state) {
@@ -37,8 +39,7 @@ TuneJobs::~TuneJobs() {
 
 int64_t TuneJobs::NowMs() const {
   if (options_.clock) return options_.clock();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return UnixNowMs();
 }
 
 std::string TuneJobs::NewId() {

@@ -24,7 +24,7 @@
 
 #include "cache/cache_store.h"
 #include "compiler/driver/compile_module.h"
-#include "server/serve_options.h"
+#include "base/units.h"
 #include "tools/commands.h"
 #include "tools/json_error.h"
 #include "tools/dump_walker.h"
@@ -142,7 +142,7 @@ std::optional<RunError> RunPrewarm(const PrewarmArgs& args, PrewarmReport& repor
   if (!args.server.empty()) {
     Result<HttpUrl> url = ParseHttpUrl(args.server);
     if (!url) return usage(url.error().message);
-    Result<std::chrono::milliseconds> timeout = server::ParseDuration(args.timeout);
+    Result<std::chrono::milliseconds> timeout = ParseDuration(args.timeout);
     if (!timeout) return usage("--timeout: " + timeout.error().message);
     auto server = std::make_unique<ServerTarget>(*url, args.token, *timeout);
     if (Status up = server->Check(); !up) return RunError{up.error().WithContext("--server " + args.server)};

@@ -77,28 +77,28 @@ Result<server::ServeOptions> ResolveOptions(const ServeArgs& args, const CLI::Ap
   options.db_path = args.db;
   options.pool = args.pool;
   options.compile_threads = args.compile_threads;
-  auto max_body = server::ParseByteSize(args.max_body);
+  auto max_body = ParseByteSize(args.max_body);
   if (!max_body) return max_body.error().WithContext("--max-body");
   options.max_body_bytes = *max_body;
   auto max_bytes = server::ParseStoreBudget(args.max_bytes);
   if (!max_bytes) return max_bytes.error().WithContext("--max-bytes");
   options.max_store_bytes = *max_bytes;
   options.auth_file = args.auth_file;
-  auto request_timeout = server::ParseDuration(args.request_timeout);
+  auto request_timeout = ParseDuration(args.request_timeout);
   if (!request_timeout) return request_timeout.error().WithContext("--request-timeout");
   options.request_timeout_ms = static_cast<int>(request_timeout->count());
   options.loops = args.loops;
   options.access_log = args.access_log == "on";
   options.max_connections = args.max_connections;
   options.pool_queue_capacity = args.pool_queue;
-  auto execute_timeout = server::ParseDuration(args.execute_timeout);
+  auto execute_timeout = ParseDuration(args.execute_timeout);
   if (!execute_timeout) return execute_timeout.error().WithContext("--execute-timeout");
   options.execute_timeout = *execute_timeout;
-  auto shutdown_grace = server::ParseDuration(args.shutdown_grace);
+  auto shutdown_grace = ParseDuration(args.shutdown_grace);
   if (!shutdown_grace) return shutdown_grace.error().WithContext("--shutdown-grace");
   options.shutdown_grace = *shutdown_grace;
   if (!args.tune_in_background.empty()) {
-    auto tune = server::ParseDuration(args.tune_in_background);
+    auto tune = ParseDuration(args.tune_in_background);
     if (!tune) return tune.error().WithContext("--tune-in-background");
     options.tune_in_background = *tune;
   }
@@ -110,7 +110,7 @@ Result<server::ServeOptions> ResolveOptions(const ServeArgs& args, const CLI::Ap
   auto shared_lease = server::ParseSharedLease(args.shared_lease);
   if (!shared_lease) return shared_lease.error().WithContext("--shared-lease");
   options.shared_lease = *shared_lease;
-  auto shared_timeout = server::ParseDuration(args.shared_timeout);
+  auto shared_timeout = ParseDuration(args.shared_timeout);
   if (!shared_timeout) return shared_timeout.error().WithContext("--shared-timeout");
   options.shared_timeout = *shared_timeout;
   options.host_memory = args.host_memory;
@@ -237,7 +237,7 @@ Status Serve(const server::ServeOptions& options) {
   const std::string shared = SharedTierLine(*service);
   const std::string store_budget = options.max_store_bytes == 0
                                        ? "no store budget"
-                                       : "store budget " + server::DescribeBytes(options.max_store_bytes);
+                                       : "store budget " + DescribeBytes(options.max_store_bytes);
   const std::string tuning = options.tune_in_background.count() == 0
                                  ? ""
                                  : ", background tuning " + std::to_string(options.tune_in_background.count()) + " ms";

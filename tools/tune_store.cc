@@ -1,7 +1,7 @@
 #include "tools/tune_store.h"
 
 #include "server/auth.h"
-#include "server/serve_options.h"
+#include "base/units.h"
 #include "server/tuned_entry.h"
 
 namespace kiln::tools {
@@ -33,7 +33,7 @@ StoreOutcome StoreTuneResult(cache::CacheStore& store, const autotune::TuneResul
 Result<autotune::TuneOptions> TuneOptionsForBudget(const std::string& budget, uint64_t seed) {
   autotune::TuneOptions options;
   options.seed = seed;
-  Result<std::chrono::milliseconds> parsed = server::ParseDuration(budget);
+  Result<std::chrono::milliseconds> parsed = ParseDuration(budget);
   if (!parsed) return parsed.error().WithContext("--budget");
   options.max_seconds = static_cast<double>(parsed->count()) / 1000;
   KILN_RETURN_IF_ERROR(autotune::CheckBudget(options));

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "base/clock.h"
 #include "base/str_cat.h"
 
 namespace kiln::http {
@@ -38,8 +39,7 @@ std::string FormatAccessLine(const AccessRecord& record) {
   const int64_t unix_ms =
       record.unix_ms != 0
           ? record.unix_ms
-          : std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-                .count();
+          : UnixNowMs();
   std::string line =
       StrCat(UtcTime(unix_ms), " ", record.peer, " \"", record.method, " ", record.target, "\" ", record.status, " ",
              record.body_bytes, " ", FixedDecimal(record.seconds * 1e3, 3),

@@ -11,10 +11,9 @@
 #include <utility>
 #include <vector>
 
-namespace kiln::http {
+#include "base/ascii.h"
 
-// ASCII case-insensitive equality, as header names and tokens compare.
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+namespace kiln::http {
 
 // True when the comma-separated `list` (e.g. "gzip, zstd;q=0.5") holds `token`
 // with a non-zero q value.

@@ -29,7 +29,7 @@ HttpServer::~HttpServer() {
   loops_.clear();
 }
 
-MetricsRegistry& HttpServer::metrics() { return core_->metrics(); }
+metrics::MetricsRegistry& HttpServer::metrics() { return core_->metrics(); }
 
 bool HttpServer::draining() const { return core_->draining(); }
 

@@ -55,7 +55,7 @@
 
 #include "base/status.h"
 #include "server/http/access_log.h"
-#include "server/http/metrics.h"
+#include "base/metrics.h"
 #include "server/http/router.h"
 
 namespace kiln::http {
@@ -100,7 +100,7 @@ struct HttpServerOptions {
   // Not owned; must outlive the server. Null: the server owns one. To serve
   // GET /metrics, own the registry, pass it here and render it from a kInline
   // handler (RenderPrometheus, kPrometheusContentType).
-  MetricsRegistry* metrics = nullptr;
+  metrics::MetricsRegistry* metrics = nullptr;
   AccessLogSink access_log = StderrAccessLog();  // empty: no access log
 };
 
@@ -142,7 +142,7 @@ class HttpServer {
   // True from the moment a graceful shutdown begins (Stop, a signal) until
   // the server is destroyed. Any thread.
   bool draining() const;
-  MetricsRegistry& metrics();
+  metrics::MetricsRegistry& metrics();
 
  private:
   // Validates the options, creates and binds every loop, starts the

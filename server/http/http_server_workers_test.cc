@@ -261,12 +261,12 @@ TEST(HttpServerWorkersTest, ThrowingHandlersAnswer500AndTheServerLives) {
 }
 
 TEST(HttpServerWorkersTest, MetricsCountRequestsAndTheAccessLogHasOneLineEach) {
-  MetricsRegistry registry;
+  metrics::MetricsRegistry registry;
   testing::CapturedLog log;
   Router router;
   ASSERT_TRUE(router.Add("GET", "/metrics", SyncHandler([&](const Request&) {
                            return Response::Text(200, registry.RenderPrometheus(),
-                                                 std::string(kPrometheusContentType));
+                                                 std::string(metrics::kPrometheusContentType));
                          }),
                          Execution::kInline));
   ASSERT_TRUE(router.Add("GET", "/v1/executables/{key}",

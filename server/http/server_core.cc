@@ -7,7 +7,7 @@ namespace kiln::http::internal {
 ServerCore::ServerCore(HttpServerOptions options, Router router)
     : options_(std::move(options)),
       router_(std::move(router)),
-      owned_metrics_(options_.metrics ? nullptr : std::make_unique<MetricsRegistry>()),
+      owned_metrics_(options_.metrics ? nullptr : std::make_unique<metrics::MetricsRegistry>()),
       metrics_(options_.metrics ? options_.metrics : owned_metrics_.get()),
       requests_total_(
           metrics_->AddCounter("kiln_http_requests_total",

@@ -14,9 +14,9 @@
 
 #include "base/status.h"
 #include "server/http/http_server.h"
-#include "server/http/metrics.h"
+#include "base/metrics.h"
 #include "server/http/router.h"
-#include "server/http/worker_pool.h"
+#include "base/worker_pool.h"
 
 namespace kiln::http::internal {
 
@@ -35,7 +35,7 @@ class ServerCore {
 
   const HttpServerOptions& options() const { return options_; }
   const Router& router() const { return router_; }
-  MetricsRegistry& metrics() { return *metrics_; }
+  metrics::MetricsRegistry& metrics() { return *metrics_; }
 
   // Starts the worker threads; once, before any loop runs.
   void StartWorkers();
@@ -81,28 +81,28 @@ class ServerCore {
   void ShedRequestDone() { shed_requests_.fetch_sub(1, std::memory_order_relaxed); }
 
   // The transport's series, shared by every loop.
-  CounterFamily& requests_total() { return requests_total_; }
-  HistogramFamily& request_seconds() { return request_seconds_; }
-  Gauge& open_connections() { return open_connections_; }
-  Counter& accepted_connections() { return accepted_connections_; }
-  Counter& shed_connections() { return shed_connections_; }
-  Counter& refused_connections() { return refused_connections_; }
-  CounterFamily& accept_errors() { return accept_errors_; }
-  Counter& accept_pauses() { return accept_pauses_; }
+  metrics::CounterFamily& requests_total() { return requests_total_; }
+  metrics::HistogramFamily& request_seconds() { return request_seconds_; }
+  metrics::Gauge& open_connections() { return open_connections_; }
+  metrics::Counter& accepted_connections() { return accepted_connections_; }
+  metrics::Counter& shed_connections() { return shed_connections_; }
+  metrics::Counter& refused_connections() { return refused_connections_; }
+  metrics::CounterFamily& accept_errors() { return accept_errors_; }
+  metrics::Counter& accept_pauses() { return accept_pauses_; }
 
  private:
   const HttpServerOptions options_;
   const Router router_;
-  std::unique_ptr<MetricsRegistry> owned_metrics_;
-  MetricsRegistry* metrics_;
-  CounterFamily& requests_total_;
-  HistogramFamily& request_seconds_;
-  Gauge& open_connections_;
-  Counter& accepted_connections_;
-  Counter& shed_connections_;
-  Counter& refused_connections_;
-  CounterFamily& accept_errors_;
-  Counter& accept_pauses_;
+  std::unique_ptr<metrics::MetricsRegistry> owned_metrics_;
+  metrics::MetricsRegistry* metrics_;
+  metrics::CounterFamily& requests_total_;
+  metrics::HistogramFamily& request_seconds_;
+  metrics::Gauge& open_connections_;
+  metrics::Counter& accepted_connections_;
+  metrics::Counter& shed_connections_;
+  metrics::Counter& refused_connections_;
+  metrics::CounterFamily& accept_errors_;
+  metrics::Counter& accept_pauses_;
   std::atomic<size_t> admitted_{0};
   std::vector<ServerLoop*> loops_;
   std::atomic<size_t> shed_requests_{0};  // outstanding AdmitBySheddingElsewhere

@@ -31,11 +31,11 @@
 #include "server/http/http_server.h"
 #include "server/http/listen_socket.h"
 #include "server/http/listener.h"
-#include "server/http/metrics.h"
+#include "base/metrics.h"
 #include "server/http/response_channel.h"
 #include "server/http/router.h"
 #include "server/http/server_core.h"
-#include "server/http/worker_pool.h"
+#include "base/worker_pool.h"
 
 namespace kiln::http::internal {
 
@@ -103,8 +103,8 @@ class ServerLoop {
   static constexpr size_t kReadBufferBytes = 64 << 10;
 
   struct Instruments {
-    Counter* requests;
-    Histogram* latency;
+    metrics::Counter* requests;
+    metrics::Histogram* latency;
   };
 
   static void OnWake(uv_async_t* handle);

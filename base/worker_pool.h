@@ -1,6 +1,6 @@
 // A fixed set of threads running tasks from a bounded queue.
 //
-// The HTTP server runs slow handlers here so the loop thread never parses,
+// The HTTP server runs slow handlers here so its loop thread never parses,
 // compiles or touches SQLite. TrySubmit never blocks: a full queue is the
 // signal to answer 503. A task that throws is logged to standard error and
 // dropped (with its captures, so a Responder among them answers 500); the
@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-namespace kiln::http {
+namespace kiln {
 
 class WorkerPool {
  public:
@@ -47,4 +47,4 @@ class WorkerPool {
   std::vector<std::jthread> threads_;
 };
 
-}  // namespace kiln::http
+}  // namespace kiln

@@ -1,4 +1,4 @@
-#include "server/http/worker_pool.h"
+#include "base/worker_pool.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <future>
 #include <latch>
 
-namespace kiln::http {
+namespace kiln {
 namespace {
 
 TEST(WorkerPoolTest, RunsSubmittedTasks) {
@@ -55,4 +55,4 @@ TEST(WorkerPoolTest, FullQueueRefusesAndLeavesTheTask) {
 }
 
 }  // namespace
-}  // namespace kiln::http
+}  // namespace kiln

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace kiln::http {
+namespace kiln::metrics {
 
 class Counter {
  public:
@@ -126,4 +126,4 @@ class MetricsRegistry {
 // The Content-Type of RenderPrometheus output.
 inline constexpr std::string_view kPrometheusContentType = "text/plain; version=0.0.4";
 
-}  // namespace kiln::http
+}  // namespace kiln::metrics

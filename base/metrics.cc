@@ -1,4 +1,4 @@
-#include "server/http/metrics.h"
+#include "base/metrics.h"
 
 #include <algorithm>
 #include <cassert>
@@ -6,7 +6,7 @@
 
 #include "base/str_cat.h"
 
-namespace kiln::http {
+namespace kiln::metrics {
 namespace {
 
 constexpr double kLatencyBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
@@ -192,4 +192,4 @@ std::string MetricsRegistry::RenderPrometheus() const {
   return out;
 }
 
-}  // namespace kiln::http
+}  // namespace kiln::metrics

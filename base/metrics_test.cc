@@ -1,11 +1,11 @@
-#include "server/http/metrics.h"
+#include "base/metrics.h"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 #include <vector>
 
-namespace kiln::http {
+namespace kiln::metrics {
 namespace {
 
 bool Contains(const std::string& text, std::string_view needle) {
@@ -70,4 +70,4 @@ TEST(MetricsTest, ConcurrentIncrementsAreNotLost) {
 }
 
 }  // namespace
-}  // namespace kiln::http
+}  // namespace kiln::metrics

@@ -1,10 +1,10 @@
-#include "server/http/worker_pool.h"
+#include "base/worker_pool.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <exception>
 
-namespace kiln::http {
+namespace kiln {
 
 WorkerPool::WorkerPool(int threads, size_t queue_capacity)
     : queue_capacity_(std::max<size_t>(queue_capacity, 1)) {
@@ -68,4 +68,4 @@ void WorkerPool::WorkLoop(std::stop_token stop) {
   }
 }
 
-}  // namespace kiln::http
+}  // namespace kiln
