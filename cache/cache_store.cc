@@ -25,23 +25,40 @@ CacheStore::CacheStore(CacheStoreOptions options)
   last_hit_flush_ms_ = options_.clock();
 }
 
-CacheStore::~CacheStore() { (void)FlushHitStats(); }
+CacheStore::~CacheStore() {
+  if (writer_ != nullptr) (void)FlushHitStats();
+}
 
 Result<std::unique_ptr<CacheStore>> CacheStore::Open(CacheStoreOptions options) {
   std::unique_ptr<CacheStore> store(new CacheStore(std::move(options)));
   const CacheStoreOptions& opts = store->options_;
-  KILN_ASSIGN_OR_RETURN(
-      store->writer_,
-      Connection::Open(opts.path, {.create_if_missing = opts.create_if_missing,
-                                   .busy_timeout_ms = opts.busy_timeout_ms,
-                                   .synchronous_full = opts.synchronous_full}));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Connection> connection,
+                        Connection::Open(opts.path, {.create_if_missing = opts.create_if_missing,
+                                                     .busy_timeout_ms = opts.busy_timeout_ms,
+                                                     .synchronous_full = opts.synchronous_full}));
   if (!opts.create_if_missing) {
-    KILN_ASSIGN_OR_RETURN(int64_t version, store->writer_->QueryInt("PRAGMA user_version"));
+    KILN_ASSIGN_OR_RETURN(int64_t version, connection->QueryInt("PRAGMA user_version"));
     if (version == 0) return InvalidArgumentError(opts.path + " is not a kiln cache database (no kiln schema in it)");
   }
-  KILN_RETURN_IF_ERROR(store->CheckStorage());
-  auto migrated = Migrate(*store->writer_, EmbeddedMigrations());
-  if (!migrated) return migrated.error().WithContext("cache " + opts.path);
+  if (connection->read_only()) {
+    // Nothing can migrate it: it must already be at the latest schema.
+    KILN_ASSIGN_OR_RETURN(int version, SchemaVersion(*connection));
+    const int latest = LatestVersion(EmbeddedMigrations());
+    if (version != latest) {
+      return FailedPreconditionError("cache " + opts.path + " is read-only and at schema version " +
+                                     std::to_string(version) + ", but this kiln needs version " +
+                                     std::to_string(latest) +
+                                     ": open it writable once (e.g. kiln inspect stats --db FILE) to migrate it");
+    }
+  } else if (auto migrated = Migrate(*connection, EmbeddedMigrations()); !migrated) {
+    return migrated.error().WithContext("cache " + opts.path);
+  }
+  KILN_ASSIGN_OR_RETURN(store->writer_, StoreWriter::Create(std::move(connection), opts.path, opts.reserve_bytes,
+                                                            opts.busy_timeout_ms));
+  CacheStore* self = store.get();
+  // Hit counts are advisory: written before every write, and a failure to
+  // write them (a full disk) must not keep the write out.
+  store->writer_->set_pre_write([self](Connection& writer) { (void)self->FlushHitStatsLocked(writer); });
   store->readers_ = std::make_unique<ReaderPool>(
       opts.path, opts.reader_connections,
       ConnectionOptions{.read_only = true, .busy_timeout_ms = opts.busy_timeout_ms,
@@ -49,16 +66,20 @@ Result<std::unique_ptr<CacheStore>> CacheStore::Open(CacheStoreOptions options) 
   KILN_ASSIGN_OR_RETURN(store->totals_,
                         TotalsReader::Open(opts.path, ConnectionOptions{.busy_timeout_ms = opts.busy_timeout_ms}));
   KILN_RETURN_IF_ERROR(store->totals_->Current());  // loaded once here; again only after commits
-  std::lock_guard lock(store->writer_mutex_);
-  KILN_RETURN_IF_ERROR(store->LoadDictionariesLocked());
-  KILN_ASSIGN_OR_RETURN(int64_t stored, store->writer_->QueryInt("SELECT total(stored_bytes) FROM entry_totals"));
-  store->approx_stored_bytes_ = static_cast<uint64_t>(stored);
-  KILN_ASSIGN_OR_RETURN(store->invalidations_seen_,
-                        store->writer_->QueryInt("SELECT COALESCE(MAX(seq), 0) FROM invalidations"));
+  store->compile_log_ =
+      std::make_unique<CompileLog>(*store->writer_, *store->readers_, opts.compile_log_rows, opts.clock);
+  store->tuning_records_ = std::make_unique<TuningRecords>(*store->writer_, *store->readers_, opts.clock);
+  store->bundles_ = std::make_unique<BundleTransfer>(*store);
+  KILN_RETURN_IF_ERROR(store->writer_->Locked([self](Connection& writer) -> Status {
+    KILN_RETURN_IF_ERROR(self->LoadDictionariesLocked(writer));
+    KILN_ASSIGN_OR_RETURN(int64_t stored, writer.QueryInt("SELECT total(stored_bytes) FROM entry_totals"));
+    self->approx_stored_bytes_ = static_cast<uint64_t>(stored);
+    KILN_ASSIGN_OR_RETURN(self->invalidations_seen_,
+                          writer.QueryInt("SELECT COALESCE(MAX(seq), 0) FROM invalidations"));
+    return Ok();
+  }));
   return store;
 }
-
-int64_t CacheStore::Now() const { return options_.clock(); }
 
 Result<std::optional<CacheHit>> CacheStore::Get(const EntryId& id) {
   KILN_RETURN_IF_ERROR(ValidateId(id));
@@ -149,17 +170,16 @@ Result<std::shared_ptr<const ZstdDictionary>> CacheStore::DictionaryById(uint32_
     if (it != dictionaries_.end()) return it->second;
   }
   // Another process may have trained it since we opened.
-  std::lock_guard writer_lock(writer_mutex_);
-  KILN_RETURN_IF_ERROR(LoadDictionariesLocked());
+  KILN_RETURN_IF_ERROR(writer_->Locked([this](Connection& writer) { return LoadDictionariesLocked(writer); }));
   std::lock_guard lock(dictionaries_mutex_);
   auto it = dictionaries_.find(id);
   if (it == dictionaries_.end()) return DataLossError("unknown zstd dictionary " + std::to_string(id));
   return it->second;
 }
 
-Status CacheStore::LoadDictionariesLocked() {
+Status CacheStore::LoadDictionariesLocked(Connection& writer) {
   KILN_ASSIGN_OR_RETURN(Statement select,
-                        writer_->Prepare("SELECT id, bytes FROM dictionaries ORDER BY created_ms, id"));
+                        writer.Prepare("SELECT id, bytes FROM dictionaries ORDER BY created_ms, id"));
   std::unordered_map<uint32_t, std::shared_ptr<const ZstdDictionary>> loaded;
   std::shared_ptr<const ZstdDictionary> newest;
   while (true) {
@@ -179,22 +199,19 @@ Status CacheStore::LoadDictionariesLocked() {
 }
 
 Status CacheStore::Quarantine(int64_t row_id, uint64_t checksum) {
-  std::lock_guard lock(writer_mutex_);
-  KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(*writer_));
-  KILN_ASSIGN_OR_RETURN(Statement update,
-                        writer_->Prepare("UPDATE entries SET quarantined = 1 "
+  // Advisory: the entry is never served either way, so a mark that cannot
+  // be written (a full disk) is not the store's health; the next read of
+  // the entry tries again.
+  return writer_->Locked([&](Connection& writer) -> Status {
+    KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(writer));
+    KILN_ASSIGN_OR_RETURN(Statement update,
+                          writer.Prepare("UPDATE entries SET quarantined = 1 "
                                          "WHERE id = ?1 AND checksum = ?2 AND quarantined = 0"));
-  KILN_RETURN_IF_ERROR(update.Bind(1, row_id).Bind(2, ChecksumToSql(checksum)).Run());
-  // Counted once, even when several readers found the same bad entry.
-  if (writer_->Changes() > 0) KILN_RETURN_IF_ERROR(BumpCounterLocked("quarantined", 1));
-  return transaction.Commit();
-}
-
-Status CacheStore::BumpCounterLocked(const char* name, int64_t delta) {
-  KILN_ASSIGN_OR_RETURN(Statement bump,
-                        writer_->Prepare("INSERT INTO counters (name, value) VALUES (?1, ?2) "
-                                         "ON CONFLICT (name) DO UPDATE SET value = value + ?2"));
-  return bump.BindText(1, name).Bind(2, delta).Run();
+    KILN_RETURN_IF_ERROR(update.Bind(1, row_id).Bind(2, ChecksumToSql(checksum)).Run());
+    // Counted once, even when several readers found the same bad entry.
+    if (writer.Changes() > 0) KILN_RETURN_IF_ERROR(BumpCounter(writer, "quarantined", 1));
+    return transaction.Commit();
+  });
 }
 
 bool CacheStore::BufferHit(const EntryMetadata& metadata) {
@@ -212,16 +229,14 @@ void CacheStore::RecordHit(const EntryMetadata& metadata) {
   // Hit statistics are advisory (they steer eviction): a read never waits
   // for a writer to flush them, and a failed flush is retried by the next
   // hit rather than failing this read.
-  std::unique_lock lock(writer_mutex_, std::try_to_lock);
-  if (lock.owns_lock()) (void)FlushHitStatsLocked();
+  (void)writer_->TryLocked([this](Connection& writer) { (void)FlushHitStatsLocked(writer); });
 }
 
 Status CacheStore::FlushHitStats() {
-  std::lock_guard lock(writer_mutex_);
-  return FlushHitStatsLocked();
+  return writer_->Locked([this](Connection& writer) { return FlushHitStatsLocked(writer); });
 }
 
-Status CacheStore::FlushHitStatsLocked() {
+Status CacheStore::FlushHitStatsLocked(Connection& writer) {
   std::unordered_map<int64_t, PendingHit> pending;
   {
     std::lock_guard lock(hits_mutex_);
@@ -232,9 +247,9 @@ Status CacheStore::FlushHitStatsLocked() {
   if (pending.empty()) return Ok();
   // On failure the counts are dropped: they are advisory, and retrying
   // forever would grow the map without bound.
-  KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(*writer_));
+  KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(writer));
   KILN_ASSIGN_OR_RETURN(Statement update,
-                        writer_->Prepare("UPDATE entries SET hit_count = hit_count + ?2, "
+                        writer.Prepare("UPDATE entries SET hit_count = hit_count + ?2, "
                                          "last_hit_ms = max(last_hit_ms, ?3) WHERE id = ?1"));
   for (const auto& [row_id, hit] : pending) {
     KILN_RETURN_IF_ERROR(update.Bind(1, row_id).Bind(2, hit.count).Bind(3, hit.last_ms).Run());
@@ -259,9 +274,9 @@ Status CacheStore::Put(const PutRequest& request) {
   return Ok();
 }
 
-Result<CacheStore::PreparedEntry> CacheStore::PrepareEntry(const PutRequest& request) {
+Result<PreparedEntry> CacheStore::PrepareEntry(const PutRequest& request) {
   KILN_RETURN_IF_ERROR(ValidateId(request.id));
-  if (read_only_) return ReadOnlyError();
+  KILN_RETURN_IF_ERROR(writer_->CheckWritable());
   if (request.executable.size() > kMaxExecutableBytes) {
     return ResourceExhaustedError("cache: executable of " + std::to_string(request.executable.size()) +
                                   " bytes exceeds the limit");
@@ -292,106 +307,33 @@ Result<CacheStore::PreparedEntry> CacheStore::PrepareEntry(const PutRequest& req
   return prepared;
 }
 
-void CacheStore::PublishEntryLocked(const PutRequest& request, std::shared_ptr<HotEntry> entry) {
-  WriteSucceededLocked();
-  // A replaced entry is counted twice here; the exact recount in
-  // EvictToBudgetLocked corrects the estimate.
-  approx_stored_bytes_ += entry->metadata.stored_bytes;
+void CacheStore::PublishEntryLocked(Connection& writer, const PutRequest& request, std::shared_ptr<HotEntry> entry) {
+  const uint64_t stored_bytes = entry->metadata.stored_bytes;
   entry->executable.assign(request.executable);
   hot_set_.Insert(std::move(entry));  // may drop it at once
+  // A replaced entry is counted twice here; the exact recount in
+  // EvictToBudgetLocked corrects the estimate.
+  AddedBytesLocked(writer, stored_bytes);
+}
+
+void CacheStore::AddedBytesLocked(Connection& writer, uint64_t stored_bytes) {
+  approx_stored_bytes_ += stored_bytes;
   if (options_.max_bytes > 0 && approx_stored_bytes_ > options_.max_bytes) {
-    // The entry is stored whatever happens here: a failed eviction is
-    // retried by the next put over the budget.
-    (void)EvictToBudgetLocked();
+    // What was written stays whatever happens here: a failed eviction is
+    // retried by the next write over the budget.
+    (void)EvictToBudgetLocked(writer);
   }
 }
 
 Status CacheStore::StoreEntry(const PutRequest& request) {
   // Compress outside the writer lock: it is the slow part.
   KILN_ASSIGN_OR_RETURN(PreparedEntry prepared, PrepareEntry(request));
-  std::lock_guard lock(writer_mutex_);
-  // Hit counts are advisory: a failure to write them (a full disk) must
-  // not keep the entry out.
-  (void)FlushHitStatsLocked();
-  writer_->ClearLastFailure();
-  auto write = [&]() -> Status {
-    KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(*writer_));
-    KILN_RETURN_IF_ERROR(WriteEntryRowsLocked(request, prepared, /*keep_components=*/false));
-    return transaction.Commit();
-  };
-  if (Status written = write(); !written) return WriteFailureLocked(written.error());
-  ++puts_;
-  PublishEntryLocked(request, std::move(prepared.entry));
-  return {};
-}
-
-Status CacheStore::WriteEntryRowsLocked(const PutRequest& request, PreparedEntry& prepared, bool keep_components) {
-  const std::string& frame = prepared.frame;
-  const std::string& source_frame = prepared.source_frame;
-  EntryMetadata& metadata = prepared.entry->metadata;
-  const std::string key_hex = request.id.key.Hex();
-  {
-    KILN_ASSIGN_OR_RETURN(
-        Statement upsert,
-        writer_->Prepare(
-            "INSERT INTO entries (id, tenant, key, chip, format_version, options, plan_kind, "
-            "raw_bytes, stored_bytes, checksum, dictionary_id, compile_seconds, device_seconds, "
-            "created_ms, last_hit_ms, hit_count, quarantined, tune_seconds) "
-            "VALUES (?14, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, 0, 0, ?15) "
-            "ON CONFLICT (tenant, key, chip, format_version) DO UPDATE SET "
-            "options = ?5, plan_kind = ?6, raw_bytes = ?7, stored_bytes = ?8, "
-            "checksum = ?9, dictionary_id = ?10, compile_seconds = ?11, device_seconds = ?12, "
-            "created_ms = ?13, last_hit_ms = ?13, quarantined = 0, tune_seconds = ?15 "
-            "RETURNING id, hit_count"));
-    upsert.BindText(1, request.id.tenant).BindText(2, key_hex).BindText(3, request.id.chip);
-    upsert.Bind(4, static_cast<int64_t>(request.id.format_version)).BindText(5, request.options);
-    upsert.BindText(6, PlanKindName(request.plan_kind));
-    upsert.Bind(7, static_cast<int64_t>(metadata.raw_bytes)).Bind(8, static_cast<int64_t>(frame.size()));
-    upsert.Bind(9, ChecksumToSql(metadata.checksum)).Bind(10, static_cast<int64_t>(metadata.dictionary_id));
-    upsert.Bind(11, request.compile_seconds).Bind(12, request.device_seconds).Bind(13, metadata.created_ms);
-    upsert.Bind(14, EntryRowId(request.id)).Bind(15, request.tune_seconds);
-    auto stepped = upsert.Step();
-    if (!stepped && writer_->last_failure() == SQLITE_CONSTRAINT_PRIMARYKEY) {
-      return AlreadyExistsError("cache: " + request.id.ToString() +
-                                " collides with another entry's row id; not cached");
-    }
-    if (!stepped) return std::unexpected(stepped.error());
-    if (!*stepped) return InternalError("cache: upsert of " + request.id.ToString() + " returned no row");
-    metadata.row_id = upsert.ColumnInt(0);
-    metadata.hit_count = upsert.ColumnInt(1);
-    KILN_RETURN_IF_ERROR(upsert.Run());
-  }
-  KILN_ASSIGN_OR_RETURN(Statement bytes,
-                        writer_->Prepare("INSERT OR REPLACE INTO executables (entry_id, frame) VALUES (?1, ?2)"));
-  KILN_RETURN_IF_ERROR(bytes.Bind(1, metadata.row_id).BindBlob(2, frame).Run());
-  if (!source_frame.empty()) {
-    KILN_ASSIGN_OR_RETURN(
-        Statement source,
-        writer_->Prepare("INSERT OR REPLACE INTO entry_sources (entry_id, raw_bytes, frame) VALUES (?1, ?2, ?3)"));
-    source.Bind(1, metadata.row_id).Bind(2, static_cast<int64_t>(request.source_text.size()));
-    KILN_RETURN_IF_ERROR(source.BindBlob(3, source_frame).Run());
-  }
-  if (keep_components && request.components.empty()) return WriteRequestKeyLocked(request);
-  KILN_ASSIGN_OR_RETURN(Statement clear,
-                        writer_->Prepare("DELETE FROM key_components WHERE entry_id = ?1"));
-  KILN_RETURN_IF_ERROR(clear.Bind(1, metadata.row_id).Run());
-  KILN_ASSIGN_OR_RETURN(
-      Statement component,
-      writer_->Prepare("INSERT OR REPLACE INTO key_components (entry_id, component, hash) VALUES (?1, ?2, ?3)"));
-  for (const KeyComponent& part : request.components) {
-    KILN_RETURN_IF_ERROR(component.Bind(1, metadata.row_id).BindText(2, part.name).BindText(3, part.hash.Hex()).Run());
-  }
-  return WriteRequestKeyLocked(request);
-}
-
-Status CacheStore::WriteRequestKeyLocked(const PutRequest& request) {
-  if (!request.request_hash) return Ok();
-  KILN_ASSIGN_OR_RETURN(
-      Statement map,
-      writer_->Prepare("INSERT OR REPLACE INTO request_keys (tenant, request_hash, chip, format_version, key) "
-                       "VALUES (?1, ?2, ?3, ?4, ?5)"));
-  map.BindText(1, request.id.tenant).BindText(2, request.request_hash->Hex()).BindText(3, request.id.chip);
-  return map.Bind(4, static_cast<int64_t>(request.id.format_version)).BindText(5, request.id.key.Hex()).Run();
+  return writer_->Write(
+      [&](Connection& writer) { return WriteEntryRows(writer, request, prepared, /*keep_components=*/false); },
+      [&](Connection& writer) {
+        ++puts_;
+        PublishEntryLocked(writer, request, std::move(prepared.entry));
+      });
 }
 
 Result<std::optional<Hash128>> CacheStore::LookupRequest(const std::string& tenant, const Hash128& request_hash,

@@ -35,6 +35,12 @@
 // file or file system SQLite cannot write) serves hits; every Put and
 // Evict fails with kReadOnly. It must already be at the latest schema.
 //
+// Writes: every write goes through the store's one write path
+// (store_writer.h), which owns the writer connection, its lock and the
+// classification of failures. The compile log (compile_log.h), the tuning
+// records (tuning_records.h) and bundle export and import
+// (bundle_transfer.h) are classes over it, reached through the store.
+//
 // Thread-safety: every method is safe to call concurrently. Reads use the
 // reader pool and run in parallel; writes are serialized through the single
 // writer connection. Several processes may open the same file; SQLite's
@@ -56,6 +62,8 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "cache/bundle.h"
+#include "cache/bundle_transfer.h"
+#include "cache/compile_log.h"
 #include "cache/entry.h"
 #include "cache/eviction_policy.h"
 #include "cache/hot_set.h"
@@ -64,16 +72,21 @@
 #include "cache/space_reserve.h"
 #include "cache/sqlite_connection.h"
 #include "cache/storage_problem.h"
+#include "cache/store_rows.h"
 #include "cache/store_totals.h"
+#include "cache/store_writer.h"
+#include "cache/tuning_records.h"
 #include "cache/zstd_codec.h"
 
 namespace kiln::cache {
 
-struct StoredRow;  // store_rows.h
-class BundleReader;  // bundle_reader.h
+// Where a store lives unless told otherwise: `kiln serve`, `kiln prewarm
+// --db`, `kiln tune --db` and `kiln inspect` all default to it (KILN_DB
+// overrides it for each).
+inline constexpr std::string_view kDefaultStorePath = "./kiln.db";
 
 struct CacheStoreOptions {
-  std::string path = "kiln-cache.sqlite";
+  std::string path = std::string(kDefaultStorePath);
   // False for tools that only look into an existing store: a missing file
   // fails with NotFound, and a database without kiln's schema with
   // InvalidArgument, instead of becoming a new empty store.
@@ -146,43 +159,6 @@ struct EntrySummary {
   double compile_seconds_saved = 0;  // sum of hits x compile seconds
 };
 
-// Tuning records come back newest first; each field given must match.
-struct TuningRecordFilter {
-  std::optional<std::string> tenant = std::nullopt;
-  std::optional<std::string> workload_key = std::nullopt;
-  std::optional<std::string> chip = std::nullopt;
-  std::optional<uint32_t> compiler_version = std::nullopt;
-  int limit = 1000;
-};
-
-// One program a module name was compiled as (the compile_log table): what
-// recompile diagnostics group by name.
-struct CompileRecord {
-  std::string tenant;
-  std::string module_name;
-  std::string chip;
-  Hash128 key;
-  std::string client;                   // the last compile's X-Kiln-Client; empty when none
-  std::vector<std::string> parameters;  // entry parameter shapes ("f32[16,128]")
-  // hlo::StructureHash of the module as sent, in hex ('' when unknown):
-  // rows of one name are one program's variants only when it matches.
-  std::string structure;
-  std::string options;                  // canonical compile options ("plan=heuristic;topology=2x2")
-  int64_t compiles = 1;
-  double compile_seconds = 0;
-  int64_t first_ms = 0;  // set by the store when 0
-  int64_t last_ms = 0;
-};
-
-struct CompileRecordFilter {
-  std::optional<std::string> tenant = std::nullopt;
-  std::optional<std::string> module_name = std::nullopt;
-  // Only programs (name, chip and structure) compiled as at least this many
-  // keys.
-  int min_keys = 1;
-  int limit = 10000;  // rows
-};
-
 struct VerifyReport {
   int64_t checked = 0;
   int64_t ok = 0;
@@ -235,27 +211,6 @@ struct DictionaryReport {
   uint64_t holdout_bytes_without = 0;  // compressed without a dictionary
   uint64_t holdout_bytes_with = 0;     // compressed with the trained one
   uint32_t dictionary_id = 0;
-};
-
-// How an import files what it reads (CacheStore::ImportBundle).
-struct ImportOptions {
-  // Every entry and record goes to this tenant instead of the one it names
-  // (`kiln inspect import --tenant`); must be a valid name.
-  std::optional<std::string> tenant = std::nullopt;
-  // A streamed import commits after about this many bytes (raw and
-  // compressed) of entries, so a large bundle never holds the store's write
-  // lock for long.
-  uint64_t batch_bytes = uint64_t{64} << 20;
-};
-
-// Whether the store can write: `problem` is kReadOnly for a read-only
-// store, kFull after the last write failed for lack of room (until one
-// succeeds), else kNone; `message` says so for people (empty when all is
-// well, and names a missing delete reserve).
-struct StorageHealth {
-  StorageProblem problem = StorageProblem::kNone;
-  bool reserve_held = false;
-  std::string message;
 };
 
 class CacheStore {
@@ -338,8 +293,6 @@ class CacheStore {
   // full disk it releases the space reserve and tries again (kFull only if
   // even that is not enough); kReadOnly on a read-only store.
   Result<bool> Evict(const EntryId& id);
-  // Evicts to the budget now (Put does this when over budget).
-  Result<EvictionReport> EvictToBudget();
   Result<StoreStats> Stats();
   // Entry counts and bytes per namespace and chip, and the life counters,
   // from memory unless another connection committed since the last call
@@ -347,77 +300,26 @@ class CacheStore {
   Result<std::shared_ptr<const StoreTotals>> Totals();
   // Whether writes are possible now, as this process last saw it. Memory
   // only (an event loop may call it); thread-safe.
-  StorageHealth Health() const;
+  StorageHealth Health() const { return writer_->Health(); }
   Status FlushHitStats();
 
-  // The stored entry of `tenant` and `format_version` nearest to
-  // `components`, and what differs; empty when no entry shares any part of
-  // the module. Nearest: the most module components shared (parameters,
-  // entry body, called computations; options, target and module config
-  // are shared by nearly every entry and do not count), then one for
-  // `chip`, then one with the same options, then the newest. An entry for
-  // another chip is a candidate, so a module cached only for v5e is found
-  // when asked for v6e.
-  Result<std::optional<Explanation>> Explain(const std::string& tenant, const std::string& chip,
-                                             uint32_t format_version,
-                                             const std::vector<KeyComponent>& components);
-  // The `limit` nearest entries in Explain's order, best first.
+  // The `limit` stored entries of `tenant` and `format_version` nearest to
+  // `components`, best first, and what differs; none when no entry shares
+  // any part of the module. Nearest: the most module components shared
+  // (parameters, entry body, called computations; options, target and
+  // module config are shared by nearly every entry and do not count), then
+  // one for `chip`, then one with the same options, then the newest. An
+  // entry for another chip is a candidate, so a module cached only for v5e
+  // is found when asked for v6e.
   Result<std::vector<Explanation>> NearestEntries(const std::string& tenant, const std::string& chip,
                                                   uint32_t format_version,
                                                   const std::vector<KeyComponent>& components, size_t limit);
 
-  // --- Compile log (cache_store_compile_log.cc) ---
-  // Counts one compile of `record` (tenant, module name, chip, key): a new
-  // row, or compiles, seconds, client and last_ms added to the one there.
-  // Returns how many other keys the name had on that chip before with the
-  // same structure (a recompile of the same program). Fails
-  // like Put on a full disk or read-only store.
-  Result<int64_t> RecordCompile(const CompileRecord& record);
-  // Rows oldest first within each (tenant, name, chip), names in order.
-  Result<std::vector<CompileRecord>> CompileRecords(const CompileRecordFilter& filter);
-
-  // --- Tuning records (cache_store_tuning.cc) ---
-  // Stores one record. Fails on an empty tenant, workload key or chip, or a
-  // record with both or neither of a measured time and an error; on a full
-  // disk or read-only store like Put (StorageProblemOf).
-  Status AddTuningRecord(TuningRecord record);
-  Result<std::vector<TuningRecord>> TuningRecords(const TuningRecordFilter& filter);
-  // The fastest successful record of `tenant` for the subgraph on `chip`
-  // measured by this compiler (kCompilerFormatVersion); empty when there is
-  // none. Never another tenant's record, never an older compiler's.
-  Result<std::optional<TuningRecord>> BestTuningRecord(const std::string& tenant, const std::string& workload_key,
-                                                       const std::string& chip);
-  // Record counts by tenant (for metrics; '' holds the records from before
-  // records had tenants), in tenant order.
-  Result<std::map<std::string, int64_t>> TuningRecordCounts();
-  // Deletes every record of `tenant`; returns how many there were. Works on
-  // a full disk like Evict.
-  Result<int64_t> DeleteTuningRecords(const std::string& tenant);
-
-  // --- Bundles (cache_store_bundle.cc, format in bundle.h) ---
-  // The servable entries (and the tuning records) `selection` picks, each
-  // executable read and checked like a hit (a corrupt one is quarantined
-  // and counted in report.skipped_corrupt, not exported); no hit is
-  // counted. Entries go to `sink` one at a time (oldest row first), then
-  // the records, oldest first.
-  Status ExportBundle(const BundleSelection& selection, const BundleSink& sink, BundleReport& report);
-  // The same, collected in memory (schema version: CurrentSchemaVersion()).
-  Result<Bundle> ExportBundle(const BundleSelection& selection, BundleReport& report);
-  // Writes a decoded (so already verified) bundle in one transaction: an
-  // entry absent (or quarantined) here is stored with its metadata and
-  // creation time (hits start at 0), its bundle frame kept as it is; one
-  // stored with the same checksum is counted present; one stored with other
-  // bytes is kept and counted a conflict. A record identical to a stored
-  // one is counted present. A bundle's request-body hashes are never
-  // written (bundle.h). Nothing is written when it fails (kFull, kReadOnly
-  // like Put).
-  Result<BundleReport> ImportBundle(const Bundle& bundle, const ImportOptions& options = {});
-  // The same, streamed from `reader` in transactions of
-  // options.batch_bytes: memory holds one batch. An error (a damaged item,
-  // a full disk) stops it, keeping the batches already committed, and says
-  // how many entries came in before; callers that want all or nothing read
-  // the bundle through once first (BundleReader).
-  Result<BundleReport> ImportBundle(BundleReader& reader, const ImportOptions& options = {});
+  // The compile log, the tuning records, and bundle export and import:
+  // classes over the store's write path, owned by the store.
+  CompileLog& compile_log() { return *compile_log_; }
+  TuningRecords& tuning_records() { return *tuning_records_; }
+  BundleTransfer& bundles() { return *bundles_; }
 
   // Trains a zstd dictionary on up to `max_samples` stored executables and
   // keeps it (for new entries) only when it shrinks a held-out fifth of
@@ -425,53 +327,30 @@ class CacheStore {
   Result<DictionaryReport> TrainDictionary(size_t max_samples = 2000, double min_gain = 0.05);
 
   const CacheStoreOptions& options() const { return options_; }
+  // The clock the store stamps entries and records with (options.clock, or
+  // the system clock): the one callers should stamp with too.
+  int64_t Now() const { return options_.clock(); }
 
  private:
+  friend class BundleTransfer;  // reads verified entries, files imported ones
   struct PendingHit {
     int64_t count = 0;
     int64_t last_ms = 0;
   };
   explicit CacheStore(CacheStoreOptions options);
-  int64_t Now() const;
 
   // Reads and verifies one entry from SQLite; quarantines it on mismatch.
   Result<std::shared_ptr<const HotEntry>> ReadVerified(const EntryId& id);
-  // An entry ready to write: its metadata and compressed bytes (the raw
-  // bytes are copied in only once it is written).
-  struct PreparedEntry {
-    std::shared_ptr<HotEntry> entry;
-    std::string frame;
-    std::string source_frame;  // empty: no source text kept
-  };
   // Checks the request and compresses it (outside the writer lock).
   Result<PreparedEntry> PrepareEntry(const PutRequest& request);
-  // cache_store_bundle.cc: an imported entry ready to write, and one
-  // transaction of an import (its counts added to `report`).
-  Result<PreparedEntry> PrepareImported(const BundleEntry& entry, const ImportOptions& options);
-  Status ImportBatch(std::span<const BundleEntry> entries, std::span<const TuningRecord> records,
-                     const ImportOptions& options, BundleReport& report);
   Status StoreEntry(const PutRequest& request);
-  // The entry's rows, in the caller's transaction: entry, bytes, key
-  // components (kept as they are when `keep_components` and the request has
-  // none), the source text when there is one, and the request-body mapping.
-  // Sets prepared.entry->metadata's row_id and hit_count.
-  Status WriteEntryRowsLocked(const PutRequest& request, PreparedEntry& prepared, bool keep_components);
-  Status WriteRequestKeyLocked(const PutRequest& request);
-  // After a committed write: storage health, the byte estimate, the hot set
-  // (the new bytes replace any old ones) and the budget.
-  void PublishEntryLocked(const PutRequest& request, std::shared_ptr<HotEntry> entry);
-  // cache_store_storage.cc: read-only detection and the reserve (at Open),
-  // and the classification of a failed write (callers hold writer_mutex_
-  // and cleared the writer's last failure before the write).
-  Status CheckStorage();
-  Error ReadOnlyError() const;
-  Error WriteFailureLocked(const Error& error);
-  void WriteSucceededLocked();
-  void RefillReserveLocked();
-  // Runs `erase` (a delete in its own transaction, returning what it
-  // deleted) and, when the disk is full, releases the space reserve and
-  // runs it once more. The caller classifies a failure (WriteFailureLocked).
-  Result<int64_t> DeleteWithReserveLocked(const std::function<Result<int64_t>()>& erase);
+  // After a committed write of `request` (under the writer lock): the byte
+  // estimate, the hot set (the new bytes replace any old ones) and the
+  // budget.
+  void PublishEntryLocked(Connection& writer, const PutRequest& request, std::shared_ptr<HotEntry> entry);
+  // After a committed write that added `stored_bytes` (under the writer
+  // lock): evicts when the estimate is over the budget.
+  void AddedBytesLocked(Connection& writer, uint64_t stored_bytes);
   // Decodes and checks a row; the error says what is wrong with it.
   Result<std::string> DecodeRow(const StoredRow& row);
   Result<std::shared_ptr<const ZstdDictionary>> DictionaryById(uint32_t id);
@@ -480,24 +359,20 @@ class CacheStore {
   // Buffers one hit; true when the buffer is due to be written.
   bool BufferHit(const EntryMetadata& metadata);
 
-  // Callers hold writer_mutex_.
-  Status FlushHitStatsLocked();
-  Result<EvictionReport> EvictToBudgetLocked();
-  Status BumpCounterLocked(const char* name, int64_t delta);
-  Status LoadDictionariesLocked();
+  // Callers hold the writer lock (StoreWriter::Locked, or inside a write).
+  Status FlushHitStatsLocked(Connection& writer);
+  Result<EvictionReport> EvictToBudgetLocked(Connection& writer);
+  Status LoadDictionariesLocked(Connection& writer);
 
   CacheStoreOptions options_;
-  std::mutex writer_mutex_;
-  std::unique_ptr<Connection> writer_;
+  std::unique_ptr<StoreWriter> writer_;
   std::unique_ptr<ReaderPool> readers_;
   std::unique_ptr<TotalsReader> totals_;
-  std::string db_file_;                    // the file behind options_.path (a URI)
-  bool read_only_ = false;                 // set at Open
-  std::unique_ptr<SpaceReserve> reserve_;  // used under writer_mutex_
-  std::atomic<bool> reserve_held_ = false;  // as last refilled or released
-  std::atomic<StorageProblem> storage_problem_ = StorageProblem::kNone;
-  // Stored bytes as this process last counted them (guarded by
-  // writer_mutex_); other processes' writes show up at the next recount.
+  std::unique_ptr<CompileLog> compile_log_;
+  std::unique_ptr<TuningRecords> tuning_records_;
+  std::unique_ptr<BundleTransfer> bundles_;
+  // Stored bytes as this process last counted them (guarded by the writer
+  // lock); other processes' writes show up at the next recount.
   uint64_t approx_stored_bytes_ = 0;
   HotSet hot_set_;
   std::shared_ptr<PinRegistry> pins_ = PinRegistry::Create();

@@ -154,73 +154,51 @@ Result<bool> CacheStore::Evict(const EntryId& id) {
         .WithReason(std::string(kEntryInUse))
         .RetryAfter(1);
   }
-  if (read_only_) return ReadOnlyError();
-  std::lock_guard lock(writer_mutex_);
-  (void)FlushHitStatsLocked();  // advisory figures
-  auto erase = [&]() -> Result<int64_t> {
-    KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(*writer_));
+  int64_t erased = 0;
+  auto erase = [&](Connection& writer) -> Result<int64_t> {
     {
       KILN_ASSIGN_OR_RETURN(Statement erase,
-                            writer_->Prepare("DELETE FROM entries WHERE tenant = ?1 AND key = ?2 "
-                                             "AND chip = ?3 AND format_version = ?4"));
+                            writer.Prepare("DELETE FROM entries WHERE tenant = ?1 AND key = ?2 "
+                                           "AND chip = ?3 AND format_version = ?4"));
       KILN_RETURN_IF_ERROR(BindId(erase, id).Run());
     }
-    const int64_t erased = writer_->Changes();
+    const int64_t rows = writer.Changes();
     {
       // Request bodies that named the entry would only lead to it again.
       KILN_ASSIGN_OR_RETURN(Statement forget,
-                            writer_->Prepare("DELETE FROM request_keys WHERE tenant = ?1 AND key = ?2 "
-                                             "AND chip = ?3 AND format_version = ?4"));
+                            writer.Prepare("DELETE FROM request_keys WHERE tenant = ?1 AND key = ?2 "
+                                           "AND chip = ?3 AND format_version = ?4"));
       KILN_RETURN_IF_ERROR(BindId(forget, id).Run());
     }
-    if (erased > 0) KILN_RETURN_IF_ERROR(BumpCounterLocked("evicted", 1));
-    KILN_RETURN_IF_ERROR(transaction.Commit());
-    return erased;
+    if (rows > 0) KILN_RETURN_IF_ERROR(BumpCounter(writer, "evicted", 1));
+    erased = rows;
+    return rows;
   };
-  Result<int64_t> erased = DeleteWithReserveLocked(erase);
-  if (!erased) return WriteFailureLocked(erased.error());
-  hot_set_.Erase(id);
-  if (*erased) {
+  KILN_RETURN_IF_ERROR(writer_->Delete(erase, [&](Connection& writer) {
+    hot_set_.Erase(id);
+    if (erased == 0) return;
     // Return the freed pages to the file system now (best effort: the
     // entry is gone either way, and its pages are reused by later puts).
-    (void)writer_->Execute("PRAGMA incremental_vacuum");
-    (void)writer_->Execute("PRAGMA wal_checkpoint(PASSIVE)");
-  }
-  WriteSucceededLocked();
-  return *erased > 0;
+    (void)writer.Execute("PRAGMA incremental_vacuum");
+    (void)writer.Execute("PRAGMA wal_checkpoint(PASSIVE)");
+  }));
+  return erased > 0;
 }
 
-Result<int64_t> CacheStore::DeleteWithReserveLocked(const std::function<Result<int64_t>()>& erase) {
-  writer_->ClearLastFailure();
-  Result<int64_t> erased = erase();
-  // A delete needs room for its journal: on a full disk, give it the reserve.
-  if (!erased && StorageProblemOf(WriteFailureLocked(erased.error())) == StorageProblem::kFull && reserve_->Release()) {
-    reserve_held_.store(false);
-    writer_->ClearLastFailure();
-    erased = erase();
-  }
-  return erased;
-}
-
-Result<EvictionReport> CacheStore::EvictToBudget() {
-  std::lock_guard lock(writer_mutex_);
-  return EvictToBudgetLocked();
-}
-
-Result<EvictionReport> CacheStore::EvictToBudgetLocked() {
+Result<EvictionReport> CacheStore::EvictToBudgetLocked(Connection& writer) {
   EvictionReport report;
   if (options_.max_bytes == 0) return report;
-  KILN_ASSIGN_OR_RETURN(int64_t counted, writer_->QueryInt("SELECT total(stored_bytes) FROM entry_totals"));
+  KILN_ASSIGN_OR_RETURN(int64_t counted, writer.QueryInt("SELECT total(stored_bytes) FROM entry_totals"));
   approx_stored_bytes_ = static_cast<uint64_t>(counted);
   if (approx_stored_bytes_ <= options_.max_bytes) return report;
-  (void)FlushHitStatsLocked();  // advisory: eviction works from what is written
+  (void)FlushHitStatsLocked(writer);  // advisory: eviction works from what is written
   std::vector<EvictionCandidate> candidates;
   std::unordered_map<int64_t, EntryId> ids;
   uint64_t total = 0;
   {
     KILN_ASSIGN_OR_RETURN(Statement select,
-                          writer_->Prepare("SELECT id, tenant, key, chip, format_version, stored_bytes, "
-                                           "compile_seconds, hit_count, last_hit_ms, quarantined FROM entries"));
+                          writer.Prepare("SELECT id, tenant, key, chip, format_version, stored_bytes, "
+                                         "compile_seconds, hit_count, last_hit_ms, quarantined FROM entries"));
     while (true) {
       KILN_ASSIGN_OR_RETURN(bool row, select.Step());
       if (!row) break;
@@ -248,24 +226,24 @@ Result<EvictionReport> CacheStore::EvictToBudgetLocked() {
       ChooseVictims(std::move(candidates), total, options_.max_bytes, Now(), options_.eviction);
   if (victims.empty()) return report;
   {
-    KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(*writer_));
-    KILN_ASSIGN_OR_RETURN(Statement erase, writer_->Prepare("DELETE FROM entries WHERE id = ?1"));
+    KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(writer));
+    KILN_ASSIGN_OR_RETURN(Statement erase, writer.Prepare("DELETE FROM entries WHERE id = ?1"));
     for (int64_t row_id : victims) {
       KILN_RETURN_IF_ERROR(erase.Bind(1, row_id).Run());
       report.freed_bytes += sizes[row_id];
     }
     // Request-body mappings to keys that no longer have any entry.
-    KILN_RETURN_IF_ERROR(writer_->Execute(
+    KILN_RETURN_IF_ERROR(writer.Execute(
         "DELETE FROM request_keys WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE e.tenant = "
         "request_keys.tenant AND e.key = request_keys.key AND e.chip = request_keys.chip AND "
         "e.format_version = request_keys.format_version)"));
     report.evicted = static_cast<int64_t>(victims.size());
-    KILN_RETURN_IF_ERROR(BumpCounterLocked("evicted", report.evicted));
+    KILN_RETURN_IF_ERROR(BumpCounter(writer, "evicted", report.evicted));
     KILN_RETURN_IF_ERROR(transaction.Commit());
   }
   approx_stored_bytes_ -= std::min(approx_stored_bytes_, report.freed_bytes);
   for (int64_t row_id : victims) hot_set_.Erase(ids[row_id]);
-  (void)writer_->Execute("PRAGMA incremental_vacuum");  // best effort: freed pages are reused anyway
+  (void)writer.Execute("PRAGMA incremental_vacuum");  // best effort: freed pages are reused anyway
   return report;
 }
 

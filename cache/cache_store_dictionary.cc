@@ -64,13 +64,16 @@ Result<DictionaryReport> CacheStore::TrainDictionary(size_t max_samples, double 
                     std::to_string(min_gain * 100) + "% threshold";
     return report;
   }
-  std::lock_guard lock(writer_mutex_);
-  KILN_ASSIGN_OR_RETURN(Statement insert,
-                        writer_->Prepare("INSERT OR REPLACE INTO dictionaries (id, bytes, created_ms) "
+  // Outside the write protocol: a dictionary that cannot be stored (a full
+  // disk) only means entries go without one.
+  KILN_RETURN_IF_ERROR(writer_->Locked([&](Connection& writer) -> Status {
+    KILN_ASSIGN_OR_RETURN(Statement insert,
+                          writer.Prepare("INSERT OR REPLACE INTO dictionaries (id, bytes, created_ms) "
                                          "VALUES (?1, ?2, ?3)"));
-  insert.Bind(1, static_cast<int64_t>(dictionary->id())).BindBlob(2, dictionary->bytes()).Bind(3, Now());
-  KILN_RETURN_IF_ERROR(insert.Run());
-  KILN_RETURN_IF_ERROR(LoadDictionariesLocked());
+    insert.Bind(1, static_cast<int64_t>(dictionary->id())).BindBlob(2, dictionary->bytes()).Bind(3, Now());
+    KILN_RETURN_IF_ERROR(insert.Run());
+    return LoadDictionariesLocked(writer);
+  }));
   report.kept = true;
   report.reason = "saves " + std::to_string(gain * 100) + "% on held-out executables";
   return report;

@@ -1,5 +1,4 @@
-// CacheStore::NearestEntries and Explain: the stored entries nearest to a
-// missed key.
+// CacheStore::NearestEntries: the stored entries nearest to a missed key.
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -9,14 +8,6 @@
 #include "cache/store_rows.h"
 
 namespace kiln::cache {
-
-Result<std::optional<Explanation>> CacheStore::Explain(const std::string& tenant, const std::string& chip,
-                                                       uint32_t format_version,
-                                                       const std::vector<KeyComponent>& components) {
-  KILN_ASSIGN_OR_RETURN(std::vector<Explanation> nearest, NearestEntries(tenant, chip, format_version, components, 1));
-  if (nearest.empty()) return std::nullopt;
-  return std::move(nearest.front());
-}
 
 Result<std::vector<Explanation>> CacheStore::NearestEntries(const std::string& tenant, const std::string& chip,
                                                             uint32_t format_version,

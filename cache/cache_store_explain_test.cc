@@ -21,6 +21,15 @@ std::vector<KeyComponent> Components(uint64_t p0, uint64_t p1, uint64_t body, ui
           {"module config", {0, 7}}, {"options", {0, 1}},     {"target", {0, target}}};
 }
 
+// The nearest entry alone (NearestEntries' first), or none.
+Result<std::optional<Explanation>> Nearest(CacheStore& store, const std::string& tenant, const std::string& chip,
+                                           uint32_t format_version, const std::vector<KeyComponent>& components) {
+  KILN_ASSIGN_OR_RETURN(std::vector<Explanation> nearest,
+                        store.NearestEntries(tenant, chip, format_version, components, 1));
+  if (nearest.empty()) return std::nullopt;
+  return std::move(nearest.front());
+}
+
 TEST(ExplainTest, FindsNearestEntryAndNamesTheDifference) {
   TempDir dir;
   CacheStoreOptions options;
@@ -42,7 +51,7 @@ TEST(ExplainTest, FindsNearestEntryAndNamesTheDifference) {
 
   // The missed key differs from entry 1 only in parameter 1. The v4 entry
   // shares as many module components; the asked chip breaks the tie.
-  auto explained = (*store)->Explain("alice", "v5e", kCompilerFormatVersion, Components(10, 22, 30));
+  auto explained = Nearest(**store, "alice", "v5e", kCompilerFormatVersion, Components(10, 22, 30));
   ASSERT_TRUE(explained) << explained.error().message;
   ASSERT_TRUE(explained->has_value());
   EXPECT_EQ((*explained)->nearest.id, TestId(1));
@@ -51,14 +60,14 @@ TEST(ExplainTest, FindsNearestEntryAndNamesTheDifference) {
 
   // More module components shared win over the chip: the module is cached
   // for v4 only, and the target is all that differs.
-  auto on_v6e = (*store)->Explain("alice", "v6e", kCompilerFormatVersion, Components(10, 22, 31, /*target=*/6));
+  auto on_v6e = Nearest(**store, "alice", "v6e", kCompilerFormatVersion, Components(10, 22, 31, /*target=*/6));
   ASSERT_TRUE(on_v6e && on_v6e->has_value());
   EXPECT_EQ((*on_v6e)->nearest.id, TestId(3, "alice", "v4"));
   EXPECT_EQ((*on_v6e)->differing, std::vector<std::string>{"target"});
 
   // A different number of parameters shows up as well.
-  auto fewer = (*store)->Explain("alice", "v5e", kCompilerFormatVersion,
-                                 {{"parameter 0", {0, 10}}, {"entry body", {0, 30}}});
+  auto fewer = Nearest(**store, "alice", "v5e", kCompilerFormatVersion,
+                       {{"parameter 0", {0, 10}}, {"entry body", {0, 30}}});
   ASSERT_TRUE(fewer && fewer->has_value());
   EXPECT_EQ((*fewer)->nearest.id, TestId(1));
   EXPECT_EQ((*fewer)->differing,
@@ -66,14 +75,14 @@ TEST(ExplainTest, FindsNearestEntryAndNamesTheDifference) {
 
   // Options, target and module config are shared by nearly every entry:
   // sharing only them is sharing nothing.
-  EXPECT_FALSE((*store)->Explain("alice", "v5e", kCompilerFormatVersion, Components(99, 98, 97))->has_value());
+  EXPECT_FALSE(Nearest(**store, "alice", "v5e", kCompilerFormatVersion, Components(99, 98, 97))->has_value());
   // Nothing in common, or other format version: nothing to explain with.
-  EXPECT_FALSE((*store)->Explain("alice", "v5e", kCompilerFormatVersion, {{"entry body", {9, 9}}})->has_value());
-  EXPECT_FALSE((*store)->Explain("alice", "v5e", kCompilerFormatVersion + 1, Components(10, 20, 30))->has_value());
-  EXPECT_FALSE((*store)->Explain("carol", "v6e", kCompilerFormatVersion, Components(10, 20, 30))->has_value());
+  EXPECT_FALSE(Nearest(**store, "alice", "v5e", kCompilerFormatVersion, {{"entry body", {9, 9}}})->has_value());
+  EXPECT_FALSE(Nearest(**store, "alice", "v5e", kCompilerFormatVersion + 1, Components(10, 20, 30))->has_value());
+  EXPECT_FALSE(Nearest(**store, "carol", "v6e", kCompilerFormatVersion, Components(10, 20, 30))->has_value());
   // Only the caller's own namespace is searched: not bob's, not the shared one.
-  EXPECT_FALSE((*store)->Explain("carol", "v5e", kCompilerFormatVersion, Components(10, 22, 30))->has_value());
-  auto in_shared = (*store)->Explain("shared", "v5e", kCompilerFormatVersion, Components(10, 22, 30));
+  EXPECT_FALSE(Nearest(**store, "carol", "v5e", kCompilerFormatVersion, Components(10, 22, 30))->has_value());
+  auto in_shared = Nearest(**store, "shared", "v5e", kCompilerFormatVersion, Components(10, 22, 30));
   ASSERT_TRUE(in_shared && in_shared->has_value());
   EXPECT_EQ((*in_shared)->nearest.id, TestId(5, "shared"));
 }

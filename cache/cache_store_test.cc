@@ -167,60 +167,60 @@ TuningRecord Record(std::string tenant, std::string workload, std::string chip, 
 
 TEST_F(CacheStoreTest, TuningRecordsNewestFirstAndBestSuccessful) {
   auto store = OpenStore();
-  ASSERT_TRUE(store->AddTuningRecord(Record("alice", "w1", "v5e", "tile=64", 0.30, 1)));
-  ASSERT_TRUE(store->AddTuningRecord(Record("alice", "w1", "v5e", "tile=128", 0.20, 2)));
-  ASSERT_TRUE(store->AddTuningRecord(Record("alice", "w1", "v5e", "tile=512", std::nullopt, 3, "VMEM overflow")));
-  ASSERT_TRUE(store->AddTuningRecord(Record("alice", "w1", "v4", "tile=256", 0.01, 4)));
-  EXPECT_FALSE(store->AddTuningRecord(Record("alice", "w1", "v5e", "both", 0.1, 5, "error too")));
-  auto records = store->TuningRecords({.tenant = "alice", .workload_key = "w1", .chip = "v5e"});
+  ASSERT_TRUE(store->tuning_records().Add(Record("alice", "w1", "v5e", "tile=64", 0.30, 1)));
+  ASSERT_TRUE(store->tuning_records().Add(Record("alice", "w1", "v5e", "tile=128", 0.20, 2)));
+  ASSERT_TRUE(store->tuning_records().Add(Record("alice", "w1", "v5e", "tile=512", std::nullopt, 3, "VMEM overflow")));
+  ASSERT_TRUE(store->tuning_records().Add(Record("alice", "w1", "v4", "tile=256", 0.01, 4)));
+  EXPECT_FALSE(store->tuning_records().Add(Record("alice", "w1", "v5e", "both", 0.1, 5, "error too")));
+  auto records = store->tuning_records().List({.tenant = "alice", .workload_key = "w1", .chip = "v5e"});
   ASSERT_TRUE(records);
   ASSERT_EQ(records->size(), 3u);
   EXPECT_EQ((*records)[0].plan, "tile=512");
   EXPECT_EQ((*records)[0].error, "VMEM overflow");
   EXPECT_EQ((*records)[0].compiler_version, kCompilerFormatVersion);
   EXPECT_GT((*records)[0].id, 0);
-  auto best = store->BestTuningRecord("alice", "w1", "v5e");
+  auto best = store->tuning_records().Best("alice", "w1", "v5e");
   ASSERT_TRUE(best && best->has_value());
   EXPECT_EQ((*best)->plan, "tile=128");
-  EXPECT_FALSE(store->BestTuningRecord("alice", "w2", "v5e")->has_value());
+  EXPECT_FALSE(store->tuning_records().Best("alice", "w2", "v5e")->has_value());
 }
 
 TEST_F(CacheStoreTest, TuningRecordsAreScopedByTenantAndCompilerVersion) {
   auto store = OpenStore();
-  ASSERT_TRUE(store->AddTuningRecord(Record("alice", "w", "v5e", "alice-slow", 0.30, 1)));
-  ASSERT_TRUE(store->AddTuningRecord(Record("bob", "w", "v5e", "bob-fast", 0.01, 2)));
+  ASSERT_TRUE(store->tuning_records().Add(Record("alice", "w", "v5e", "alice-slow", 0.30, 1)));
+  ASSERT_TRUE(store->tuning_records().Add(Record("bob", "w", "v5e", "bob-fast", 0.01, 2)));
   TuningRecord older = Record("alice", "w", "v5e", "older-compiler", 0.001, 3);
   older.compiler_version = kCompilerFormatVersion - 1;
-  ASSERT_TRUE(store->AddTuningRecord(older));
+  ASSERT_TRUE(store->tuning_records().Add(older));
   // Another tenant's faster record and an older compiler's are never the best.
-  auto best = store->BestTuningRecord("alice", "w", "v5e");
+  auto best = store->tuning_records().Best("alice", "w", "v5e");
   ASSERT_TRUE(best && best->has_value());
   EXPECT_EQ((*best)->plan, "alice-slow");
   EXPECT_EQ((*best)->tenant, "alice");
-  auto bobs = store->BestTuningRecord("bob", "w", "v5e");
+  auto bobs = store->tuning_records().Best("bob", "w", "v5e");
   ASSERT_TRUE(bobs && bobs->has_value());
   EXPECT_EQ((*bobs)->plan, "bob-fast");
-  EXPECT_FALSE(store->BestTuningRecord("carol", "w", "v5e")->has_value());
-  EXPECT_FALSE(store->BestTuningRecord("", "w", "v5e"));
-  EXPECT_FALSE(store->AddTuningRecord(Record("", "w", "v5e", "p", 0.1, 4)));
+  EXPECT_FALSE(store->tuning_records().Best("carol", "w", "v5e")->has_value());
+  EXPECT_FALSE(store->tuning_records().Best("", "w", "v5e"));
+  EXPECT_FALSE(store->tuning_records().Add(Record("", "w", "v5e", "p", 0.1, 4)));
   // Listing one tenant's shows none of the others'.
-  auto alices = store->TuningRecords({.tenant = "alice"});
+  auto alices = store->tuning_records().List({.tenant = "alice"});
   ASSERT_TRUE(alices);
   ASSERT_EQ(alices->size(), 2u);
   for (const TuningRecord& r : *alices) EXPECT_EQ(r.tenant, "alice");
-  EXPECT_EQ(store->TuningRecords({.compiler_version = kCompilerFormatVersion - 1})->size(), 1u);
-  EXPECT_EQ(store->TuningRecords({.limit = 1})->size(), 1u);
+  EXPECT_EQ(store->tuning_records().List({.compiler_version = kCompilerFormatVersion - 1})->size(), 1u);
+  EXPECT_EQ(store->tuning_records().List({.limit = 1})->size(), 1u);
 
-  auto counts = store->TuningRecordCounts();
+  auto counts = store->tuning_records().CountsByTenant();
   ASSERT_TRUE(counts);
   EXPECT_EQ(*counts, (std::map<std::string, int64_t>{{"alice", 2}, {"bob", 1}}));
-  auto deleted = store->DeleteTuningRecords("alice");
+  auto deleted = store->tuning_records().DeleteTenant("alice");
   ASSERT_TRUE(deleted);
   EXPECT_EQ(*deleted, 2);
-  EXPECT_EQ(*store->TuningRecordCounts(), (std::map<std::string, int64_t>{{"bob", 1}}));
-  EXPECT_FALSE(store->BestTuningRecord("alice", "w", "v5e")->has_value());
-  EXPECT_TRUE(store->BestTuningRecord("bob", "w", "v5e")->has_value());
-  EXPECT_EQ(*store->DeleteTuningRecords("alice"), 0);
+  EXPECT_EQ(*store->tuning_records().CountsByTenant(), (std::map<std::string, int64_t>{{"bob", 1}}));
+  EXPECT_FALSE(store->tuning_records().Best("alice", "w", "v5e")->has_value());
+  EXPECT_TRUE(store->tuning_records().Best("bob", "w", "v5e")->has_value());
+  EXPECT_EQ(*store->tuning_records().DeleteTenant("alice"), 0);
 }
 
 TEST_F(CacheStoreTest, HotSetIsBoundedByBytes) {

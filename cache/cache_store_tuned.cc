@@ -41,18 +41,14 @@ Status CacheStore::ReplaceWithTuned(const PutRequest& tuned, uint64_t expected_c
                                 std::string(PlanKindName(tuned.plan_kind)));
   }
   KILN_ASSIGN_OR_RETURN(PreparedEntry prepared, PrepareEntry(tuned));
-  std::lock_guard lock(writer_mutex_);
-  (void)FlushHitStatsLocked();  // advisory figures
-  writer_->ClearLastFailure();
   uint64_t replaced_stored_bytes = 0;
-  auto swap = [&]() -> Status {
-    KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(*writer_));
+  auto swap = [&](Connection& writer) -> Status {
     std::optional<StoredVersion> stored;
     {
       // The writer's transaction holds the write lock: no other process
       // can change the row between this read and the write below.
       KILN_ASSIGN_OR_RETURN(Statement select,
-                            writer_->Prepare("SELECT checksum, plan_kind, device_seconds, stored_bytes, "
+                            writer.Prepare("SELECT checksum, plan_kind, device_seconds, stored_bytes, "
                                              "compile_seconds FROM entries "
                                              "WHERE id = ?5 AND tenant = ?1 AND key = ?2 AND chip = ?3 "
                                              "AND format_version = ?4 AND quarantined = 0"));
@@ -72,13 +68,12 @@ Status CacheStore::ReplaceWithTuned(const PutRequest& tuned, uint64_t expected_c
     PutRequest kept = tuned;
     kept.compile_seconds = stored->compile_seconds;
     prepared.entry->metadata.compile_seconds = stored->compile_seconds;
-    KILN_RETURN_IF_ERROR(WriteEntryRowsLocked(kept, prepared, /*keep_components=*/true));
-    return transaction.Commit();
+    return WriteEntryRows(writer, kept, prepared, /*keep_components=*/true);
   };
-  if (Status swapped = swap(); !swapped) return WriteFailureLocked(swapped.error());
-  approx_stored_bytes_ -= std::min(approx_stored_bytes_, replaced_stored_bytes);
-  PublishEntryLocked(tuned, std::move(prepared.entry));
-  return Ok();
+  return writer_->Write(swap, [&](Connection& writer) {
+    approx_stored_bytes_ -= std::min(approx_stored_bytes_, replaced_stored_bytes);
+    PublishEntryLocked(writer, tuned, std::move(prepared.entry));
+  });
 }
 
 }  // namespace kiln::cache

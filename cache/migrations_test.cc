@@ -118,14 +118,14 @@ TEST(MigrationsTest, EveryEarlierVersionMigratesWithDataPreserved) {
     EXPECT_EQ(**mapped, id.key);
     // A record from before tuning records had a tenant and a compiler
     // version survives, but is never reused (0006).
-    auto records = (*store)->TuningRecords({.workload_key = "w"});
+    auto records = (*store)->tuning_records().List({.workload_key = "w"});
     ASSERT_TRUE(records);
     ASSERT_EQ(records->size(), 1u);
     EXPECT_EQ((*records)[0].plan, "tile=128");
     EXPECT_EQ((*records)[0].measured_seconds, 0.25);
     EXPECT_EQ((*records)[0].compiler_version, 0u);
     EXPECT_EQ((*records)[0].tenant, "");
-    EXPECT_FALSE((*store)->BestTuningRecord("alice", "w", "v5e")->has_value());
+    EXPECT_FALSE((*store)->tuning_records().Best("alice", "w", "v5e")->has_value());
   }
 }
 
@@ -217,20 +217,20 @@ TEST(MigrationsTest, TuningRecordsFromBeforeScopesGetNoTenantAndVersionZero) {
   options.path = path;
   auto store = CacheStore::Open(options);
   ASSERT_TRUE(store) << store.error().message;
-  auto old = (*store)->TuningRecords({.tenant = ""});
+  auto old = (*store)->tuning_records().List({.tenant = ""});
   ASSERT_TRUE(old);
   ASSERT_EQ(old->size(), 2u);
   EXPECT_EQ((*old)[0].plan, "broken");
   EXPECT_EQ((*old)[0].error, "VMEM overflow");
   EXPECT_EQ((*old)[1].plan, "fast");
   for (const TuningRecord& r : *old) EXPECT_EQ(r.compiler_version, 0u);
-  EXPECT_EQ(*(*store)->TuningRecordCounts(), (std::map<std::string, int64_t>{{"", 2}}));
+  EXPECT_EQ(*(*store)->tuning_records().CountsByTenant(), (std::map<std::string, int64_t>{{"", 2}}));
 
   // The old fast record is not alice's, nor this compiler's.
-  EXPECT_FALSE((*store)->BestTuningRecord("alice", "w", "v5e")->has_value());
-  ASSERT_TRUE((*store)->AddTuningRecord(
+  EXPECT_FALSE((*store)->tuning_records().Best("alice", "w", "v5e")->has_value());
+  ASSERT_TRUE((*store)->tuning_records().Add(
       {.tenant = "alice", .workload_key = "w", .chip = "v5e", .plan = "new", .measured_seconds = 0.5}));
-  auto best = (*store)->BestTuningRecord("alice", "w", "v5e");
+  auto best = (*store)->tuning_records().Best("alice", "w", "v5e");
   ASSERT_TRUE(best && best->has_value());
   EXPECT_EQ((*best)->plan, "new");
   EXPECT_EQ(*OpenRaw(path)->QueryInt("SELECT count(*) FROM sqlite_master WHERE name = 'tuning_records_by_scope'"),

@@ -1,10 +1,14 @@
 // Internal to the cache store: the SQL column list of an entry's metadata
-// and its decoding. Not part of the public interface. Thread-compatible.
+// and its decoding, and the rows an entry is written as (inside one of the
+// store's write transactions, store_writer.h). Not part of the public
+// interface. Thread-compatible: callers hold the writer lock.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "cache/entry.h"
+#include "cache/hot_set.h"
 #include "cache/sqlite_connection.h"
 
 namespace kiln::cache {
@@ -27,6 +31,23 @@ Result<EntryMetadata> MetadataFromRow(const Statement& row);
 // The rowid of an entry: XXH3-64 of its identity, folded to a positive
 // 63-bit integer. Part of the schema (0001_initial.sql).
 int64_t EntryRowId(const EntryId& id);
+
+// An entry ready to write: its metadata and compressed bytes (the raw
+// bytes are copied into `entry` only once it is written).
+struct PreparedEntry {
+  std::shared_ptr<HotEntry> entry;
+  std::string frame;
+  std::string source_frame;  // empty: no source text kept
+};
+
+// The entry's rows, in the caller's transaction: entry, bytes, key
+// components (kept as they are when `keep_components` and the request has
+// none), the source text when there is one, and the request-body mapping.
+// Sets prepared.entry->metadata's row_id and hit_count.
+Status WriteEntryRows(Connection& writer, const PutRequest& request, PreparedEntry& prepared, bool keep_components);
+
+// Adds `delta` to the persisted counter `name` ("evicted", "quarantined").
+Status BumpCounter(Connection& writer, const char* name, int64_t delta);
 
 // A checksum is an unsigned 64-bit value kept in a signed SQLite INTEGER.
 inline int64_t ChecksumToSql(uint64_t checksum) { return static_cast<int64_t>(checksum); }

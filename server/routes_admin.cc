@@ -272,7 +272,7 @@ void KilnService::Metrics(Call call) {
                            figures.second / counts[kind]);
     }
   }
-  Result<std::map<std::string, int64_t>> records = store_->TuningRecordCounts();
+  Result<std::map<std::string, int64_t>> records = store_->tuning_records().CountsByTenant();
   metrics_.SetTuneFigures(tune_jobs_->counts(), records ? *records : std::map<std::string, int64_t>{});
   if (shared_ != nullptr) shared_metrics_->Update(shared_->Counters(), shared_->Health(), lease_waiter_->waiting());
   call.respond(http::Response::Text(200, metrics_.registry().RenderPrometheus(),

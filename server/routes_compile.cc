@@ -284,7 +284,7 @@ KilnService::Flight KilnService::CompileAndStore(hlo::Module& module, std::strin
 void KilnService::RecordCompile(cache::CompileRecord record, double compile_ms) {
   record.compile_seconds = compile_ms / 1000;
   // Diagnostics only: a failure to log must not fail the compile.
-  Result<int64_t> other_keys = store_->RecordCompile(record);
+  Result<int64_t> other_keys = store_->compile_log().Record(record);
   if (other_keys && *other_keys > 0) metrics_.Recompiled();
 }
 

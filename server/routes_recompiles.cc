@@ -22,7 +22,7 @@ void KilnService::Recompiles(Call call) {
               .WithReason("bad_request")));
     }
   }
-  Result<std::vector<cache::CompileRecord>> records = store_->CompileRecords(filter);
+  Result<std::vector<cache::CompileRecord>> records = store_->compile_log().Records(filter);
   if (!records) return call.respond(http::ErrorResponse(InternalFailure("reading the compile log", records.error())));
   auto read_source = [this](const cache::EntryId& id) -> std::optional<std::string> {
     Result<std::optional<std::string>> source = store_->Source(id);

@@ -74,7 +74,7 @@ Status KilnService::KeepFetched(cache::BundleEntry fetched, const EntryView& vie
   bundle.entries.push_back(std::move(fetched));
   // One transaction; the fetched frame is stored as it is (no second
   // compression). A present copy is counted, not replaced.
-  KILN_RETURN_IF_ERROR(store_->ImportBundle(bundle));
+  KILN_RETURN_IF_ERROR(store_->bundles().Import(bundle));
   Index(view, raw_bytes);
   return Ok();
 }

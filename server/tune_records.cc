@@ -10,14 +10,14 @@ Status StoreRecords::Add(const autotune::TuningTrial& trial) {
   record.plan = trial.plan;
   if (trial.measured_us) record.measured_seconds = *trial.measured_us * 1e-6;
   record.error = trial.error;
-  KILN_RETURN_IF_ERROR(store_.AddTuningRecord(std::move(record)));
+  KILN_RETURN_IF_ERROR(store_.tuning_records().Add(std::move(record)));
   ++added_;
   return Ok();
 }
 
 Result<std::optional<autotune::TuningTrial>> StoreRecords::Best(const std::string& workload_key,
                                                                 const std::string& chip) {
-  KILN_ASSIGN_OR_RETURN(std::optional<cache::TuningRecord> best, store_.BestTuningRecord(tenant_, workload_key, chip));
+  KILN_ASSIGN_OR_RETURN(std::optional<cache::TuningRecord> best, store_.tuning_records().Best(tenant_, workload_key, chip));
   if (!best) return std::optional<autotune::TuningTrial>();
   autotune::TuningTrial trial;
   trial.workload_key = best->workload_key;

@@ -585,10 +585,10 @@ TEST_F(KilnCliTest, InspectListsTunedEntriesAndTuningRecords) {
     put.plan_kind = kiln::cache::PlanKind::kTuned;
     put.device_seconds = 0.25;
     ASSERT_TRUE((*store)->ReplaceWithTuned(put, (*(*store)->GetMetadata(put.id))->checksum));
-    ASSERT_TRUE((*store)->AddTuningRecord(
+    ASSERT_TRUE((*store)->tuning_records().Add(
         {.tenant = "alice", .workload_key = "aa", .chip = "v5e", .plan = "tile=128", .measured_seconds = 2e-5,
          .created_ms = 1000}));
-    ASSERT_TRUE((*store)->AddTuningRecord(
+    ASSERT_TRUE((*store)->tuning_records().Add(
         {.tenant = "bob", .workload_key = "bb", .chip = "v6e", .plan = "tile=64", .error = "VMEM overflow",
          .created_ms = 2000}));
   }

@@ -337,7 +337,7 @@ TEST_F(KilnPrewarmTest, TuneAutotunesEachNewEntry) {
   EXPECT_EQ(j["tuned"].get<int>(), tuned ? 1 : 0);
   const std::string note = j["tune_notes"][0];
   EXPECT_NE(note.find(tuned ? "stored as plan tuned" : "nothing stored"), std::string::npos) << note;
-  EXPECT_FALSE((*store)->TuningRecords({}).value().empty());  // the trials are kept for transfer
+  EXPECT_FALSE((*store)->tuning_records().List({}).value().empty());  // the trials are kept for transfer
 }
 
 TEST_F(KilnPrewarmTest, UsageErrorsExitTwo) {

@@ -146,7 +146,7 @@ TEST(ServerTuneTest, ADoneJobSwapsTheTunedExecutableInUnderTheSameKey) {
   other_options.path = (env.dir() / "kiln.db").string();
   auto other = cache::CacheStore::Open(other_options);
   ASSERT_TRUE(other) << other.error().ToString();
-  ASSERT_TRUE((*other)->DeleteTuningRecords("default"));
+  ASSERT_TRUE((*other)->tuning_records().DeleteTenant("default"));
   EXPECT_EQ(Metric(env, R"(kiln_tuning_records{tenant="default"})"), 0);
 }
 

@@ -288,7 +288,7 @@ Status TuningRecords(const InspectArgs& args) {
   if (!args.workload.empty()) filter.workload_key = args.workload;
   if (!args.record_chip.empty()) filter.chip = args.record_chip;
   filter.limit = args.limit;
-  KILN_ASSIGN_OR_RETURN(auto records, store->TuningRecords(filter));
+  KILN_ASSIGN_OR_RETURN(auto records, store->tuning_records().List(filter));
   if (args.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : records) out.push_back(RecordJson(r));

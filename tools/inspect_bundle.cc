@@ -150,7 +150,7 @@ Status ExportBundleFile(const BundleArgs& args) {
                            return out->Append(encoder.RecordItem(record));
                          }};
   cache::BundleReport report;
-  KILN_RETURN_IF_ERROR(store->ExportBundle(selection, sink, report));
+  KILN_RETURN_IF_ERROR(store->bundles().Export(selection, sink, report));
   KILN_RETURN_IF_ERROR(out->Append(encoder.Manifest()));
   KILN_RETURN_IF_ERROR(out->Commit());
   PrintReport("exported", report, args.json);
@@ -183,7 +183,7 @@ Status ImportBundleFile(const BundleArgs& args) {
                         cache::BundleReader::Open(cache::BundleReader::FileSource(file.get(), args.file),
                                                   cache::CurrentSchemaVersion()));
   KILN_ASSIGN_OR_RETURN(auto store, OpenToolStore(args.db, StoreAccess::kCreateIfMissing));
-  Result<cache::BundleReport> report = store->ImportBundle(reader, options);
+  Result<cache::BundleReport> report = store->bundles().Import(reader, options);
   if (!report) return report.error().WithContext("importing " + args.file);
   PrintReport("imported", *report, args.json);
   return Ok();

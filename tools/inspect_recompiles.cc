@@ -50,7 +50,7 @@ void PrintTable(const json& report) {
 
 Status PrintRecompiles(cache::CacheStore& store, const RecompilesArgs& args) {
   cache::CompileRecordFilter filter{.tenant = args.tenant, .module_name = args.name, .min_keys = args.min_keys};
-  KILN_ASSIGN_OR_RETURN(std::vector<cache::CompileRecord> records, store.CompileRecords(filter));
+  KILN_ASSIGN_OR_RETURN(std::vector<cache::CompileRecord> records, store.compile_log().Records(filter));
   auto read_source = [&store](const cache::EntryId& id) -> std::optional<std::string> {
     Result<std::optional<std::string>> source = store.Source(id);
     return source ? *source : std::nullopt;

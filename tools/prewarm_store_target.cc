@@ -40,7 +40,7 @@ Result<JobOutcome> StoreTarget::Make(const CompileJob& job) {
   // Logged like a server's compile, so a dump folder's recompiles show in
   // `kiln inspect recompiles`; diagnostics only, a failure is ignored.
   record.compile_seconds = compiled.compile_ms / 1000;
-  (void)store_.RecordCompile(record);
+  (void)store_.compile_log().Record(record);
   outcome.compiled = true;
   outcome.compile_seconds = compiled.compile_ms / 1000;
   outcome.bytes = executable.size();

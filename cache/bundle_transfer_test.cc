@@ -50,15 +50,15 @@ class CacheStoreBundleTest : public ::testing::Test {
     }
     const std::string bob = TestExecutable(3);
     EXPECT_TRUE(source->Put(TestPut(TestId(3, "bob"), bob)));
-    EXPECT_TRUE(source->AddTuningRecord(Record("alice", 0.5, kSomeDay + 100)));
+    EXPECT_TRUE(source->tuning_records().Add(Record("alice", 0.5, kSomeDay + 100)));
     TuningRecord old = Record("bob", 0.7, kSomeDay + 200);
     old.compiler_version = 0;
-    EXPECT_TRUE(source->AddTuningRecord(old));
+    EXPECT_TRUE(source->tuning_records().Add(old));
     return source;
   }
   Bundle ExportAll() {
     BundleReport report;
-    auto bundle = FilledSource()->ExportBundle({}, report);
+    auto bundle = FilledSource()->bundles().Export({}, report);
     EXPECT_TRUE(bundle) << bundle.error().ToString();
     return bundle ? std::move(*bundle) : Bundle{};
   }
@@ -68,13 +68,13 @@ class CacheStoreBundleTest : public ::testing::Test {
 TEST_F(CacheStoreBundleTest, ImportReproducesTheExportedStore) {
   auto source = FilledSource();
   BundleReport exported;
-  auto bundle = source->ExportBundle({}, exported);
+  auto bundle = source->bundles().Export({}, exported);
   ASSERT_TRUE(bundle) << bundle.error().ToString();
   EXPECT_EQ(exported.entries, 3);
   EXPECT_EQ(exported.records, 2);
 
   auto target = Open("target.db");
-  auto imported = target->ImportBundle(*bundle);
+  auto imported = target->bundles().Import(*bundle);
   ASSERT_TRUE(imported) << imported.error().ToString();
   EXPECT_EQ(imported->entries, 3);
   EXPECT_EQ(imported->records, 2);
@@ -101,7 +101,7 @@ TEST_F(CacheStoreBundleTest, ImportReproducesTheExportedStore) {
   auto mapped = target->LookupRequest("alice", Hash128{99, 1}, "v5e", kCompilerFormatVersion);
   ASSERT_TRUE(mapped);
   EXPECT_FALSE(*mapped) << "an imported request hash now answers that body with " << (*mapped)->Hex();
-  auto bob_records = target->TuningRecords({.tenant = "bob"});
+  auto bob_records = target->tuning_records().List({.tenant = "bob"});
   ASSERT_TRUE(bob_records);
   ASSERT_EQ(bob_records->size(), 1u);
   EXPECT_EQ((*bob_records)[0].compiler_version, 0u);  // kept: never reused
@@ -117,17 +117,17 @@ TEST_F(CacheStoreBundleTest, RecordsFromBeforeTenantsMoveAsTheyAre) {
                                 "measured_seconds, error, created_ms) VALUES ('', 'w', 'v5e', 0, 'p', 0.5, NULL, 1764547200009)"));
   }
   BundleReport report;
-  auto bundle = source->ExportBundle({}, report);
+  auto bundle = source->bundles().Export({}, report);
   ASSERT_TRUE(bundle) << bundle.error().ToString();
   auto encoded = EncodeBundle(*bundle);
   ASSERT_TRUE(encoded);
   auto decoded = DecodeBundle(*encoded, bundle->schema_version);
   ASSERT_TRUE(decoded) << decoded.error().ToString();
   auto target = Open("target.db");
-  auto imported = target->ImportBundle(*decoded);
+  auto imported = target->bundles().Import(*decoded);
   ASSERT_TRUE(imported) << imported.error().ToString();
   EXPECT_EQ(imported->records, 1);
-  auto counts = target->TuningRecordCounts();
+  auto counts = target->tuning_records().CountsByTenant();
   ASSERT_TRUE(counts);
   EXPECT_EQ(counts->at(""), 1);
 }
@@ -135,14 +135,14 @@ TEST_F(CacheStoreBundleTest, RecordsFromBeforeTenantsMoveAsTheyAre) {
 TEST_F(CacheStoreBundleTest, SecondImportChangesNothing) {
   Bundle bundle = ExportAll();
   auto target = Open("target.db");
-  ASSERT_TRUE(target->ImportBundle(bundle));
-  auto again = target->ImportBundle(bundle);
+  ASSERT_TRUE(target->bundles().Import(bundle));
+  auto again = target->bundles().Import(bundle);
   ASSERT_TRUE(again) << again.error().ToString();
   EXPECT_EQ(again->entries, 0);
   EXPECT_EQ(again->records, 0);
   EXPECT_EQ(again->entries_present, 3);
   EXPECT_EQ(again->records_present, 2);
-  EXPECT_EQ(target->TuningRecords({})->size(), 2u);
+  EXPECT_EQ(target->tuning_records().List({})->size(), 2u);
   EXPECT_EQ(target->Stats()->entries, 3);
 }
 
@@ -151,7 +151,7 @@ TEST_F(CacheStoreBundleTest, OtherBytesUnderTheSameKeyAreKeptAndCounted) {
   auto target = Open("target.db");
   const std::string mine = TestExecutable(50);
   ASSERT_TRUE(target->Put(TestPut(TestId(1), mine)));
-  auto imported = target->ImportBundle(bundle);
+  auto imported = target->bundles().Import(bundle);
   ASSERT_TRUE(imported);
   EXPECT_EQ(imported->conflicts, 1);
   EXPECT_EQ(imported->entries, 2);
@@ -163,18 +163,18 @@ TEST_F(CacheStoreBundleTest, OtherBytesUnderTheSameKeyAreKeptAndCounted) {
 TEST_F(CacheStoreBundleTest, SelectionPicksTenantKeysAndTime) {
   auto source = FilledSource();
   BundleReport report;
-  auto alice = source->ExportBundle({.tenant = "alice"}, report);
+  auto alice = source->bundles().Export({.tenant = "alice"}, report);
   ASSERT_TRUE(alice);
   EXPECT_EQ(alice->entries.size(), 2u);
   ASSERT_EQ(alice->records.size(), 1u);
   EXPECT_EQ(alice->records[0].tenant, "alice");
 
-  auto one_key = source->ExportBundle({.keys = {TestId(2).key}}, report);
+  auto one_key = source->bundles().Export({.keys = {TestId(2).key}}, report);
   ASSERT_TRUE(one_key);
   ASSERT_EQ(one_key->entries.size(), 1u);
   EXPECT_EQ(one_key->entries[0].metadata.id, TestId(2));
 
-  auto future = source->ExportBundle({.since_ms = int64_t{1} << 60}, report);
+  auto future = source->bundles().Export({.since_ms = int64_t{1} << 60}, report);
   ASSERT_TRUE(future);
   EXPECT_TRUE(future->entries.empty());
   EXPECT_TRUE(future->records.empty());
@@ -191,7 +191,7 @@ TEST_F(CacheStoreBundleTest, AStreamedImportCommitsBatchByBatch) {
     auto reader = BundleReader::Open(BundleReader::BytesSource(*encoded), CurrentSchemaVersion(),
                                      [](const EntryId&, std::string_view) -> Status { return Ok(); });
     ASSERT_TRUE(reader) << reader.error().ToString();
-    auto imported = target->ImportBundle(*reader, {.batch_bytes = 1});  // one entry per transaction
+    auto imported = target->bundles().Import(*reader, {.batch_bytes = 1});  // one entry per transaction
     ASSERT_TRUE(imported) << imported.error().ToString();
     EXPECT_EQ(imported->entries, 3);
     EXPECT_EQ(imported->records, 2);
@@ -211,7 +211,7 @@ TEST_F(CacheStoreBundleTest, AStreamedImportCommitsBatchByBatch) {
   auto reader = BundleReader::Open(BundleReader::BytesSource(damaged), CurrentSchemaVersion(),
                                    [](const EntryId&, std::string_view) -> Status { return Ok(); });
   ASSERT_TRUE(reader);
-  auto imported = target->ImportBundle(*reader, {.batch_bytes = 1});
+  auto imported = target->bundles().Import(*reader, {.batch_bytes = 1});
   ASSERT_FALSE(imported);
   EXPECT_NE(imported.error().ToString().find("after importing " + std::to_string(before_bob) + " entries"),
             std::string::npos)
@@ -222,7 +222,7 @@ TEST_F(CacheStoreBundleTest, AStreamedImportCommitsBatchByBatch) {
 TEST_F(CacheStoreBundleTest, AnImportMayFileEverythingUnderOneTenant) {
   Bundle bundle = ExportAll();
   auto target = Open("target.db");
-  auto imported = target->ImportBundle(bundle, {.tenant = "carol"});
+  auto imported = target->bundles().Import(bundle, {.tenant = "carol"});
   ASSERT_TRUE(imported) << imported.error().ToString();
   EXPECT_EQ(imported->entries, 3);
   // bob's entry 3 and alice's 1 and 2, all carol's now.
@@ -231,8 +231,8 @@ TEST_F(CacheStoreBundleTest, AnImportMayFileEverythingUnderOneTenant) {
     ASSERT_TRUE(got && *got) << n;
   }
   EXPECT_FALSE(*target->GetMetadata(TestId(1)));
-  EXPECT_EQ(target->TuningRecords({.tenant = "carol"})->size(), 2u);
-  auto refused = target->ImportBundle(bundle, {.tenant = "../../etc"});
+  EXPECT_EQ(target->tuning_records().List({.tenant = "carol"})->size(), 2u);
+  auto refused = target->bundles().Import(bundle, {.tenant = "../../etc"});
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("is not a name"), std::string::npos) << refused.error().ToString();
 }

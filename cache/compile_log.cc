@@ -1,5 +1,4 @@
-// CacheStore: the compile log behind recompile diagnostics.
-#include "cache/cache_store.h"
+#include "cache/compile_log.h"
 
 namespace kiln::cache {
 namespace {
@@ -26,22 +25,18 @@ std::vector<std::string> SplitLines(std::string_view text) {
 
 }  // namespace
 
-Result<int64_t> CacheStore::RecordCompile(const CompileRecord& record) {
+Result<int64_t> CompileLog::Record(const CompileRecord& record) {
   if (record.tenant.empty() || record.module_name.empty() || record.chip.empty()) {
     return InvalidArgumentError("cache: a compile record needs a tenant, a module name and a chip");
   }
   for (const std::string& shape : record.parameters) {
     if (shape.find('\n') != std::string::npos) return InvalidArgumentError("cache: a parameter shape holds a newline");
   }
-  if (read_only_) return ReadOnlyError();
-  const int64_t now = record.last_ms != 0 ? record.last_ms : Now();
-  std::lock_guard lock(writer_mutex_);
-  writer_->ClearLastFailure();
+  const int64_t now = record.last_ms != 0 ? record.last_ms : clock_();
   int64_t other_keys = 0;
-  auto write = [&]() -> Status {
-    KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(*writer_));
+  KILN_RETURN_IF_ERROR(writer_.Write([&](Connection& writer) -> Status {
     KILN_ASSIGN_OR_RETURN(Statement count,
-                          writer_->Prepare("SELECT count(*) FROM compile_log WHERE tenant = ?1 AND module_name = ?2 "
+                          writer.Prepare("SELECT count(*) FROM compile_log WHERE tenant = ?1 AND module_name = ?2 "
                                            "AND chip = ?3 AND key != ?4 AND structure = ?5"));
     count.BindText(1, record.tenant).BindText(2, record.module_name).BindText(3, record.chip);
     count.BindText(5, record.structure);
@@ -50,7 +45,7 @@ Result<int64_t> CacheStore::RecordCompile(const CompileRecord& record) {
     count.Reset();
     KILN_ASSIGN_OR_RETURN(
         Statement upsert,
-        writer_->Prepare("INSERT INTO compile_log (tenant, module_name, chip, key, client, parameters, compiles, "
+        writer.Prepare("INSERT INTO compile_log (tenant, module_name, chip, key, client, parameters, compiles, "
                          "compile_seconds, first_ms, last_ms, structure, options) "
                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
                          "ON CONFLICT (tenant, module_name, chip, key) DO UPDATE SET "
@@ -63,18 +58,15 @@ Result<int64_t> CacheStore::RecordCompile(const CompileRecord& record) {
     upsert.BindText(11, record.structure).BindText(12, record.options);
     KILN_RETURN_IF_ERROR(upsert.Run());
     KILN_ASSIGN_OR_RETURN(Statement trim,
-                          writer_->Prepare("DELETE FROM compile_log WHERE id <= (SELECT MAX(id) FROM compile_log) - ?1"));
+                          writer.Prepare("DELETE FROM compile_log WHERE id <= (SELECT MAX(id) FROM compile_log) - ?1"));
     // The newest rows by id (an upsert keeps its row's id).
-    KILN_RETURN_IF_ERROR(trim.Bind(1, options_.compile_log_rows).Run());
-    return transaction.Commit();
-  };
-  if (Status written = write(); !written) return WriteFailureLocked(written.error());
-  WriteSucceededLocked();
+    return trim.Bind(1, max_rows_).Run();
+  }));
   return other_keys;
 }
 
-Result<std::vector<CompileRecord>> CacheStore::CompileRecords(const CompileRecordFilter& filter) {
-  KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_->Acquire());
+Result<std::vector<CompileRecord>> CompileLog::Records(const CompileRecordFilter& filter) {
+  KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_.Acquire());
   KILN_ASSIGN_OR_RETURN(
       Statement select,
       reader->Prepare("SELECT c.tenant, c.module_name, c.chip, c.key, c.client, c.parameters, c.compiles, "

@@ -37,13 +37,13 @@ class CompileLogTest : public ::testing::Test {
 };
 
 TEST_F(CompileLogTest, CountsOtherKeysOfTheNameAndAddsUpRepeats) {
-  EXPECT_EQ(*store_->RecordCompile(Record("alice", "step", 1, 16, 1000)), 0);
-  EXPECT_EQ(*store_->RecordCompile(Record("alice", "step", 2, 17, 2000)), 1);
-  EXPECT_EQ(*store_->RecordCompile(Record("alice", "step", 2, 17, 3000)), 1);  // the same key again
-  EXPECT_EQ(*store_->RecordCompile(Record("alice", "other", 3, 8, 4000)), 0);
-  EXPECT_EQ(*store_->RecordCompile(Record("bob", "step", 4, 32, 5000)), 0);  // another tenant
+  EXPECT_EQ(*store_->compile_log().Record(Record("alice", "step", 1, 16, 1000)), 0);
+  EXPECT_EQ(*store_->compile_log().Record(Record("alice", "step", 2, 17, 2000)), 1);
+  EXPECT_EQ(*store_->compile_log().Record(Record("alice", "step", 2, 17, 3000)), 1);  // the same key again
+  EXPECT_EQ(*store_->compile_log().Record(Record("alice", "other", 3, 8, 4000)), 0);
+  EXPECT_EQ(*store_->compile_log().Record(Record("bob", "step", 4, 32, 5000)), 0);  // another tenant
 
-  auto records = store_->CompileRecords({.tenant = "alice", .min_keys = 2});
+  auto records = store_->compile_log().Records({.tenant = "alice", .min_keys = 2});
   ASSERT_TRUE(records) << records.error().ToString();
   ASSERT_EQ(records->size(), 2u);  // "other" has one key
   EXPECT_EQ((*records)[0].key, (Hash128{0, 1}));
@@ -55,17 +55,17 @@ TEST_F(CompileLogTest, CountsOtherKeysOfTheNameAndAddsUpRepeats) {
   EXPECT_EQ((*records)[1].last_ms, 3000);
   EXPECT_EQ((*records)[1].client, "job/host2");
 
-  auto everyone = store_->CompileRecords({.min_keys = 1});
+  auto everyone = store_->compile_log().Records({.min_keys = 1});
   ASSERT_TRUE(everyone);
   EXPECT_EQ(everyone->size(), 4u);
-  auto by_name = store_->CompileRecords({.module_name = "step", .min_keys = 1});
+  auto by_name = store_->compile_log().Records({.module_name = "step", .min_keys = 1});
   ASSERT_TRUE(by_name);
   EXPECT_EQ(by_name->size(), 3u);  // alice's two and bob's one
 }
 
 TEST_F(CompileLogTest, KeepsOnlyTheNewestRows) {
-  for (uint64_t key = 1; key <= 8; ++key) ASSERT_TRUE(store_->RecordCompile(Record("alice", "step", key, 8, key)));
-  auto records = store_->CompileRecords({.min_keys = 1});
+  for (uint64_t key = 1; key <= 8; ++key) ASSERT_TRUE(store_->compile_log().Record(Record("alice", "step", key, 8, key)));
+  auto records = store_->compile_log().Records({.min_keys = 1});
   ASSERT_TRUE(records);
   ASSERT_EQ(records->size(), 5u);
   EXPECT_EQ(records->front().key, (Hash128{0, 4}));
@@ -74,11 +74,11 @@ TEST_F(CompileLogTest, KeepsOnlyTheNewestRows) {
 
 TEST_F(CompileLogTest, RefusesRecordsWithoutANameOrWithANewlineInAShape) {
   CompileRecord nameless = Record("alice", "", 1, 8, 1);
-  EXPECT_FALSE(store_->RecordCompile(nameless));
+  EXPECT_FALSE(store_->compile_log().Record(nameless));
   CompileRecord bad_shape = Record("alice", "step", 1, 8, 1);
   bad_shape.parameters.push_back("f32[2]\nf32[3]");
-  EXPECT_FALSE(store_->RecordCompile(bad_shape));
-  EXPECT_TRUE(store_->CompileRecords({.min_keys = 1})->empty());
+  EXPECT_FALSE(store_->compile_log().Record(bad_shape));
+  EXPECT_TRUE(store_->compile_log().Records({.min_keys = 1})->empty());
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// CacheStore: export to and import from bundles (bundle.h).
+#include "cache/bundle_transfer.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -20,7 +21,7 @@ bool Selected(const BundleSelection& selection, const EntryMetadata& m) {
 
 }  // namespace
 
-Result<Bundle> CacheStore::ExportBundle(const BundleSelection& selection, BundleReport& report) {
+Result<Bundle> BundleTransfer::Export(const BundleSelection& selection, BundleReport& report) {
   Bundle bundle;
   bundle.schema_version = CurrentSchemaVersion();
   BundleSink collect{.entry = [&](const BundleEntry& entry) -> Status {
@@ -31,20 +32,20 @@ Result<Bundle> CacheStore::ExportBundle(const BundleSelection& selection, Bundle
                        bundle.records.push_back(record);
                        return Ok();
                      }};
-  KILN_RETURN_IF_ERROR(ExportBundle(selection, collect, report));
+  KILN_RETURN_IF_ERROR(Export(selection, collect, report));
   return bundle;
 }
 
-Status CacheStore::ExportBundle(const BundleSelection& selection, const BundleSink& sink, BundleReport& report) {
+Status BundleTransfer::Export(const BundleSelection& selection, const BundleSink& sink, BundleReport& report) {
   report = {};
   ListFilter filter{.tenant = selection.tenant, .chip = selection.chip, .limit = kExportPage};
   while (true) {
-    KILN_ASSIGN_OR_RETURN(std::vector<EntryMetadata> page, List(filter));
+    KILN_ASSIGN_OR_RETURN(std::vector<EntryMetadata> page, store_.List(filter));
     if (page.empty()) break;
     filter.after_row_id = page.back().row_id;
     for (const EntryMetadata& listed : page) {
       if (!Selected(selection, listed)) continue;
-      KILN_ASSIGN_OR_RETURN(std::shared_ptr<const HotEntry> read, ReadVerified(listed.id));
+      KILN_ASSIGN_OR_RETURN(std::shared_ptr<const HotEntry> read, store_.ReadVerified(listed.id));
       if (read == nullptr) {  // corrupt (now quarantined) or evicted meanwhile
         ++report.skipped_corrupt;
         continue;
@@ -52,13 +53,13 @@ Status CacheStore::ExportBundle(const BundleSelection& selection, const BundleSi
       BundleEntry entry;
       entry.metadata = read->metadata;
       entry.executable = read->executable;
-      KILN_ASSIGN_OR_RETURN(entry.components, Components(listed.id));
+      KILN_ASSIGN_OR_RETURN(entry.components, store_.Components(listed.id));
       // A damaged text is only a lost explanation: the entry goes without.
-      if (Result<std::optional<std::string>> source = Source(listed.id); source && *source) {
+      if (Result<std::optional<std::string>> source = store_.Source(listed.id); source && *source) {
         entry.source_text = std::move(**source);
       }
       {  // the lease is returned before the sink runs
-        KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_->Acquire());
+        KILN_ASSIGN_OR_RETURN(ReaderLease reader, store_.readers_->Acquire());
         KILN_ASSIGN_OR_RETURN(Statement requests,
                               reader->Prepare("SELECT request_hash FROM request_keys WHERE tenant = ?1 AND key = ?2 "
                                               "AND chip = ?3 AND format_version = ?4 ORDER BY request_hash"));
@@ -77,7 +78,7 @@ Status CacheStore::ExportBundle(const BundleSelection& selection, const BundleSi
   }
   TuningRecordFilter records{.tenant = selection.tenant, .chip = selection.chip,
                              .limit = std::numeric_limits<int>::max()};
-  KILN_ASSIGN_OR_RETURN(std::vector<TuningRecord> all, TuningRecords(records));
+  KILN_ASSIGN_OR_RETURN(std::vector<TuningRecord> all, store_.tuning_records().List(records));
   // Oldest first, so an import adds them in the order they were measured.
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
     if (it->created_ms < selection.since_ms) continue;
@@ -87,7 +88,7 @@ Status CacheStore::ExportBundle(const BundleSelection& selection, const BundleSi
   return Ok();
 }
 
-Result<CacheStore::PreparedEntry> CacheStore::PrepareImported(const BundleEntry& entry, const ImportOptions& options) {
+Result<PreparedEntry> BundleTransfer::Prepare(const BundleEntry& entry, const ImportOptions& options) {
   PreparedEntry prepared;
   prepared.entry = std::make_shared<HotEntry>();
   EntryMetadata& metadata = prepared.entry->metadata;
@@ -104,36 +105,32 @@ Result<CacheStore::PreparedEntry> CacheStore::PrepareImported(const BundleEntry&
   if (!entry.frame.empty()) {
     prepared.frame = entry.frame;
   } else {
-    KILN_ASSIGN_OR_RETURN(prepared.frame, ZstdCompress(entry.executable, options_.zstd_level, nullptr));
+    KILN_ASSIGN_OR_RETURN(prepared.frame, ZstdCompress(entry.executable, store_.options_.zstd_level, nullptr));
   }
   metadata.stored_bytes = prepared.frame.size();
   metadata.dictionary_id = 0;
   if (!entry.source_text.empty() && entry.source_text.size() <= kMaxSourceBytes) {
-    KILN_ASSIGN_OR_RETURN(prepared.source_frame, ZstdCompress(entry.source_text, options_.zstd_level, nullptr));
+    KILN_ASSIGN_OR_RETURN(prepared.source_frame, ZstdCompress(entry.source_text, store_.options_.zstd_level, nullptr));
   }
   return prepared;
 }
 
-Status CacheStore::ImportBatch(std::span<const BundleEntry> entries, std::span<const TuningRecord> records,
+Status BundleTransfer::ImportBatch(std::span<const BundleEntry> entries, std::span<const TuningRecord> records,
                                const ImportOptions& options, BundleReport& report) {
-  if (read_only_) return ReadOnlyError();
+  KILN_RETURN_IF_ERROR(store_.writer_->CheckWritable());
   // Compressing (when a frame must be made) happens outside the writer lock.
   std::vector<PreparedEntry> prepared;
   prepared.reserve(entries.size());
   for (const BundleEntry& entry : entries) {
-    KILN_ASSIGN_OR_RETURN(PreparedEntry one, PrepareImported(entry, options));
+    KILN_ASSIGN_OR_RETURN(PreparedEntry one, Prepare(entry, options));
     prepared.push_back(std::move(one));
   }
   BundleReport batch;
-  std::lock_guard lock(writer_mutex_);
-  (void)FlushHitStatsLocked();  // advisory
-  writer_->ClearLastFailure();
   uint64_t added_bytes = 0;
-  auto write = [&]() -> Status {
-    KILN_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(*writer_));
+  auto write = [&](Connection& writer) -> Status {
     KILN_ASSIGN_OR_RETURN(Statement existing,
-                          writer_->Prepare("SELECT checksum, quarantined FROM entries WHERE tenant = ?1 AND key = ?2 "
-                                           "AND chip = ?3 AND format_version = ?4"));
+                          writer.Prepare("SELECT checksum, quarantined FROM entries WHERE tenant = ?1 AND key = ?2 "
+                                         "AND chip = ?3 AND format_version = ?4"));
     for (size_t i = 0; i < prepared.size(); ++i) {
       const EntryMetadata& metadata = prepared[i].entry->metadata;
       const EntryId& id = metadata.id;
@@ -158,58 +155,35 @@ Status CacheStore::ImportBatch(std::span<const BundleEntry> entries, std::span<c
                                .tune_seconds = metadata.tune_seconds,
                                .components = entries[i].components,
                                .source_text = entries[i].source_text};
-      KILN_RETURN_IF_ERROR(WriteEntryRowsLocked(request, prepared[i], /*keep_components=*/false));
+      KILN_RETURN_IF_ERROR(WriteEntryRows(writer, request, prepared[i], /*keep_components=*/false));
       added_bytes += metadata.stored_bytes;
       ++batch.entries;
     }
-    KILN_ASSIGN_OR_RETURN(
-        Statement same_record,
-        writer_->Prepare("SELECT 1 FROM tuning_records WHERE tenant = ?1 AND workload_key = ?2 AND chip = ?3 "
-                         "AND compiler_version = ?4 AND plan = ?5 AND measured_seconds IS ?6 AND error IS ?7 "
-                         "AND created_ms = ?8"));
-    KILN_ASSIGN_OR_RETURN(Statement insert,
-                          writer_->Prepare("INSERT INTO tuning_records (tenant, workload_key, chip, compiler_version, "
-                                           "plan, measured_seconds, error, created_ms) "
-                                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
     for (const TuningRecord& record : records) {
-      const std::string& tenant = options.tenant ? *options.tenant : record.tenant;
-      for (Statement* s : {&same_record, &insert}) {
-        s->BindText(1, tenant).BindText(2, record.workload_key).BindText(3, record.chip);
-        s->Bind(4, static_cast<int64_t>(record.compiler_version)).BindText(5, record.plan);
-        record.measured_seconds ? s->Bind(6, *record.measured_seconds) : s->BindNull(6);
-        record.error ? s->BindText(7, *record.error) : s->BindNull(7);
-        s->Bind(8, record.created_ms);
-      }
-      KILN_ASSIGN_OR_RETURN(bool found, same_record.Step());
-      same_record.Reset();
-      if (found) {
-        ++batch.records_present;
-        continue;
-      }
-      KILN_RETURN_IF_ERROR(insert.Run());
-      ++batch.records;
+      KILN_ASSIGN_OR_RETURN(bool added,
+                            TuningRecords::AddUnlessPresent(writer, record, options.tenant.value_or(record.tenant)));
+      ++(added ? batch.records : batch.records_present);
     }
-    return transaction.Commit();
+    return Ok();
   };
-  if (Status written = write(); !written) return WriteFailureLocked(written.error());
-  WriteSucceededLocked();
+  KILN_RETURN_IF_ERROR(store_.writer_->Write(write, [&](Connection& writer) {
+    store_.AddedBytesLocked(writer, added_bytes);
+  }));
   report.entries += batch.entries;
   report.entries_present += batch.entries_present;
   report.conflicts += batch.conflicts;
   report.records += batch.records;
   report.records_present += batch.records_present;
-  approx_stored_bytes_ += added_bytes;
-  if (options_.max_bytes > 0 && approx_stored_bytes_ > options_.max_bytes) (void)EvictToBudgetLocked();
   return Ok();
 }
 
-Result<BundleReport> CacheStore::ImportBundle(const Bundle& bundle, const ImportOptions& options) {
+Result<BundleReport> BundleTransfer::Import(const Bundle& bundle, const ImportOptions& options) {
   BundleReport report;
   KILN_RETURN_IF_ERROR(ImportBatch(bundle.entries, bundle.records, options, report));
   return report;
 }
 
-Result<BundleReport> CacheStore::ImportBundle(BundleReader& reader, const ImportOptions& options) {
+Result<BundleReport> BundleTransfer::Import(BundleReader& reader, const ImportOptions& options) {
   BundleReport report;
   std::vector<BundleEntry> entries;
   std::vector<TuningRecord> records;

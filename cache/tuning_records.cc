@@ -1,5 +1,4 @@
-// CacheStore: tuning records.
-#include "cache/cache_store.h"
+#include "cache/tuning_records.h"
 
 namespace kiln::cache {
 namespace {
@@ -32,32 +31,49 @@ Status ValidateRecord(const TuningRecord& record) {
   return Ok();
 }
 
-}  // namespace
+// The insert of a record (one SQL text, so one prepared statement).
+constexpr char kInsertRecord[] =
+    "INSERT INTO tuning_records (tenant, workload_key, chip, compiler_version, plan, measured_seconds, error, "
+    "created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 
-Status CacheStore::AddTuningRecord(TuningRecord record) {
-  KILN_RETURN_IF_ERROR(ValidateRecord(record));
-  if (read_only_) return ReadOnlyError();
-  if (record.created_ms == 0) record.created_ms = Now();
-  std::lock_guard lock(writer_mutex_);
-  writer_->ClearLastFailure();
-  auto insert = [&]() -> Status {
-    KILN_ASSIGN_OR_RETURN(Statement insert,
-                          writer_->Prepare("INSERT INTO tuning_records (tenant, workload_key, chip, compiler_version, "
-                                           "plan, measured_seconds, error, created_ms) "
-                                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
-    insert.BindText(1, record.tenant).BindText(2, record.workload_key).BindText(3, record.chip);
-    insert.Bind(4, static_cast<int64_t>(record.compiler_version)).BindText(5, record.plan);
-    record.measured_seconds ? insert.Bind(6, *record.measured_seconds) : insert.BindNull(6);
-    record.error ? insert.BindText(7, *record.error) : insert.BindNull(7);
-    return insert.Bind(8, record.created_ms).Run();
-  };
-  if (Status inserted = insert(); !inserted) return WriteFailureLocked(inserted.error());
-  WriteSucceededLocked();
-  return Ok();
+void BindRecord(Statement& statement, const TuningRecord& record, const std::string& tenant) {
+  statement.BindText(1, tenant).BindText(2, record.workload_key).BindText(3, record.chip);
+  statement.Bind(4, static_cast<int64_t>(record.compiler_version)).BindText(5, record.plan);
+  record.measured_seconds ? statement.Bind(6, *record.measured_seconds) : statement.BindNull(6);
+  record.error ? statement.BindText(7, *record.error) : statement.BindNull(7);
+  statement.Bind(8, record.created_ms);
 }
 
-Result<std::vector<TuningRecord>> CacheStore::TuningRecords(const TuningRecordFilter& filter) {
-  KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_->Acquire());
+}  // namespace
+
+Status TuningRecords::Add(TuningRecord record) {
+  KILN_RETURN_IF_ERROR(ValidateRecord(record));
+  if (record.created_ms == 0) record.created_ms = clock_();
+  return writer_.Write([&](Connection& writer) -> Status {
+    KILN_ASSIGN_OR_RETURN(Statement insert, writer.Prepare(kInsertRecord));
+    BindRecord(insert, record, record.tenant);
+    return insert.Run();
+  });
+}
+
+Result<bool> TuningRecords::AddUnlessPresent(Connection& writer, const TuningRecord& record,
+                                             const std::string& tenant) {
+  KILN_ASSIGN_OR_RETURN(
+      Statement same,
+      writer.Prepare("SELECT 1 FROM tuning_records WHERE tenant = ?1 AND workload_key = ?2 AND chip = ?3 "
+                     "AND compiler_version = ?4 AND plan = ?5 AND measured_seconds IS ?6 AND error IS ?7 "
+                     "AND created_ms = ?8"));
+  BindRecord(same, record, tenant);
+  KILN_ASSIGN_OR_RETURN(bool found, same.Step());
+  if (found) return false;
+  KILN_ASSIGN_OR_RETURN(Statement insert, writer.Prepare(kInsertRecord));
+  BindRecord(insert, record, tenant);
+  KILN_RETURN_IF_ERROR(insert.Run());
+  return true;
+}
+
+Result<std::vector<TuningRecord>> TuningRecords::List(const TuningRecordFilter& filter) {
+  KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_.Acquire());
   KILN_ASSIGN_OR_RETURN(Statement select,
                         reader->Prepare("SELECT " KILN_TUNING_RECORD_COLUMNS " FROM tuning_records "
                                         "WHERE (?1 IS NULL OR tenant = ?1) AND (?2 IS NULL OR workload_key = ?2) "
@@ -77,11 +93,10 @@ Result<std::vector<TuningRecord>> CacheStore::TuningRecords(const TuningRecordFi
   return records;
 }
 
-Result<std::optional<TuningRecord>> CacheStore::BestTuningRecord(const std::string& tenant,
-                                                                 const std::string& workload_key,
-                                                                 const std::string& chip) {
+Result<std::optional<TuningRecord>> TuningRecords::Best(const std::string& tenant, const std::string& workload_key,
+                                                      const std::string& chip) {
   if (tenant.empty()) return InvalidArgumentError("cache: a tuning record lookup needs a tenant");
-  KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_->Acquire());
+  KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_.Acquire());
   KILN_ASSIGN_OR_RETURN(Statement select,
                         reader->Prepare("SELECT " KILN_TUNING_RECORD_COLUMNS " FROM tuning_records "
                                         "WHERE tenant = ?1 AND workload_key = ?2 AND chip = ?3 "
@@ -93,8 +108,8 @@ Result<std::optional<TuningRecord>> CacheStore::BestTuningRecord(const std::stri
   return RecordFromRow(select);
 }
 
-Result<std::map<std::string, int64_t>> CacheStore::TuningRecordCounts() {
-  KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_->Acquire());
+Result<std::map<std::string, int64_t>> TuningRecords::CountsByTenant() {
+  KILN_ASSIGN_OR_RETURN(ReaderLease reader, readers_.Acquire());
   KILN_ASSIGN_OR_RETURN(Statement select,
                         reader->Prepare("SELECT tenant, count(*) FROM tuning_records GROUP BY tenant"));
   std::map<std::string, int64_t> counts;
@@ -106,17 +121,12 @@ Result<std::map<std::string, int64_t>> CacheStore::TuningRecordCounts() {
   return counts;
 }
 
-Result<int64_t> CacheStore::DeleteTuningRecords(const std::string& tenant) {
-  if (read_only_) return ReadOnlyError();
-  std::lock_guard lock(writer_mutex_);
-  Result<int64_t> deleted = DeleteWithReserveLocked([&]() -> Result<int64_t> {
-    KILN_ASSIGN_OR_RETURN(Statement erase, writer_->Prepare("DELETE FROM tuning_records WHERE tenant = ?1"));
+Result<int64_t> TuningRecords::DeleteTenant(const std::string& tenant) {
+  return writer_.Delete([&](Connection& writer) -> Result<int64_t> {
+    KILN_ASSIGN_OR_RETURN(Statement erase, writer.Prepare("DELETE FROM tuning_records WHERE tenant = ?1"));
     KILN_RETURN_IF_ERROR(erase.BindText(1, tenant).Run());
-    return writer_->Changes();
+    return writer.Changes();
   });
-  if (!deleted) return WriteFailureLocked(deleted.error());
-  WriteSucceededLocked();
-  return deleted;
 }
 
 }  // namespace kiln::cache
