@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench/timed_module.h"
+#include "runtime/chip/chip_spec.h"
 #include "runtime/timing/profile_output.h"
 
 namespace {
@@ -107,7 +108,7 @@ int main(int argc, char** argv) {
   std::string chip = "v5e";
   int batch = 96, top = 3;
   app.add_option("--chip", chip, "simulated chip")
-      ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}));
+      ->check(CLI::IsMember(kiln::runtime::ChipNames()));
   app.add_option("--batch", batch, "batch size")->check(CLI::Range(1, 1024));
   app.add_option("--top", top, "kernels listed per block")->check(CLI::Range(0, 20));
   CLI11_PARSE(app, argc, argv);

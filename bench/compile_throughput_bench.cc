@@ -7,7 +7,7 @@
 // Baseline: every corpus module (corpus/hlo/*/*.hlo, sorted; the first N
 // with --limit) parsed, verified and compiled by CompileModule one after
 // the other on this thread; modules that fail are skipped from then on.
-// Then, for each client count K, a fresh KilnService on a fresh database
+// Then, for each client count K, a fresh KilnApi on a fresh database
 // behind an HttpServer on 127.0.0.1 (access log off) and K client threads
 // on keep-alive connections that POST /v1/compile each remaining module
 // once, so every request is a cold compile (a miss). Prints modules/s, MB/s
@@ -29,17 +29,19 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
+#include "compiler/driver/compile_module.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
-#include "compiler/driver/compile_module.h"
+#include "server/api/kiln_api.h"
 #include "server/http/http_server.h"
 #include "server/http/testing/raw_http_client.h"
-#include "server/kiln_service.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using kiln::MsSince;
 
 #ifndef KILN_CORPUS_DIR
 #define KILN_CORPUS_DIR "../shared/corpus"
@@ -57,10 +59,6 @@ struct Run {
   uint64_t bytes = 0;
   std::vector<double> latencies_ms;
 };
-
-double MsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 double Percentile(std::vector<double> values, double p) {
   if (values.empty()) return 0;
@@ -125,13 +123,13 @@ kiln::Result<Run> CompileOverHttp(const std::vector<Module>& modules, int client
   const fs::path dir = pattern;
   Run run;
   {
-    kiln::server::ServiceOptions service_options;
+    kiln::api::ApiOptions service_options;
     service_options.db_path = (dir / "kiln.db").string();
     service_options.pool_spec = "v5e:1";
     service_options.compile_threads = compile_threads;
     service_options.compile_queue_capacity = static_cast<size_t>(clients) * 4;
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::server::KilnService> service,
-                          kiln::server::KilnService::Create(std::move(service_options)));
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::api::KilnApi> service,
+                          kiln::api::KilnApi::Create(std::move(service_options)));
     kiln::http::Router router;
     KILN_RETURN_IF_ERROR(service->RegisterRoutes(router));
     kiln::http::HttpServerOptions http_options;

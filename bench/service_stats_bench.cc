@@ -4,7 +4,7 @@
 //   kiln_stats_bench [--sizes 1000,32000] [--requests 300] [--dir /tmp]
 //
 // For each size, a fresh store gets that many entries of tenant `default`
-// (the namespace of a server without auth) on two chips; then a KilnService
+// (the namespace of a server without auth) on two chips; then a KilnApi
 // behind an HttpServer on 127.0.0.1 answers --requests round trips of each
 // route on one keep-alive connection. Printed per size: p50 and mean of
 // /healthz (the transport alone), /v1/stats and /metrics over HTTP, and of
@@ -27,7 +27,7 @@
 #include "cache/cache_store.h"
 #include "server/http/http_server.h"
 #include "server/http/testing/raw_http_client.h"
-#include "server/kiln_service.h"
+#include "server/api/kiln_api.h"
 
 namespace {
 
@@ -110,11 +110,11 @@ Result<SizeFigures> Measure(const fs::path& dir, uint64_t entries, int requests)
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
   KILN_RETURN_IF_ERROR(Fill(path, entries));
 
-  kiln::server::ServiceOptions service_options;
+  kiln::api::ApiOptions service_options;
   service_options.db_path = path;
   service_options.pool_spec = "v5e:1";
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::server::KilnService> service,
-                        kiln::server::KilnService::Create(std::move(service_options)));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::api::KilnApi> service,
+                        kiln::api::KilnApi::Create(std::move(service_options)));
   kiln::http::Router router;
   KILN_RETURN_IF_ERROR(service->RegisterRoutes(router));
   kiln::http::HttpServerOptions http_options;

@@ -26,7 +26,7 @@
 #include "cache/shared/testing/redis_server.h"
 #include "server/http/http_server.h"
 #include "server/http/testing/raw_http_client.h"
-#include "server/kiln_service.h"
+#include "server/api/kiln_api.h"
 
 #ifndef KILN_CORPUS_DIR
 #define KILN_CORPUS_DIR "../shared/corpus"
@@ -42,14 +42,14 @@ namespace {
 // One kiln service behind an HTTP server, with a keep-alive client.
 struct Server {
   fs::path dir;
-  std::unique_ptr<kiln::server::KilnService> service;
+  std::unique_ptr<kiln::api::KilnApi> service;
   std::unique_ptr<kiln::http::HttpServer> http;
   std::optional<RawHttpClient> client;
 
   bool Start(const std::string& redis_url) {
     char pattern[] = "/tmp/kiln-shared-bench-XXXXXX";
     dir = mkdtemp(pattern);
-    kiln::server::ServiceOptions options;
+    kiln::api::ApiOptions options;
     options.db_path = dir / "kiln.db";
     options.pool_spec = "v5e:1";
     kiln::cache::shared::SharedTierOptions shared;
@@ -57,7 +57,7 @@ struct Server {
     if (!url) return false;
     shared.url = *url;
     options.shared = shared;
-    auto created = kiln::server::KilnService::Create(std::move(options));
+    auto created = kiln::api::KilnApi::Create(std::move(options));
     if (!created) {
       std::fprintf(stderr, "%s\n", created.error().ToString().c_str());
       return false;
@@ -200,7 +200,7 @@ int main(int argc, char** argv) {
               Percentile(shared_ms, 0.5) / Percentile(parsed_ms, 0.5), Percentile(shared_ms, 0.9) / Percentile(parsed_ms, 0.9));
   std::printf("miss / cross-server hit:      p50 %.1fx, p90 %.1fx\n", Percentile(miss_ms, 0.5) / Percentile(shared_ms, 0.5),
               Percentile(miss_ms, 0.9) / Percentile(shared_ms, 0.9));
-  const kiln::cache::shared::SharedCounters counters = b.service->shared_tier()->Counters();
+  const kiln::cache::shared::SharedCounters counters = b.service->engine().shared_tier()->Counters();
   std::printf("B's shared tier: %lld hits, %lld misses, %lld errors\n", static_cast<long long>(counters.hits),
               static_cast<long long>(counters.misses), static_cast<long long>(counters.errors));
   return 0;

@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   std::string chip_name = "v5e";
   int top = 3;
   app.add_option("--corpus", corpus, "corpus directory (holds hlo/)");
-  app.add_option("--chip", chip_name, "simulated chip")->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}));
+  app.add_option("--chip", chip_name, "simulated chip")->check(CLI::IsMember(kiln::runtime::ChipNames()));
   app.add_option("--top", top, "kernels listed per step")->check(CLI::Range(0, 20));
   CLI11_PARSE(app, argc, argv);
   const kiln::runtime::ChipSpec& chip = *kiln::runtime::FindChip(chip_name);

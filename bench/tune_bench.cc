@@ -31,7 +31,7 @@
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
 #include "runtime/chip/chip_spec.h"
-#include "server/tune_runner.h"
+#include "server/service/tune_runner.h"
 
 namespace {
 
@@ -58,7 +58,7 @@ std::optional<double> HeuristicUs(const fs::path& path, const runtime::ChipSpec&
   if (!module) return std::nullopt;
   auto out = driver::CompileModule(*module, driver::CompileOptions{});
   if (!out) return std::nullopt;
-  server::SimulatedRunner runner(chip);
+  service::SimulatedRunner runner(chip);
   auto m = runner.Measure(out->executable, /*strict_tiling=*/false);
   if (!m || !m->ok()) return std::nullopt;
   return m->device_us;
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
       continue;
     }
     auto module = Load(path);
-    server::SimulatedRunner runner(chip);
+    service::SimulatedRunner runner(chip);
     runner.set_evaluation_limit(budget / 3);  // as kiln tune does
     autotune::TuneOptions options;
     options.seed = seed;

@@ -15,7 +15,7 @@ using testing::TestExecutable;
 using testing::TestId;
 using testing::TestPut;
 
-constexpr int64_t kSomeDay = 1'764'547'200'000;  // 2025-12-01, Unix ms
+constexpr int64_t kExportDay = 1'764'547'200'000;  // 2025-12-01, Unix ms
 
 class CacheStoreBundleTest : public ::testing::Test {
  protected:
@@ -50,8 +50,8 @@ class CacheStoreBundleTest : public ::testing::Test {
     }
     const std::string bob = TestExecutable(3);
     EXPECT_TRUE(source->Put(TestPut(TestId(3, "bob"), bob)));
-    EXPECT_TRUE(source->tuning_records().Add(Record("alice", 0.5, kSomeDay + 100)));
-    TuningRecord old = Record("bob", 0.7, kSomeDay + 200);
+    EXPECT_TRUE(source->tuning_records().Add(Record("alice", 0.5, kExportDay + 100)));
+    TuningRecord old = Record("bob", 0.7, kExportDay + 200);
     old.compiler_version = 0;
     EXPECT_TRUE(source->tuning_records().Add(old));
     return source;
@@ -96,7 +96,9 @@ TEST_F(CacheStoreBundleTest, ImportReproducesTheExportedStore) {
   // The source mapped a request body to entry 1; the bundle says so, and
   // the import does not believe it (bundle.h): no body maps to any entry.
   for (const BundleEntry& entry : bundle->entries) {
-    if (entry.metadata.id == TestId(1)) EXPECT_EQ(entry.request_hashes, std::vector<Hash128>{(Hash128{99, 1})});
+    if (entry.metadata.id == TestId(1)) {
+      EXPECT_EQ(entry.request_hashes, std::vector<Hash128>{(Hash128{99, 1})});
+    }
   }
   auto mapped = target->LookupRequest("alice", Hash128{99, 1}, "v5e", kCompilerFormatVersion);
   ASSERT_TRUE(mapped);
@@ -105,7 +107,7 @@ TEST_F(CacheStoreBundleTest, ImportReproducesTheExportedStore) {
   ASSERT_TRUE(bob_records);
   ASSERT_EQ(bob_records->size(), 1u);
   EXPECT_EQ((*bob_records)[0].compiler_version, 0u);  // kept: never reused
-  EXPECT_EQ((*bob_records)[0].created_ms, kSomeDay + 200);
+  EXPECT_EQ((*bob_records)[0].created_ms, kExportDay + 200);
 }
 
 TEST_F(CacheStoreBundleTest, RecordsFromBeforeTenantsMoveAsTheyAre) {

@@ -12,6 +12,7 @@ function(kiln_library)
   add_library(${KL_NAME} STATIC ${sources})
   target_include_directories(${KL_NAME} PUBLIC ${PROJECT_SOURCE_DIR})
   target_link_libraries(${KL_NAME} PUBLIC ${KL_DEPS})
+  kiln_layer(${KL_NAME})
 
   file(GLOB tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cc)
   if(tests)

@@ -1,5 +1,5 @@
 // libFuzzer harness: executable bytes as the execute route loads them from
-// the store (server::LoadReadyProgram: envelope, FlatBuffers verification,
+// the store (service::LoadReadyProgram: envelope, FlatBuffers verification,
 // VerifyProgram, kernel HLO parsed and checked against the buffer table,
 // constants, parameter shapes, the timing model's fixed prices).
 //
@@ -17,7 +17,7 @@
 
 #include "runtime/format/executable_envelope.h"
 #include "runtime/format/program.h"
-#include "server/program_cache.h"
+#include "server/service/program_cache.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace kiln;
@@ -26,6 +26,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const uint8_t> input(data + 1, size - 1);
   std::vector<uint8_t> bytes = raw ? std::vector<uint8_t>(input.begin(), input.end())
                                    : runtime::WrapInEnvelope(runtime::kExecutableFormatVersion, input);
-  (void)server::LoadReadyProgram(bytes);
+  (void)service::LoadReadyProgram(bytes);
   return 0;
 }

@@ -25,7 +25,7 @@
 #include "runtime/io/random_inputs.h"
 #include "runtime/io/safetensors.h"
 #include "server/http/content_coding.h"
-#include "server/json_tensors.h"
+#include "server/api/json_tensors.h"
 
 namespace {
 
@@ -160,7 +160,7 @@ void WriteModuleSeeds(const fs::path& out, const Compiled& c, const cache::ZstdD
   for (size_t i = 0; i < args->size(); ++i) {
     AddTensors(file, (*args)[i], std::to_string(i));
     literals += "param." + std::to_string(i) + " = " + (*args)[i].ToString() + "\n";
-    auto json = server::LiteralToJson((*args)[i]);
+    auto json = api::LiteralToJson((*args)[i]);
     json_ok = json_ok && json.has_value();
     if (json) inputs.push_back(*json);
   }

@@ -21,11 +21,10 @@
 #include "fuzz/fuzz_check.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/timing/timed_execution.h"
-#include "server/program_cache.h"
+#include "server/service/program_cache.h"
 
 namespace {
 
-constexpr const char* kChips[] = {"v5e", "v4", "v5p", "v6e", "tpu7x"};
 constexpr kiln::fusion::PlanKind kPlans[] = {kiln::fusion::PlanKind::kHeuristic, kiln::fusion::PlanKind::kNone,
                                              kiln::fusion::PlanKind::kGiven};
 constexpr uint64_t kMaxRunHostBytes = 64 << 20;
@@ -41,12 +40,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   driver::CompileOptions options;
   options.plan = kPlans[size % 3];
-  options.chip = kChips[(size / 3) % 5];
+  const std::span<const runtime::ChipSpec> chips = runtime::AllChips();
+  options.chip = std::string(chips[(size / 3) % chips.size()].name);
   options.verify_passes = true;
   auto compiled = driver::CompileModule(**module, options);
   if (!compiled) return 0;
 
-  auto ready = server::LoadReadyProgram(compiled->executable);
+  auto ready = service::LoadReadyProgram(compiled->executable);
   if (!ready) fuzz::FailCheck("the compiler's executable does not load", ready.error().message);
   if ((*ready)->run_host_bytes > kMaxRunHostBytes) return 0;
   auto args = runtime::io::RandomArguments((*ready)->parameter_shapes, size);

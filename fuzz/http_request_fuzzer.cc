@@ -20,16 +20,16 @@
 #include <string_view>
 #include <vector>
 
-#include "server/auth.h"
-#include "server/compile_request.h"
-#include "server/execute_limits.h"
+#include "server/api/auth.h"
+#include "server/api/compile_request.h"
+#include "server/service/run_limits.h"
 #include "server/http/content_coding.h"
 #include "server/http/request_contract.h"
 #include "server/http/request_framing.h"
 #include "server/http/router.h"
 #include "server/http/url.h"
-#include "server/kiln_service.h"
-#include "server/route_contracts.h"
+#include "server/api/kiln_api.h"
+#include "server/api/route_contracts.h"
 
 namespace {
 
@@ -43,27 +43,27 @@ constexpr size_t kMaxHeaderBytes = 64 << 10;
   std::abort();
 }
 
-// kiln's routes (KilnService::RouteTable) with their contracts; the
+// kiln's routes (KilnApi::RouteTable) with their contracts; the
 // handlers are never run here.
 const http::Router& Routes() {
   static const http::Router router = [] {
     http::Router r;
-    for (const std::string& route : server::KilnService::RouteTable()) {
+    for (const std::string& route : api::KilnApi::RouteTable()) {
       size_t space = route.find(' ');
       if (!r.Add(route.substr(0, space), route.substr(space + 1), [](http::Request, http::Responder) {})) {
         Die("cannot add route " + route);
       }
     }
-    if (Status declared = server::DeclareRouteContracts(r); !declared) Die(declared.error().message);
+    if (Status declared = api::DeclareRouteContracts(r); !declared) Die(declared.error().message);
     return r;
   }();
   return router;
 }
 
-const server::Authenticator& Auth() {
-  static const server::Authenticator auth = [] {
-    auto parsed = server::Authenticator::Parse(
-        server::HashToken("fuzz-token") + " fuzz compile shared\n", "<fuzz>");
+const api::Authenticator& Auth() {
+  static const api::Authenticator auth = [] {
+    auto parsed = api::Authenticator::Parse(
+        api::HashToken("fuzz-token") + " fuzz compile shared\n", "<fuzz>");
     if (!parsed) Die(parsed.error().message);
     return std::move(*parsed);
   }();
@@ -90,13 +90,13 @@ void Serve(http::Request request) {
 
   auto principal = Auth().Authenticate(request);
   if (!principal) return;
-  auto tenant = server::ResolveNamespace(*principal, request);
+  auto tenant = api::ResolveNamespace(*principal, request);
   if (!tenant) return;
   if (route.pattern == "/v1/compile" || route.pattern == "/v1/explain") {
-    (void)server::ParseCompileRequestKey(request, *tenant);
-    (void)server::ParseCompileRequest(request, *tenant);
+    (void)api::ParseCompileRequestKey(request, *tenant);
+    (void)api::ParseCompileRequest(request, *tenant);
   } else if (route.pattern == "/v1/executables/{key}/execute") {
-    (void)server::ExecuteTimeout(request, std::chrono::seconds(60));
+    (void)api::ExecuteTimeout(request, std::chrono::seconds(60));
   }
 }
 

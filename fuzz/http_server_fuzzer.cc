@@ -1,5 +1,5 @@
 // libFuzzer harness: the whole HTTP request path of `kiln serve`, as a
-// client reaches it. One real KilnService (a fresh store in a temporary
+// client reaches it. One real KilnApi (a fresh store in a temporary
 // directory, one simulated chip, bearer-token auth on) behind a real
 // HttpServer on a loopback ephemeral port, started once; each input is the
 // byte stream of one client connection: llhttp framing and the transport's
@@ -31,10 +31,10 @@
 #include <string>
 #include <string_view>
 
-#include "server/auth.h"
+#include "server/api/auth.h"
 #include "server/http/http_server.h"
 #include "server/http/testing/raw_http_client.h"
-#include "server/kiln_service.h"
+#include "server/api/kiln_api.h"
 
 namespace {
 
@@ -59,7 +59,7 @@ class Server {
     if (mkdtemp(pattern.data()) == nullptr) Die("mkdtemp failed");
     dir_ = pattern;
 
-    server::ServiceOptions options;
+    api::ApiOptions options;
     options.db_path = dir_ / "kiln.db";
     // A tiny store (about 30 of the fuzzer's ~520-byte entries): eviction
     // runs all the time, and listings (/v1/entries, 100 entries by
@@ -76,10 +76,10 @@ class Server {
     options.execute_timeout = std::chrono::seconds(2);
     options.host_memory_bytes = 256 << 20;
     options.host_memory_wait = std::chrono::milliseconds(100);
-    auto auth = server::Authenticator::Parse(server::HashToken(kToken) + " fuzz admin shared\n", "<fuzz>");
+    auto auth = api::Authenticator::Parse(api::HashToken(kToken) + " fuzz admin shared\n", "<fuzz>");
     if (!auth) Die(auth.error().message);
     options.auth = std::move(*auth);
-    auto service = server::KilnService::Create(std::move(options));
+    auto service = api::KilnApi::Create(std::move(options));
     if (!service) Die(service.error().message);
     service_ = std::move(*service);
 
@@ -111,7 +111,7 @@ class Server {
 
  private:
   std::filesystem::path dir_;
-  std::unique_ptr<server::KilnService> service_;
+  std::unique_ptr<api::KilnApi> service_;
   std::unique_ptr<http::HttpServer> http_;
 };
 

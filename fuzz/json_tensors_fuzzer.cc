@@ -1,5 +1,5 @@
 // libFuzzer harness: JSON inputs of POST /v1/executables/{key}/execute
-// (the ExecuteRequest schema, server/json_tensors.h).
+// (the ExecuteRequest schema, server/api/json_tensors.h).
 //
 // Input: the parameter shapes on the first line, as one HLO shape (a tuple
 // stands for its elements: "(f32[2,3], (s32[], bf16[4]))" is two
@@ -14,8 +14,8 @@
 
 #include "compiler/hlo/parser.h"
 #include "fuzz/fuzz_check.h"
-#include "server/execute_inputs.h"
-#include "server/json_tensors.h"
+#include "server/api/execute_inputs.h"
+#include "server/api/json_tensors.h"
 
 namespace {
 
@@ -45,13 +45,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<hlo::Shape> parameters =
       shape->IsTuple() ? shape->tuple_shapes() : std::vector<hlo::Shape>{*shape};
 
-  auto inputs = server::InputsFromJson(input.substr(newline + 1), parameters);
+  auto inputs = api::InputsFromJson(input.substr(newline + 1), parameters);
   if (!inputs) return 0;
   for (size_t i = 0; i < inputs->size(); ++i) {
     const hlo::Literal& literal = (*inputs)[i];
-    auto json = server::LiteralToJson(literal);
+    auto json = api::LiteralToJson(literal);
     if (!json) kiln::fuzz::FailCheck("an accepted input does not write as JSON", json.error().message);
-    auto back = server::LiteralFromJson(*json, parameters[i], std::to_string(i));
+    auto back = api::LiteralFromJson(*json, parameters[i], std::to_string(i));
     if (!back) kiln::fuzz::FailCheck("written JSON does not read back", back.error().message + " " + json->dump());
     if (!(*back == literal)) kiln::fuzz::FailCheck("JSON round trip changed the value", json->dump());
   }

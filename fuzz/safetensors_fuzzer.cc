@@ -11,7 +11,7 @@
 
 #include "fuzz/fuzz_check.h"
 #include "runtime/io/safetensors.h"
-#include "server/execute_inputs.h"
+#include "server/api/execute_inputs.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace kiln;
@@ -38,6 +38,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   while (const hlo::Literal* tensor = file->Find(std::to_string(parameters.size()))) {
     parameters.push_back(tensor->shape());
   }
-  (void)server::InputsFromSafetensors(bytes, parameters);
+  (void)api::InputsFromSafetensors(bytes, parameters);
   return 0;
 }

@@ -351,7 +351,7 @@ TEST_F(KilnPrewarmTest, UsageErrorsExitTwo) {
 }
 
 TEST_F(KilnPrewarmTest, PrewarmsARunningServerOverHttp) {
-  kiln::server::testing::KilnServeProcess server({});
+  kiln::api::testing::KilnServeProcess server({});
   ASSERT_TRUE(server.ok());
   const fs::path a = Write("d/host0/module_0000.a.before_optimizations.txt", Module(19));
   Write("d/host0/b.hlo", Module(20));
@@ -370,7 +370,7 @@ TEST_F(KilnPrewarmTest, PrewarmsARunningServerOverHttp) {
 }
 
 TEST_F(KilnPrewarmTest, AServerOnTheSameStoreAnswersPrewarmedModulesAsHits) {
-  kiln::server::testing::KilnServeProcess server({});
+  kiln::api::testing::KilnServeProcess server({});
   ASSERT_TRUE(server.ok());
   const fs::path a = Write("d/a.hlo", Module(21));
   const fs::path b = Write("d/b.hlo", Renamed(22));

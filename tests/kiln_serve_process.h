@@ -24,7 +24,7 @@
 
 #include "server/http/testing/raw_http_client.h"
 
-namespace kiln::server::testing {
+namespace kiln::api::testing {
 
 class KilnServeProcess {
  public:
@@ -125,4 +125,4 @@ class KilnServeProcess {
   std::optional<int> exit_status_;
 };
 
-}  // namespace kiln::server::testing
+}  // namespace kiln::api::testing

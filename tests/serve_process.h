@@ -23,7 +23,7 @@
 
 #include "server/http/testing/raw_http_client.h"
 
-namespace kiln::server::testing {
+namespace kiln::api::testing {
 
 class ServeProcess {
  public:
@@ -125,4 +125,4 @@ class ServeProcess {
   int exit_status_ = -1;
 };
 
-}  // namespace kiln::server::testing
+}  // namespace kiln::api::testing

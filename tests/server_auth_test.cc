@@ -2,10 +2,10 @@
 // tenant isolation.
 #include <gtest/gtest.h>
 
-#include "server/auth.h"
+#include "server/api/auth.h"
 #include "tests/server_test_env.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using nlohmann::json;
@@ -17,13 +17,13 @@ using testing::Bearer;
 
 std::string WithText(std::string_view token) { return std::string(kText) + Bearer(token); }
 
-ServiceOptions WithTokens() {
+ApiOptions WithTokens() {
   std::string file = HashToken("alice-token") + " alice admin\n" +   //
                      HashToken("bob-token") + " bob compile shared\n" +  //
                      HashToken("reader-token") + " alice read\n";
   Result<Authenticator> auth = Authenticator::Parse(file, "test-auth");
   EXPECT_TRUE(auth) << auth.error().message;
-  ServiceOptions options;
+  ApiOptions options;
   options.auth = std::move(*auth);
   return options;
 }
@@ -121,4 +121,4 @@ TEST(AuthFileTest, ParseErrorsNameTheLine) {
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

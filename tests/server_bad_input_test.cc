@@ -9,7 +9,7 @@
 #include "runtime/io/safetensors.h"
 #include "tests/server_test_env.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using nlohmann::json;
@@ -262,4 +262,4 @@ TEST(ServerBadInputTest, WrongInputsAre422NamingTheParameter) {
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

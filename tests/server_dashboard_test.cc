@@ -12,10 +12,10 @@
 #include <sstream>
 #include <thread>
 
-#include "server/auth.h"
+#include "server/api/auth.h"
 #include "tests/server_test_env.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using testing::ServerEnv;
@@ -111,7 +111,7 @@ TEST(ServerDashboardTest, ShowsTheFiguresOfAFilledServerWithoutConsoleErrors) {
 }
 
 TEST(ServerDashboardTest, StatsHistoryIsSampledByTheServer) {
-  ServiceOptions options;
+  ApiOptions options;
   options.stats_history_interval = std::chrono::milliseconds(20);
   options.stats_history_samples = 4;
   ServerEnv env(std::move(options));
@@ -138,7 +138,7 @@ TEST(ServerDashboardTest, ATenantSeesOnlyItsOwnFigures) {
   Result<Authenticator> auth = Authenticator::Parse(
       HashToken("alice-token") + " alice compile\n" + HashToken("bob-token") + " bob read\n", "dashboard-auth");
   ASSERT_TRUE(auth) << auth.error().message;
-  ServiceOptions options;
+  ApiOptions options;
   options.auth = std::move(*auth);
   ServerEnv env(std::move(options));
   ASSERT_TRUE(env.ok());
@@ -165,7 +165,7 @@ TEST(ServerDashboardTest, ATenantSeesOnlyItsOwnFigures) {
 // pushed 6,000 px down, and kernel colours keyed on names the API does not
 // use. The page checks its own layout (data-overflow, data-tops).
 TEST(ServerDashboardTest, ABusyStoreKeepsTheLayoutAndOnlyRealStorms) {
-  ServiceOptions options;
+  ApiOptions options;
   options.pool_spec = "v5e:2,v5e:2x2";
   ServerEnv env(std::move(options));
   ASSERT_TRUE(env.ok());
@@ -216,4 +216,4 @@ TEST(ServerDashboardTest, ABusyStoreKeepsTheLayoutAndOnlyRealStorms) {
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

@@ -22,7 +22,7 @@
 #include "tests/kiln_serve_process.h"
 #include "tests/server_test_env.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using nlohmann::json;
@@ -85,4 +85,4 @@ TEST(ServerDeepInputTest, FingerprintOfTheDeepModuleExitsNonZeroWithTheMessage) 
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

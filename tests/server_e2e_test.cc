@@ -14,7 +14,7 @@
 #include "runtime/io/safetensors.h"
 #include "tests/server_test_env.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using testing::ServerEnv;
@@ -257,7 +257,7 @@ TEST(ServerE2eTest, StatsEntriesPoolAndMetrics) {
 }
 
 TEST(ServerE2eTest, HundredConcurrentIdenticalCompilesCompileOnce) {
-  ServiceOptions options;
+  ApiOptions options;
   options.compile_threads = 2;
   http::HttpServerOptions http_options = ServerEnv::DefaultHttpOptions();
   http_options.worker_threads = 8;
@@ -301,4 +301,4 @@ ENTRY main {
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

@@ -11,12 +11,12 @@
 #include <thread>
 #include <vector>
 
-#include "server/execute_limits.h"
-#include "server/program_cache.h"
+#include "server/service/run_limits.h"
+#include "server/service/program_cache.h"
 #include "tests/kiln_serve_process.h"
 #include "tests/server_test_env.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using nlohmann::json;
@@ -210,7 +210,7 @@ TEST(ServerExecLimitsTest, BroadcastToABillionFloatsUnderASmallBudgetIsRefusedWi
 }
 
 TEST(ServerExecLimitsTest, TheDefaultStepBudgetEndsWhileTrue) {
-  ServiceOptions options;
+  ApiOptions options;
   options.pool_spec = "v5e:1";
   options.execute_timeout = std::chrono::minutes(10);  // only the budget can end it
   ServerEnv env(options);
@@ -232,12 +232,12 @@ TEST(ServerExecLimitsTest, ARunThatCannotGetHostMemoryInTimeAnswers503) {
     const std::string key = Compile(probe, kSpinModule);
     auto bytes = probe.Call("GET", "/v1/executables/" + key);
     ASSERT_EQ(bytes.status, 200);
-    auto ready = LoadReadyProgram(std::span(reinterpret_cast<const uint8_t*>(bytes.body.data()), bytes.body.size()));
+    auto ready = service::LoadReadyProgram(std::span(reinterpret_cast<const uint8_t*>(bytes.body.data()), bytes.body.size()));
     ASSERT_TRUE(ready) << ready.error().message;
-    run_bytes = RunHostBytes(**ready, /*json_answer=*/true);
+    run_bytes = service::RunHostBytes(**ready, /*json_answer=*/true);
   }
   ASSERT_GT(run_bytes, 0u);
-  ServiceOptions options;
+  ApiOptions options;
   options.pool_spec = "v5e:2";
   options.host_memory_bytes = run_bytes + run_bytes / 2;
   options.host_memory_wait = std::chrono::milliseconds(200);
@@ -260,4 +260,4 @@ TEST(ServerExecLimitsTest, ARunThatCannotGetHostMemoryInTimeAnswers503) {
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

@@ -18,7 +18,7 @@
 #include "tests/serve_process.h"
 #include "tests/server_test_env.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using http::testing::MakeRequest;
@@ -190,7 +190,7 @@ bool WaitForStats(const Server& server, Predicate done) {
 }
 
 TEST(ServerFaultsTest, ASaturatedPoolAnswers503WithRetryAfterAndRunsCorrectlyAfterwards) {
-  ServiceOptions options;
+  ApiOptions options;
   options.pool_spec = "v5e:1";
   options.pool_queue_capacity = 1;
   // The holders spin until their clients leave, however slow the machine
@@ -330,4 +330,4 @@ TEST(ServerFaultsTest, SigtermWhileCompilingAnswersTheCompileAndExitsWithinTheGr
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

@@ -10,7 +10,7 @@
 #include "tests/kiln_serve_process.h"
 #include "tests/run_kiln.h"
 
-namespace kiln::server::testing {
+namespace kiln::api::testing {
 namespace {
 
 TEST(ServerFlagsTest, DurationsAndBudgetsTakeUnitsAndTheStartLineSaysTheBudget) {
@@ -42,4 +42,4 @@ TEST(ServerFlagsTest, DurationsAndBudgetsTakeUnitsAndTheStartLineSaysTheBudget) 
 }
 
 }  // namespace
-}  // namespace kiln::server::testing
+}  // namespace kiln::api::testing

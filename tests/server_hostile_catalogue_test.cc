@@ -23,7 +23,7 @@
 #include "tests/kiln_serve_process.h"
 #include "tests/server_test_env.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using http::testing::MakeRequest;
@@ -239,7 +239,7 @@ std::vector<HostileCase> Catalogue(const std::string& add_key, const std::string
       Post("/v1/compile", HloOf("  p = f32[1000000,1000000,1000000] parameter(0)\n  ROOT n = "
                                 "f32[1000000,1000000,1000000] negate(p)"),
            kText),
-      422, "compile_failed", "HBM");
+      422, "does_not_fit", "HBM");
   add("dimensions", "negative dimension in a JSON input",
       Post(execute, JsonInputs(R"({"shape": [-2,3], "dtype": "f32", "data": [1,2,3,4,5,6]})"), kJson),
       400, "invalid_inputs", "non-negative integers");
@@ -499,4 +499,4 @@ TEST_F(ServerHostileCatalogueTest, TheEntriesChipFilterMatchesAsTheChipNamesDo) 
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

@@ -17,7 +17,7 @@
 #include "tests/serve_process.h"
 #include "tests/server_test_env.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using testing::RawHttpClient;
@@ -136,4 +136,4 @@ TEST_F(ServeListenTest, IdleSocketsBeyondTheDescriptorLimitDoNotLockOutHealthz) 
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

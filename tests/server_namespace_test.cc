@@ -8,10 +8,10 @@
 
 #include <regex>
 
-#include "server/auth.h"
+#include "server/api/auth.h"
 #include "tests/server_test_env.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using nlohmann::json;
@@ -35,7 +35,7 @@ const std::vector<Token>& Tokens() {
   return tokens;
 }
 
-ServiceOptions WithNamespaceTokens() {
+ApiOptions WithNamespaceTokens() {
   std::string file = HashToken("owner") + " bob compile shared\n";
   for (const Token& token : Tokens()) {
     file += HashToken(token.name) + " " + token.tenant + " " + std::string(RoleName(token.role)) +
@@ -43,7 +43,7 @@ ServiceOptions WithNamespaceTokens() {
   }
   Result<Authenticator> auth = Authenticator::Parse(file, "namespace-test-auth");
   EXPECT_TRUE(auth) << auth.error().message;
-  ServiceOptions options;
+  ApiOptions options;
   options.auth = std::move(*auth);
   return options;
 }
@@ -242,4 +242,4 @@ TEST(NamespaceAuthOffTest, TheSharedNamespaceIsSeparateWithoutAuthToo) {
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

@@ -23,7 +23,7 @@
 #include "server/http/testing/raw_http_client.h"
 #include "tests/kiln_serve_process.h"
 
-namespace kiln::server::testing {
+namespace kiln::api::testing {
 namespace {
 
 using json = nlohmann::json;
@@ -170,4 +170,4 @@ TEST(ServerProxyTest, EveryAnswerPassesAStockNginx) {
 }
 
 }  // namespace
-}  // namespace kiln::server::testing
+}  // namespace kiln::api::testing

@@ -4,10 +4,10 @@
 // in kiln_recompiles_total; another tenant sees none of it.
 #include <gtest/gtest.h>
 
-#include "server/auth.h"
+#include "server/api/auth.h"
 #include "tests/server_test_env.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using nlohmann::json;
@@ -27,13 +27,13 @@ std::string Headers(const std::string& token, const std::string& client = "") {
   return out;
 }
 
-ServiceOptions TwoTenants() {
+ApiOptions TwoTenants() {
   Result<Authenticator> auth = Authenticator::Parse(
       HashToken("alice-token") + " alice compile\n" + HashToken("bob-token") + " bob compile\n" +
           HashToken("ops-token") + " ops admin\n",
       "recompiles-auth");
   EXPECT_TRUE(auth) << auth.error().message;
-  ServiceOptions options;
+  ApiOptions options;
   options.auth = std::move(*auth);
   return options;
 }
@@ -97,4 +97,4 @@ TEST(ServerRecompilesTest, BadParametersAndClientHeadersAreRefused) {
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

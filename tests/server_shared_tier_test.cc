@@ -17,11 +17,11 @@
 #include "cache/shared/shared_tier.h"
 #include "cache/shared/testing/redis_server.h"
 #include "tests/kiln_serve_process.h"
-#include "server/auth.h"
+#include "server/api/auth.h"
 #include "tests/run_kiln.h"
 #include "tests/tunable_module.h"
 
-namespace kiln::server::testing {
+namespace kiln::api::testing {
 namespace {
 
 using namespace std::chrono_literals;
@@ -581,4 +581,4 @@ TEST(ServerSharedTierTest, ASharedHitIsStoredLocallyWhenItsAnswerSaysSo) {
 }
 
 }  // namespace
-}  // namespace kiln::server::testing
+}  // namespace kiln::api::testing

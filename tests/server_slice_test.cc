@@ -14,7 +14,7 @@
 #include "runtime/eval/evaluator.h"
 #include "tests/server_test_env.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using nlohmann::json;
@@ -39,8 +39,8 @@ std::vector<float> Values(int n, int seed) {
   return out;
 }
 
-ServiceOptions SlicePool() {
-  ServiceOptions options;
+ApiOptions SlicePool() {
+  ApiOptions options;
   options.pool_spec = "v5e:2x2";
   return options;
 }
@@ -162,4 +162,4 @@ ENTRY e {
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

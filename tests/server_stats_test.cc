@@ -5,7 +5,7 @@
 
 #include "tests/server_test_env.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using nlohmann::json;
@@ -66,4 +66,4 @@ TEST(ServerStatsTest, FiguresPerNamespaceAndChipFollowCompilesDeletesAndOtherPro
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

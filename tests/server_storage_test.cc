@@ -18,7 +18,7 @@
 #include "tests/serve_process.h"
 #include "tests/server_test_env.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using cache::testing::DirectoryBytes;
@@ -99,15 +99,15 @@ TEST_F(ServerDiskFullTest, AServerStartedOnAFullDiskServesAndSaysSo) {
   // room even for its delete reserve).
   std::filesystem::remove(env.dir() / "kiln.db-reserve");
   FillDisk(env.dir());
-  ServiceOptions options;
+  ApiOptions options;
   options.db_path = cache::testing::QuotaVfsUri((env.dir() / "kiln.db").string());
   options.pool_spec = "v5e:1";
-  auto second = KilnService::Create(options);
+  auto second = KilnApi::Create(options);
   ASSERT_TRUE(second) << second.error().message;
   EXPECT_NE((*second)->StoreWarning().find("delete reserve"), std::string::npos) << (*second)->StoreWarning();
   // A brand-new store on a full disk cannot even be created: a clear error.
   options.db_path = cache::testing::QuotaVfsUri((env.dir() / "new.db").string());
-  auto fresh = KilnService::Create(options);
+  auto fresh = KilnApi::Create(options);
   ASSERT_FALSE(fresh);
   EXPECT_NE(fresh.error().message.find("full"), std::string::npos) << fresh.error().message;
   EXPECT_EQ(env.Call("GET", "/v1/executables/" + key).status, 200);
@@ -171,4 +171,4 @@ TEST(ServerReadOnlyStoreTest, KilnServeExitsClearlyOnAReadOnlyStoreItCannotMigra
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

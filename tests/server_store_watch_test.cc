@@ -1,6 +1,6 @@
 // A server sharing its store with other processes: an entry `kiln inspect
 // evict` deletes (or another process rewrites) stops being served from the
-// server's memory within the watch interval (server/store_watcher.h).
+// server's memory within the watch interval (server/service/store_watcher.h).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -9,7 +9,7 @@
 
 #include "tests/server_test_env.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using testing::RunCommand;
@@ -57,7 +57,7 @@ TEST(ServerStoreWatchTest, AnEntryEvictedByAnotherProcessIsNoLongerServed) {
 // the server's copy in memory, so the test above passes because of the
 // watcher and not by chance.
 TEST(ServerStoreWatchTest, WithoutWatchingTheHeldCopyIsServed) {
-  ServiceOptions options;
+  ApiOptions options;
   options.store_watch_interval = std::chrono::hours(1);
   ServerEnv env(options);
   ASSERT_TRUE(env.ok());
@@ -71,4 +71,4 @@ TEST(ServerStoreWatchTest, WithoutWatchingTheHeldCopyIsServed) {
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

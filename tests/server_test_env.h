@@ -1,4 +1,4 @@
-// A real KilnService behind a real HttpServer on 127.0.0.1 with an
+// A real KilnApi behind a real HttpServer on 127.0.0.1 with an
 // ephemeral port and a fresh database in a temporary directory, plus a
 // raw-socket client, for the server's end-to-end tests. Header-only;
 // not thread-safe except Call/CallOn, which open one connection each.
@@ -18,9 +18,9 @@
 
 #include "server/http/http_server.h"
 #include "server/http/testing/raw_http_client.h"
-#include "server/kiln_service.h"
+#include "server/api/kiln_api.h"
 
-namespace kiln::server::testing {
+namespace kiln::api::testing {
 
 using http::testing::MakeRequest;
 using http::testing::RawHttpClient;
@@ -85,14 +85,14 @@ class ServerEnv {
  public:
   // `db_uri_query`, when given, opens the database as the SQLite URI
   // "file:DIR/kiln.db?QUERY" (e.g. "vfs=kiln-quota", "mode=ro").
-  explicit ServerEnv(ServiceOptions options = {}, http::HttpServerOptions http_options = DefaultHttpOptions(),
+  explicit ServerEnv(ApiOptions options = {}, http::HttpServerOptions http_options = DefaultHttpOptions(),
                      std::string_view db_uri_query = {}) {
     char pattern[] = "/tmp/kiln-server-test-XXXXXX";
     dir_ = mkdtemp(pattern);
     options.db_path = dir_ / "kiln.db";
     if (!db_uri_query.empty()) options.db_path = "file:" + options.db_path + "?" + std::string(db_uri_query);
     if (options.pool_spec == "v5e:4") options.pool_spec = "v5e:2";
-    auto service = KilnService::Create(std::move(options));
+    auto service = KilnApi::Create(std::move(options));
     EXPECT_TRUE(service) << (service ? "" : service.error().ToString());
     if (!service) return;
     service_ = std::move(*service);
@@ -123,7 +123,7 @@ class ServerEnv {
 
   bool ok() const { return server_ != nullptr && server_->port() != 0; }
   uint16_t port() const { return server_->port(); }
-  KilnService& service() { return *service_; }
+  KilnApi& service() { return *service_; }
   const std::filesystem::path& dir() const { return dir_; }
 
   // One request on a new connection.
@@ -150,7 +150,7 @@ class ServerEnv {
 
  private:
   std::filesystem::path dir_;
-  std::unique_ptr<KilnService> service_;
+  std::unique_ptr<KilnApi> service_;
   std::unique_ptr<http::HttpServer> server_;
 };
 
@@ -186,4 +186,4 @@ inline CommandResult RunCommand(const std::string& command) {
   return result;
 }
 
-}  // namespace kiln::server::testing
+}  // namespace kiln::api::testing

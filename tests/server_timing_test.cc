@@ -6,7 +6,7 @@
 
 #include "tests/server_test_env.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using nlohmann::json;
@@ -58,4 +58,4 @@ TEST(ServerTimingTest, UnknownKeysAndDataDependentLoopsAreRefused) {
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

@@ -7,11 +7,11 @@
 #include <thread>
 
 #include "cache/cache_store.h"
-#include "server/auth.h"
+#include "server/api/auth.h"
 #include "tests/server_test_env.h"
 #include "tests/tunable_module.h"
 
-namespace kiln::server {
+namespace kiln::api {
 namespace {
 
 using nlohmann::json;
@@ -273,7 +273,7 @@ TEST(ServerTuneTest, AnotherTenantCannotSeeCancelOrTuneAJob) {
   std::string file = HashToken("alice-token") + " alice compile\n" + HashToken("bob-token") + " bob compile\n";
   Result<Authenticator> auth = Authenticator::Parse(file, "test-auth");
   ASSERT_TRUE(auth);
-  ServiceOptions options;
+  ApiOptions options;
   options.auth = std::move(*auth);
   ServerEnv env(std::move(options));
   ASSERT_TRUE(env.ok());
@@ -297,7 +297,7 @@ TEST(ServerTuneTest, AnotherTenantCannotSeeCancelOrTuneAJob) {
 }
 
 TEST(ServerTuneTest, BackgroundTuningQueuesEveryMissAndCountsWhatItDrops) {
-  ServiceOptions options;
+  ApiOptions options;
   options.tune_in_background_s = 5;
   ServerEnv env(std::move(options));
   ASSERT_TRUE(env.ok());
@@ -311,7 +311,7 @@ TEST(ServerTuneTest, BackgroundTuningQueuesEveryMissAndCountsWhatItDrops) {
   EXPECT_EQ(Compile(env)["plan"], "tuned");
   EXPECT_EQ(Metric(env, "kiln_tune_background_dropped_total"), 0);
 
-  ServiceOptions full;
+  ApiOptions full;
   full.tune_in_background_s = 5;
   full.tune_queue_capacity = 0;
   ServerEnv refusing(std::move(full));
@@ -328,4 +328,4 @@ TEST(ServerTuneTest, BackgroundTuningQueuesEveryMissAndCountsWhatItDrops) {
 }
 
 }  // namespace
-}  // namespace kiln::server
+}  // namespace kiln::api

@@ -20,9 +20,10 @@
 #include "compiler/driver/prepared_module.h"
 #include "compiler/fusion/fusion_decisions.h"
 #include "compiler/hlo/printer.h"
+#include "runtime/chip/chip_spec.h"
 #include "tools/commands.h"
-#include "tools/json_error.h"
 #include "tools/fusion_report.h"
+#include "tools/json_error.h"
 #include "tools/load_module.h"
 
 namespace kiln::tools {
@@ -126,8 +127,8 @@ void RegisterCompile(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("compile", "Compile an HLO text file to a kiln executable");
   auto args = std::make_shared<CompileArgs>();
   cmd->add_option("file", args->file, "HLO text file")->required();
-  cmd->add_option("--chip", args->chip, "Target chip (v4, v5e, v5p, v6e, tpu7x)")
-      ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+  cmd->add_option("--chip", args->chip, "Target chip (" + runtime::ChipNamesText() + ")")
+      ->check(CLI::IsMember(runtime::ChipNames(), CLI::ignore_case));
   cmd->add_option("--plan", args->plan, "Fusion plan: none, heuristic or given")
       ->check(CLI::IsMember({"none", "heuristic", "given"}));
   cmd->add_option("--scoped-vmem", args->scoped_vmem_bytes,

@@ -7,9 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "compiler/hlo/fingerprint.h"
 #include "compiler/driver/compile_module.h"
 #include "compiler/driver/module_topology.h"
+#include "compiler/hlo/fingerprint.h"
+#include "runtime/chip/chip_spec.h"
 #include "tools/commands.h"
 #include "tools/json_error.h"
 #include "tools/load_module.h"
@@ -26,8 +27,8 @@ void RegisterFingerprint(CLI::App& app, int* exit_code) {
     bool json = false;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("--chip", args->chip, "Target chip (v4, v5e, v5p, v6e, tpu7x)")
-      ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+  cmd->add_option("--chip", args->chip, "Target chip (" + runtime::ChipNamesText() + ")")
+      ->check(CLI::IsMember(runtime::ChipNames(), CLI::ignore_case));
   cmd->add_option("--plan", args->plan, "Fusion plan the key is for: none, heuristic or given")
       ->check(CLI::IsMember({"none", "heuristic", "given"}));
   cmd->add_option("--topology", args->topology,

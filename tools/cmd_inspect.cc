@@ -10,7 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/cache_store.h"
-#include "server/entry_json.h"
+#include "runtime/chip/chip_spec.h"
+#include "server/service/entry_json.h"
 #include "tools/commands.h"
 #include "tools/inspect_bundle.h"
 #include "tools/inspect_explain.h"
@@ -85,8 +86,8 @@ Result<cache::EntryId> FindEntry(cache::CacheStore& store, const InspectArgs& ar
 }
 
 
-// The one JSON of an entry, the API's (server/entry_json.h).
-nlohmann::json EntryJson(const cache::EntryMetadata& m) { return server::EntryToJson(m); }
+// The one JSON of an entry, the API's (server/service/entry_json.h).
+nlohmann::json EntryJson(const cache::EntryMetadata& m) { return service::EntryToJson(m); }
 
 // Whether this process printed its JSON document already (a command may
 // print its report and still fail, as verify does on corruption).
@@ -117,7 +118,7 @@ Status List(const InspectArgs& args) {
                 m.id.tenant.c_str(), m.id.chip.c_str(),
                 std::string(cache::PlanKindName(m.plan_kind)).c_str(),
                 static_cast<unsigned long long>(m.stored_bytes), m.compile_seconds * 1e3,
-                static_cast<long long>(m.hit_count), m.hit_count > 0 ? server::Rfc3339(m.last_hit_ms).c_str() : "never",
+                static_cast<long long>(m.hit_count), m.hit_count > 0 ? service::Rfc3339(m.last_hit_ms).c_str() : "never",
                 m.quarantined ? "  QUARANTINED" : "");
   }
   return Ok();
@@ -273,7 +274,7 @@ nlohmann::json RecordJson(const cache::TuningRecord& r) {
                         {"chip", r.chip},
                         {"compiler_version", r.compiler_version},
                         {"plan", r.plan},
-                        {"created", server::Rfc3339(r.created_ms)}};
+                        {"created", service::Rfc3339(r.created_ms)}};
   if (r.measured_seconds) out["measured_us"] = *r.measured_seconds * 1e6;
   if (r.error) out["error"] = *r.error;
   return out;
@@ -302,7 +303,7 @@ Status TuningRecords(const InspectArgs& args) {
     if (r.measured_seconds) std::snprintf(measured, sizeof measured, "%.1f", *r.measured_seconds * 1e6);
     const std::string what = r.error ? "error: " + *r.error : r.plan;
     std::printf("%-8s %-32s  %-5s %3u %12s  %-20s  %s\n", r.tenant.empty() ? "-" : r.tenant.c_str(),
-                r.workload_key.c_str(), r.chip.c_str(), r.compiler_version, measured, server::Rfc3339(r.created_ms).c_str(),
+                r.workload_key.c_str(), r.chip.c_str(), r.compiler_version, measured, service::Rfc3339(r.created_ms).c_str(),
                 what.c_str());
   }
   return Ok();
@@ -324,7 +325,7 @@ void AddFilteredStoreOptions(CLI::App* cmd, InspectArgs& args) {
 void AddKeyOptions(CLI::App* cmd, InspectArgs& args) {
   cmd->add_option("key", args.key, "Entry key (32 hex digits)")->required();
   cmd->add_option("--chip", args.chip, "Chip of the entry (default: whichever holds the key)")
-      ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+      ->check(CLI::IsMember(runtime::ChipNames(), CLI::ignore_case));
 }
 
 // A subcommand callback: runs `fn` on the parsed arguments and reports a
@@ -360,7 +361,7 @@ void RegisterBundleCommands(CLI::App* cmd, int* exit_code, std::shared_ptr<const
   AddDbOption(out, &args->db, "Cache database");
   out->add_option("--keys", args->keys, "Only these entry keys (32 hex digits each)");
   out->add_option("--chip", args->chip, "Only entries and records for this chip")
-      ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+      ->check(CLI::IsMember(runtime::ChipNames(), CLI::ignore_case));
   out->add_option("--since", args->since, "Only what was created since (YYYY-MM-DD[THH:MM:SSZ] or Unix seconds)");
   out->add_option("--tenant", args->tenant, "Only this tenant's entries and records (default: every tenant's)");
   out->add_flag("--json", args->json, "Print JSON");
@@ -411,7 +412,7 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
   AddStoreOptions(explain, *args);
   explain->add_option("file", args->file, "HLO text file")->required();
   explain->add_option("--chip", args->chip, "Target chip")
-      ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+      ->check(CLI::IsMember(runtime::ChipNames(), CLI::ignore_case));
   explain->add_option("--plan", args->plan, "Fusion plan")
       ->check(CLI::IsMember({"none", "heuristic", "given"}));
   explain->callback(run(Explain));
@@ -426,7 +427,7 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
   records->add_option("--tenant", args->tenant, "Only this tenant's records (default: every tenant's)");
   records->add_option("--workload", args->workload, "Only records of this kernel subgraph key");
   records->add_option("--chip", args->record_chip, "Only records for this chip (default: every chip)")
-      ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+      ->check(CLI::IsMember(runtime::ChipNames(), CLI::ignore_case));
   records->add_option("--limit", args->limit, "At most this many records");
   records->add_flag("--json", args->json, "Print JSON");
   records->callback(run(TuningRecords));

@@ -22,12 +22,13 @@
 #include <thread>
 #include <vector>
 
+#include "base/units.h"
 #include "cache/cache_store.h"
 #include "compiler/driver/compile_module.h"
-#include "base/units.h"
+#include "runtime/chip/chip_spec.h"
 #include "tools/commands.h"
-#include "tools/json_error.h"
 #include "tools/dump_walker.h"
+#include "tools/json_error.h"
 #include "tools/module_sources.h"
 #include "tools/parallel_for.h"
 #include "tools/prewarm_jobs.h"
@@ -44,7 +45,7 @@ constexpr int kUsageError = 2;
 
 struct PrewarmArgs {
   std::vector<std::string> paths;
-  std::string db = "./kiln.db";
+  std::string db = std::string(cache::kDefaultStorePath);
   std::string server;
   std::string token;
   std::vector<std::string> chips;
@@ -263,11 +264,11 @@ void RegisterPrewarm(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("prewarm", "Fill the cache from XLA dump folders, saved graphs and HLO files");
   auto args = std::make_shared<PrewarmArgs>();
   cmd->add_option("paths", args->paths, "Files and folders to read (walked recursively)")->required();
-  auto* db = cmd->add_option("--db", args->db, "Cache database to fill (default ./kiln.db) [KILN_DB]")->envname("KILN_DB");
+  auto* db = cmd->add_option("--db", args->db, "Cache database to fill (default " + std::string(cache::kDefaultStorePath) + ") [KILN_DB]")->envname("KILN_DB");
   cmd->add_option("--server", args->server, "Pre-warm a running kiln serve instead, e.g. http://127.0.0.1:8470");
   cmd->add_option("--token", args->token, "Bearer token for --server [KILN_TOKEN]")->envname("KILN_TOKEN");
   cmd->add_option("--chip", args->chips, "Target chip; repeat for several (default v5e)")
-      ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+      ->check(CLI::IsMember(runtime::ChipNames(), CLI::ignore_case));
   cmd->add_option("--plan", args->plan, "Fusion plan: none, heuristic or given")
       ->check(CLI::IsMember({"none", "heuristic", "given"}));
   cmd->add_option("--jobs", args->jobs, "Parallel workers (default: the number of cores)")->check(CLI::Range(1, 1024));

@@ -8,6 +8,7 @@
 // profile. --direct evaluates the module as written instead.
 #include <cstdio>
 
+#include "runtime/chip/chip_spec.h"
 #include "tools/commands.h"
 #include "tools/json_error.h"
 #include "tools/run_command.h"
@@ -44,9 +45,9 @@ void RegisterRun(CLI::App& app, int* exit_code) {
       ->check(CLI::PositiveNumber);
 
   auto* chip = cmd->add_option("--chip", options->chip,
-                               "simulated chip (v4, v5e, v5p, v6e, tpu7x; default v5e, or an "
-                               "executable's own)")
-                   ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+                               "simulated chip (" + runtime::ChipNamesText() +
+                                   "; default v5e, or an executable's own)")
+                   ->check(CLI::IsMember(runtime::ChipNames(), CLI::ignore_case));
   auto* plan = cmd->add_option("--plan", options->plan,
                                "fusion plan to compile with: none, heuristic (default) or given")
                    ->check(CLI::IsMember({"none", "heuristic", "given"}));

@@ -34,12 +34,13 @@
 #include <memory>
 #include <thread>
 
+#include "base/units.h"
 #include "cache/shared/value_mac.h"
-#include "server/auth.h"
+#include "server/api/auth.h"
+#include "server/api/kiln_api.h"
+#include "server/api/route_contracts.h"
+#include "server/api/serve_options.h"
 #include "server/http/http_server.h"
-#include "server/kiln_service.h"
-#include "server/route_contracts.h"
-#include "server/serve_options.h"
 #include "tools/commands.h"
 
 namespace kiln::tools {
@@ -47,7 +48,7 @@ namespace {
 
 struct ServeArgs {
   std::string listen = "127.0.0.1:8470";
-  std::string db = "./kiln.db";
+  std::string db = std::string(cache::kDefaultStorePath);
   std::string pool = "v5e:4";
   int compile_threads = 2;
   std::string max_body = "256MiB";
@@ -71,16 +72,16 @@ struct ServeArgs {
   std::string hash_token;
 };
 
-Result<server::ServeOptions> ResolveOptions(const ServeArgs& args, const CLI::App& cmd) {
-  server::ServeOptions options;
-  KILN_ASSIGN_OR_RETURN(options.listen, server::ParseListenAddress(args.listen));
+Result<api::ServeOptions> ResolveOptions(const ServeArgs& args, const CLI::App& cmd) {
+  api::ServeOptions options;
+  KILN_ASSIGN_OR_RETURN(options.listen, api::ParseListenAddress(args.listen));
   options.db_path = args.db;
   options.pool = args.pool;
   options.compile_threads = args.compile_threads;
   auto max_body = ParseByteSize(args.max_body);
   if (!max_body) return max_body.error().WithContext("--max-body");
   options.max_body_bytes = *max_body;
-  auto max_bytes = server::ParseStoreBudget(args.max_bytes);
+  auto max_bytes = api::ParseStoreBudget(args.max_bytes);
   if (!max_bytes) return max_bytes.error().WithContext("--max-bytes");
   options.max_store_bytes = *max_bytes;
   options.auth_file = args.auth_file;
@@ -104,30 +105,30 @@ Result<server::ServeOptions> ResolveOptions(const ServeArgs& args, const CLI::Ap
   }
   options.shared_url = args.shared;
   options.shared_key_file = args.shared_key_file;
-  auto shared_ttl = server::ParseSharedTtl(args.shared_ttl);
+  auto shared_ttl = api::ParseSharedTtl(args.shared_ttl);
   if (!shared_ttl) return shared_ttl.error().WithContext("--shared-ttl");
   options.shared_ttl = *shared_ttl;
-  auto shared_lease = server::ParseSharedLease(args.shared_lease);
+  auto shared_lease = api::ParseSharedLease(args.shared_lease);
   if (!shared_lease) return shared_lease.error().WithContext("--shared-lease");
   options.shared_lease = *shared_lease;
   auto shared_timeout = ParseDuration(args.shared_timeout);
   if (!shared_timeout) return shared_timeout.error().WithContext("--shared-timeout");
   options.shared_timeout = *shared_timeout;
   options.host_memory = args.host_memory;
-  KILN_RETURN_IF_ERROR(server::ApplyEnvironment(
+  KILN_RETURN_IF_ERROR(api::ApplyEnvironment(
       options, [&cmd](std::string_view flag) { return cmd.count(std::string(flag)) > 0; }));
   return options;
 }
 
 // The connection cap: --max-connections, or what the open-files limit
-// leaves (server::DefaultMaxConnections). Warns when an explicit cap leaves
+// leaves (api::DefaultMaxConnections). Warns when an explicit cap leaves
 // too few descriptors for the rest of the server.
-uint64_t ResolveMaxConnections(const server::ServeOptions& options) {
+uint64_t ResolveMaxConnections(const api::ServeOptions& options) {
   rlimit files{};
   const uint64_t limit =
       getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY ? files.rlim_cur : 0;
   const int loops = options.loops > 0 ? options.loops : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const uint64_t fitting = server::DefaultMaxConnections(limit, loops);
+  const uint64_t fitting = api::DefaultMaxConnections(limit, loops);
   if (options.max_connections == 0) return fitting;
   if (options.max_connections > fitting) {
     std::fprintf(stderr,
@@ -140,7 +141,7 @@ uint64_t ResolveMaxConnections(const server::ServeOptions& options) {
 }
 
 // The shared tier's settings; fails on a bad URL (never echoing a password).
-Result<cache::shared::SharedTierOptions> SharedTierOptionsOf(const server::ServeOptions& options) {
+Result<cache::shared::SharedTierOptions> SharedTierOptionsOf(const api::ServeOptions& options) {
   cache::shared::SharedTierOptions shared;
   KILN_ASSIGN_OR_RETURN(shared.url, cache::shared::ParseRedisUrlWithEnvironment(options.shared_url));
   shared.entry_ttl = options.shared_ttl;
@@ -168,8 +169,8 @@ Result<cache::shared::SharedTierOptions> SharedTierOptionsOf(const server::Serve
 // ", shared tier redis://host:port (up)" for the start line; a tier that
 // cannot be reached is a warning, not a reason to stop: the server serves
 // and compiles locally until it comes back.
-std::string SharedTierLine(server::KilnService& service) {
-  cache::shared::SharedTier* shared = service.shared_tier();
+std::string SharedTierLine(api::KilnApi& service) {
+  cache::shared::SharedTier* shared = service.engine().shared_tier();
   if (shared == nullptr) return "";
   Status probe = shared->Probe();
   if (!probe) std::fprintf(stderr, "kiln serve: warning: %s; serving from the local tier until it answers\n",
@@ -177,11 +178,11 @@ std::string SharedTierLine(server::KilnService& service) {
   return ", shared tier " + shared->url().Redacted() + (probe ? " (up)" : " (unreachable)");
 }
 
-Status Serve(const server::ServeOptions& options) {
+Status Serve(const api::ServeOptions& options) {
   // Before the store is opened: another server on this address (most likely
   // a kiln with another store) must keep it alone.
   KILN_RETURN_IF_ERROR(http::HttpServer::CheckAddressFree(options.listen.host, options.listen.port));
-  server::ServiceOptions service_options;
+  api::ApiOptions service_options;
   service_options.db_path = options.db_path;
   service_options.max_store_bytes = options.max_store_bytes;
   service_options.pool_spec = options.pool;
@@ -189,17 +190,16 @@ Status Serve(const server::ServeOptions& options) {
   service_options.compile_threads = options.compile_threads;
   service_options.execute_timeout = options.execute_timeout;
   service_options.tune_in_background_s = static_cast<double>(options.tune_in_background.count()) / 1000;
-  auto host_memory = server::ParseHostMemory(options.host_memory, server::PhysicalMemoryBytes());
+  auto host_memory = api::ParseHostMemory(options.host_memory, api::PhysicalMemoryBytes());
   if (!host_memory) return host_memory.error().WithContext("--host-memory");
   service_options.host_memory_bytes = *host_memory;
   if (!options.auth_file.empty()) {
-    KILN_ASSIGN_OR_RETURN(service_options.auth, server::Authenticator::Load(options.auth_file));
+    KILN_ASSIGN_OR_RETURN(service_options.auth, api::Authenticator::Load(options.auth_file));
   }
   if (!options.shared_url.empty()) {
     KILN_ASSIGN_OR_RETURN(service_options.shared, SharedTierOptionsOf(options));
   }
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<server::KilnService> service,
-                        server::KilnService::Create(std::move(service_options)));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<api::KilnApi> service, api::KilnApi::Create(std::move(service_options)));
   // A read-only store or a full disk: serve what is stored, compile uncached.
   if (std::string warning = service->StoreWarning(); !warning.empty()) {
     std::fprintf(stderr, "kiln serve: warning: %s\n", warning.c_str());
@@ -243,7 +243,7 @@ Status Serve(const server::ServeOptions& options) {
                                  : ", background tuning " + std::to_string(options.tune_in_background.count()) + " ms";
   std::printf("kiln serving on http://%s:%u (db %s, %s, pool %s, %d loop thread%s, at most %zu connections, execute timeout %lld ms, %s%s%s%s)\n",
               options.listen.host.c_str(), server.port(), options.db_path.c_str(), store_budget.c_str(),
-              service->pool().spec().ToString().c_str(), server.loop_count(), server.loop_count() == 1 ? "" : "s",
+              service->engine().pool().spec().ToString().c_str(), server.loop_count(), server.loop_count() == 1 ? "" : "s",
               max_connections, static_cast<long long>(options.execute_timeout.count()), memory.c_str(),
               options.auth_file.empty() ? "" : ", auth on", tuning.c_str(), shared.c_str());
   std::fflush(stdout);
@@ -261,12 +261,12 @@ Status Serve(const server::ServeOptions& options) {
 
 // "METHOD /pattern", then what the route accepts (route_contracts.h).
 void PrintRoutes() {
-  for (const std::string& route : server::KilnService::RouteTable()) {
+  for (const std::string& route : api::KilnApi::RouteTable()) {
     std::string_view line = route;
     size_t space = line.find(' ');
     const http::RequestContract* contract =
-        server::FindRouteContract(line.substr(0, space), line.substr(space + 1));
-    std::string accepts = contract ? server::FormatRouteContract(*contract) : "";
+        api::FindRouteContract(line.substr(0, space), line.substr(space + 1));
+    std::string accepts = contract ? api::FormatRouteContract(*contract) : "";
     std::printf("%s%s%s\n", route.c_str(), accepts.empty() ? "" : " ", accepts.c_str());
   }
 }
@@ -303,12 +303,12 @@ void RegisterServe(CLI::App& app, int* exit_code) {
                   "Client connections at once; at the cap the longest-idle keep-alive one is closed for a newcomer, "
                   "and with none idle the newcomer gets 503. 0 = what the open-files limit leaves "
                   "[KILN_MAX_CONNECTIONS]")
-      ->check(CLI::Range(uint64_t{0}, server::kMaxConnectionsLimit))
+      ->check(CLI::Range(uint64_t{0}, api::kMaxConnectionsLimit))
       ->capture_default_str();
   cmd->add_option("--pool-queue", args->pool_queue,
                   "Runs that may wait for a chip; beyond, an execute gets 503 pool_saturated with Retry-After "
                   "[KILN_POOL_QUEUE]")
-      ->check(CLI::Range(size_t{1}, server::kMaxPoolQueue))
+      ->check(CLI::Range(size_t{1}, api::kMaxPoolQueue))
       ->capture_default_str();
   cmd->add_flag("--print-routes", args->print_routes, "Print the route table ('METHOD /path [query=..] [body=..]' lines) and exit");
   cmd->add_option("--execute-timeout", args->execute_timeout,
@@ -353,10 +353,10 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       return;
     }
     if (!args->hash_token.empty()) {
-      std::printf("%s\n", server::HashToken(args->hash_token).c_str());
+      std::printf("%s\n", api::HashToken(args->hash_token).c_str());
       return;
     }
-    Result<server::ServeOptions> options = ResolveOptions(*args, *cmd);
+    Result<api::ServeOptions> options = ResolveOptions(*args, *cmd);
     Status served = options ? Serve(*options) : Status(std::unexpected(options.error()));
     if (!served) {
       std::fprintf(stderr, "kiln serve: %s\n", served.error().ToString().c_str());

@@ -14,10 +14,9 @@
 #include "compiler/driver/compile_options.h"
 #include "compiler/driver/module_topology.h"
 #include "runtime/chip/chip_spec.h"
-#include "server/auth.h"
-#include "server/serve_options.h"
-#include "server/tune_records.h"
-#include "server/tune_runner.h"
+#include "server/service/tenants.h"
+#include "server/service/tune_records.h"
+#include "server/service/tune_runner.h"
 #include "tools/commands.h"
 #include "tools/json_error.h"
 #include "tools/load_module.h"
@@ -59,7 +58,7 @@ Result<autotune::TuneOptions> TuneOptionsFrom(const TuneArgs& args) {
 Status RunTune(const TuneArgs& args) {
   KILN_ASSIGN_OR_RETURN(autotune::TuneOptions tune, TuneOptionsFrom(args));
   const runtime::ChipSpec* chip = runtime::FindChip(args.chip);
-  if (chip == nullptr) return InvalidArgumentError("unknown chip '" + args.chip + "' (known: v4, v5e, v5p, v6e, tpu7x)");
+  if (chip == nullptr) return InvalidArgumentError("unknown chip '" + args.chip + "' (known: " + runtime::ChipNamesText() + ")");
   KILN_ASSIGN_OR_RETURN(auto module, LoadVerifiedModule(args.file));
   driver::CompileOptions options;
   options.chip = args.chip;
@@ -68,7 +67,7 @@ Status RunTune(const TuneArgs& args) {
   if (!resolved) return resolved.error().WithContext(args.file);
 
   std::unique_ptr<cache::CacheStore> store;
-  std::unique_ptr<server::StoreRecords> records;
+  std::unique_ptr<service::StoreRecords> records;
   if (!args.db.empty()) {
     cache::CacheStoreOptions store_options;
     store_options.path = args.db;
@@ -76,10 +75,10 @@ Status RunTune(const TuneArgs& args) {
     Result<std::unique_ptr<cache::CacheStore>> opened = cache::CacheStore::Open(std::move(store_options));
     if (!opened) return opened.error().WithContext("--db " + args.db);
     store = *std::move(opened);
-    records = std::make_unique<server::StoreRecords>(*store, std::string(server::kDefaultTenant));
+    records = std::make_unique<service::StoreRecords>(*store, std::string(service::kDefaultTenant));
   }
 
-  server::SimulatedRunner runner(*chip);
+  service::SimulatedRunner runner(*chip);
   // An output check longer than a third of a time budget leaves too little
   // to search fusion with (the tuner then searches tiles only).
   if (tune.max_seconds > 0) runner.set_evaluation_limit(tune.max_seconds / 3);
@@ -110,8 +109,8 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("tune", "Autotune the fusion and tiling of an HLO text file on a simulated chip");
   auto args = std::make_shared<TuneArgs>();
   cmd->add_option("file", args->file, "HLO text file")->required();
-  cmd->add_option("--chip", args->chip, "Target chip (v4, v5e, v5p, v6e, tpu7x)")
-      ->check(CLI::IsMember({"v4", "v5e", "v5p", "v6e", "tpu7x"}, CLI::ignore_case));
+  cmd->add_option("--chip", args->chip, "Target chip (" + runtime::ChipNamesText() + ")")
+      ->check(CLI::IsMember(runtime::ChipNames(), CLI::ignore_case));
   auto* budget = cmd->add_option("--budget", args->budget,
                                  "Time to spend, e.g. 30s, 500ms, 2m (default 30s; at most 24h)");
   auto* trials = cmd->add_option("--trials", args->trials,

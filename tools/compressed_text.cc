@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "base/str_cat.h"
-#include "server/http/content_coding.h"
+#include "base/zstd_stream.h"
 
 namespace kiln::tools {
 namespace {
@@ -93,8 +93,9 @@ Result<std::string> Decompress(std::string_view bytes, Compression compression, 
     case Compression::kNone: return std::string(bytes);
     case Compression::kGzip: return Gunzip(bytes, max_bytes);
     case Compression::kZstd: {
-      Result<std::string> out = http::ZstdDecompress(bytes, max_bytes);
+      Result<std::string> out = ZstdDecompressBounded(bytes, max_bytes);
       if (out) return out;
+      if (out.error().reason() == kOutOfMemory) return std::unexpected(out.error());
       if (out.error().code == ErrorCode::kResourceExhausted)
         return ResourceExhaustedError(StrCat("zstd data decodes to more than ", max_bytes, " bytes"));
       return InvalidArgumentError("zstd data is corrupt or truncated");

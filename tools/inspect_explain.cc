@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/miss_explainer.h"
+#include "server/service/miss_explainer.h"
 #include "tools/load_module.h"
 
 namespace kiln::tools {
@@ -61,7 +61,7 @@ Status ExplainFile(cache::CacheStore& store, const ExplainArgs& args) {
   KILN_ASSIGN_OR_RETURN(options.plan, driver::ParsePlanKind(args.plan));
   json answer;
   if (!args.tenant.empty()) {
-    KILN_ASSIGN_OR_RETURN(answer, server::ExplainModule(store, args.tenant, *module, options));
+    KILN_ASSIGN_OR_RETURN(answer, service::ExplainModule(store, args.tenant, *module, options));
     answer["tenant"] = args.tenant;
   } else {
     // Every tenant's entries: the one that holds the module, else the one
@@ -72,7 +72,7 @@ Status ExplainFile(cache::CacheStore& store, const ExplainArgs& args) {
     if (tenants.empty()) tenants.push_back("default");
     int best = -1;
     for (const std::string& tenant : tenants) {
-      KILN_ASSIGN_OR_RETURN(json one, server::ExplainModule(store, tenant, *module, options));
+      KILN_ASSIGN_OR_RETURN(json one, service::ExplainModule(store, tenant, *module, options));
       const int shared = one["cached"].get<bool>()       ? INT32_MAX
                          : one["nearest"].is_null()     ? 0
                                                         : one["nearest"]["matching_components"].get<int>();

@@ -1,5 +1,5 @@
 // kiln inspect explain FILE: would FILE hit the store, and if not, what
-// differs from the nearest entry (server/miss_explainer.h, the same answer
+// differs from the nearest entry (server/service/miss_explainer.h, the same answer
 // as POST /v1/explain), as a readable report or, with --json, that answer.
 #pragma once
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/recompile_report.h"
+#include "server/service/recompile_report.h"
 
 namespace kiln::tools {
 namespace {
@@ -55,7 +55,7 @@ Status PrintRecompiles(cache::CacheStore& store, const RecompilesArgs& args) {
     Result<std::optional<std::string>> source = store.Source(id);
     return source ? *source : std::nullopt;
   };
-  const json report = server::RecompileReport(records, read_source);
+  const json report = service::RecompileReport(records, read_source);
   if (args.json) {
     std::printf("%s\n", report.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
   } else {

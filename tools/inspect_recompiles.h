@@ -1,5 +1,5 @@
 // kiln inspect recompiles: module names compiled as several programs and
-// what changed between them (server/recompile_report.h, the same answer as
+// what changed between them (server/service/recompile_report.h, the same answer as
 // GET /v1/recompiles), as a table or, with --json, that answer.
 #pragma once
 

@@ -1,17 +1,17 @@
 #include "tools/prewarm_store_target.h"
 
 #include "runtime/chip/chip_spec.h"
-#include "server/auth.h"
-#include "server/compile_request.h"
-#include "server/compiled_entry.h"
-#include "server/tune_records.h"
-#include "server/tune_runner.h"
+#include "server/service/compile_options.h"
+#include "server/service/compiled_entry.h"
+#include "server/service/tenants.h"
+#include "server/service/tune_records.h"
+#include "server/service/tune_runner.h"
 #include "tools/tune_store.h"
 
 namespace kiln::tools {
 
 cache::EntryId StoreTarget::IdOf(const CompileJob& job) const {
-  return cache::EntryId{.tenant = std::string(server::kDefaultTenant), .key = job.key, .chip = job.options.chip};
+  return cache::EntryId{.tenant = std::string(service::kDefaultTenant), .key = job.key, .chip = job.options.chip};
 }
 
 Result<bool> StoreTarget::Contains(const CompileJob& job) {
@@ -25,25 +25,23 @@ Result<JobOutcome> StoreTarget::Make(const CompileJob& job) {
   KILN_ASSIGN_OR_RETURN(bool stored, Contains(job));
   if (stored) return outcome;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, ParseSource(*job.source));
-  cache::CompileRecord record = server::CompileRecordOf(*module, IdOf(job), "kiln prewarm", job.options);
+  cache::CompileRecord record = service::CompileRecordOf(*module, IdOf(job), "kiln prewarm", job.options);
   KILN_ASSIGN_OR_RETURN(driver::CompileOutput compiled, driver::CompileModule(*module, job.options));
   if (compiled.fingerprint.key != job.key) {
     return InternalError("the compile's key " + compiled.fingerprint.key.Hex() + " differs from the planned " +
                          job.key.Hex());
   }
-  const std::string executable(compiled.executable.begin(), compiled.executable.end());
-  const std::string notes = server::SerializeEntryNotes(server::NotesOfCompile(compiled, job.options));
-  const hlo::Hash128 request_hash = server::HashCompileRequestBody(job.source->text, job.options, server::kDefaultTenant);
-  cache::PutRequest put = server::PutOfCompile(IdOf(job), compiled, job.options, executable, notes, request_hash);
-  put.source_text = job.source->text;
-  if (Status put_status = store_.Put(put); !put_status) return put_status.error().WithContext("storing the entry");
-  // Logged like a server's compile, so a dump folder's recompiles show in
-  // `kiln inspect recompiles`; diagnostics only, a failure is ignored.
-  record.compile_seconds = compiled.compile_ms / 1000;
-  (void)store_.compile_log().Record(record);
+  // Stored and logged as a server's compile of the same body is, so a
+  // server on this store answers it from its fast path and a dump folder's
+  // recompiles show in `kiln inspect recompiles`.
+  const hlo::Hash128 request_hash =
+      service::HashCompileRequestBody(job.source->text, job.options, service::kDefaultTenant);
+  service::StoredCompile stored_compile = service::StoreCompile(store_, IdOf(job), compiled, job.options,
+                                                                job.source->text, request_hash, std::move(record));
+  if (!stored_compile.stored) return stored_compile.stored.error().WithContext("storing the entry");
   outcome.compiled = true;
   outcome.compile_seconds = compiled.compile_ms / 1000;
-  outcome.bytes = executable.size();
+  outcome.bytes = stored_compile.executable->size();
   if (Result<std::optional<cache::EntryMetadata>> kept = store_.GetMetadata(IdOf(job)); kept && *kept) {
     outcome.stored_bytes = (*kept)->stored_bytes;
   }
@@ -65,8 +63,8 @@ StoreOutcome StoreTarget::Tune(const CompileJob& job) {
   if (chip == nullptr) return not_tuned("unknown chip " + job.options.chip);
   Result<std::unique_ptr<hlo::Module>> module = ParseSource(*job.source);
   if (!module) return not_tuned(module.error().ToString());
-  server::StoreRecords records(store_, std::string(server::kDefaultTenant));
-  server::SimulatedRunner runner(*chip);
+  service::StoreRecords records(store_, std::string(service::kDefaultTenant));
+  service::SimulatedRunner runner(*chip);
   // As kiln tune: an output check past a third of the budget means tiles only.
   if (tune_->max_seconds > 0) runner.set_evaluation_limit(tune_->max_seconds / 3);
   Result<autotune::TuneResult> result = autotune::Tune(**module, job.options, runner, &records, *tune_);

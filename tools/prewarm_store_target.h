@@ -1,6 +1,6 @@
 // StoreTarget: `kiln prewarm --db`. Compiles on this machine and stores
 // each entry in the cache store exactly as a server compile of the same
-// body stores it (server/compiled_entry.h: key, notes, plan, components
+// body stores it (server/service/compiled_entry.h: key, notes, plan, components
 // and the request-body mapping, tenant default), so a server on the same
 // store answers the module as a hit, from the fast path too. With a tune
 // budget, each new entry is then autotuned and the tuned executable

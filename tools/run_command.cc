@@ -7,18 +7,19 @@
 #include <span>
 #include <string_view>
 
+#include "base/clock.h"
 #include "compiler/driver/compile_module.h"
 #include "compiler/driver/module_topology.h"
 #include "compiler/hlo/attribute.h"
 #include "runtime/chip/chip_spec.h"
 #include "runtime/chip/topology.h"
 #include "runtime/eval/evaluator.h"
+#include "runtime/format/parameter_shapes.h"
 #include "runtime/io/tensor_names.h"
 #include "runtime/program/loaded_program.h"
-#include "runtime/format/parameter_shapes.h"
+#include "runtime/spmd/global_arguments.h"
 #include "runtime/timing/profile_output.h"
 #include "runtime/timing/timed_execution.h"
-#include "runtime/spmd/global_arguments.h"
 #include "runtime/timing/timed_slice_execution.h"
 #include "runtime/timing/timing_simulator.h"
 #include "tools/load_module.h"
@@ -31,10 +32,6 @@ using Clock = std::chrono::steady_clock;
 
 // What is left to the user when the values cannot be computed here.
 constexpr std::string_view kTimingOnlyHint = "; --timing-only times it without computing values";
-
-double MillisecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 // Executable bytes start with the envelope's magic (executable_envelope.h).
 bool IsExecutable(std::string_view bytes) {
@@ -110,7 +107,7 @@ Result<runtime::timing::TimingOptions> MakeTimingOptions(const RunOptions& optio
 Result<const runtime::ChipSpec*> LookUpChip(const std::string& name) {
   const runtime::ChipSpec* chip = runtime::FindChip(name);
   if (chip == nullptr) {
-    return InvalidArgumentError("unknown chip \"" + name + "\" (known: v4, v5e, v5p, v6e, tpu7x)");
+    return InvalidArgumentError("unknown chip \"" + name + "\" (known: " + runtime::ChipNamesText() + ")");
   }
   return chip;
 }
@@ -138,7 +135,7 @@ Result<RunReport> RunDirect(const RunOptions& options, const hlo::Module& module
   if (!result) return result.error().WithContext(options.module_path);
   RunReport report;
   report.module_name = module.name();
-  report.eval_ms = MillisecondsSince(start);
+  report.eval_ms = MsSince(start);
   report.outputs = runtime::io::OutputTensors(*result);
   report.computed_values = true;
   return report;
@@ -180,7 +177,7 @@ Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& pr
       report.outputs = runtime::io::OutputTensors(run->result);
       profile = std::move(run->profile);
     }
-    report.eval_ms = MillisecondsSince(start);
+    report.eval_ms = MsSince(start);
     report.computed_values = true;
     if (profile) {
       report.profile = std::move(*profile);

@@ -5,14 +5,14 @@
 namespace kiln::tools {
 
 CLI::Option* AddDbOption(CLI::App* cmd, std::string* db, const std::string& help) {
-  return cmd->add_option("--db", *db, help + " (default $KILN_DB, else " + kDefaultDbPath + ")");
+  return cmd->add_option("--db", *db, help + " (default $KILN_DB, else " + std::string(cache::kDefaultStorePath) + ")");
 }
 
 std::string ResolveDbPath(const std::string& given) {
   if (!given.empty()) return given;
   const char* from_environment = std::getenv("KILN_DB");
   if (from_environment != nullptr && *from_environment != '\0') return from_environment;
-  return kDefaultDbPath;
+  return std::string(cache::kDefaultStorePath);
 }
 
 Result<std::unique_ptr<cache::CacheStore>> OpenToolStore(const std::string& given, StoreAccess access) {

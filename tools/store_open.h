@@ -14,13 +14,11 @@
 
 namespace kiln::tools {
 
-inline constexpr const char* kDefaultDbPath = "./kiln.db";
-
 // Adds --db storing into `*db`, which stays empty when not given.
 CLI::Option* AddDbOption(CLI::App* cmd, std::string* db, const std::string& help);
 
 // `given` when not empty, else $KILN_DB when set and not empty, else
-// kDefaultDbPath. (Read when a command runs, not by CLI11: subcommands
+// cache::kDefaultStorePath. (Read when a command runs, not by CLI11: subcommands
 // that share one --db variable would each apply the variable.)
 std::string ResolveDbPath(const std::string& given);
 

@@ -1,8 +1,8 @@
 #include "tools/tune_store.h"
 
-#include "server/auth.h"
 #include "base/units.h"
-#include "server/tuned_entry.h"
+#include "server/service/tenants.h"
+#include "server/service/tuned_entry.h"
 
 namespace kiln::tools {
 
@@ -13,7 +13,7 @@ StoreOutcome StoreTuneResult(cache::CacheStore& store, const autotune::TuneResul
   outcome.records = records;
   if (!result.accepted) {
     outcome.note = "nothing stored: the heuristic stays (" + std::to_string(records) + " tuning records kept)";
-  } else if (Status stored = server::StoreTunedEntry(store, std::string(server::kDefaultTenant), result, options,
+  } else if (Status stored = service::StoreTunedEntry(store, std::string(service::kDefaultTenant), result, options,
                                                        std::nullopt);
              !stored) {
     if (stored.error().code == ErrorCode::kFailedPrecondition) {

@@ -1,6 +1,6 @@
 // RecordStore: where the autotuner keeps what it measured, so a later
 // tuning of a module that contains an already-tuned kernel starts from its
-// best tile ("transfer"). server/tune_records.h implements it over the
+// best tile ("transfer"). server/service/tune_records.h implements it over the
 // cache store's tuning records (cache/cache_store.h); tests use a map.
 //
 // Records are keyed by a workload key (kernel_key.h: the kernel's subgraph,

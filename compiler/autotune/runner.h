@@ -1,5 +1,5 @@
 // Runner: how the autotuner measures a candidate executable and checks its
-// outputs, without knowing what runs it (server/tune_runner.h implements it
+// outputs, without knowing what runs it (server/service/tune_runner.h implements it
 // over the timing simulator and the evaluator, for `kiln tune` and the
 // server's tuning jobs, which yield to the pool's runs).
 //

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "base/clock.h"
 #include "compiler/autotune/rank_correlation.h"
 #include "compiler/autotune/same_computation.h"
 #include "compiler/autotune/search_strategy.h"
@@ -20,10 +21,6 @@ using internal::Formed;
 using internal::PairKey;
 using internal::Point;
 using internal::TuningState;
-
-double MsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 // Start tiles from stored records: a heuristic kernel whose subgraph was
 // tuned before starts on its best recorded tile.

@@ -1,5 +1,6 @@
 #include "compiler/autotune/tuning_state.h"
 
+#include "base/clock.h"
 #include "compiler/autotune/tile_record.h"
 
 #include <algorithm>
@@ -12,10 +13,6 @@ namespace kiln::autotune::internal {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double MsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 int TileOf(const Point& point, const fusion::Kernel& kernel) {
   auto it = point.tiles.find(kernel.instructions);

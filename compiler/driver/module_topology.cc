@@ -21,7 +21,7 @@ Result<ResolvedTopology> ResolveTopology(const hlo::Module& module, CompileOptio
                                   " slice has " + std::to_string(given.chips()) + " chip" +
                                   (given.chips() == 1 ? "" : "s") + "; leave the topology out to compile it for " +
                                   "its own " + devices_text)
-          .WithReason("topology_mismatch");
+          .WithReason(std::string(kTopologyMismatch));
     }
     options.topology = given.chips() == 1 ? std::string() : given.ToString();
     resolved.source = options.topology.empty() ? TopologySource::kOneChip : TopologySource::kGiven;
@@ -32,7 +32,7 @@ Result<ResolvedTopology> ResolveTopology(const hlo::Module& module, CompileOptio
   if (!slice) {
     return InvalidArgumentError("module " + module.name() + " is a program for " + devices_text + ": " +
                                 slice.error().message)
-        .WithReason("topology_mismatch");
+        .WithReason(std::string(kTopologyMismatch));
   }
   options.topology = slice->ToString();
   resolved.source = TopologySource::kModule;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 #include "compiler/driver/compile_options.h"
@@ -25,6 +26,9 @@ struct ResolvedTopology {
   TopologySource source = TopologySource::kOneChip;
   int64_t devices = 1;  // the module's own device count
 };
+
+// The reason of a module that does not fit the topology asked for (422).
+inline constexpr std::string_view kTopologyMismatch = "topology_mismatch";
 
 // Sets options.topology: the caller's (canonical form; a one-chip topology
 // becomes none) when it matches the module, else the most compact slice of

@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 
+#include "base/ascii.h"
+
 namespace kiln::runtime {
 namespace {
 
@@ -54,14 +56,6 @@ constexpr std::array<ChipSpec, 5> kChips = {{
      VectorRate(2.307e15), 0.35e-6, 2.0e-6, 6, 3, kHop, 9216, 0, IciWraparound::kWholeCubes},
 }};
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 }  // namespace
 
 const ChipSpec* FindChip(std::string_view name) {
@@ -72,5 +66,17 @@ const ChipSpec* FindChip(std::string_view name) {
 }
 
 std::span<const ChipSpec> AllChips() { return kChips; }
+
+std::vector<std::string> ChipNames() {
+  std::vector<std::string> names;
+  for (const ChipSpec& chip : kChips) names.emplace_back(chip.name);
+  return names;
+}
+
+std::string ChipNamesText() {
+  std::string text;
+  for (const ChipSpec& chip : kChips) text += (text.empty() ? "" : ", ") + std::string(chip.name);
+  return text;
+}
 
 }  // namespace kiln::runtime

@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace kiln::runtime {
 
@@ -58,5 +60,9 @@ const ChipSpec* FindChip(std::string_view name);
 
 // Every known chip, in the order above.
 std::span<const ChipSpec> AllChips();
+// Their names in that order ({"v4", "v5e", ...}), and as a message lists
+// them ("v4, v5e, v5p, v6e, tpu7x"): what flags accept and errors offer.
+std::vector<std::string> ChipNames();
+std::string ChipNamesText();
 
 }  // namespace kiln::runtime

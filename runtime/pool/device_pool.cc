@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <map>
 
 #include "base/host_cores.h"
 
@@ -49,6 +50,7 @@ Result<std::unique_ptr<DevicePool>> DevicePool::Create(const PoolSpec& spec, Poo
     return InvalidArgumentError("a device pool needs a positive watch interval");
   }
   std::unique_ptr<DevicePool> pool(new DevicePool(spec, options));
+  std::map<std::string, int> of_kind;  // chips of each kind so far
   for (const PoolGroup& group : spec.groups) {
     Chip* leader = nullptr;
     for (int i = 0; i < group.count; ++i) {
@@ -58,6 +60,7 @@ Result<std::unique_ptr<DevicePool>> DevicePool::Create(const PoolSpec& spec, Poo
       chip->context.group = group.Label();
       chip->status.index = chip->context.index;
       chip->status.kind = std::string(group.chip->name);
+      chip->status.kind_index = of_kind[chip->status.kind]++;
       chip->status.group = chip->context.group;
       if (!group.topology.empty()) {
         if (leader == nullptr) {
@@ -207,6 +210,7 @@ void DevicePool::ReleaseChips(const std::vector<Chip*>& chips, bool slice_job, c
     if (slice_job) chip->reserved = false;
     chip->status.busy = false;
     chip->status.client.clear();
+    chip->status.label.clear();
     chip->status.busy_seconds += stats.run_seconds;
     chip->status.device_seconds += stats.device_seconds;
     ++chip->status.jobs_run;
@@ -234,6 +238,7 @@ void DevicePool::WorkerLoop(Chip& chip) {
       if (!next) continue;
       chip.status.busy = true;
       chip.status.client = next->first;
+      chip.status.label = next->second.job.label;
       chip.running = &next->second;
       host_in_use_ += next->second.job.host_bytes;
       if (!next->second.job.topology.empty()) {
@@ -242,6 +247,7 @@ void DevicePool::WorkerLoop(Chip& chip) {
         for (Chip* member : held) {
           member->status.busy = true;
           member->status.client = next->first;
+          member->status.label = next->second.job.label;
         }
       }
     }
@@ -296,7 +302,10 @@ PoolStatus DevicePool::status() const {
   out.utilization = chips_.empty() ? 0 : total / static_cast<double>(chips_.size());
   out.host_memory_budget = options_.host_memory_bytes;
   out.host_memory_in_use = host_in_use_;
-  queue_.ForEach([&](const Pending& pending) { out.waiting_for_memory += FitsMemory(pending.job) ? 0 : 1; });
+  queue_.ForEach([&](const Pending& pending) {
+    out.waiting_for_memory += FitsMemory(pending.job) ? 0 : 1;
+    ++out.queued_by_kind[pending.job.chip_kind];
+  });
   out.cancelled_total = cancelled_total_;
   out.deadline_total = deadline_total_;
   out.memory_busy_total = memory_busy_total_;

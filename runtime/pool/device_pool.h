@@ -99,6 +99,7 @@ struct JobStats {
 
 struct Job {
   std::string client;        // fairness key (API key, user, ...)
+  std::string label;         // what it runs, for status (the executable's key); optional
   std::string chip_kind;     // "v5e", ...; empty: any chip (required with topology)
   // A slice job needs every chip of a pool slice of this shape ("v5e:2x4"
   // in the spec -> {2, 4}) at once; empty: one chip. The slice is
@@ -143,9 +144,11 @@ inline constexpr std::string_view kDraining = "draining";               // unava
 struct ChipStatus {
   int index = 0;
   std::string kind;          // "v5e"
+  int kind_index = 0;        // its place among the pool's chips of its kind ("v5e:<kind_index>")
   std::string group;         // "v5e:4"
   bool busy = false;
   std::string client;        // running job's client, when busy
+  std::string label;         // running job's label, when busy
   uint64_t jobs_run = 0;
   uint64_t jobs_failed = 0;
   double busy_seconds = 0;   // host time spent running jobs
@@ -158,6 +161,7 @@ struct PoolStatus {
   double uptime_seconds = 0;
   size_t queued = 0;
   std::map<std::string, size_t> queued_by_client;
+  std::map<std::string, size_t> queued_by_kind;  // by Job::chip_kind ("" for any chip)
   std::vector<ChipStatus> chips;
   double utilization = 0;    // mean over chips
   uint64_t host_memory_budget = 0;   // PoolOptions::host_memory_bytes (0: none)

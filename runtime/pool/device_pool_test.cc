@@ -187,6 +187,37 @@ TEST(DevicePoolTest, ReportsUtilizationAndDeviceTime) {
   }
 }
 
+TEST(DevicePoolTest, StatusNamesEachChipsPlaceInItsKindTheRunningJobAndTheQueueByKind) {
+  auto pool = DevicePool::Create("v5e:1,v6e:2");
+  ASSERT_TRUE(pool) << pool.error().message;
+  PoolStatus idle = (*pool)->status();
+  ASSERT_EQ(idle.chips.size(), 3u);
+  EXPECT_EQ(idle.chips[0].kind_index, 0);
+  EXPECT_EQ(idle.chips[1].kind_index, 0) << "the first v6e";
+  EXPECT_EQ(idle.chips[2].kind_index, 1);
+  Completions done;
+  Gate gate;
+  Job held = gate.Hold(done);
+  held.chip_kind = "v5e";
+  held.label = "key-a";
+  ASSERT_TRUE((*pool)->Submit(std::move(held)));
+  while (!(*pool)->status().chips[0].busy) std::this_thread::yield();
+  for (int i = 0; i < 2; ++i) {
+    Job waiting = Sleeper("b", 0, 0, done.Callback("b"));
+    waiting.chip_kind = "v5e";
+    ASSERT_TRUE((*pool)->Submit(std::move(waiting)));
+  }
+  PoolStatus busy = (*pool)->status();
+  EXPECT_EQ(busy.chips[0].label, "key-a");
+  EXPECT_EQ(busy.queued_by_kind["v5e"], 2u);
+  EXPECT_EQ(busy.queued_by_kind.count("v6e"), 0u);
+  gate.release.set_value();
+  done.WaitFor(3);
+  PoolStatus after = (*pool)->status();
+  EXPECT_TRUE(after.chips[0].label.empty());
+  EXPECT_TRUE(after.queued_by_kind.empty());
+}
+
 TEST(DevicePoolTest, ShutdownCompletesQueuedJobsWithAnError) {
   Completions done;
   Gate gate;

@@ -18,7 +18,7 @@ constexpr ReasonStatus kReasonStatuses[] = {
     {"compile_failed", 422},         {"execution_failed", 422},
     {"program_too_large", 422},      {"invalid_collective", 422},
     {"tune_quota_exceeded", 429},    {"topology_mismatch", 422},
-    {"timing_unavailable", 422},
+    {"timing_unavailable", 422},     {"does_not_fit", 422},
     {"unsupported_output", 422},     {"headers_too_large", 431},
     {"insufficient_storage", 507},
 };

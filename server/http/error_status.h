@@ -13,7 +13,8 @@
 //   already_exists       409
 //   failed_precondition  409      expectation_failed 417
 //   aborted              409
-//   resource_exhausted   413      headers_too_large 431, insufficient_storage 507
+//   resource_exhausted   413      headers_too_large 431, insufficient_storage 507,
+//                                 does_not_fit 422
 //   cancelled            499
 //   internal, data_loss  500
 //   unimplemented        501      method_not_allowed 405, unsupported_content_encoding 415,
