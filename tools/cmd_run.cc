@@ -5,7 +5,8 @@
 //   [--timing-only | --direct]
 // Compiles the module (FILE may also be a kiln executable), runs the
 // executable on host inputs and prints its outputs, device time and kernel
-// profile. --direct evaluates the module as written instead.
+// profile. --direct evaluates the module as written instead. A StableHLO
+// check that fails (check.expect_close, ...) fails the command, naming it.
 #include <cstdio>
 
 #include "tools/commands.h"
@@ -79,6 +80,14 @@ void RegisterRun(CLI::App& app, int* exit_code) {
     std::string text = run.json ? FormatRunJson(*report, run.print_literals)
                                 : FormatRunText(*report, run.print_literals);
     std::fwrite(text.data(), 1, text.size(), stdout);
+    if (report->checks && report->checks->failed > 0) {
+      for (const runtime::CheckOutcome& f : report->checks->failures) {
+        std::fprintf(stderr, "kiln run: check failed: %s\n", CheckText(f).c_str());
+      }
+      std::fprintf(stderr, "kiln run: %lld of %lld checks failed\n", static_cast<long long>(report->checks->failed),
+                   static_cast<long long>(report->checks->failed + report->checks->passed));
+      *exit_code = 1;
+    }
     if (!run.trace_path.empty() && !report->profile) {
       std::fprintf(stderr, "kiln run: no trace written to %s: device time unavailable: %s\n",
                    run.trace_path.c_str(), report->timing_error.c_str());

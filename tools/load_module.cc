@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "compiler/hlo/parser.h"
+#include "compiler/stablehlo/frontend.h"
 #include "compiler/hlo/verifier.h"
 
 namespace kiln::tools {
@@ -31,7 +32,7 @@ Result<std::unique_ptr<hlo::Module>> LoadVerifiedModule(const std::string& path)
 
 Result<std::unique_ptr<hlo::Module>> ParseVerifiedModule(const std::string& text,
                                                          const std::string& path) {
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, hlo::ParseModule(text, path));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, stablehlo::ParseAnyModule(text, path));
   Status verified = hlo::VerifyModule(*module);
   if (!verified) return verified.error().WithContext(path + ": verification failed");
   return module;

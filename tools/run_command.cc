@@ -114,6 +114,12 @@ Result<const runtime::ChipSpec*> LookUpChip(const std::string& name) {
   return chip;
 }
 
+// The checks a run recorded, when it ran any.
+void SummarizeChecks(const runtime::CheckRecorder& checks, RunReport& report) {
+  if (checks.passed() + checks.failed() == 0) return;
+  report.checks = CheckSummary{checks.passed(), checks.failed(), checks.failures()};
+}
+
 // --direct: the module as written on the evaluator; no device time.
 Result<RunReport> RunDirect(const RunOptions& options, const hlo::Module& module) {
   KILN_RETURN_IF_ERROR(CheckModuleMemory(module, options));
@@ -121,10 +127,13 @@ Result<RunReport> RunDirect(const RunOptions& options, const hlo::Module& module
   KILN_ASSIGN_OR_RETURN(std::vector<hlo::Literal> args, LoadArguments(shapes, options));
   runtime::EvalOptions eval_options;
   eval_options.step_budget = options.step_budget;
+  runtime::CheckRecorder checks;
+  eval_options.checks = &checks;
   auto start = Clock::now();
   auto result = runtime::EvaluateModule(module, args, eval_options);
   if (!result) return result.error().WithContext(options.module_path);
   RunReport report;
+  SummarizeChecks(checks, report);
   report.module_name = module.name();
   report.eval_ms = MillisecondsSince(start);
   report.outputs = runtime::io::OutputTensors(*result);
@@ -152,6 +161,8 @@ Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& pr
                           runtime::timing::ProgramTimer::Create(program, chip, timing));
     runtime::EvalOptions eval_options;
     eval_options.step_budget = options.step_budget;
+    runtime::CheckRecorder checks;
+    eval_options.checks = &checks;
     auto start = Clock::now();
     Result<runtime::timing::DeviceProfile> profile = runtime::timing::DeviceProfile();
     if (!program.program().topology.empty()) {
@@ -170,6 +181,7 @@ Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& pr
     }
     report.eval_ms = MillisecondsSince(start);
     report.computed_values = true;
+    SummarizeChecks(checks, report);
     if (profile) {
       report.profile = std::move(*profile);
     } else {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "runtime/eval/check_calls.h"
 #include "runtime/io/eval_budget.h"
 #include "runtime/io/safetensors.h"
 #include "runtime/timing/device_profile.h"
@@ -51,8 +52,17 @@ struct RunOptions {
   std::string topology;           // --topology 2x4: the slice; empty: one chip
 };
 
+// The StableHLO checks a run evaluated (runtime/eval/check_calls.h).
+struct CheckSummary {
+  int64_t passed = 0;
+  int64_t failed = 0;
+  std::vector<runtime::CheckOutcome> failures;  // the first ones, in order
+};
+
 struct RunReport {
   std::string module_name;
+  // Set when the run evaluated any check; a failed one fails `kiln run`.
+  std::optional<CheckSummary> checks;
   // Output i is named "i" (runtime/io/tensor_names.h). Empty under
   // --timing-only.
   std::vector<runtime::io::NamedTensor> outputs;
