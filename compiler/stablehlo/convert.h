@@ -14,8 +14,9 @@
 // and returning all their results, so that the whole module has one key.
 //
 // Quantized element types are lowered to integer arithmetic (quant_lowering
-// .h); dynamic dimensions stay dynamic (`f32[?,4]`) unless
-// ConvertOptions::argument_shapes refines them (shape_refinement.h). Fails
+// .h); dynamic dimensions stay dynamic (`f32[?,4]`) and the dynamic ops
+// are the custom calls of dynamic_ops.h, which shape refinement
+// (shape_refinement.h) makes static once argument shapes are known. Fails
 // with an Error naming the op's line:column in the input when an op, type
 // or attribute cannot be converted. The result passes hlo::VerifyModule.
 // Thread-safe (reads the MlirModule only).
@@ -35,9 +36,9 @@ namespace kiln::stablehlo {
 struct ConvertOptions {
   // The input's name for error messages ("f.mlir").
   std::string filename = "<input>";
-  // Concrete shapes for the entry function's arguments (empty: none). An
-  // argument's dynamic dimensions take the sizes given here, and the
-  // program's dynamic shapes are refined from them.
+  // Concrete shapes for the entry function's arguments (empty: none), for
+  // ParseAnyModule's refinement (frontend.h); ConvertToHlo ignores them.
+  // An argument's dynamic dimensions take the sizes given here.
   std::vector<hlo::Shape> argument_shapes;
   // Values of scalar integer arguments (JAX's dimension variables), by
   // argument number; refinement reads shapes computed from them.

@@ -15,9 +15,10 @@ using hlo::Shape;
 
 // operand_precision={default,high} from precision_config, when any is not
 // the default.
-void SetPrecision(Instruction* instr, const Operation& op) {
+// `{high,default}` of the op's precision_config; empty when all default.
+std::string PrecisionText(const Operation& op) {
   const Attr* config = op.FindAttr("precision_config");
-  if (config == nullptr || config->kind != Attr::Kind::kArray) return;
+  if (config == nullptr || config->kind != Attr::Kind::kArray) return "";
   std::string text = "{";
   bool any = false;
   for (size_t i = 0; i < config->items.size(); ++i) {
@@ -29,7 +30,12 @@ void SetPrecision(Instruction* instr, const Operation& op) {
     text += v;
   }
   text += "}";
-  if (any) HloEmitter::SetAttr(instr, "operand_precision", text);
+  return any ? text : "";
+}
+
+void SetPrecision(Instruction* instr, const Operation& op) {
+  const std::string text = PrecisionText(op);
+  if (!text.empty()) HloEmitter::SetAttr(instr, "operand_precision", text);
 }
 
 std::string FloatText(double v) {
@@ -112,24 +118,37 @@ Result<std::string> DimLabels(const Converter& c, const Operation& op) {
   return in + "_" + kernel + "->" + out;
 }
 
+Result<ConvolutionAttributes> ReadConvolutionAttributes(const Converter& c, const Operation& op) {
+  if (op.operands.size() < 2) return c.OpError(op, "expected input and kernel");
+  ConvolutionAttributes a;
+  KILN_ASSIGN_OR_RETURN(a.dim_labels, DimLabels(c, op));
+  KILN_ASSIGN_OR_RETURN(a.window, ReadWindow(c, op, "", "window_strides", "lhs_dilation", "rhs_dilation", "padding",
+                                             "window_reversal"));
+  const Shape& kernel = c.Operand(op, 1)->shape();
+  for (int64_t d : IntListOf(c.types(), StructField(op, "dimension_numbers", "kernel_spatial_dimensions"))) {
+    if (kernel.is_dynamic_dimension(d)) return c.Unsupported(op, "a kernel of dynamic spatial size is not supported");
+    a.window.sizes.push_back(kernel.dimensions(d));
+  }
+  KILN_ASSIGN_OR_RETURN(a.feature_group_count, IntAttrValue(c, op, "feature_group_count", 1));
+  KILN_ASSIGN_OR_RETURN(a.batch_group_count, IntAttrValue(c, op, "batch_group_count", 1));
+  a.precision = PrecisionText(op);
+  return a;
+}
+
+void ApplyConvolutionAttributes(Instruction* conv, const ConvolutionAttributes& a) {
+  if (!a.window.sizes.empty()) HloEmitter::SetAttr(conv, "window", WindowText(a.window));
+  HloEmitter::SetAttr(conv, "dim_labels", a.dim_labels);
+  if (a.feature_group_count != 1) HloEmitter::SetAttr(conv, "feature_group_count", std::to_string(a.feature_group_count));
+  if (a.batch_group_count != 1) HloEmitter::SetAttr(conv, "batch_group_count", std::to_string(a.batch_group_count));
+  if (!a.precision.empty()) HloEmitter::SetAttr(conv, "operand_precision", a.precision);
+}
+
 Status ConvertConvolution(Converter& c, const Operation& op) {
   if (op.operands.size() != 2) return c.OpError(op, "expected input and kernel");
   KILN_ASSIGN_OR_RETURN(Shape shape, c.ResultShape(op));
-  KILN_ASSIGN_OR_RETURN(std::string labels, DimLabels(c, op));
-  KILN_ASSIGN_OR_RETURN(WindowSpec window, ReadWindow(c, op, "", "window_strides", "lhs_dilation", "rhs_dilation",
-                                                      "padding", "window_reversal"));
-  const Shape& kernel = c.Operand(op, 1)->shape();
-  for (int64_t d : IntListOf(c.types(), StructField(op, "dimension_numbers", "kernel_spatial_dimensions"))) {
-    window.sizes.push_back(kernel.dimensions(d));
-  }
-  KILN_ASSIGN_OR_RETURN(int64_t features, IntAttrValue(c, op, "feature_group_count", 1));
-  KILN_ASSIGN_OR_RETURN(int64_t batches, IntAttrValue(c, op, "batch_group_count", 1));
+  KILN_ASSIGN_OR_RETURN(ConvolutionAttributes attributes, ReadConvolutionAttributes(c, op));
   Instruction* conv = c.emit().Add(Opcode::kConvolution, std::move(shape), c.Operands(op), "convolution");
-  if (!window.sizes.empty()) HloEmitter::SetAttr(conv, "window", WindowText(window));
-  HloEmitter::SetAttr(conv, "dim_labels", labels);
-  if (features != 1) HloEmitter::SetAttr(conv, "feature_group_count", std::to_string(features));
-  if (batches != 1) HloEmitter::SetAttr(conv, "batch_group_count", std::to_string(batches));
-  SetPrecision(conv, op);
+  ApplyConvolutionAttributes(conv, attributes);
   return c.SetResults(op, conv);
 }
 

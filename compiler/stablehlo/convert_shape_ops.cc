@@ -34,33 +34,9 @@ Status ConvertBroadcastInDim(Converter& c, const Operation& op) {
   KILN_RETURN_IF_ERROR(ExpectOperands(c, op, 1));
   KILN_ASSIGN_OR_RETURN(Shape shape, c.ResultShape(op));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntListAttr(c, op, "broadcast_dimensions"));
-  Instruction* x = c.Operand(op, 0);
-  const Shape& in = x->shape();
-  if (static_cast<int64_t>(dims.size()) != in.rank() || !DimsInRange(dims, shape.rank(), true)) {
-    return c.OpError(op, "broadcast_dimensions do not fit the operand and result ranks");
-  }
-  // HLO's broadcast keeps every operand dimension whole: size-1 dimensions
-  // that expand are reshaped away first, as XLA's BroadcastInDim does.
-  std::vector<int64_t> kept_dims, kept_sizes;
-  bool collapse = false;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    const int64_t from = in.dimensions(static_cast<int64_t>(i));
-    const int64_t to = shape.dimensions(dims[i]);
-    if (from == 1 && to != 1) {
-      collapse = true;
-      continue;
-    }
-    if (from != to && from != hlo::kUnboundedDim && to != hlo::kUnboundedDim) {
-      return c.OpError(op, "operand dimension " + std::to_string(i) + " of size " + std::to_string(from) +
-                               " cannot broadcast to " + std::to_string(to));
-    }
-    kept_dims.push_back(dims[i]);
-    kept_sizes.push_back(from);
-  }
-  if (collapse) x = c.emit().Reshape(x, Shape(in.element_type(), kept_sizes));
-  Instruction* b = c.emit().Add(Opcode::kBroadcast, std::move(shape), {x});
-  HloEmitter::SetAttr(b, "dimensions", IntListText(kept_dims));
-  return c.SetResults(op, b);
+  Result<Instruction*> b = c.emit().BroadcastInDim(c.Operand(op, 0), shape, dims);
+  if (!b) return c.OpError(op, b.error().message);
+  return c.SetResults(op, *b);
 }
 
 Status ConvertBroadcast(Converter& c, const Operation& op) {
@@ -202,31 +178,32 @@ Status ConvertOptimizationBarrier(Converter& c, const Operation& op) {
   return c.SetResults(op, barrier);
 }
 
+Result<ConfigPairs> GatherAttributes(const Converter& c, const Operation& op) {
+  const TypeTable& types = c.types();
+  auto field = [&](std::string_view name) { return IntListOf(types, StructField(op, "dimension_numbers", name)); };
+  const std::vector<int64_t> operand_batching = field("operand_batching_dims");
+  const std::vector<int64_t> indices_batching = field("start_indices_batching_dims");
+  const Attr* ivd = StructField(op, "dimension_numbers", "index_vector_dim");
+  const std::vector<int64_t> index_vector_dim = ivd == nullptr ? std::vector<int64_t>{0} : IntListOf(types, ivd);
+  if (index_vector_dim.size() != 1) return c.OpError(op, "bad index_vector_dim");
+  ConfigPairs out = {{"offset_dims", IntListText(field("offset_dims"))},
+                     {"collapsed_slice_dims", IntListText(field("collapsed_slice_dims"))},
+                     {"start_index_map", IntListText(field("start_index_map"))}};
+  if (!operand_batching.empty()) out.emplace_back("operand_batching_dims", IntListText(operand_batching));
+  if (!indices_batching.empty()) out.emplace_back("start_indices_batching_dims", IntListText(indices_batching));
+  out.emplace_back("index_vector_dim", std::to_string(index_vector_dim[0]));
+  if (BoolAttrValue(op, "indices_are_sorted")) out.emplace_back("indices_are_sorted", "true");
+  return out;
+}
+
 Status ConvertGather(Converter& c, const Operation& op) {
   KILN_RETURN_IF_ERROR(ExpectOperands(c, op, 2));
   KILN_ASSIGN_OR_RETURN(Shape shape, c.ResultShape(op));
-  const TypeTable& types = c.types();
-  auto field = [&](std::string_view name) { return IntListOf(types, StructField(op, "dimension_numbers", name)); };
-  std::vector<int64_t> offset_dims = field("offset_dims");
-  std::vector<int64_t> collapsed = field("collapsed_slice_dims");
-  std::vector<int64_t> operand_batching = field("operand_batching_dims");
-  std::vector<int64_t> indices_batching = field("start_indices_batching_dims");
-  std::vector<int64_t> start_index_map = field("start_index_map");
-  const Attr* ivd = StructField(op, "dimension_numbers", "index_vector_dim");
-  std::vector<int64_t> index_vector_dim = ivd == nullptr ? std::vector<int64_t>{0} : IntListOf(types, ivd);
+  KILN_ASSIGN_OR_RETURN(ConfigPairs attributes, GatherAttributes(c, op));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> slice_sizes, IntListAttr(c, op, "slice_sizes"));
-  if (index_vector_dim.size() != 1) return c.OpError(op, "bad index_vector_dim");
   Instruction* g = c.emit().Add(Opcode::kGather, std::move(shape), c.Operands(op));
-  HloEmitter::SetAttr(g, "offset_dims", IntListText(offset_dims));
-  HloEmitter::SetAttr(g, "collapsed_slice_dims", IntListText(collapsed));
-  HloEmitter::SetAttr(g, "start_index_map", IntListText(start_index_map));
-  if (!operand_batching.empty()) HloEmitter::SetAttr(g, "operand_batching_dims", IntListText(operand_batching));
-  if (!indices_batching.empty()) {
-    HloEmitter::SetAttr(g, "start_indices_batching_dims", IntListText(indices_batching));
-  }
-  HloEmitter::SetAttr(g, "index_vector_dim", std::to_string(index_vector_dim[0]));
+  for (const auto& [name, value] : attributes) HloEmitter::SetAttr(g, name, value);
   HloEmitter::SetAttr(g, "slice_sizes", IntListText(slice_sizes));
-  if (BoolAttrValue(op, "indices_are_sorted")) HloEmitter::SetAttr(g, "indices_are_sorted", "true");
   return c.SetResults(op, g);
 }
 

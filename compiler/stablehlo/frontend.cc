@@ -2,6 +2,7 @@
 
 #include "compiler/hlo/parser.h"
 #include "compiler/stablehlo/bytecode_reader.h"
+#include "compiler/stablehlo/shape_refinement.h"
 #include "compiler/stablehlo/text_parser.h"
 
 namespace kiln::stablehlo {
@@ -24,12 +25,22 @@ std::string_view ModuleFormatName(ModuleFormat format) {
 Result<std::unique_ptr<hlo::Module>> ParseAnyModule(std::string_view bytes, std::string_view name,
                                                     const ConvertOptions& options) {
   const ModuleFormat format = DetectModuleFormat(bytes);
-  if (format == ModuleFormat::kHloText) return hlo::ParseModule(bytes, name);
-  ConvertOptions with_name = options;
-  with_name.filename = std::string(name);
-  Result<MlirModule> mlir = format == ModuleFormat::kMlirText ? ParseMlirText(bytes, name) : ReadBytecode(bytes, name);
-  if (!mlir) return std::unexpected(mlir.error());
-  return ConvertToHlo(*mlir, with_name);
+  std::unique_ptr<hlo::Module> module;
+  if (format == ModuleFormat::kHloText) {
+    KILN_ASSIGN_OR_RETURN(module, hlo::ParseModule(bytes, name));
+  } else {
+    ConvertOptions with_name = options;
+    with_name.filename = std::string(name);
+    Result<MlirModule> mlir =
+        format == ModuleFormat::kMlirText ? ParseMlirText(bytes, name) : ReadBytecode(bytes, name);
+    if (!mlir) return std::unexpected(mlir.error());
+    KILN_ASSIGN_OR_RETURN(module, ConvertToHlo(*mlir, with_name));
+  }
+  if (!options.argument_shapes.empty() || !options.argument_values.empty()) {
+    Status refined = RefineShapes(*module, {options.argument_shapes, options.argument_values});
+    if (!refined) return refined.error().WithContext(std::string(name));
+  }
+  return module;
 }
 
 }  // namespace kiln::stablehlo

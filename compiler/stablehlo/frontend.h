@@ -27,8 +27,10 @@ enum class ModuleFormat {
 ModuleFormat DetectModuleFormat(std::string_view bytes);
 std::string_view ModuleFormatName(ModuleFormat format);  // "HLO text", "StableHLO text", "MLIR bytecode"
 
-// Parses `bytes` in the format they are in. `options` refines StableHLO's
-// dynamic shapes (convert.h); its filename is replaced by `name`.
+// Parses `bytes` in the format they are in. When `options` gives argument
+// shapes or values, the module's dynamic shapes are refined from them
+// (shape_refinement.h), whatever its format; its filename is replaced by
+// `name`.
 Result<std::unique_ptr<hlo::Module>> ParseAnyModule(std::string_view bytes, std::string_view name,
                                                     const ConvertOptions& options = {});
 

@@ -95,6 +95,43 @@ Instruction* HloEmitter::Broadcast(Instruction* operand, const Shape& shape, std
   return b;
 }
 
+Result<Instruction*> HloEmitter::BroadcastInDim(Instruction* operand, const Shape& shape,
+                                                std::span<const int64_t> dimensions) {
+  const Shape& in = operand->shape();
+  if (static_cast<int64_t>(dimensions.size()) != in.rank()) {
+    return InvalidArgumentError("broadcast_dimensions do not fit the operand's rank");
+  }
+  std::vector<bool> seen(static_cast<size_t>(shape.rank()), false);
+  std::vector<int64_t> kept_dims, kept_sizes;
+  bool collapse = false;
+  for (size_t i = 0; i < dimensions.size(); ++i) {
+    const int64_t to_dim = dimensions[i];
+    if (to_dim < 0 || to_dim >= shape.rank() || seen[to_dim]) {
+      return InvalidArgumentError("broadcast_dimensions do not fit the result's rank");
+    }
+    seen[to_dim] = true;
+    const int64_t from = in.dimensions(static_cast<int64_t>(i));
+    const int64_t to = shape.dimensions(to_dim);
+    if (from == 1 && to != 1) {
+      collapse = true;
+      continue;
+    }
+    if (from != to && from != hlo::kUnboundedDim && to != hlo::kUnboundedDim) {
+      return InvalidArgumentError("operand dimension " + std::to_string(i) + " of size " + std::to_string(from) +
+                                  " cannot broadcast to " + std::to_string(to));
+    }
+    kept_dims.push_back(to_dim);
+    kept_sizes.push_back(from);
+  }
+  Instruction* x = operand;
+  if (collapse) x = Reshape(x, Shape(in.element_type(), kept_sizes));
+  Shape result = shape;
+  result.set_element_type(in.element_type());
+  Instruction* b = Add(Opcode::kBroadcast, std::move(result), {x});
+  SetAttr(b, "dimensions", IntListText(kept_dims));
+  return b;
+}
+
 Instruction* HloEmitter::Reshape(Instruction* operand, const Shape& shape) {
   Shape result(operand->shape().element_type(), shape.dimensions());
   return Add(Opcode::kReshape, std::move(result), {operand});

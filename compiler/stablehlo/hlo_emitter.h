@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/hlo/computation.h"
 #include "compiler/hlo/instruction.h"
 #include "compiler/hlo/module.h"
@@ -24,6 +25,8 @@ namespace kiln::stablehlo {
 // Module-wide unique names.
 class NameGen {
  public:
+  // Suffixes start after `last_used`.
+  explicit NameGen(int64_t last_used = 0) : counter_(last_used) {}
   // `base` with a unique numeric suffix; characters HLO names cannot hold
   // become '_'.
   std::string Next(std::string_view base);
@@ -66,6 +69,13 @@ class HloEmitter {
   hlo::Instruction* Broadcast(hlo::Instruction* operand, const hlo::Shape& shape,
                               std::span<const int64_t> dimensions);
   hlo::Instruction* Reshape(hlo::Instruction* operand, const hlo::Shape& shape);
+  // StableHLO's broadcast_in_dim of `operand` to `shape` (its element type
+  // is the operand's): operand dimension i goes to dimensions[i]; size-1
+  // dimensions that expand are reshaped away first, as XLA's BroadcastInDim
+  // does, since HLO's broadcast keeps every operand dimension whole. Fails
+  // when the dimensions do not fit the ranks or a size cannot broadcast.
+  Result<hlo::Instruction*> BroadcastInDim(hlo::Instruction* operand, const hlo::Shape& shape,
+                                           std::span<const int64_t> dimensions);
   hlo::Instruction* Convert(hlo::Instruction* operand, hlo::PrimitiveType type);
   hlo::Instruction* GetTupleElement(hlo::Instruction* tuple, int64_t index);
   hlo::Instruction* Tuple(std::span<hlo::Instruction* const> elements);

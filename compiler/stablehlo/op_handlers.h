@@ -5,6 +5,7 @@
 #pragma once
 
 #include "compiler/stablehlo/converter.h"
+#include "compiler/stablehlo/dynamic_ops.h"
 
 namespace kiln::stablehlo::convert_internal {
 
@@ -81,8 +82,10 @@ Status ConvertCheckOp(Converter& c, const Operation& op);
 Status ConvertAsOpaqueCustomCall(Converter& c, const Operation& op);
 
 // convert_dynamic.cc: the dynamic ops, as their static counterparts when
-// their shape operands are known.
+// the result type says all, else as the custom calls of dynamic_ops.h.
 Status ConvertDynamicOp(Converter& c, const Operation& op);
+// The gather's HLO attributes but slice_sizes (convert_shape_ops.cc).
+Result<ConfigPairs> GatherAttributes(const Converter& c, const Operation& op);
 
 // chlo_ops.cc
 Status ConvertChlo(Converter& c, const Operation& op);

@@ -1,6 +1,7 @@
 #include "compiler/stablehlo/refusals.h"
 
 #include "compiler/hlo/attribute.h"
+#include "compiler/stablehlo/dynamic_ops.h"
 
 namespace kiln::stablehlo {
 namespace {
@@ -50,6 +51,13 @@ Status RefuseUncompilable(const hlo::Module& module) {
           std::string reason;
           if (const std::pmr::string* metadata = instr->AttributeText("metadata")) reason = *metadata;
           std::string name(target->substr(1, target->size() - 2));
+          if (IsDynamicShapeTarget(name)) {
+            return InvalidArgumentError("op " + name + " (instruction %" + std::string(instr->name()) + " in %" +
+                                        computation->name() +
+                                        ") has shape operands not known before running: give the inputs' "
+                                        "concrete shapes and the dimension arguments' values to refine it")
+                .WithReason("dynamic_dimension");
+          }
           return UnimplementedError(name == kOpaqueFunctionTarget
                                         ? "a function cannot be compiled: " + reason
                                         : "op " + name + " has no HLO counterpart kiln compiles (instruction %" +

@@ -32,4 +32,17 @@ Result<WindowSpec> ReadWindow(const Converter& c, const Operation& op, std::stri
 void FillWindowDefaults(WindowSpec& w);
 std::string WindowText(const WindowSpec& w);
 
+// A convolution's HLO attributes but its shape (convert_linalg.cc): the
+// window (sizes from the kernel), dim_labels, group counts and
+// operand_precision (empty when all default).
+struct ConvolutionAttributes {
+  WindowSpec window;
+  std::string dim_labels;
+  int64_t feature_group_count = 1;
+  int64_t batch_group_count = 1;
+  std::string precision;
+};
+Result<ConvolutionAttributes> ReadConvolutionAttributes(const Converter& c, const Operation& op);
+void ApplyConvolutionAttributes(hlo::Instruction* conv, const ConvolutionAttributes& a);
+
 }  // namespace kiln::stablehlo::convert_internal
