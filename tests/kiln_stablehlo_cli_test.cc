@@ -113,4 +113,49 @@ TEST_F(KilnStablehloCliTest, PassingChecksExitZeroCompiledAndDirect) {
   }
 }
 
+// jnp.arange(b) + x for x: f32[b], with the dimension argument b first.
+constexpr const char* kDynamic = R"(module @jit_f attributes {jax.uses_shape_polymorphism = true} {
+  func.func public @main(%arg0: tensor<i64>, %arg1: tensor<?xf32>) -> tensor<?xf32> {
+    %0 = stablehlo.convert %arg0 : (tensor<i64>) -> tensor<i32>
+    %1 = stablehlo.reshape %0 : (tensor<i32>) -> tensor<1xi32>
+    %2 = stablehlo.dynamic_iota %1, dim = 0 : (tensor<1xi32>) -> tensor<?xf32>
+    %3 = stablehlo.add %2, %arg1 : tensor<?xf32>
+    return %3 : tensor<?xf32>
+  }
+}
+)";
+
+TEST_F(KilnStablehloCliTest, DynamicShapesAreRefinedFromTheInputs) {
+  const std::string path = Write("dynamic.mlir", kDynamic);
+  const RunResult r = RunKiln("run --print-literals " + path + " --input-literals " +
+                              Write("in.txt", "param.0 = s64[] 3\nparam.1 = f32[3] {10, 20, 30}\n"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("f32[3] {10, 21, 32}"), std::string::npos) << r.out;
+}
+
+TEST_F(KilnStablehloCliTest, RandomInputsOfDynamicModulesTakeArgShapes) {
+  const std::string path = Write("dynamic.mlir", kDynamic);
+  const RunResult refused = RunKiln("run --random-inputs 1 " + path);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("dimension 0 of parameter 1 (f32[?]) is dynamic"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--arg-shapes"), std::string::npos) << refused.err;
+  // The dimension argument takes the size given to the dynamic dimension.
+  const RunResult r = RunKiln("run --json --random-inputs 1 --arg-shapes 's64[],f32[5]' " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"shape\":\"f32[5]\""), std::string::npos) << r.out;
+}
+
+TEST_F(KilnStablehloCliTest, PrewarmCompilesStableHloBesideHloAndNamesWhatItCannot) {
+  std::filesystem::create_directories(Path("dump"));
+  Write("dump/f.mlir", kJaxAdd);
+  Write("dump/dynamic.mlir", kDynamic);
+  const RunResult r = RunKiln("prewarm " + Path("dump") + " --db " + Path("store.db") + " --json");
+  const nlohmann::json out = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(out.is_discarded()) << r.out << r.err;
+  EXPECT_EQ(out["found"], 2) << r.out;
+  EXPECT_EQ(out["compiled"], 1) << r.out;
+  EXPECT_EQ(out["failed"], 1) << r.out;
+  EXPECT_NE(r.out.find("is dynamic"), std::string::npos) << r.out;
+}
+
 }  // namespace

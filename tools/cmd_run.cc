@@ -2,11 +2,13 @@
 //   --random-inputs SEED] [--outputs OUT.safetensors] [--print-literals]
 //   [--json] [--step-budget N] [--chip C] [--plan none|heuristic|given]
 //   [--scoped-vmem B] [--dot-tiles BM,BN,BK] [--topology AxB[xC]] [--trace F.json]
-//   [--timing-only | --direct]
+//   [--timing-only | --direct] [--arg-shapes S,...]
 // Compiles the module (FILE may also be a kiln executable), runs the
 // executable on host inputs and prints its outputs, device time and kernel
 // profile. --direct evaluates the module as written instead. A StableHLO
 // check that fails (check.expect_close, ...) fails the command, naming it.
+// Dynamic dimensions are refined from --arg-shapes or the inputs' shapes
+// (module_refinement.h).
 #include <cstdio>
 
 #include "tools/commands.h"
@@ -55,6 +57,9 @@ void RegisterRun(CLI::App& app, int* exit_code) {
   auto* topology = cmd->add_option("--topology", options->topology,
                                    "run on a slice of chips (\"2x4\", \"2x2x1\"; default one chip): one copy "
                                    "per chip, collectives timed over its ICI");
+  cmd->add_option("--arg-shapes", options->arg_shapes,
+                  "concrete shapes of the entry's parameters (\"s64[],f32[3,4]\"), refining a module's "
+                  "dynamic dimensions; by default the inputs' shapes");
   auto* trace = cmd->add_option("--trace", options->trace_path,
                                 "write the kernel timeline as a Chrome trace (opens in Perfetto)");
   auto* timing_only = cmd->add_flag("--timing-only", options->timing_only,

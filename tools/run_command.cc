@@ -21,6 +21,7 @@
 #include "runtime/timing/timed_slice_execution.h"
 #include "runtime/timing/timing_simulator.h"
 #include "tools/load_module.h"
+#include "tools/module_refinement.h"
 #include "tools/run_inputs.h"
 
 namespace kiln::tools {
@@ -121,10 +122,11 @@ void SummarizeChecks(const runtime::CheckRecorder& checks, RunReport& report) {
 }
 
 // --direct: the module as written on the evaluator; no device time.
-Result<RunReport> RunDirect(const RunOptions& options, const hlo::Module& module) {
+Result<RunReport> RunDirect(const RunOptions& options, const hlo::Module& module, const DimensionArguments& dims) {
   KILN_RETURN_IF_ERROR(CheckModuleMemory(module, options));
   std::vector<hlo::Shape> shapes = ModuleParameterShapes(module);
   KILN_ASSIGN_OR_RETURN(std::vector<hlo::Literal> args, LoadArguments(shapes, options));
+  if (options.random_seed) ApplyDimensionArguments(dims, args);
   runtime::EvalOptions eval_options;
   eval_options.step_budget = options.step_budget;
   runtime::CheckRecorder checks;
@@ -236,7 +238,7 @@ Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const u
 
 // HLO text: compile with the chosen plan, load the serialized executable
 // back (the verified path a cache hit takes) and run it.
-Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) {
+Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module, const DimensionArguments& dims) {
   driver::CompileOptions compile;
   if (!options.plan.empty()) {
     KILN_ASSIGN_OR_RETURN(compile.plan, driver::ParsePlanKind(options.plan));
@@ -254,6 +256,7 @@ Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) 
   if (!options.timing_only) {
     KILN_RETURN_IF_ERROR(CheckModuleMemory(module, options));
     KILN_ASSIGN_OR_RETURN(args, LoadArguments(ModuleParameterShapes(module), options));
+    if (options.random_seed) ApplyDimensionArguments(dims, args);
   }
   auto compiled = driver::CompileModule(module, compile);
   if (!compiled) {
@@ -287,7 +290,14 @@ Result<RunReport> RunFile(const RunOptions& options) {
   }
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module,
                         ParseVerifiedModule(bytes, options.module_path));
-  return options.direct ? RunDirect(options, *module) : CompileAndRun(options, *module);
+  // Dynamic shapes are refined from --arg-shapes or the inputs' shapes.
+  KILN_ASSIGN_OR_RETURN(std::vector<hlo::Shape> arg_shapes, ParseArgShapes(options.arg_shapes));
+  std::vector<hlo::Literal> inputs;
+  if (arg_shapes.empty() && !options.random_seed) {
+    KILN_ASSIGN_OR_RETURN(inputs, ReadInputArguments(options));
+  }
+  KILN_ASSIGN_OR_RETURN(DimensionArguments dims, PrepareForCompile(*module, options.module_path, arg_shapes, inputs));
+  return options.direct ? RunDirect(options, *module, dims) : CompileAndRun(options, *module, dims);
 }
 
 }  // namespace

@@ -50,6 +50,7 @@ struct RunOptions {
   std::string trace_path;         // --trace F.json: Chrome trace of the kernels
   std::string dot_tiles;          // --dot-tiles BM,BN,BK
   std::string topology;           // --topology 2x4: the slice; empty: one chip
+  std::string arg_shapes;         // --arg-shapes s64[],f32[3,4]: refines dynamic shapes
 };
 
 // The StableHLO checks a run evaluated (runtime/eval/check_calls.h).
