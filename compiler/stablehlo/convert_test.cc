@@ -7,20 +7,14 @@
 #include "compiler/hlo/printer.h"
 #include "compiler/hlo/verifier.h"
 #include "compiler/stablehlo/frontend.h"
+#include "compiler/stablehlo/stablehlo_test_corpus.h"
 
 namespace kiln::stablehlo {
 namespace {
 
-// The converted, verified module printed as HLO text.
-std::string ConvertToText(std::string_view mlir) {
-  auto module = ParseAnyModule(mlir, "t.mlir");
-  if (!module) return "error: " + module.error().ToString();
-  Status verified = hlo::VerifyModule(**module);
-  if (!verified) return "verify: " + verified.error().ToString();
-  return hlo::PrintModule(**module);
-}
+using testing::Contains;
 
-bool Contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+std::string ConvertToText(std::string_view mlir) { return testing::ConvertedHloText(mlir); }
 
 TEST(ConvertTest, DotGeneralIsDot) {
   std::string hlo = ConvertToText(R"(

@@ -1,6 +1,7 @@
 // The converter's core: functions, the entry, blocks, regions and the values
 // they read (converter.h).
 #include "compiler/stablehlo/converter.h"
+#include "compiler/stablehlo/quant_lowering.h"
 
 #include <algorithm>
 
@@ -54,7 +55,9 @@ Result<Shape> Converter::ShapeOf(TypeId type, const Operation* op) const {
   switch (t.kind) {
     case TypeKind::kTensor: {
       if (t.unranked) return fail("unranked " + types().ToString(type) + " has no HLO shape");
-      Shape s(t.element, t.dims);
+      const hlo::PrimitiveType element =
+          quantized_as_expressed_ && t.quant >= 0 ? types().quant(t.quant).expressed : t.element;
+      Shape s(element, t.dims);
       std::vector<int64_t> dims = t.dims;
       bool dynamic = false;
       for (size_t i = 0; i < dims.size(); ++i) {
@@ -64,14 +67,14 @@ Result<Shape> Converter::ShapeOf(TypeId type, const Operation* op) const {
         else dims[i] = hlo::kUnboundedDim;
       }
       if (!dynamic) return s;
-      Shape d(t.element, dims);
+      Shape d(element, dims);
       for (size_t i = 0; i < t.dims.size(); ++i) {
         if (t.dims[i] == kDynamic) d.set_dynamic_dimension(static_cast<int64_t>(i), true);
       }
       return d;
     }
     case TypeKind::kScalar:
-      return Shape(t.element, {});
+      return Shape(quantized_as_expressed_ && t.quant >= 0 ? types().quant(t.quant).expressed : t.element, {});
     case TypeKind::kToken:
       return Shape::Token();
     case TypeKind::kBuffer: {
@@ -149,6 +152,7 @@ void Converter::IndexDefinitions(const Region& region) {
 Status Converter::ConvertOp(const Operation& op) {
   OpHandler handler = FindOpHandler(op.name);
   if (handler == nullptr) return Unsupported(op, "op is not supported");
+  if (!quantized_as_expressed_ && HasQuantizedTypes(*this, op)) return ConvertDequantizeOpQuantize(*this, op, handler);
   return handler(*this, op);
 }
 

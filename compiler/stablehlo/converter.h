@@ -114,12 +114,30 @@ class Converter {
 
   std::string_view filename() const { return options_.filename; }
 
+  // While one lives, ShapeOf gives a quantized tensor type its expressed
+  // type instead of its storage type: for the ops quant_lowering.h converts
+  // over dequantized values.
+  class ExpressedQuantizedTypes {
+   public:
+    explicit ExpressedQuantizedTypes(Converter& c) : c_(c), was_(c.quantized_as_expressed_) {
+      c.quantized_as_expressed_ = true;
+    }
+    ~ExpressedQuantizedTypes() { c_.quantized_as_expressed_ = was_; }
+    ExpressedQuantizedTypes(const ExpressedQuantizedTypes&) = delete;
+    ExpressedQuantizedTypes& operator=(const ExpressedQuantizedTypes&) = delete;
+
+   private:
+    Converter& c_;
+    bool was_;
+  };
+
  private:
   void IndexDefinitions(const Region& region);
   Result<hlo::Computation*> ConvertFunction(const Function& fn, bool is_entry);
   Result<hlo::Computation*> SynthesizeEntry(const std::vector<const Function*>& functions);
   Status ApplyModuleAttributes();
 
+  bool quantized_as_expressed_ = false;  // ExpressedQuantizedTypes
   const MlirModule& mlir_;
   const ConvertOptions& options_;
   std::unique_ptr<hlo::Module> module_;

@@ -9,6 +9,7 @@
 #include "compiler/hlo/verifier.h"
 #include "compiler/stablehlo/frontend.h"
 #include "compiler/stablehlo/shape_folding.h"
+#include "compiler/stablehlo/stablehlo_test_corpus.h"
 
 namespace kiln::stablehlo {
 namespace {
@@ -35,7 +36,7 @@ std::string Refined(std::string_view text, std::vector<hlo::Shape> shapes,
   return hlo::PrintModule(**module);
 }
 
-bool Contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+using testing::Contains;
 
 // JAX's export of `x + 1` for x: f32[b, 4], with b as a dimension argument.
 constexpr const char* kBroadcastAdd = R"(

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/hlo/fingerprint.h"
+#include "compiler/hlo/printer.h"
 #include "compiler/hlo/test_corpus.h"
 #include "compiler/hlo/verifier.h"
 #include "compiler/stablehlo/frontend.h"
@@ -49,5 +50,17 @@ inline Result<hlo::Hash128> KeyOf(std::string_view bytes, std::string_view name 
   KILN_ASSIGN_OR_RETURN(hlo::Fingerprint fp, hlo::FingerprintModule(*module, {}));
   return fp.key;
 }
+
+// The module ParseAnyModule makes of `mlir`, verified and printed as HLO
+// text; "error: ..." or "verify: ..." when it fails.
+inline std::string ConvertedHloText(std::string_view mlir, std::string_view name = "t.mlir") {
+  auto module = ParseAnyModule(mlir, name);
+  if (!module) return "error: " + module.error().ToString();
+  Status verified = hlo::VerifyModule(**module);
+  if (!verified) return "verify: " + verified.error().ToString();
+  return hlo::PrintModule(**module);
+}
+
+inline bool Contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
 }  // namespace kiln::stablehlo::testing

@@ -359,6 +359,10 @@ Status Parser::ParsePrettyOp(Operation& op, std::string_view name, size_t result
   }
   if (name == "func.call" || name == "call") return ParseSymbolCall(*this, op, result_count, "callee");
   if (stablehlo) {
+    // `stablehlo.constant() <{value = dense<1> : tensor<i8>}> : () -> T`:
+    // how MLIR prints a constant whose type differs from its value's (a
+    // quantized one).
+    if (short_name == "constant" && Is(Tok::kLParen)) return ParseGenericOp(op, result_count);
     if (short_name == "constant") return ParseConstant(*this, op, result_count);
     if (short_name == "compare") return ParseCompare(*this, op, result_count);
     if (short_name == "slice") return ParseSlice(*this, op, result_count);
