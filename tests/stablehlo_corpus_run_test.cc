@@ -1,12 +1,14 @@
-// Every module of the StableHLO corpus's jax/ folder, converted, compiled
-// (heuristic plan, v5e, as `kiln run` compiles it) and executed on the
-// simulated chip, passes the checks it holds (check.expect_close, ...).
+// Every module of the StableHLO corpus's jax/ and quantized/ folders,
+// converted, compiled (heuristic plan, v5e, as `kiln run` compiles it) and
+// executed on the simulated chip, passes the checks it holds
+// (check.expect_close, ...); every dynamic/ module runs once refined.
 //
 // The walk is split into kShards interleaved shards, one ctest entry each.
 // A few modules miss their checks by a few ULPs for known numerical
 // reasons (kKnownNumericalMisses); they must still compile and run.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -14,8 +16,10 @@
 #include <vector>
 
 #include "compiler/driver/compile_module.h"
+#include "compiler/stablehlo/shape_refinement.h"
 #include "compiler/stablehlo/stablehlo_test_corpus.h"
 #include "runtime/eval/check_calls.h"
+#include "runtime/io/random_inputs.h"
 #include "runtime/program/loaded_program.h"
 
 namespace kiln {
@@ -59,26 +63,41 @@ std::string ReadFile(const fs::path& path) {
   return s.str();
 }
 
+// Compiles `module` and runs it on `args`, recording its checks; empty
+// when it ran, else why not.
+std::string CompileAndRun(hlo::Module& module, const std::vector<hlo::Literal>& args,
+                          runtime::CheckRecorder& checks) {
+  auto compiled = driver::CompileModule(module, driver::CompileOptions{});
+  if (!compiled) return "compile: " + compiled.error().ToString();
+  auto loaded = runtime::LoadedProgram::FromBytes(compiled->executable);
+  if (!loaded) return "load: " + loaded.error().ToString();
+  runtime::EvalOptions options;
+  options.step_budget = kStepBudget;
+  options.checks = &checks;
+  auto executed = runtime::ExecuteProgram(**loaded, args, options);
+  if (!executed) return "execute: " + executed.error().ToString();
+  return "";
+}
+
 // Empty when the module compiled, ran and passed every check; else why not.
 std::string RunChecks(const fs::path& path, bool may_miss) {
   const std::string name = path.filename().string();
   auto module = stablehlo::ParseAnyModule(ReadFile(path), name);
   if (!module) return "convert: " + module.error().ToString();
-  auto compiled = driver::CompileModule(**module, driver::CompileOptions{});
-  if (!compiled) return "compile: " + compiled.error().ToString();
-  auto loaded = runtime::LoadedProgram::FromBytes(compiled->executable);
-  if (!loaded) return "load: " + loaded.error().ToString();
   runtime::CheckRecorder checks;
-  runtime::EvalOptions options;
-  options.step_budget = kStepBudget;
-  options.checks = &checks;
-  auto executed = runtime::ExecuteProgram(**loaded, {}, options);
-  if (!executed) return "execute: " + executed.error().ToString();
+  if (std::string failed = CompileAndRun(**module, {}, checks); !failed.empty()) return failed;
   if (checks.passed() + checks.failed() == 0) return "ran no check";
   if (checks.failed() == 0 || may_miss) return "";
   const runtime::CheckOutcome first = checks.failures()[0];
   return std::to_string(checks.failed()) + " checks failed, first " + first.check + " at line " +
          std::to_string(first.line) + ": " + first.message;
+}
+
+// `value` as a literal of the integer scalar `shape` (little-endian).
+hlo::Literal IntegerScalar(int64_t value, const hlo::Shape& shape) {
+  hlo::Literal literal(shape);
+  std::memcpy(literal.mutable_data().data(), &value, static_cast<size_t>(hlo::HostByteWidth(shape.element_type())));
+  return literal;
 }
 
 class StablehloCorpusRunTest : public ::testing::TestWithParam<int> {};
@@ -97,6 +116,54 @@ TEST_P(StablehloCorpusRunTest, CompiledModulesPassTheirChecks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shards, StablehloCorpusRunTest, ::testing::Range(0, kShards));
+
+// quantized/ holds programs over !quant.uniform types checked with check.eq
+// and check.expect_eq_const: every one passes.
+TEST(StablehloQuantizedCorpusTest, QuantizedModulesPassTheirChecks) {
+  const std::vector<fs::path> files = Files("quantized");
+  ASSERT_GE(files.size(), stablehlo::testing::kMinQuantizedModules);
+  for (const fs::path& file : files) {
+    const std::string failure = RunChecks(file, false);
+    EXPECT_TRUE(failure.empty()) << file.filename().string() << ": " << failure;
+  }
+}
+
+// dynamic/ holds JAX programs with symbolic dimensions and a leading
+// dimension argument: each runs once its dynamic dimensions are given the
+// size 3, as `kiln run --arg-shapes` gives them.
+TEST(StablehloDynamicCorpusTest, DynamicModulesRunOnceRefined) {
+  constexpr int64_t kSize = 3;
+  const std::vector<fs::path> files = Files("dynamic");
+  ASSERT_GE(files.size(), stablehlo::testing::kMinDynamicModules);
+  for (const fs::path& file : files) {
+    const std::string name = file.filename().string();
+    auto module = stablehlo::ParseAnyModule(ReadFile(file), name);
+    ASSERT_TRUE(module) << name << ": " << module.error().ToString();
+    stablehlo::RefineOptions refine;
+    bool leading = true;
+    for (const hlo::Instruction* p : (*module)->entry()->parameters()) {
+      hlo::Shape shape = p->shape();
+      const bool scalar_int = shape.IsArray() && shape.rank() == 0 && hlo::IsInteger(shape.element_type());
+      leading &= scalar_int;
+      refine.parameter_values.push_back(leading ? std::optional<int64_t>(kSize) : std::nullopt);
+      std::vector<int64_t> dims = shape.dimensions();
+      for (int64_t d = 0; d < shape.rank(); ++d) {
+        if (shape.is_dynamic_dimension(d)) dims[d] = kSize;
+      }
+      refine.parameter_shapes.push_back(shape.IsArray() ? hlo::Shape(shape.element_type(), dims) : shape);
+    }
+    Status refined = stablehlo::RefineShapes(**module, refine);
+    ASSERT_TRUE(refined) << name << ": " << refined.error().ToString();
+    auto args = runtime::io::RandomArguments(**module, 1);
+    ASSERT_TRUE(args) << name << ": " << args.error().ToString();
+    for (size_t i = 0; i < args->size(); ++i) {
+      if (refine.parameter_values[i]) (*args)[i] = IntegerScalar(*refine.parameter_values[i], (*args)[i].shape());
+    }
+    runtime::CheckRecorder checks;
+    const std::string failure = CompileAndRun(**module, *args, checks);
+    EXPECT_TRUE(failure.empty()) << name << ": " << failure;
+  }
+}
 
 }  // namespace
 }  // namespace kiln

@@ -187,13 +187,17 @@ Result<Value> EvalCheckCustomCall(const hlo::Instruction& instr, std::string_vie
   const int parts = is_complex ? 2 : 1;
   const int64_t n = actual.element_count();
   const int width = hlo::HostByteWidth(t);
+  // check.eq is symmetric (the quantized tests give it the expected value
+  // first); the expect_* checks take the actual value first.
+  const std::string first = kind == Kind::kEqResult ? "(lhs)" : "(actual)";
+  const std::string second = kind == Kind::kEqResult ? "(rhs)" : "(expected)";
   std::string message;
   for (int64_t i = 0; i < n && message.empty(); ++i) {
     if (!is_float) {
       if (std::memcmp(actual.data().data() + i * width, expected.data().data() + i * width,
                       static_cast<size_t>(width)) != 0) {
         message = IndexText(actual.shape(), i) + ": " + std::to_string(static_cast<int64_t>(actual.GetAsDouble(i))) +
-                  " (actual) vs " + std::to_string(static_cast<int64_t>(expected.GetAsDouble(i))) + " (expected)";
+                  " " + first + " vs " + std::to_string(static_cast<int64_t>(expected.GetAsDouble(i))) + " " + second;
       }
       continue;
     }
@@ -216,7 +220,7 @@ Result<Value> EvalCheckCustomCall(const hlo::Instruction& instr, std::string_vie
     }
     if (kind == Kind::kClose) ok = ulp >= min_ulp && ulp <= max_ulp;
     if (!ok) {
-      message = IndexText(actual.shape(), i) + ": " + a_text + " (actual) vs " + e_text + " (expected)";
+      message = IndexText(actual.shape(), i) + ": " + a_text + " " + first + " vs " + e_text + " " + second;
       if (kind == Kind::kClose) {
         message += ", ULP difference " +
                    (ulp == std::numeric_limits<uint64_t>::max() ? std::string("max") : std::to_string(ulp)) +
