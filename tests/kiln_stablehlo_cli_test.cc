@@ -3,6 +3,8 @@
 // `kiln run` counting the check dialect's outcomes on the compiled program.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -156,6 +158,24 @@ TEST_F(KilnStablehloCliTest, PrewarmCompilesStableHloBesideHloAndNamesWhatItCann
   EXPECT_EQ(out["compiled"], 1) << r.out;
   EXPECT_EQ(out["failed"], 1) << r.out;
   EXPECT_NE(r.out.find("is dynamic"), std::string::npos) << r.out;
+}
+
+// A VHLO artifact (stablehlo-translate --serialize) and its source.
+TEST_F(KilnStablehloCliTest, BytecodeArtifactsHaveTheKeyOfTheirSource) {
+  const std::string source = std::string(KILN_STABLEHLO_DIR) + "/vhlo/stablehlo_legalize_to_vhlo.1_0_0.mlir";
+  const RunResult r = RunKiln("fingerprint " + source + " " + source + ".bc");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t second = r.out.find('\n');
+  ASSERT_NE(second, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(0, 32), r.out.substr(second + 1, 32)) << r.out;
+  // A damaged artifact is refused by name.
+  std::ifstream in(source + ".bc", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string cut = Path("cut.mlir.bc");
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  const RunResult bad = RunKiln("fingerprint " + cut);
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("MLIR bytecode"), std::string::npos) << bad.err;
 }
 
 }  // namespace
