@@ -55,9 +55,7 @@ Status EmitCheck(Converter& c, const Operation& op, const CheckSpec& spec, Instr
 Result<Instruction*> ConstantOperand(Converter& c, const Operation& op) {
   const Attr* value = op.FindAttr("value");
   if (value == nullptr || value->kind != Attr::Kind::kDense) return c.OpError(op, "missing its dense value");
-  Shape shape(value->literal->shape().element_type(), c.types()[value->type].dims);
-  if (value->splat) return c.emit().Broadcast(c.emit().Constant(*value->literal), shape, {});
-  return c.emit().Constant(*value->literal);
+  return EmitDenseConstant(c, op, value, Shape(value->literal->shape().element_type(), c.types()[value->type].dims));
 }
 
 }  // namespace

@@ -165,32 +165,32 @@ Status ConvertReducePrecision(Converter& c, const Operation& op) {
   return c.SetResults(op, r);
 }
 
-Status ConvertConstant(Converter& c, const Operation& op) {
-  KILN_ASSIGN_OR_RETURN(const Attr* value, RequiredAttr(c, op, "value"));
-  if (value->kind != Attr::Kind::kDense || value->literal == nullptr) {
+Result<Instruction*> EmitDenseConstant(Converter& c, const Operation& op, const Attr* value, const Shape& shape) {
+  if (value == nullptr || value->kind != Attr::Kind::kDense || value->literal == nullptr) {
     return c.Unsupported(op, "only dense constants are supported");
   }
-  KILN_ASSIGN_OR_RETURN(Shape shape, c.ResultShape(op));
   if (!shape.IsArray() || !shape.is_static()) return c.OpError(op, "a constant needs a static shape");
-  hlo::Literal lit_copy = value->splat ? *value->literal : hlo::Literal();
-  if (value->splat) CanonicalizeNarrowNans(lit_copy);
-  const hlo::Literal& lit = value->splat ? lit_copy : *value->literal;
+  hlo::Literal lit = *value->literal;
+  CanonicalizeNarrowNans(lit);
   if (lit.shape().element_type() != shape.element_type()) {
     return c.OpError(op, "the constant's value and result types differ");
   }
   if (!value->splat) {
     if (lit.shape().dimensions() != shape.dimensions()) return c.OpError(op, "the constant's value and result shapes differ");
-    hlo::Literal copy = lit;
-    CanonicalizeNarrowNans(copy);
-    return c.SetResults(op, c.emit().Constant(std::move(copy)));
+    return c.emit().Constant(std::move(lit));
   }
   const int64_t count = shape.ElementCount();
   const int64_t bytes = count * hlo::HostByteWidth(shape.element_type());
-  if (shape.rank() == 0) return c.SetResults(op, c.emit().Constant(lit));
-  if (count < 0 || bytes > kMaxSplatBytes) {
-    return c.SetResults(op, c.emit().Broadcast(c.emit().Constant(lit), shape, {}));
-  }
-  return c.SetResults(op, c.emit().Constant(hlo::Literal::Splat(shape, lit)));
+  if (shape.rank() == 0) return c.emit().Constant(std::move(lit));
+  if (count < 0 || bytes > kMaxSplatBytes) return c.emit().Broadcast(c.emit().Constant(std::move(lit)), shape, {});
+  return c.emit().Constant(hlo::Literal::Splat(shape, lit));
+}
+
+Status ConvertConstant(Converter& c, const Operation& op) {
+  KILN_ASSIGN_OR_RETURN(const Attr* value, RequiredAttr(c, op, "value"));
+  KILN_ASSIGN_OR_RETURN(Shape shape, c.ResultShape(op));
+  KILN_ASSIGN_OR_RETURN(Instruction * constant, EmitDenseConstant(c, op, value, shape));
+  return c.SetResults(op, constant);
 }
 
 Status ConvertIota(Converter& c, const Operation& op) {

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-#include "compiler/hlo/verifier.h"
 #include "compiler/stablehlo/attr_printer.h"
 #include "compiler/stablehlo/function_text.h"
 #include "compiler/stablehlo/mlir_types_text.h"
@@ -320,7 +319,7 @@ Result<hlo::Computation*> Converter::ConvertFunction(const Function& fn, bool is
     return InvalidArgumentError("@" + fn.name + ": functions of several blocks are not supported")
         .At({.file = options_.filename, .line = fn.pos.line, .column = fn.pos.column});
   }
-  auto computation = std::make_unique<hlo::Computation>(is_entry ? fn.name : names_.Next(fn.name));
+  auto computation = std::make_unique<hlo::Computation>(is_entry ? NameGen::Sanitized(fn.name) : names_.Next(fn.name));
   PushEmitter(computation.get());
   Status params = [&]() -> Status {
     for (size_t i = 0; i < block.args.size(); ++i) {
@@ -357,9 +356,8 @@ Result<hlo::Computation*> Converter::SynthesizeEntry(const std::vector<const Fun
     at.pos = fn->pos;
     at.name = "func.func";
     Result<hlo::Computation*> c = FunctionComputation(fn->name, at);
-    Status valid = c ? hlo::VerifyComputation(**c) : Status(std::unexpected(c.error()));
-    callees.push_back(valid ? *c : nullptr);
-    opaque_reasons.push_back(valid ? std::string() : valid.error().ToString());
+    callees.push_back(c ? *c : nullptr);
+    opaque_reasons.push_back(c ? std::string() : c.error().ToString());
   }
   auto entry = std::make_unique<hlo::Computation>("main");
   PushEmitter(entry.get());

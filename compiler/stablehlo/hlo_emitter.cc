@@ -13,7 +13,7 @@ using hlo::Opcode;
 using hlo::PrimitiveType;
 using hlo::Shape;
 
-std::string NameGen::Next(std::string_view base) {
+std::string NameGen::Sanitized(std::string_view base) {
   std::string name;
   name.reserve(base.size() + 8);
   for (char c : base) {
@@ -24,6 +24,11 @@ std::string NameGen::Next(std::string_view base) {
   if (name.empty() || !((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z') || name[0] == '_')) {
     name.insert(name.begin(), '_');
   }
+  return name;
+}
+
+std::string NameGen::Next(std::string_view base) {
+  std::string name = Sanitized(base);
   name += '.';
   name += std::to_string(++counter_);
   return name;

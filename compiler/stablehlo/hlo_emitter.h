@@ -30,6 +30,9 @@ class NameGen {
   // `base` with a unique numeric suffix; characters HLO names cannot hold
   // become '_'.
   std::string Next(std::string_view base);
+  // `base` with the characters HLO names cannot hold as '_' (and a leading
+  // '_' unless it starts with a letter), without a suffix.
+  static std::string Sanitized(std::string_view base);
 
  private:
   int64_t counter_ = 0;

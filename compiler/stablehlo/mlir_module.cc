@@ -6,22 +6,31 @@ namespace kiln::stablehlo {
 namespace {
 
 // A string equal for structurally equal types, to intern them by.
+// Raw bytes of the value: keys only need to be distinct, not readable.
+template <typename T>
+void AppendRaw(T v, std::string& key) {
+  key.append(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+
 void AppendKey(const TypeInfo& t, std::string& key) {
+  key.reserve(16 + 8 * (t.dims.size() + t.bounds.size()) + 4 * (t.members.size() + t.results.size()) +
+              t.unsupported_element.size());
   key.push_back(static_cast<char>('a' + static_cast<int>(t.kind)));
   key.push_back(static_cast<char>(t.element));
   key.push_back(t.is_index ? 'i' : '-');
   key.push_back(t.unranked ? 'u' : 'r');
-  key += std::to_string(t.quant);
+  AppendRaw(t.quant, key);
+  // Counts first, so that the lists cannot run into each other.
+  AppendRaw(static_cast<uint32_t>(t.unsupported_element.size()), key);
   key += t.unsupported_element;
-  key.push_back('[');
-  for (int64_t d : t.dims) key += std::to_string(d) + ",";
-  key.push_back('|');
-  for (int64_t b : t.bounds) key += std::to_string(b) + ",";
-  key.push_back('|');
-  for (TypeId m : t.members) key += std::to_string(m) + ",";
-  key.push_back('|');
-  for (TypeId r : t.results) key += std::to_string(r) + ",";
-  key.push_back(']');
+  AppendRaw(static_cast<uint32_t>(t.dims.size()), key);
+  for (int64_t d : t.dims) AppendRaw(d, key);
+  AppendRaw(static_cast<uint32_t>(t.bounds.size()), key);
+  for (int64_t b : t.bounds) AppendRaw(b, key);
+  AppendRaw(static_cast<uint32_t>(t.members.size()), key);
+  for (TypeId m : t.members) AppendRaw(m, key);
+  AppendRaw(static_cast<uint32_t>(t.results.size()), key);
+  for (TypeId r : t.results) AppendRaw(r, key);
 }
 
 }  // namespace

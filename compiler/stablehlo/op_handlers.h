@@ -73,6 +73,11 @@ Status ConvertOutfeed(Converter& c, const Operation& op);
 Status ConvertSend(Converter& c, const Operation& op);
 Status ConvertRecv(Converter& c, const Operation& op);
 
+// A dense attribute as an HLO constant of `shape` (a splat broadcast, NaNs
+// of narrow floats as HLO text keeps them) (convert_elementwise.cc).
+Result<hlo::Instruction*> EmitDenseConstant(Converter& c, const Operation& op, const Attr* value,
+                                            const hlo::Shape& shape);
+
 // convert_custom_call.cc
 Status ConvertCustomCall(Converter& c, const Operation& op);
 Status ConvertCheckOp(Converter& c, const Operation& op);

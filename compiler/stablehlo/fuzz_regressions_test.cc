@@ -1,0 +1,35 @@
+// The StableHLO harnesses' kept findings (fuzz/regressions/stablehlo_*),
+// replayed as the harnesses ran them.
+#include <gtest/gtest.h>
+
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/printer.h"
+#include "compiler/stablehlo/stablehlo_test_corpus.h"
+#include "fuzz/regression_inputs.h"
+
+namespace kiln::stablehlo {
+namespace {
+
+// nan_payload_in_check_constant: bf16 NaNs with payloads (0x7FFF) in a
+// check's expected constant printed as `nan`, so the printed HLO had
+// another key: constants of narrow floats keep HLO text's NaNs wherever
+// they are made. entry_named_with_a_dash: the entry computation took the
+// name of `@-ain`, which HLO text cannot hold; names are sanitized.
+TEST(StablehloFuzzRegressionTest, PrintedHloOfKeptFindingsKeepsTheKey) {
+  for (const char* name : {"nan_payload_in_check_constant", "entry_named_with_a_dash"}) {
+    const std::string input = fuzz::RegressionInput("stablehlo_text", name);
+    ASSERT_FALSE(input.empty()) << name;
+    Result<hlo::Hash128> key = testing::KeyOf(input, name);
+    ASSERT_TRUE(key) << name << ": " << key.error().ToString();
+    auto module = ParseAnyModule(input, name);
+    ASSERT_TRUE(module);
+    auto reparsed = hlo::ParseModule(hlo::PrintModule(**module), "printed.hlo");
+    ASSERT_TRUE(reparsed) << name;
+    auto printed_key = hlo::FingerprintModule(**reparsed, {});
+    ASSERT_TRUE(printed_key);
+    EXPECT_EQ(printed_key->key, *key) << name;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::stablehlo
