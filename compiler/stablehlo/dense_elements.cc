@@ -50,6 +50,7 @@ Result<hlo::Literal> LiteralFromRawBytes(const hlo::Shape& shape, std::span<cons
   if (count < 0 || w <= 0) return InvalidArgumentError("bad constant shape " + shape.ToString());
   *splat = false;
   auto convert = [&](hlo::Literal& lit, int64_t n, std::span<const uint8_t> src) {
+    if (n == 0) return;  // an empty tensor: no data to copy (and maybe no buffer)
     uint8_t* dst = lit.mutable_data().data();
     if (t == PrimitiveType::kPred) {
       for (int64_t i = 0; i < n; ++i) dst[i] = src[i] != 0 ? 1 : 0;

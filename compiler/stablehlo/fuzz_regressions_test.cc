@@ -4,6 +4,7 @@
 
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/printer.h"
+#include "compiler/stablehlo/bytecode_reader.h"
 #include "compiler/stablehlo/stablehlo_test_corpus.h"
 #include "fuzz/regression_inputs.h"
 
@@ -28,6 +29,17 @@ TEST(StablehloFuzzRegressionTest, PrintedHloOfKeptFindingsKeepsTheKey) {
     auto printed_key = hlo::FingerprintModule(**reparsed, {});
     ASSERT_TRUE(printed_key);
     EXPECT_EQ(printed_key->key, *key) << name;
+  }
+}
+
+// empty_tensor_attribute: a tensor attribute of no elements copied its no
+// bytes from a null pointer (undefined behaviour the sanitizers report).
+TEST(StablehloFuzzRegressionTest, KeptBytecodeFindingsReadOrFailCleanly) {
+  for (const char* name : {"empty_tensor_attribute"}) {
+    const std::string input = fuzz::RegressionInput("stablehlo_bytecode", name);
+    ASSERT_FALSE(input.empty()) << name;
+    Result<MlirModule> mlir = ReadBytecode(input, name);
+    if (mlir) (void)ConvertToHlo(*mlir);
   }
 }
 
