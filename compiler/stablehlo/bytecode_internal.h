@@ -120,6 +120,7 @@ class Reader {
   uint64_t version() const { return version_; }
   const VhloVersion& vhlo_version() const { return vhlo_version_; }
   std::string_view name() const { return name_; }
+  size_t input_size() const { return input_.size(); }
   const std::vector<std::string_view>& dialects() const { return dialects_; }
   Error Fail(const std::string& message) const {
     return InvalidArgumentError(std::string(name_) + ": MLIR bytecode: " + message)

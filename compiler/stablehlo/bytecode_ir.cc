@@ -191,6 +191,10 @@ class IrReader {
     KILN_ASSIGN_OR_RETURN(uint64_t blocks, s.Count());
     if (blocks > 0) {
       KILN_ASSIGN_OR_RETURN(uint64_t values, s.Count());
+      // Every value takes at least a byte to define: all regions together
+      // cannot announce more values than the input has bytes.
+      reserved_ += values;
+      if (reserved_ > r_.input_size()) return s.Fail("regions announce more values than the input could define");
       Scope& scope = scopes_.back();
       const size_t base = scope.values.size();
       scope.values.resize(base + values, kNoValue);
@@ -249,6 +253,7 @@ class IrReader {
   std::vector<size_t> next_;
   std::vector<size_t> next_limits_;
   uint64_t ops_read_ = 0;
+  uint64_t reserved_ = 0;
 };
 
 }  // namespace

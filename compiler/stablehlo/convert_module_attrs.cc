@@ -3,23 +3,22 @@
 // translation carries `mhlo.num_replicas`, `mhlo.num_partitions`,
 // `mhlo.sharding`, `tf.aliasing_output` and `jax.buffer_donor` over.
 #include "compiler/hlo/attribute_value_parser.h"
-#include "compiler/hlo/lexer.h"
+#include "compiler/hlo/token_cursor.h"
 #include "compiler/stablehlo/converter.h"
 
 namespace kiln::stablehlo::convert_internal {
 namespace {
 
-// The canonical text the HLO parser keeps for `text` (attribute.h).
+// The canonical text the HLO parser keeps for `text` as an attribute value
+// (attribute.h); an error unless all of `text` is one value (a sharding
+// such as ")" would otherwise print as HLO that does not parse).
 Result<std::string> CanonicalText(std::string_view text) {
-  hlo::Lexer lex(text);
+  hlo::TokenCursor cur(text, "mhlo.sharding");
   std::string out;
-  hlo::TokKind prev = hlo::TokKind::kEof;
-  while (true) {
-    hlo::Token t = lex.Next();
-    if (t.kind == hlo::TokKind::kEof) break;
-    if (t.kind == hlo::TokKind::kError) return InvalidArgumentError("bad HLO text \"" + std::string(text) + "\"");
-    hlo::AppendCanonicalToken(out, prev, t);
-    prev = t.kind;
+  Status value = hlo::ParseGenericAttributeValue(cur, out);
+  if (!value || out.empty() || cur.kind() != hlo::TokKind::kEof) {
+    return InvalidArgumentError("mhlo.sharding \"" + std::string(text) + "\" is not an HLO sharding")
+        .WithReason("stablehlo_convert_error");
   }
   return out;
 }
@@ -56,8 +55,9 @@ Status Converter::ApplyModuleAttributes() {
     hlo::Instruction* param = entry->parameters()[i];
     if (const Attr* s = FindNamed(attrs, "mhlo.sharding"); s != nullptr && s->kind == Attr::Kind::kString &&
                                                             !s->text.empty()) {
-      KILN_ASSIGN_OR_RETURN(std::string text, CanonicalText(s->text));
-      param->AddAttribute(hlo::Attribute::Text("sharding", text));
+      Result<std::string> text = CanonicalText(s->text);
+      if (!text) return text.error().WithContext(std::string(filename()) + ": argument " + std::to_string(i));
+      param->AddAttribute(hlo::Attribute::Text("sharding", *text));
     }
     if (const Attr* a = FindNamed(attrs, "tf.aliasing_output"); a != nullptr && a->kind == Attr::Kind::kInt) {
       if (!aliases.empty()) aliases += ",";
@@ -74,11 +74,12 @@ Status Converter::ApplyModuleAttributes() {
   // Result shardings: the root's, a tuple sharding for several results.
   std::vector<std::string> shardings;
   bool any = false;
-  for (const std::vector<NamedAttr>& attrs : fn.result_attrs) {
-    const Attr* s = FindNamed(attrs, "mhlo.sharding");
+  for (size_t r = 0; r < fn.result_attrs.size(); ++r) {
+    const Attr* s = FindNamed(fn.result_attrs[r], "mhlo.sharding");
     if (s != nullptr && s->kind == Attr::Kind::kString && !s->text.empty()) {
-      KILN_ASSIGN_OR_RETURN(std::string text, CanonicalText(s->text));
-      shardings.push_back(text);
+      Result<std::string> text = CanonicalText(s->text);
+      if (!text) return text.error().WithContext(std::string(filename()) + ": result " + std::to_string(r));
+      shardings.push_back(*text);
       any = true;
     } else {
       shardings.push_back("{replicated}");

@@ -228,7 +228,10 @@ Result<Converter::RegionComputation> Converter::ConvertRegion(const Region& regi
   // What the captured values and re-made constants map to outside, restored
   // afterwards.
   std::vector<std::pair<ValueId, Instruction*>> saved;
-  for (ValueId v : out.captures) saved.emplace_back(v, values_[v]);
+  for (ValueId v : out.captures) {
+    if (values_[v] == nullptr) return OpError(owner, "a region reads a value that is not defined before it");
+    saved.emplace_back(v, values_[v]);
+  }
   PushEmitter(computation.get());
   auto body = [&]() -> Result<std::vector<Instruction*>> {
     if (args == RegionArgs::kScalars) {

@@ -34,8 +34,22 @@ TEST(StablehloFuzzRegressionTest, PrintedHloOfKeptFindingsKeepsTheKey) {
 
 // empty_tensor_attribute: a tensor attribute of no elements copied its no
 // bytes from a null pointer (undefined behaviour the sanitizers report).
+// region_reading_an_undefined_value: a region captured a value of another
+// scope, never converted; it is an error of the op now.
+// sharding_that_is_not_a_value: mhlo.sharding = ")" printed as HLO that
+// does not parse; a sharding must be one HLO attribute value.
+TEST(StablehloFuzzRegressionTest, AShardingThatIsNotAnHloValueIsRefused) {
+  const std::string input = fuzz::RegressionInput("stablehlo_text", "sharding_that_is_not_a_value");
+  ASSERT_FALSE(input.empty());
+  Result<std::unique_ptr<hlo::Module>> module = ParseAnyModule(input, "s.mlir");
+  ASSERT_FALSE(module.has_value());
+  EXPECT_NE(module.error().ToString().find("argument 2: mhlo.sharding \")\" is not an HLO sharding"),
+            std::string::npos)
+      << module.error().ToString();
+}
+
 TEST(StablehloFuzzRegressionTest, KeptBytecodeFindingsReadOrFailCleanly) {
-  for (const char* name : {"empty_tensor_attribute"}) {
+  for (const char* name : {"empty_tensor_attribute", "region_reading_an_undefined_value"}) {
     const std::string input = fuzz::RegressionInput("stablehlo_bytecode", name);
     ASSERT_FALSE(input.empty()) << name;
     Result<MlirModule> mlir = ReadBytecode(input, name);
