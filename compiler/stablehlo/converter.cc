@@ -400,7 +400,7 @@ Result<hlo::Computation*> Converter::SynthesizeEntry(const std::vector<const Fun
 }
 
 Result<std::unique_ptr<hlo::Module>> Converter::Run() {
-  module_ = std::make_unique<hlo::Module>(mlir_.name.empty() ? "module" : mlir_.name);
+  module_ = std::make_unique<hlo::Module>(mlir_.name.empty() ? "module" : NameGen::Sanitized(mlir_.name));
   values_.assign(mlir_.value_count(), nullptr);
   defining_.assign(mlir_.value_count(), nullptr);
   const Function* main = nullptr;

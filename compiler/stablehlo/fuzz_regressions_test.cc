@@ -16,8 +16,9 @@ namespace {
 // another key: constants of narrow floats keep HLO text's NaNs wherever
 // they are made. entry_named_with_a_dash: the entry computation took the
 // name of `@-ain`, which HLO text cannot hold; names are sanitized.
+// module_name_with_a_dollar: likewise for `module @jit_fun_flat_ja$x`.
 TEST(StablehloFuzzRegressionTest, PrintedHloOfKeptFindingsKeepsTheKey) {
-  for (const char* name : {"nan_payload_in_check_constant", "entry_named_with_a_dash"}) {
+  for (const char* name : {"nan_payload_in_check_constant", "entry_named_with_a_dash", "module_name_with_a_dollar"}) {
     const std::string input = fuzz::RegressionInput("stablehlo_text", name);
     ASSERT_FALSE(input.empty()) << name;
     Result<hlo::Hash128> key = testing::KeyOf(input, name);
