@@ -70,8 +70,19 @@ Instruction* HloEmitter::ScalarConstant(PrimitiveType type, double value) {
   } else if (type == PrimitiveType::kPred) {
     v.u = value != 0 ? 1 : 0;
   } else {
-    v.u = static_cast<uint64_t>(static_cast<int64_t>(value));
-    if (hlo::IsUnsignedInteger(type) && value >= 9.2e18) v.u = static_cast<uint64_t>(value);
+    // Truncated toward zero, saturating at the 64-bit range (NaN is 0).
+    constexpr double kTwo63 = 9223372036854775808.0;
+    if (std::isnan(value)) {
+      v.u = 0;
+    } else if (value >= kTwo63) {
+      v.u = hlo::IsUnsignedInteger(type) && value < 2 * kTwo63 ? static_cast<uint64_t>(value)
+            : hlo::IsUnsignedInteger(type)                      ? UINT64_MAX
+                                                                : static_cast<uint64_t>(INT64_MAX);
+    } else if (value < -kTwo63) {
+      v.u = static_cast<uint64_t>(INT64_MIN);
+    } else {
+      v.u = static_cast<uint64_t>(static_cast<int64_t>(value));
+    }
   }
   (void)SetLiteralElement(lit, 0, v);
   return Constant(std::move(lit));
