@@ -7,6 +7,7 @@
 
 #include "compiler/stablehlo/attr_printer.h"
 #include "compiler/stablehlo/op_handlers.h"
+#include "compiler/stablehlo/shape_folding.h"
 
 namespace kiln::stablehlo::convert_internal {
 namespace {
@@ -92,10 +93,26 @@ Status ConvertCheckOp(Converter& c, const Operation& op) {
   return EmitCheck(c, op, spec, actual, expected);
 }
 
+// jax.export's shape-polymorphism assertion (`@shape_assertion(%cond,
+// %dims...) {error_message = ...}`, no results): JAX's shape refinement
+// checks and removes it. A condition known false here fails with the
+// program's message; otherwise the assertion adds nothing to the HLO.
+Status ConvertShapeAssertion(Converter& c, const Operation& op) {
+  if (op.operands.empty() || !op.results.empty()) return c.OpError(op, "shape_assertion takes a condition and gives no results");
+  const Instruction* condition = c.Operand(op, 0);
+  if (condition->opcode() != Opcode::kConstant || condition->literal() == nullptr) return Ok();
+  std::optional<IntTensor> value = IntTensorOf(*condition->literal());
+  if (!value.has_value() || value->values.size() != 1 || value->values[0] != 0) return Ok();
+  const Attr* message = op.FindAttr("error_message");
+  std::string text = message != nullptr && message->kind == Attr::Kind::kString ? message->text : "no message";
+  return c.OpError(op, "shape assertion fails: " + text);
+}
+
 Status ConvertCustomCall(Converter& c, const Operation& op) {
   const Attr* target = op.FindAttr("call_target_name");
   if (target == nullptr || target->kind != Attr::Kind::kString) return c.OpError(op, "missing call_target_name");
   const std::string& name = target->text;
+  if (name == "shape_assertion") return ConvertShapeAssertion(c, op);
   if (name.starts_with("check.")) {
     if (op.operands.size() != 2) return c.OpError(op, "a check takes two operands");
     CheckSpec spec;

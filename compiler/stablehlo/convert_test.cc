@@ -150,6 +150,26 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
       << module.error();
 }
 
+TEST(ConvertTest, ShapeAssertionsHoldingAddNothingAndFailingOnesRefuse) {
+  constexpr std::string_view kProgram = R"(
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = stablehlo.constant dense<CONDITION> : tensor<i1>
+  %d = stablehlo.constant dense<4> : tensor<i32>
+  stablehlo.custom_call @shape_assertion(%c, %d) {error_message = "dim {0} is wrong", has_side_effect = true} : (tensor<i1>, tensor<i32>) -> ()
+  return %x : tensor<4xf32>
+})";
+  std::string holding(kProgram), failing(kProgram);
+  holding.replace(holding.find("CONDITION"), 9, "true");
+  failing.replace(failing.find("CONDITION"), 9, "false");
+  std::string hlo = ConvertToText(holding);
+  EXPECT_FALSE(Contains(hlo, "custom-call")) << hlo;
+  auto module = ParseAnyModule(failing, "a.mlir");
+  ASSERT_FALSE(module);
+  EXPECT_NE(module.error().ToString().find("a.mlir:5:3"), std::string::npos) << module.error();
+  EXPECT_NE(module.error().ToString().find("shape assertion fails: dim {0} is wrong"), std::string::npos)
+      << module.error();
+}
+
 TEST(ConvertTest, HloTextPassesThrough) {
   EXPECT_EQ(DetectModuleFormat("HloModule m\nENTRY e { ROOT c = f32[] constant(1) }"), ModuleFormat::kHloText);
   EXPECT_EQ(DetectModuleFormat(std::string_view("ML\xefR\x0d", 5)), ModuleFormat::kMlirBytecode);
