@@ -33,26 +33,16 @@
 #include <string>
 #include <vector>
 
-#include <time.h>
 #include <xxhash.h>
 
+#include "bench/thread_cpu_clock.h"
 #include "compiler/hlo/fingerprint.h"
 #include "compiler/hlo/parser.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-// The calling thread's CPU time: the benchmark is single-threaded, and on
-// a busy machine wall time would also count other processes' turns.
-struct Clock {
-  using duration = std::chrono::nanoseconds;
-  using time_point = std::chrono::time_point<Clock, duration>;
-  static time_point now() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return time_point(duration(int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec));
-  }
-};
+using Clock = kiln::bench::ThreadCpuClock;
 
 constexpr double kTargetMBps = 150.0;
 constexpr size_t kModules = 5;

@@ -2,7 +2,8 @@
 # Builds kiln's libFuzzer harnesses (fuzz/, clang, AddressSanitizer and
 # UBSan) in their own build directory and runs each for SECONDS (default
 # 60), one after another in one process each, from seed corpora: the HLO
-# corpus (../shared/corpus), HLO modules written in the unit tests, inputs
+# corpus (../shared/corpus), the StableHLO corpus beside it (MLIR text and
+# VHLO bytecode), HLO modules written in the unit tests, inputs
 # kiln_fuzz_seeds makes from compiled corpus modules (executables, zstd
 # blobs, bundles, safetensors, JSON tensors, literal files, HTTP requests
 # on every route, Redis replies) and the kept crashers
@@ -30,7 +31,7 @@ jobs="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
 seconds="${1:-60}"
 [ $# -gt 0 ] && shift
 all_harnesses=(hlo_text hlo_compile http_request http_server executable safetensors json_tensors literal_file store_blob
-               bundle redis_reply spmd_partition)
+               bundle redis_reply spmd_partition stablehlo_text stablehlo_bytecode)
 harnesses=("${@:-${all_harnesses[@]}}")
 
 bash "$root/scripts/setup.sh" --fuzz
@@ -74,6 +75,16 @@ for test in sorted(root.glob("*/**/*_test.cc")):
             n += 1
 EOF
 
+# StableHLO beside the HLO corpus: MLIR text (jax/, dynamic/, quantized/)
+# and VHLO bytecode (vhlo/*.mlir.bc).
+stablehlo_dir="$(dirname "$corpus_dir")/stablehlo"
+mkdir -p "$seeds/stablehlo_text" "$seeds/stablehlo_bytecode"
+if [ -d "$stablehlo_dir" ]; then
+  find "$stablehlo_dir/jax" "$stablehlo_dir/dynamic" "$stablehlo_dir/quantized" -name '*.mlir' -size -16k \
+    -exec cp -t "$seeds/stablehlo_text" {} + 2>/dev/null || true
+  find "$stablehlo_dir/vhlo" -name '*.mlir.bc' -exec cp -t "$seeds/stablehlo_bytecode" {} + 2>/dev/null || true
+fi
+
 # The sharded modules of the corpus and the tests, for the partitioner.
 mkdir -p "$seeds/spmd_partition"
 grep -l 'sharding=' "$seeds/hlo_text"/* 2>/dev/null | xargs -r cp -t "$seeds/spmd_partition"
@@ -94,6 +105,7 @@ seed_dirs() {  # the seed directories of harness $1 that exist (libFuzzer stops 
 dictionary() {
   case "$1" in
     hlo_text|hlo_compile|literal_file|spmd_partition) echo "$root/fuzz/hlo.dict" ;;
+    stablehlo_text) echo "$root/fuzz/stablehlo.dict" ;;
     http_request|http_server) echo "$root/fuzz/http.dict" ;;
     safetensors|json_tensors) echo "$root/fuzz/tensors.dict" ;;
   esac

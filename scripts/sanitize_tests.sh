@@ -49,5 +49,10 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 #  - One of the two random-input evaluation shards (1) and one of the two
 #    fingerprint mutation shards (1): the sanitizers evaluate and mutate
 #    the other half of the corpus; Release all.
-release_only='^ServerExecLimitsTest\.TheDefaultStepBudgetEndsWhileTrue$|^Shards/CorpusCompileTest\.EveryModuleCompilesAndMatchesDirectEvaluation/[035]$|^Shards/CorpusPlanTest\.EveryValidModulePlansUnderEveryPlanKind/[02]$|^Shards/CorpusEvalShardTest\.RandomInputs/1$|^Shards/FingerprintMutationShardTest\.MutationsChangeKey/1$'
+#  - Two of the four StableHLO corpus key shards (2, 3: about 20 s of the
+#    sanitized walk's 45) and two of the four StableHLO corpus run shards
+#    (2, 3): the sanitizers read, convert, print and run the other half of
+#    the StableHLO programs (and every damaged VHLO artifact of the reader's
+#    own test); Release all.
+release_only='^ServerExecLimitsTest\.TheDefaultStepBudgetEndsWhileTrue$|^Shards/CorpusCompileTest\.EveryModuleCompilesAndMatchesDirectEvaluation/[035]$|^Shards/CorpusPlanTest\.EveryValidModulePlansUnderEveryPlanKind/[02]$|^Shards/CorpusEvalShardTest\.RandomInputs/1$|^Shards/FingerprintMutationShardTest\.MutationsChangeKey/1$|^Shards/StablehloCorpusKeyTest\.KeysSurviveRenamingLocationsAndPrinting/[23]$|^Shards/StablehloCorpusRunTest\.CompiledModulesPassTheirChecks/[23]$'
 ctest --test-dir "$build" -j "$jobs" --output-on-failure -E "$release_only" "$@"

@@ -369,6 +369,31 @@ TEST_F(KilnPrewarmTest, PrewarmsARunningServerOverHttp) {
   EXPECT_EQ(body["key"], Fingerprint(a));
 }
 
+// StableHLO beside HLO text in a dump folder, prewarmed over HTTP: the
+// server keys the MLIR text as kiln does, and a later compile of it hits.
+TEST_F(KilnPrewarmTest, PrewarmsStableHloIntoARunningServer) {
+  kiln::api::testing::KilnServeProcess server({});
+  ASSERT_TRUE(server.ok());
+  const std::string stablehlo =
+      "module @jit_f {\n"
+      "  func.func public @main(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {\n"
+      "    %0 = stablehlo.tanh %arg0 : tensor<4x8xf32>\n"
+      "    return %0 : tensor<4x8xf32>\n"
+      "  }\n"
+      "}\n";
+  const fs::path mlir = Write("d/jit_f.mlir", stablehlo);
+  Write("d/b.hlo", Module(20));
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+  json j = RunJson("prewarm " + (dir_ / "d").string() + " --server " + url);
+  EXPECT_EQ(j["compiled"], 2) << j;
+  EXPECT_EQ(j["failed"], 0) << j;
+  auto hit = server.Call("POST", "/v1/compile", stablehlo);
+  ASSERT_EQ(hit.status, 200) << hit.body;
+  json body = json::parse(hit.body);
+  EXPECT_EQ(body["cache"], "hit");
+  EXPECT_EQ(body["key"], Fingerprint(mlir));
+}
+
 TEST_F(KilnPrewarmTest, AServerOnTheSameStoreAnswersPrewarmedModulesAsHits) {
   kiln::api::testing::KilnServeProcess server({});
   ASSERT_TRUE(server.ok());

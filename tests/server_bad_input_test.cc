@@ -130,7 +130,7 @@ TEST(ServerBadInputTest, UnknownMisspeltAndRepeatedQueryParametersAre400) {
   ExpectError(misspelt, 400, "invalid_query");
   EXPECT_EQ(ServerEnv::Json(misspelt)["error"]["message"],
             "unknown query parameter 'chp' for POST /v1/compile (did you mean 'chip'?); accepted: chip, plan, "
-            "scoped_vmem_bytes, topology, return");
+            "scoped_vmem_bytes, topology, arg_shapes, return");
   auto twice = env.Call("POST", "/v1/compile?chip=v5e&chip=v6e", testing::kAddModule, kText);
   ExpectError(twice, 400, "invalid_query");
   EXPECT_EQ(ServerEnv::Json(twice)["error"]["message"],

@@ -25,12 +25,14 @@
 #include "tools/fusion_report.h"
 #include "tools/json_error.h"
 #include "tools/load_module.h"
+#include "tools/module_refinement.h"
 
 namespace kiln::tools {
 namespace {
 
 struct CompileArgs {
   std::string file;
+  std::string arg_shapes;  // --arg-shapes: refines dynamic dimensions
   std::string chip = kDefaultChip;
   std::string plan = "heuristic";
   int64_t scoped_vmem_bytes = 0;
@@ -51,6 +53,9 @@ Status WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
 
 Status RunCompile(const CompileArgs& args) {
   KILN_ASSIGN_OR_RETURN(auto module, LoadVerifiedModule(args.file));
+  KILN_ASSIGN_OR_RETURN(std::vector<hlo::Shape> arg_shapes, ParseArgShapes(args.arg_shapes));
+  KILN_ASSIGN_OR_RETURN(DimensionArguments unused_dims, PrepareForCompile(*module, args.file, arg_shapes));
+  (void)unused_dims;  // no random inputs here
   KILN_ASSIGN_OR_RETURN(fusion::PlanKind plan, driver::ParsePlanKind(args.plan));
   driver::CompileOptions options;
   options.plan = plan;
@@ -126,7 +131,9 @@ Status RunCompile(const CompileArgs& args) {
 void RegisterCompile(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("compile", "Compile an HLO text file to a kiln executable");
   auto args = std::make_shared<CompileArgs>();
-  cmd->add_option("file", args->file, "HLO text file")->required();
+  cmd->add_option("file", args->file, "HLO text, StableHLO text or MLIR bytecode file")->required();
+  cmd->add_option("--arg-shapes", args->arg_shapes,
+                  "Concrete shapes of the entry's parameters (\"s64[],f32[3,4]\"), refining dynamic dimensions");
   cmd->add_option("--chip", args->chip, "Target chip (" + runtime::ChipNamesText() + ")")
       ->check(CLI::IsMember(runtime::ChipNames(), CLI::ignore_case));
   cmd->add_option("--plan", args->plan, "Fusion plan: none, heuristic or given")

@@ -1,4 +1,5 @@
-// kiln parse FILE... [--json]: parse, verify and print the canonical text;
+// kiln parse FILE... [--json | --print-hlo]: parse, verify and print the
+// canonical HLO text (of StableHLO as converted: --print-hlo says so);
 // with --json, one array with a summary object per file instead
 // ({"file", "module", "computations", "instructions", "parameters",
 // "result"} or {"file", "error"}).
@@ -32,14 +33,19 @@ nlohmann::json ModuleSummary(const std::string& path, const hlo::Module& module)
 }  // namespace
 
 void RegisterParse(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("parse", "Parse and verify HLO text files; print the canonical text");
+  auto* cmd = app.add_subcommand("parse", "Parse and verify modules (HLO or StableHLO); print the canonical HLO text");
   struct Args {
     std::vector<std::string> files;
     bool json = false;
+    bool print_hlo = false;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("files", args->files, "HLO text files")->required();
-  cmd->add_flag("--json", args->json, "Print one JSON array with a summary of each file instead of the text");
+  cmd->add_option("files", args->files, "HLO text, StableHLO text or MLIR bytecode files")->required();
+  auto* print_hlo = cmd->add_flag("--print-hlo", args->print_hlo,
+                                  "Print the module as HLO text (the default; StableHLO is printed as "
+                                  "converted, with the key of its source)");
+  cmd->add_flag("--json", args->json, "Print one JSON array with a summary of each file instead of the text")
+      ->excludes(print_hlo);
   cmd->callback([args, exit_code] {
     nlohmann::json out = nlohmann::json::array();
     for (const std::string& path : args->files) {

@@ -2,10 +2,13 @@
 //   --random-inputs SEED] [--outputs OUT.safetensors] [--print-literals]
 //   [--json] [--step-budget N] [--chip C] [--plan none|heuristic|given]
 //   [--scoped-vmem B] [--dot-tiles BM,BN,BK] [--topology AxB[xC]] [--trace F.json]
-//   [--timing-only | --direct]
+//   [--timing-only | --direct] [--arg-shapes S,...]
 // Compiles the module (FILE may also be a kiln executable), runs the
 // executable on host inputs and prints its outputs, device time and kernel
-// profile. --direct evaluates the module as written instead.
+// profile. --direct evaluates the module as written instead. A StableHLO
+// check that fails (check.expect_close, ...) fails the command, naming it.
+// Dynamic dimensions are refined from --arg-shapes or the inputs' shapes
+// (module_refinement.h).
 #include <cstdio>
 
 #include "runtime/chip/chip_spec.h"
@@ -59,6 +62,9 @@ void RegisterRun(CLI::App& app, int* exit_code) {
   auto* topology = cmd->add_option("--topology", options->topology,
                                    "run on a slice of chips (\"2x4\", \"2x2x1\"; default one chip): one copy "
                                    "per chip, collectives timed over its ICI");
+  cmd->add_option("--arg-shapes", options->arg_shapes,
+                  "concrete shapes of the entry's parameters (\"s64[],f32[3,4]\"), refining a module's "
+                  "dynamic dimensions; by default the inputs' shapes");
   auto* trace = cmd->add_option("--trace", options->trace_path,
                                 "write the kernel timeline as a Chrome trace (opens in Perfetto)");
   auto* timing_only = cmd->add_flag("--timing-only", options->timing_only,
@@ -84,6 +90,14 @@ void RegisterRun(CLI::App& app, int* exit_code) {
     std::string text = run.json ? FormatRunJson(*report, run.print_literals)
                                 : FormatRunText(*report, run.print_literals, static_cast<size_t>(*top));
     std::fwrite(text.data(), 1, text.size(), stdout);
+    if (report->checks && report->checks->failed > 0) {
+      for (const runtime::CheckOutcome& f : report->checks->failures) {
+        std::fprintf(stderr, "kiln run: check failed: %s\n", CheckText(f).c_str());
+      }
+      std::fprintf(stderr, "kiln run: %lld of %lld checks failed\n", static_cast<long long>(report->checks->failed),
+                   static_cast<long long>(report->checks->failed + report->checks->passed));
+      *exit_code = 1;
+    }
     if (!run.trace_path.empty() && !report->profile) {
       std::fprintf(stderr, "kiln run: no trace written to %s: device time unavailable: %s\n",
                    run.trace_path.c_str(), report->timing_error.c_str());

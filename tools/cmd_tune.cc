@@ -20,6 +20,7 @@
 #include "tools/commands.h"
 #include "tools/json_error.h"
 #include "tools/load_module.h"
+#include "tools/module_refinement.h"
 #include "tools/tune_progress.h"
 #include "tools/tune_report.h"
 #include "tools/tune_store.h"
@@ -29,6 +30,7 @@ namespace {
 
 struct TuneArgs {
   std::string file;
+  std::string arg_shapes;  // --arg-shapes: refines dynamic dimensions
   std::string chip = kDefaultChip;
   std::string budget;
   int64_t trials = 0;
@@ -60,6 +62,9 @@ Status RunTune(const TuneArgs& args) {
   const runtime::ChipSpec* chip = runtime::FindChip(args.chip);
   if (chip == nullptr) return InvalidArgumentError("unknown chip '" + args.chip + "' (known: " + runtime::ChipNamesText() + ")");
   KILN_ASSIGN_OR_RETURN(auto module, LoadVerifiedModule(args.file));
+  KILN_ASSIGN_OR_RETURN(std::vector<hlo::Shape> arg_shapes, ParseArgShapes(args.arg_shapes));
+  KILN_ASSIGN_OR_RETURN(DimensionArguments unused_dims, PrepareForCompile(*module, args.file, arg_shapes));
+  (void)unused_dims;  // no random inputs here
   driver::CompileOptions options;
   options.chip = args.chip;
   // The topology a compile of it resolves (the slice of its own devices).
@@ -108,7 +113,9 @@ Status RunTune(const TuneArgs& args) {
 void RegisterTune(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("tune", "Autotune the fusion and tiling of an HLO text file on a simulated chip");
   auto args = std::make_shared<TuneArgs>();
-  cmd->add_option("file", args->file, "HLO text file")->required();
+  cmd->add_option("file", args->file, "HLO text, StableHLO text or MLIR bytecode file")->required();
+  cmd->add_option("--arg-shapes", args->arg_shapes,
+                  "Concrete shapes of the entry's parameters (\"s64[],f32[3,4]\"), refining dynamic dimensions");
   cmd->add_option("--chip", args->chip, "Target chip (" + runtime::ChipNamesText() + ")")
       ->check(CLI::IsMember(runtime::ChipNames(), CLI::ignore_case));
   auto* budget = cmd->add_option("--budget", args->budget,

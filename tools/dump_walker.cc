@@ -96,7 +96,7 @@ NameClass ClassifyDumpName(const std::string& file_name) {
   }
   static constexpr std::string_view kNotHlo[] = {
       ".pb", ".pbtxt", ".ll", ".dot", ".html", ".json", ".py", ".log", ".o", ".so", ".png", ".svg",
-      ".md", ".csv", ".mlir", ".ptx", ".cubin", ".neff", ".kexe", ".db", ".sqlite", ".safetensors",
+      ".md", ".csv", ".ptx", ".cubin", ".neff", ".kexe", ".db", ".sqlite", ".safetensors",
       "-wal", "-shm", "-journal", "-reserve"};  // SQLite's files beside a store, kiln's delete reserve
   for (std::string_view extension : kNotHlo) {
     if (name.ends_with(extension)) {

@@ -6,8 +6,9 @@
 // is the module a trainer submits, *after_optimizations.txt (also with a
 // backend prefix, e.g. cpu_after_optimizations) the optimized one, and
 // every other dump file (buffer assignment, memory reports, .pb, .ll, .dot,
-// ...) is not a module stage. Files whose extension is known not to be HLO
-// text are skipped by name; the rest are read and sniffed by the caller.
+// ...) is not a module stage. Files whose extension is known not to be a
+// module are skipped by name; the rest (StableHLO's .mlir and .mlir.bc
+// among them) are read and sniffed by the caller.
 //
 // The walk never stops for one bad entry: unreadable folders, symlink
 // loops (a folder reached twice), dangling links, sockets and FIFOs (never

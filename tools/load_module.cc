@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "compiler/hlo/parser.h"
-#include "compiler/hlo/verifier.h"
+#include "server/service/module_reader.h"
+#include "server/service/reasons.h"
 
 namespace kiln::tools {
 
@@ -31,9 +31,10 @@ Result<std::unique_ptr<hlo::Module>> LoadVerifiedModule(const std::string& path)
 
 Result<std::unique_ptr<hlo::Module>> ParseVerifiedModule(const std::string& text,
                                                          const std::string& path) {
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, hlo::ParseModule(text, path));
-  Status verified = hlo::VerifyModule(*module);
-  if (!verified) return verified.error().WithContext(path + ": verification failed");
+  Result<std::unique_ptr<hlo::Module>> module = service::ParseVerified(text, path);
+  if (!module && module.error().reason() == service::kHloVerifyError) {
+    return std::unexpected(module.error().WithContext(path + ": verification failed"));
+  }
   return module;
 }
 

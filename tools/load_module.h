@@ -1,5 +1,6 @@
-// Reads an HLO text file, parses and verifies it. Errors name the file and,
-// for parse errors, the line and column. Thread-safe.
+// Reads a module file (HLO text, StableHLO text or MLIR bytecode, told apart
+// by content: compiler/stablehlo/frontend.h), parses and verifies it. Errors
+// name the file and, for parse errors, the line and column. Thread-safe.
 #pragma once
 
 #include <memory>

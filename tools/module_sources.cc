@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/str_cat.h"
+#include "compiler/stablehlo/frontend.h"
 #include "tools/compressed_text.h"
 #include "tools/load_module.h"
 #include "tools/saved_graphs.h"
@@ -69,6 +70,12 @@ FileModules ReadModuleSources(const FoundFile& file, StageFilter stage, uint64_t
     if (!decoded) return skip(decoded.error().message, true);
     text = std::make_shared<std::string>(*std::move(decoded));
     if (text->empty()) return skip(StrCat("empty file (", CompressionName(compression), ")"), true);
+  }
+  // StableHLO: MLIR bytecode (binary) and MLIR text are modules too.
+  const stablehlo::ModuleFormat format = stablehlo::DetectModuleFormat(*text);
+  if (format != stablehlo::ModuleFormat::kHloText) {
+    out.modules.push_back({.origin = file.path, .file = file.path, .first_line = 1, .file_text = text, .text = *text});
+    return out;
   }
   if (LooksBinary(*text)) return skip("binary data, not HLO text", true);
 

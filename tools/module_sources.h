@@ -2,8 +2,9 @@
 // gzip), sniffed and, for torch_xla's saved graphs, split into graphs.
 //
 // A file is a module when it is HLO text (its first token, after comments,
-// is HloModule, or its name ends in .hlo); a saved graphs file holds one
-// module per graph. Anything else is skipped with a reason: binary data,
+// is HloModule, or its name ends in .hlo), StableHLO text or MLIR bytecode
+// (compiler/stablehlo/frontend.h); a saved graphs file holds one module per
+// graph. Anything else is skipped with a reason: binary data,
 // text that is not HLO, an empty or over-large file, corrupt compressed
 // data, a graph cut off by the end of the file. Nothing here throws or
 // stops a run; every outcome is a value. Thread-safe (one file per call).

@@ -4,6 +4,8 @@
 #include "compiler/driver/module_topology.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
+#include "compiler/stablehlo/frontend.h"
+#include "compiler/stablehlo/refusals.h"
 #include "compiler/spmd/spmd_partitioner.h"
 #include "runtime/chip/chip_spec.h"
 #include "runtime/chip/topology.h"
@@ -26,10 +28,15 @@ Error PlacedInFile(const ModuleSource& source, Error error) {
 }  // namespace
 
 Result<std::unique_ptr<hlo::Module>> ParseSource(const ModuleSource& source) {
-  Result<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(source.text, source.file);
+  Result<std::unique_ptr<hlo::Module>> module = stablehlo::ParseAnyModule(source.text, source.file);
   if (!module) return std::unexpected(PlacedInFile(source, module.error()));
   if (Status verified = hlo::VerifyModule(**module); !verified) {
     return std::unexpected(PlacedInFile(source, verified.error().WithContext("verification failed")));
+  }
+  // What only a run's inputs could make compilable (dynamic dimensions) or
+  // what kiln cannot compile at all fails here, named.
+  if (Status compilable = stablehlo::RefuseUncompilable(**module); !compilable) {
+    return std::unexpected(PlacedInFile(source, compilable.error()));
   }
   return module;
 }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/str_cat.h"
+#include "compiler/stablehlo/frontend.h"
 
 namespace kiln::tools {
 namespace {
@@ -48,7 +49,10 @@ Result<JobOutcome> ServerTarget::Make(const CompileJob& job) {
   std::string target = StrCat("/v1/compile?chip=", job.options.chip, "&plan=", fusion::PlanKindName(job.options.plan));
   if (!job.options.topology.empty()) target += "&topology=" + job.options.topology;
   std::vector<std::string> headers = Headers();
-  headers.push_back("Content-Type: text/plain");
+  // MLIR bytecode is binary; both text forms go as text. The server tells the
+  // three apart by content either way.
+  const bool bytecode = stablehlo::DetectModuleFormat(job.source->text) == stablehlo::ModuleFormat::kMlirBytecode;
+  headers.push_back(bytecode ? "Content-Type: application/octet-stream" : "Content-Type: text/plain");
   KILN_ASSIGN_OR_RETURN(HttpResponse response, HttpRoundTrip(url_, "POST", target, headers, job.source->text, timeout_));
   if (response.status != 200) return AnswerError(response, "POST /v1/compile");
   nlohmann::json body = nlohmann::json::parse(response.body, nullptr, /*allow_exceptions=*/false);

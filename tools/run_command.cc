@@ -23,6 +23,7 @@
 #include "runtime/timing/timed_slice_execution.h"
 #include "runtime/timing/timing_simulator.h"
 #include "tools/load_module.h"
+#include "tools/module_refinement.h"
 #include "tools/run_inputs.h"
 
 namespace kiln::tools {
@@ -122,18 +123,28 @@ Status CheckValuesComputable(const hlo::Module& module, const RunOptions& option
                       options.module_path + ": " + evaluable.error().ToString() + std::string(kTimingOnlyHint));
 }
 
+// The checks a run recorded, when it ran any.
+void SummarizeChecks(const runtime::CheckRecorder& checks, RunReport& report) {
+  if (checks.passed() + checks.failed() == 0) return;
+  report.checks = CheckSummary{checks.passed(), checks.failed(), checks.failures()};
+}
+
 // --direct: the module as written on the evaluator; no device time.
-Result<RunReport> RunDirect(const RunOptions& options, const hlo::Module& module) {
+Result<RunReport> RunDirect(const RunOptions& options, const hlo::Module& module, const DimensionArguments& dims) {
   KILN_RETURN_IF_ERROR(CheckModuleMemory(module, options));
   KILN_RETURN_IF_ERROR(CheckValuesComputable(module, options));
   std::vector<hlo::Shape> shapes = ModuleParameterShapes(module);
   KILN_ASSIGN_OR_RETURN(std::vector<hlo::Literal> args, LoadArguments(shapes, options));
+  if (options.random_seed) ApplyDimensionArguments(dims, args);
   runtime::EvalOptions eval_options;
   eval_options.step_budget = options.step_budget;
+  runtime::CheckRecorder checks;
+  eval_options.checks = &checks;
   auto start = Clock::now();
   auto result = runtime::EvaluateModule(module, args, eval_options);
   if (!result) return result.error().WithContext(options.module_path);
   RunReport report;
+  SummarizeChecks(checks, report);
   report.module_name = module.name();
   report.eval_ms = MsSince(start);
   report.outputs = runtime::io::OutputTensors(*result);
@@ -161,6 +172,8 @@ Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& pr
                           runtime::timing::ProgramTimer::Create(program, chip, timing));
     runtime::EvalOptions eval_options;
     eval_options.step_budget = options.step_budget;
+    runtime::CheckRecorder checks;
+    eval_options.checks = &checks;
     auto start = Clock::now();
     Result<runtime::timing::DeviceProfile> profile = runtime::timing::DeviceProfile();
     if (!program.program().topology.empty()) {
@@ -179,6 +192,7 @@ Status RunExecutable(const RunOptions& options, const runtime::LoadedProgram& pr
     }
     report.eval_ms = MsSince(start);
     report.computed_values = true;
+    SummarizeChecks(checks, report);
     if (profile) {
       report.profile = std::move(*profile);
     } else {
@@ -237,7 +251,7 @@ Result<RunReport> RunExecutableFile(const RunOptions& options, std::span<const u
 
 // HLO text: compile with the chosen plan, load the serialized executable
 // back (the verified path a cache hit takes) and run it.
-Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) {
+Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module, const DimensionArguments& dims) {
   driver::CompileOptions compile;
   if (!options.plan.empty()) {
     KILN_ASSIGN_OR_RETURN(compile.plan, driver::ParsePlanKind(options.plan));
@@ -262,6 +276,7 @@ Result<RunReport> CompileAndRun(const RunOptions& options, hlo::Module& module) 
     KILN_RETURN_IF_ERROR(CheckModuleMemory(module, options));
     KILN_RETURN_IF_ERROR(CheckValuesComputable(module, options));
     KILN_ASSIGN_OR_RETURN(args, LoadArguments(ModuleParameterShapes(module), options));
+    if (options.random_seed) ApplyDimensionArguments(dims, args);
   }
   auto compiled = driver::CompileModule(module, compile);
   if (!compiled) {
@@ -295,7 +310,14 @@ Result<RunReport> RunFile(const RunOptions& options) {
   }
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module,
                         ParseVerifiedModule(bytes, options.module_path));
-  return options.direct ? RunDirect(options, *module) : CompileAndRun(options, *module);
+  // Dynamic shapes are refined from --arg-shapes or the inputs' shapes.
+  KILN_ASSIGN_OR_RETURN(std::vector<hlo::Shape> arg_shapes, ParseArgShapes(options.arg_shapes));
+  std::vector<hlo::Literal> inputs;
+  if (arg_shapes.empty() && !options.random_seed) {
+    KILN_ASSIGN_OR_RETURN(inputs, ReadInputArguments(options));
+  }
+  KILN_ASSIGN_OR_RETURN(DimensionArguments dims, PrepareForCompile(*module, options.module_path, arg_shapes, inputs));
+  return options.direct ? RunDirect(options, *module, dims) : CompileAndRun(options, *module, dims);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "runtime/eval/check_calls.h"
 #include "runtime/io/eval_budget.h"
 #include "runtime/io/safetensors.h"
 #include "runtime/timing/device_profile.h"
@@ -50,10 +51,20 @@ struct RunOptions {
   std::string trace_path;         // --trace F.json: Chrome trace of the kernels
   std::string dot_tiles;          // --dot-tiles BM,BN,BK
   std::string topology;           // --topology 2x4: the slice; empty: one chip
+  std::string arg_shapes;         // --arg-shapes s64[],f32[3,4]: refines dynamic shapes
+};
+
+// The StableHLO checks a run evaluated (runtime/eval/check_calls.h).
+struct CheckSummary {
+  int64_t passed = 0;
+  int64_t failed = 0;
+  std::vector<runtime::CheckOutcome> failures;  // the first ones, in order
 };
 
 struct RunReport {
   std::string module_name;
+  // Set when the run evaluated any check; a failed one fails `kiln run`.
+  std::optional<CheckSummary> checks;
   // Output i is named "i" (runtime/io/tensor_names.h). Empty under
   // --timing-only.
   std::vector<runtime::io::NamedTensor> outputs;

@@ -20,6 +20,21 @@ std::vector<hlo::Shape> ModuleParameterShapes(const hlo::Module& module) {
   return shapes;
 }
 
+Result<std::vector<hlo::Literal>> ReadInputArguments(const RunOptions& options) {
+  if (!options.inputs_path.empty()) {
+    KILN_ASSIGN_OR_RETURN(runtime::io::SafetensorsFile file, runtime::io::ReadSafetensorsFile(options.inputs_path));
+    std::vector<hlo::Literal> args;
+    for (size_t i = 0; const hlo::Literal* tensor = file.Find(std::to_string(i)); ++i) args.push_back(*tensor);
+    return args;
+  }
+  if (!options.input_literals_path.empty()) {
+    KILN_ASSIGN_OR_RETURN(runtime::io::LiteralFile file, runtime::io::ReadLiteralFile(options.input_literals_path));
+    auto args = file.Arguments();
+    if (!args) return args.error().WithContext(options.input_literals_path);
+    return args;
+  }
+  return std::vector<hlo::Literal>{};
+}
 
 Result<std::vector<hlo::Literal>> LoadArguments(std::span<const hlo::Shape> shapes,
                                                 const RunOptions& options) {

@@ -21,6 +21,12 @@ namespace kiln::tools {
 // The entry parameters' shapes of a module.
 std::vector<hlo::Shape> ModuleParameterShapes(const hlo::Module& module);
 
+// The arguments --inputs or --input-literals give, whatever the module's
+// parameters (tensors "0", "1", ... of a safetensors file); none for
+// random inputs or none given. For refining a module's dynamic shapes
+// from them (module_refinement.h).
+Result<std::vector<hlo::Literal>> ReadInputArguments(const RunOptions& options);
+
 // One argument per parameter from whichever input flag `options` gives; none
 // is fine when there are no parameters.
 Result<std::vector<hlo::Literal>> LoadArguments(std::span<const hlo::Shape> shapes,

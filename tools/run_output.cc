@@ -48,6 +48,20 @@ LiteralSummary SummarizeLiteral(const hlo::Literal& array) {
   return summary;
 }
 
+std::string FormatChecks(const CheckSummary& checks) {
+  std::string out = "checks: " + std::to_string(checks.passed) + " passed, " + std::to_string(checks.failed) +
+                    " failed\n";
+  for (const runtime::CheckOutcome& f : checks.failures) out += "  failed: " + CheckText(f) + "\n";
+  return out;
+}
+
+std::string CheckText(const runtime::CheckOutcome& check) {
+  std::string out = check.check;
+  if (check.line > 0) out += " at line " + std::to_string(check.line);
+  out += " (%" + check.name + "): " + check.message;
+  return out;
+}
+
 std::string FormatRunText(const RunReport& report, bool print_literals, size_t top) {
   std::string out;
   for (const runtime::io::NamedTensor& output : report.outputs) {
@@ -68,6 +82,7 @@ std::string FormatRunText(const RunReport& report, bool print_literals, size_t t
     if (print_literals) out += output.value.ToString() + "\n";
   }
   if (report.computed_values) out += "eval " + Number(report.eval_ms) + " ms\n";
+  if (report.checks) out += FormatChecks(*report.checks);
   if (!report.ran_executable) return out;
   out += "executable " + report.executable_key + " (" + report.plan + " plan, " + report.topology;
   if (report.compiled_here) out += ", compiled in " + Number(report.compile_ms) + " ms";
@@ -103,6 +118,15 @@ std::string FormatRunJson(const RunReport& report, bool print_literals) {
   if (report.computed_values) {
     root["outputs"] = std::move(outputs);
     root["eval_ms"] = report.eval_ms;
+  }
+  if (report.checks) {
+    nlohmann::ordered_json failures = nlohmann::ordered_json::array();
+    for (const runtime::CheckOutcome& f : report.checks->failures) {
+      failures.push_back({{"check", f.check}, {"name", f.name}, {"line", f.line}, {"message", f.message}});
+    }
+    root["checks"] = {{"passed", report.checks->passed},
+                      {"failed", report.checks->failed},
+                      {"failures", std::move(failures)}};
   }
   if (report.ran_executable) {
     root["key"] = report.executable_key;

@@ -25,9 +25,14 @@ inline constexpr int kSummaryValues = 8;
 
 LiteralSummary SummarizeLiteral(const hlo::Literal& array);
 
+// "checks: N passed, M failed" and a line per failed check; one check as
+// "check.expect_close at line 11 (%name): why".
+std::string FormatChecks(const CheckSummary& checks);
+std::string CheckText(const runtime::CheckOutcome& check);
+
 // "output 0: f32[2,3]\n  min -1 max 2 mean 0.5\n  first: 1, 2, ...\n" per
 // output; with print_literals, the literal in HLO text follows each. Then
-// "eval X ms", and for an executable run a line naming it, the kernel
+// "eval X ms", the checks (FormatChecks) when the run had any, and for an executable run a line naming it, the kernel
 // profile table ending in "device time on CHIP: X us (...)", or "device
 // time unavailable: why".
 // `top` > 0: only the `top` slowest kernels' rows (FormatProfile).
@@ -35,7 +40,9 @@ std::string FormatRunText(const RunReport& report, bool print_literals, size_t t
 
 // {"module": ..., "outputs": [{"name", "shape", "count", "min", "max",
 // "mean", "nan_count", "first": [...]}], "eval_ms": ...}; with
-// print_literals, each output also has "literal". An executable run adds
+// print_literals, each output also has "literal". A run that evaluated
+// StableHLO checks has "checks": {"passed", "failed", "failures": [{"check",
+// "name", "line", "message"}]}. An executable run adds
 // "key", "plan", "compile_ms" (when compiled here) and the profile's
 // "chip", "chips", "device_us", "flops", "bytes", "ideal_bytes", "hfu" and
 // "kernels" [{"name", "kind", "us", "bound", "flops", "bytes",

@@ -9,6 +9,7 @@
 #include "compiler/fusion/kernel_schedule.h"
 #include "compiler/fusion/op_class.h"
 #include "compiler/hlo/op_attributes.h"
+#include "compiler/passes/side_effects.h"
 
 namespace kiln::fusion {
 namespace {
@@ -165,8 +166,12 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
   for (int64_t i = 0; i < n; ++i) {
     const Instruction& instr = *instrs[i];
     if (IsFreeInstruction(instr)) continue;
-    materialized[i] =
-        &instr == computation.root() || fused_users[i] < static_cast<int64_t>(instr.users().size());
+    // A side-effecting custom call nothing reads (a StableHLO check, a host
+    // callback) still runs: it is a kernel of its own.
+    materialized[i] = &instr == computation.root() ||
+                      fused_users[i] < static_cast<int64_t>(instr.users().size()) ||
+                      (instr.users().empty() && instr.opcode() == hlo::Opcode::kCustomCall &&
+                       passes::HasSideEffect(instr));
   }
 
   DisjointSets sets(n);

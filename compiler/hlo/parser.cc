@@ -462,6 +462,28 @@ Result<Shape> ParseShape(std::string_view text) {
   return s;
 }
 
+Result<std::vector<Shape>> ParseShapeList(std::string_view text) {
+  std::vector<Shape> shapes;
+  int depth = 0;  // commas inside brackets belong to a shape
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const char c = i < text.size() ? text[i] : ',';
+    if (c == '[' || c == '(' || c == '{') ++depth;
+    if (c == ']' || c == ')' || c == '}') --depth;
+    if (c != ',' || depth != 0) continue;
+    const std::string_view piece = text.substr(start, i - start);
+    start = i + 1;
+    if (piece.find_first_not_of(' ') == std::string_view::npos) continue;
+    Result<Shape> shape = ParseShape(piece);
+    if (!shape) return std::unexpected(shape.error().WithContext("shape \"" + std::string(piece) + "\""));
+    shapes.push_back(std::move(*shape));
+  }
+  if (depth != 0) {
+    return InvalidArgumentError("shape \"" + std::string(text.substr(start)) + "\": unbalanced brackets");
+  }
+  return shapes;
+}
+
 Result<Literal> ParseLiteral(std::string_view text) {
   TokenCursor cur(text, "<literal>");
   KILN_ASSIGN_OR_RETURN(Literal lit, ParseShapedLiteral(cur));

@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "compiler/hlo/literal.h"
@@ -25,6 +26,11 @@ Result<std::unique_ptr<Module>> ParseModule(std::string_view text,
 
 // A shape on its own: "f32[2,3]{1,0}", "(s32[], bf16[4])".
 Result<Shape> ParseShape(std::string_view text);
+
+// Shapes separated by commas outside brackets: "s64[],f32[3,5]{1,0}" (a
+// module's argument shapes, as `--arg-shapes` and the server's `arg_shapes`
+// give them). Empty pieces are skipped; an error names the piece.
+Result<std::vector<Shape>> ParseShapeList(std::string_view text);
 
 // A literal with its shape, as in the corpus sidecars: "f32[2] {1, 2}",
 // "s32[] 3", "(f32[1] {1}, pred[] true)".

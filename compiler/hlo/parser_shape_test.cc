@@ -180,5 +180,23 @@ TEST(ShapeParseTest, ErrorsNamePositionAndExpectation) {
   EXPECT_NE(r.error().ToString().find("rank exceeds 64"), std::string::npos) << r.error().ToString();
 }
 
+TEST(ParseShapeListTest, CommasInsideBracketsBelongToTheShape) {
+  Result<std::vector<Shape>> shapes = ParseShapeList("s64[], f32[3,5]{0,1},(s32[], bf16[4]),");
+  ASSERT_TRUE(shapes) << shapes.error();
+  ASSERT_EQ(shapes->size(), 3u);
+  EXPECT_EQ((*shapes)[0].ToString(), "s64[]");
+  EXPECT_EQ((*shapes)[1].ToString(), "f32[3,5]{0,1}");
+  EXPECT_TRUE((*shapes)[2].IsTuple());
+  Result<std::vector<Shape>> none = ParseShapeList("");
+  ASSERT_TRUE(none) << none.error();
+  EXPECT_TRUE(none->empty());
+  Result<std::vector<Shape>> bad = ParseShapeList("f32[2],f32[2 3]");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().ToString().find("shape \"f32[2 3]\""), std::string::npos) << bad.error();
+  Result<std::vector<Shape>> open = ParseShapeList("s64[],f32[3");
+  ASSERT_FALSE(open) << "an unclosed bracket swallowed the last shape";
+  EXPECT_NE(open.error().ToString().find("unbalanced"), std::string::npos) << open.error();
+}
+
 }  // namespace
 }  // namespace kiln::hlo::parser_testing

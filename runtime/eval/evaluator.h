@@ -23,6 +23,7 @@
 namespace kiln::runtime {
 
 struct SliceMember;  // slice_rendezvous.h
+class CheckRecorder;  // check_calls.h
 
 // Told the control flow an evaluation takes, for callers that price a run
 // (the timing simulator counts loop trips and branches). Called on the
@@ -55,6 +56,9 @@ struct EvalOptions {
   // devices' and replica-id / partition-id say which device it is. nullptr:
   // one chip, the only member of every collective group.
   const SliceMember* slice = nullptr;
+  // Borrowed; when set, the outcome of every StableHLO check the evaluation
+  // runs (check_calls.h) is recorded there.
+  CheckRecorder* checks = nullptr;
 };
 
 // Evaluates the module's entry computation. `args[i]` is parameter i; its

@@ -1,8 +1,9 @@
 // The custom-call targets the evaluator knows: annotations that move no data
-// on one device, TopK, the builders' math functions.
+// on one device, TopK, the builders' math functions, StableHLO's checks.
 #include <string>
 
 #include "compiler/hlo/op_attributes.h"
+#include "runtime/eval/check_calls.h"
 #include "runtime/eval/custom_call_math.h"
 #include "runtime/eval/evaluator.h"
 #include "runtime/eval/instruction_error.h"
@@ -41,6 +42,7 @@ Result<Value> Interpreter::EvalCustomCall(const Instruction& instr,
     }
   }
   if (target == "AllocateBuffer" && operands.empty()) return ZeroValue(instr.shape());
+  if (IsCheckTarget(target)) return EvalCheckCustomCall(instr, target, operands, options_.checks);
   if (target == "TopK") return EvalKernelFn(instr, operands, &EvalTopKCustomCall);
   if (MathCustomCallFn math = FindMathCustomCall(target)) {
     if (operands.size() != 1 || operands[0].is_tuple() || operands[0].empty()) {
@@ -53,7 +55,8 @@ Result<Value> Interpreter::EvalCustomCall(const Instruction& instr,
 }
 
 bool EvaluatorKnowsCustomCall(std::string_view target) {
-  return IsAnnotation(target) || target == "AllocateBuffer" || target == "TopK" || FindMathCustomCall(target) != nullptr;
+  return IsAnnotation(target) || IsCheckTarget(target) || target == "AllocateBuffer" || target == "TopK" ||
+         FindMathCustomCall(target) != nullptr;
 }
 
 Status CheckEvaluable(const hlo::Module& module) {

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compiler/hlo/parser.h"
 #include "runtime/chip/chip_spec.h"
 #include "server/api/api_reasons.h"
 #include "server/http/header_map.h"
@@ -37,6 +38,23 @@ Result<void> SetScopedVmemText(driver::CompileOptions& options, std::string_view
   return {};
 }
 
+Result<void> SetArgumentShapes(CompileRequest& out, std::string_view text) {
+  Result<std::vector<hlo::Shape>> shapes = hlo::ParseShapeList(text);
+  if (!shapes) {
+    return InvalidArgumentError("arg_shapes: " + shapes.error().ToString() + " (expected shapes like \"s64[],f32[8,4]\")")
+        .WithReason(std::string(service::kInvalidOptions));
+  }
+  out.argument_shapes = std::move(*shapes);
+  return {};
+}
+
+// The argument shapes in one canonical form, for the request hash.
+std::string ArgumentShapesText(const std::vector<hlo::Shape>& shapes) {
+  std::string text;
+  for (const hlo::Shape& shape : shapes) text += (text.empty() ? "" : ",") + shape.ToString();
+  return text;
+}
+
 Result<void> ParseJsonBody(const std::string& body, CompileRequest& out) {
   json object = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (object.is_discarded()) return InvalidArgumentError("the body is not valid JSON").WithReason(std::string(kInvalidJson));
@@ -46,7 +64,7 @@ Result<void> ParseJsonBody(const std::string& body, CompileRequest& out) {
   for (const auto& [field, value] : object.items()) {
     if (field == "hlo") {
       if (!value.is_string())
-        return InvalidArgumentError("'hlo' must be a string of HLO text").WithReason(std::string(kInvalidJson));
+        return InvalidArgumentError("'hlo' must be a string: the module as HLO or StableHLO text").WithReason(std::string(kInvalidJson));
       out.hlo = value.get<std::string>();
     } else if (field == "chip") {
       if (!value.is_string())
@@ -55,13 +73,19 @@ Result<void> ParseJsonBody(const std::string& body, CompileRequest& out) {
       if (auto set = service::SetChip(out.options, value.get<std::string>()); !set) return set;
     } else if (field == "options") {
       if (auto set = service::ApplyJsonOptions(out.options, value); !set) return set;
+    } else if (field == "arg_shapes") {
+      if (!value.is_string()) {
+        return InvalidArgumentError("'arg_shapes' must be a string of shapes like \"s64[],f32[8,4]\"")
+            .WithReason(std::string(service::kInvalidOptions));
+      }
+      if (auto set = SetArgumentShapes(out, value.get<std::string>()); !set) return set;
     } else {
-      return InvalidArgumentError("unknown field '" + field + "'; expected hlo, chip, options")
+      return InvalidArgumentError("unknown field '" + field + "'; expected hlo, chip, options, arg_shapes")
           .WithReason(std::string(kInvalidJson));
     }
   }
   if (!object.contains("hlo"))
-    return InvalidArgumentError("missing field 'hlo' (the HLO text)").WithReason(std::string(kInvalidJson));
+    return InvalidArgumentError("missing field 'hlo' (the module as HLO or StableHLO text)").WithReason(std::string(kInvalidJson));
   return {};
 }
 
@@ -80,6 +104,9 @@ Result<CompileRequest> ParseCompileRequestKey(const http::Request& request, std:
     if (auto set = SetScopedVmemText(out.options, *vmem); !set) return std::unexpected(set.error());
   }
   if (auto topology = request.Query("topology")) out.options.topology = std::string(*topology);
+  if (auto shapes = request.Query("arg_shapes")) {
+    if (auto set = SetArgumentShapes(out, *shapes); !set) return std::unexpected(set.error());
+  }
   if (auto what = request.Query("return")) {
     if (*what != "summary" && *what != "executable") {
       return InvalidArgumentError("query parameter return: expected summary or executable, got '" + std::string(*what) +
@@ -104,7 +131,8 @@ Result<CompileRequest> ParseCompileRequestKey(const http::Request& request, std:
   }
   if (auto fits = service::CheckScopedVmem(out.options); !fits) return std::unexpected(fits.error());
   if (auto fits = service::CheckTopology(out.options); !fits) return std::unexpected(fits.error());
-  out.request_hash = service::HashCompileRequestBody(request.body, out.options, tenant);
+  out.request_hash =
+      service::HashCompileRequestBody(request.body, out.options, tenant, ArgumentShapesText(out.argument_shapes));
   return out;
 }
 

@@ -1,8 +1,10 @@
 // The body and query of POST /v1/compile and /v1/explain.
 //
 // A body with Content-Type application/json is a CompileRequest object
-// ({"hlo", "chip", "options"}; its fields win over the query); any other
-// body is the HLO text with chip, plan and scoped_vmem_bytes in the query.
+// ({"hlo", "chip", "options", "arg_shapes"}; its fields win over the
+// query); any other body is the module (HLO text, StableHLO text or MLIR
+// bytecode) with chip, plan, scoped_vmem_bytes, topology and arg_shapes in
+// the query.
 // Unknown fields, an unknown chip or plan and a scoped VMEM larger than the
 // chip's are 400 (invalid_json, unknown_chip, invalid_options).
 //
@@ -12,6 +14,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,8 +26,11 @@
 namespace kiln::api {
 
 struct CompileRequest {
-  std::string hlo;  // the HLO text
+  std::string hlo;  // the module: HLO text, StableHLO text or MLIR bytecode
   driver::CompileOptions options;  // chip, plan, scoped VMEM
+  // ?arg_shapes= or the JSON "arg_shapes" ("s64[],f32[8,4]"): the entry's
+  // argument shapes, refining a StableHLO module's dynamic dimensions.
+  std::vector<hlo::Shape> argument_shapes;
   bool return_executable = false;  // ?return=executable
   hlo::Hash128 request_hash;
   // X-Kiln-Client ("job/host"), for recompile diagnostics; empty when none.

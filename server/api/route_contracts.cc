@@ -25,8 +25,8 @@ http::RequestContract HloBody(std::vector<std::string> query) {
 
 const std::vector<RouteContract>& Table() {
   static const std::vector<RouteContract> table = {
-      {"POST", "/v1/compile", HloBody({"chip", "plan", "scoped_vmem_bytes", "topology", "return"})},
-      {"POST", "/v1/explain", HloBody({"chip", "plan", "scoped_vmem_bytes", "topology"})},
+      {"POST", "/v1/compile", HloBody({"chip", "plan", "scoped_vmem_bytes", "topology", "arg_shapes", "return"})},
+      {"POST", "/v1/explain", HloBody({"chip", "plan", "scoped_vmem_bytes", "topology", "arg_shapes"})},
       {"GET", "/v1/executables/{key}", {}},
       {"DELETE", "/v1/executables/{key}", {}},
       {"POST",

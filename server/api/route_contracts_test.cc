@@ -41,7 +41,7 @@ TEST(RouteContractsTest, FormatNamesQueryBodyAndUntypedBodies) {
   const http::RequestContract* compile = FindRouteContract("POST", "/v1/compile");
   ASSERT_NE(compile, nullptr);
   EXPECT_EQ(FormatRouteContract(*compile),
-            "query=chip,plan,scoped_vmem_bytes,topology,return body=text/plain,application/json,"
+            "query=chip,plan,scoped_vmem_bytes,topology,arg_shapes,return body=text/plain,application/json,"
             "application/x-www-form-urlencoded,application/octet-stream untyped-body");
   EXPECT_EQ(FormatRouteContract(*FindRouteContract("GET", "/healthz")), "");
 }

@@ -96,6 +96,7 @@ void KilnApi::Compile(Call call) {
   CompileRequest& request = *parsed;
   service::CompileCall compile{.tenant = call.tenant,
                                .hlo = std::move(request.hlo),
+                               .argument_shapes = std::move(request.argument_shapes),
                                .options = request.options,
                                .request_hash = request.request_hash,
                                .client = std::move(request.client),

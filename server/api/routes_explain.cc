@@ -17,7 +17,7 @@ void KilnApi::Explain(Call call) {
   Result<CompileRequest> parsed = ParseCompileRequest(call.request, call.tenant);
   if (!parsed) return call.respond(http::ErrorResponse(parsed.error()));
   const CompileRequest& request = *parsed;
-  Result<std::unique_ptr<hlo::Module>> module = service::ParseVerified(request.hlo);
+  Result<std::unique_ptr<hlo::Module>> module = service::ParseVerified(request.hlo, "<hlo>", request.argument_shapes);
   if (!module) return call.respond(http::ErrorResponse(module.error()));
   Result<nlohmann::json> answer = service::ExplainModule(engine_->store(), call.tenant, **module, request.options);
   if (!answer) {

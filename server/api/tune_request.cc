@@ -34,7 +34,7 @@ Result<TuneRequest> ParseTuneRequest(std::string_view body) {
   bool trials_given = false, seconds_given = false;
   for (const auto& [field, value] : object.items()) {
     if (field == "hlo") {
-      if (!value.is_string()) return Invalid("'hlo' must be a string of HLO text", kInvalidJson);
+      if (!value.is_string()) return Invalid("'hlo' must be a string: the module as HLO or StableHLO text", kInvalidJson);
       out.hlo = value.get<std::string>();
     } else if (field == "key") {
       std::optional<hlo::Hash128> key = value.is_string() ? service::ParseKeyHex(value.get<std::string>()) : std::nullopt;

@@ -78,7 +78,8 @@ Result<void> CheckScopedVmem(const driver::CompileOptions& options) {
   return {};
 }
 
-hlo::Hash128 HashCompileRequestBody(std::string_view body, const driver::CompileOptions& options, std::string_view tenant) {
+hlo::Hash128 HashCompileRequestBody(std::string_view body, const driver::CompileOptions& options, std::string_view tenant,
+                                    std::string_view argument_shapes) {
   XXH3_state_t state;
   XXH3_128bits_reset(&state);
   auto add = [&state](std::string_view part) {
@@ -90,6 +91,7 @@ hlo::Hash128 HashCompileRequestBody(std::string_view body, const driver::Compile
   add(options.chip);
   add(driver::CanonicalOptionsText(options));
   add(tenant);
+  if (!argument_shapes.empty()) add(argument_shapes);
   XXH128_hash_t hash = XXH3_128bits_digest(&state);
   return hlo::Hash128{hash.high64, hash.low64};
 }

@@ -30,11 +30,12 @@ Result<void> CheckScopedVmem(const driver::CompileOptions& options);
 Result<void> CheckTopology(driver::CompileOptions& options);
 
 // The request hash of a text `body` compiled with `options` for `tenant`
-// (XXH3-128 over the body, the chip, the canonical options and the
-// tenant): what the server's compile route computes, for tools that store
-// entries the server's fast path should find (kiln prewarm).
+// (XXH3-128 over the body, the chip, the canonical options, the tenant and,
+// when given, the canonical argument shapes that refine it): what the
+// server's compile route computes, for tools that store entries the
+// server's fast path should find (kiln prewarm).
 hlo::Hash128 HashCompileRequestBody(std::string_view body, const driver::CompileOptions& options,
-                                    std::string_view tenant);
+                                    std::string_view tenant, std::string_view argument_shapes = {});
 
 // The options a stored entry was compiled with (its notes), normalized, to
 // tune it again: plan heuristic. An entry compiled with another plan (none,

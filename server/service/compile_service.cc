@@ -4,6 +4,7 @@
 
 #include "base/clock.h"
 #include "compiler/driver/compile_module.h"
+#include "compiler/hlo/printer.h"
 #include "server/service/compile_failure.h"
 #include "server/service/compiled_entry.h"
 #include "server/service/module_reader.h"
@@ -104,8 +105,12 @@ void CompileService::Compile(CompileCall call, CompileDone done) {
   }
   call.timings.lookup_ms = MsSince(lookup_start);
 
-  Result<ModuleRead> read = ReadModule(call.hlo, call.options);
+  Result<ModuleRead> read = ReadModule(call.hlo, call.options, "<hlo>", call.argument_shapes);
   if (!read) return fail(read.error());
+  if (Status compilable = CheckCompilable(*read->module); !compilable) return fail(compilable.error());
+  // A module refined from argument shapes keeps the text it was compiled
+  // from (its HLO, of the same key), so explain and tuning read it whole.
+  if (!call.argument_shapes.empty()) call.hlo = hlo::PrintModule(*read->module);
   call.timings.parse_ms = read->parse_ms;
   call.timings.fingerprint_ms = read->fingerprint_ms;
   id.key = read->fingerprint.key;

@@ -36,6 +36,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "base/worker_pool.h"
@@ -66,6 +67,9 @@ struct CompileTimings {
 struct CompileCall {
   std::string tenant;
   std::string hlo;  // the module's text; kept beside the entry to explain later misses
+  // Concrete shapes of the entry's arguments (may be empty): they refine a
+  // StableHLO module's dynamic dimensions before it is keyed.
+  std::vector<hlo::Shape> argument_shapes;
   driver::CompileOptions options;
   hlo::Hash128 request_hash;  // HashCompileRequestBody of the raw request
   std::string client;         // X-Kiln-Client, for the compile log; may be empty

@@ -6,8 +6,10 @@
 #include "base/clock.h"
 #include "compiler/driver/compile_module.h"
 #include "compiler/driver/module_topology.h"
-#include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
+#include "compiler/stablehlo/argument_refinement.h"
+#include "compiler/stablehlo/frontend.h"
+#include "compiler/stablehlo/refusals.h"
 #include "server/service/reasons.h"
 
 namespace kiln::service {
@@ -17,11 +19,18 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-Result<std::unique_ptr<hlo::Module>> ParseVerified(std::string_view text, std::string_view source) {
-  Result<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(text, source);
+Result<std::unique_ptr<hlo::Module>> ParseVerified(std::string_view text, std::string_view source,
+                                                   const std::vector<hlo::Shape>& argument_shapes) {
+  Result<std::unique_ptr<hlo::Module>> module = stablehlo::ParseAnyModule(text, source);
   if (!module) return std::unexpected(std::move(module.error()).WithReason(std::string(kHloParseError)));
   if (Status verified = hlo::VerifyModule(**module); !verified) {
     return std::unexpected(std::move(verified.error()).WithReason(std::string(kHloVerifyError)));
+  }
+  if (!argument_shapes.empty()) {
+    Result<stablehlo::DimensionArguments> refined = stablehlo::RefineFromArguments(**module, argument_shapes);
+    if (!refined) {
+      return std::unexpected(Error(refined.error()).WithContext("arg_shapes").WithReason(std::string(kInvalidOptions)));
+    }
   }
   return module;
 }
@@ -33,10 +42,17 @@ Result<hlo::Fingerprint> FingerprintForCompile(const hlo::Module& module, driver
   return fingerprint;
 }
 
-Result<ModuleRead> ReadModule(std::string_view text, driver::CompileOptions& options, std::string_view source) {
+Status CheckCompilable(const hlo::Module& module) {
+  Status compilable = stablehlo::RefuseUncompilable(module);
+  if (compilable || compilable.error().code != ErrorCode::kUnimplemented) return compilable;
+  return std::unexpected(Error(compilable.error()).WithReason(std::string(kUnsupported)));
+}
+
+Result<ModuleRead> ReadModule(std::string_view text, driver::CompileOptions& options, std::string_view source,
+                              const std::vector<hlo::Shape>& argument_shapes) {
   ModuleRead read;
   const Clock::time_point parse_start = Clock::now();
-  KILN_ASSIGN_OR_RETURN(read.module, ParseVerified(text, source));
+  KILN_ASSIGN_OR_RETURN(read.module, ParseVerified(text, source, argument_shapes));
   read.parse_ms = MsSince(parse_start);
   const Clock::time_point fingerprint_start = Clock::now();
   KILN_ASSIGN_OR_RETURN(read.fingerprint, FingerprintForCompile(*read.module, options));

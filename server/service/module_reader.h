@@ -1,9 +1,13 @@
-// The one step from a module's text to its key, shared by every front door
-// that names a module by its text (compile, explain, tune): parse, verify,
-// resolve the topology a compile takes, fingerprint.
+// The one step from a module's bytes to its key, shared by every front door
+// that names a module by its bytes (compile, explain, tune; the kiln
+// commands): parse, verify, resolve the topology a compile takes,
+// fingerprint. The bytes are HLO text, StableHLO in MLIR text or MLIR
+// bytecode (a VHLO portable artifact), told apart by content
+// (compiler/stablehlo/frontend.h); one program has one key whatever its
+// dialect.
 //
 // Errors carry their API code (reasons.h): hlo_parse_error and
-// hlo_verify_error (400) for text that is not a valid module, with the
+// hlo_verify_error (400) for bytes that are not a valid module, with the
 // line and column; topology_mismatch (422) for a topology the module does
 // not fit (compiler/driver/module_topology.h); fingerprint_error for a
 // verified module that has no key (the fingerprinter's own code). Pure;
@@ -12,11 +16,13 @@
 
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "compiler/driver/compile_options.h"
 #include "compiler/hlo/fingerprint.h"
 #include "compiler/hlo/module.h"
+#include "compiler/hlo/shape.h"
 
 namespace kiln::service {
 
@@ -29,13 +35,26 @@ struct ModuleRead {
 };
 
 // Parses and verifies `text`; `source` names it in errors ("<hlo>").
-Result<std::unique_ptr<hlo::Module>> ParseVerified(std::string_view text, std::string_view source = "<hlo>");
+// `argument_shapes` (may be empty) refine a module's dynamic dimensions
+// (StableHLO's `?`; compiler/stablehlo/argument_refinement.h): shapes that
+// contradict the module are 400 invalid_options.
+Result<std::unique_ptr<hlo::Module>> ParseVerified(std::string_view text, std::string_view source = "<hlo>",
+                                                   const std::vector<hlo::Shape>& argument_shapes = {});
 
 // ParseVerified, then the key of a compile with `options`: the topology is
 // resolved in place first (a module for several devices compiles for its
 // own slice unless the options name one), so the key carries it.
+// `argument_shapes` (may be empty) refine dynamic dimensions; the key is
+// the refined module's.
 Result<ModuleRead> ReadModule(std::string_view text, driver::CompileOptions& options,
-                              std::string_view source = "<hlo>");
+                              std::string_view source = "<hlo>",
+                              const std::vector<hlo::Shape>& argument_shapes = {});
+
+// Whether the compiler can take a verified module: a dynamic dimension no
+// shapes refined is 400 dynamic_dimension (naming it, and arg_shapes); an
+// op with no HLO counterpart kiln compiles is 501 unsupported. A module
+// that only is fingerprinted (explain) need not pass.
+Status CheckCompilable(const hlo::Module& module);
 
 // The key of a verified module compiled with `options` (topology resolved
 // in place, as ReadModule does).

@@ -16,6 +16,9 @@ namespace kiln::service {
 inline constexpr std::string_view kHloParseError = "hlo_parse_error";    // 400: not HLO text
 inline constexpr std::string_view kHloVerifyError = "hlo_verify_error";  // 400: HLO that breaks the IR's rules
 inline constexpr std::string_view kFingerprintError = "fingerprint_error";  // a verified module with no key
+// 400: a dynamic dimension (StableHLO's `?`) no arg_shapes refined
+// (compiler/stablehlo/refusals.h gives it).
+inline constexpr std::string_view kDynamicDimension = "dynamic_dimension";
 
 // Compiling (compile_failure.h): 422 for a program that cannot be compiled
 // or fit as given, with the compiler's own reason when it has one; 501 for

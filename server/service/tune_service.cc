@@ -58,6 +58,7 @@ Result<TuneJobs::Submitted> TuneService::Start(TuneStart start) {
   }
   // The topology a compile resolves, so the job tunes the entry's program.
   KILN_ASSIGN_OR_RETURN(ModuleRead read, ReadModule(*start.hlo, start.options));
+  KILN_RETURN_IF_ERROR(CheckCompilable(*read.module));
   const hlo::Hash128& key = read.fingerprint.key;
   if (start.key && *start.key != key) {
     return InvalidArgumentError("'key' " + start.key->Hex() + " is not the key of the module sent (" + key.Hex() +

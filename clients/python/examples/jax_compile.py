@@ -1,10 +1,12 @@
 """Compile a jitted JAX function on kiln, run it on a simulated TPU, and check
 the answer against JAX's own.
 
-Written against JAX 0.7 (its jax/_src/stages.py):
-`jax.jit(f).lower(*args).as_text(dialect="hlo")` prints the lowered module as
-HLO text (`lowered.compiler_ir("hlo").as_hlo_text()` is the same module);
-the 0.4 series has the same calls. Runs on any JAX backend, CPU included:
+Written against JAX 0.7 (its jax/_src/stages.py): `jax.jit(f).lower(*args)
+.as_text()` prints the lowered module as StableHLO, JAX's default, which kiln
+reads as it comes; `as_text(dialect="hlo")` (HLO text) and the bytes of
+`jax.export.export(jax.jit(f))(*args).mlir_module_serialized` (VHLO bytecode)
+have the same key. The 0.4 series has the same calls. Runs on any JAX
+backend, CPU included:
 
     pip install "jax[cpu]"                 # numpy comes with it
     build/tools/kiln serve &               # or set KILN_URL to a running server
@@ -32,11 +34,11 @@ def main():
     w = np.linspace(-1, 1, 16 * 4, dtype=np.float32).reshape(16, 4)
     b = np.array([0.5, -0.5, 0.25, 0.0], dtype=np.float32)
 
-    hlo_text = jax.jit(layer).lower(x, w, b).as_text(dialect="hlo")
+    stablehlo_text = jax.jit(layer).lower(x, w, b).as_text()
 
     with KilnClient(os.environ.get("KILN_URL", "http://127.0.0.1:8470"),
                     token=os.environ.get("KILN_TOKEN")) as kiln:
-        compiled = kiln.compile(hlo_text, chip="v5e")
+        compiled = kiln.compile(stablehlo_text, chip="v5e")
         print(f"key {compiled.key}: {compiled.cache}, {compiled.kernels} kernels, "
               f"~{compiled.estimated_us:.2f} us on v5e")
         run = kiln.execute(compiled.key, [x, w, b])

@@ -115,23 +115,27 @@ class KilnClient:
 
     # ---- compile and explain -------------------------------------------------
 
-    def compile(self, hlo, chip=None, options=None):
-        """Compiles HLO text (or finds it cached); returns a CompileResult.
+    def compile(self, hlo, chip=None, options=None, arg_shapes=None):
+        """Compiles a module (or finds it cached); returns a CompileResult.
 
+        hlo: HLO text, StableHLO text (`jax.jit(f).lower(...).as_text()`) or MLIR
+        bytecode bytes (`jax.export`'s serialized module), as they come.
         chip: "v4", "v5e", "v5p", "v6e" or "tpu7x" (server default v5e).
         options: {"plan": "none"|"heuristic"|"given", "scoped_vmem_bytes": int}.
+        arg_shapes: the entry's argument shapes ("s64[],f32[8,4]" or a list of
+        shape strings), refining a StableHLO module's dynamic dimensions.
         """
-        request = wire.compile_request(hlo, chip, options)
+        request = wire.compile_request(hlo, chip, options, arg_shapes=arg_shapes)
         return CompileResult.from_json(self._json(request))
 
-    def compile_executable(self, hlo, chip=None, options=None):
+    def compile_executable(self, hlo, chip=None, options=None, arg_shapes=None):
         """Like compile, but returns the executable's bytes (ExecutableBytes, with .key, .cache)."""
-        answer = self._send(wire.compile_request(hlo, chip, options, return_executable=True))
+        answer = self._send(wire.compile_request(hlo, chip, options, return_executable=True, arg_shapes=arg_shapes))
         return ExecutableBytes.with_headers(answer.body, answer.headers)
 
-    def explain(self, hlo, chip=None, options=None):
-        """Whether HLO is cached and, if not, how it differs from the nearest entry."""
-        return ExplainResult.from_json(self._json(wire.explain_request(hlo, chip, options)))
+    def explain(self, hlo, chip=None, options=None, arg_shapes=None):
+        """Whether a module is cached and, if not, how it differs from the nearest entry."""
+        return ExplainResult.from_json(self._json(wire.explain_request(hlo, chip, options, arg_shapes=arg_shapes)))
 
     # ---- executables ---------------------------------------------------------
 

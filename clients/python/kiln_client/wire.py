@@ -21,6 +21,10 @@ SAFETENSORS_TYPE = "application/vnd.safetensors"
 EXECUTABLE_TYPE = "application/vnd.kiln.executable"
 JSON_TYPE = "application/json"
 HLO_TYPE = "text/plain"
+# MLIR bytecode (a VHLO portable artifact: jax.export's serialized module,
+# torch_xla's get_stablehlo_bytecode()) goes as binary.
+BYTECODE_TYPE = "application/octet-stream"
+MLIR_BYTECODE_MAGIC = b"ML\xefR"
 CHIPS = ("v4", "v5e", "v5p", "v6e", "tpu7x")
 # Compile options a raw HLO body can carry in the query, with their types.
 QUERY_OPTIONS = {"plan": str, "scoped_vmem_bytes": int}
@@ -54,12 +58,28 @@ class Answer:
 
 
 def hlo_bytes(hlo):
-    """The HLO text as the bytes sent: a str is UTF-8 encoded, bytes go verbatim."""
+    """The module as the bytes sent: a str (HLO text, or StableHLO text as
+    `jax.jit(f).lower(...).as_text()` prints it) is UTF-8 encoded; bytes (text,
+    or MLIR bytecode as `jax.export` serializes it) go verbatim. The server
+    tells the three apart by content."""
     if isinstance(hlo, str):
         return hlo.encode("utf-8")
     if isinstance(hlo, (bytes, bytearray, memoryview)):
         return bytes(hlo)
-    raise TypeError(f"HLO must be str or bytes, got {type(hlo).__name__}")
+    raise TypeError(f"the module must be str or bytes (HLO text, StableHLO text or MLIR bytecode), "
+                    f"got {type(hlo).__name__}")
+
+
+def is_mlir_bytecode(body):
+    return body.startswith(MLIR_BYTECODE_MAGIC)
+
+
+def _json_module(hlo, carries):
+    """The module as a JSON string field; MLIR bytecode, being binary, cannot be one."""
+    module = hlo_bytes(hlo)
+    if is_mlir_bytecode(module):
+        raise ValueError(f"MLIR bytecode cannot travel in a JSON body; {carries}")
+    return module.decode("utf-8")
 
 
 def _check_chip(chip):
@@ -84,10 +104,24 @@ def _query_options(options):
     return query
 
 
-def json_compile_body(hlo, chip=None, options=None):
+def arg_shapes_text(arg_shapes):
+    """The entry's argument shapes as the server reads them: "s64[],f32[8,4]"
+    from that string or from a sequence of shape strings."""
+    if arg_shapes is None:
+        return None
+    if isinstance(arg_shapes, str):
+        return arg_shapes
+    if isinstance(arg_shapes, (list, tuple)) and all(isinstance(a, str) for a in arg_shapes):
+        return ",".join(arg_shapes)
+    raise TypeError(f"arg_shapes must be a str like 's64[],f32[8,4]' or a list of shape strings, "
+                    f"got {type(arg_shapes).__name__}")
+
+
+def json_compile_body(hlo, chip=None, options=None, arg_shapes=None):
     """The JSON compile/explain body (CompileRequest). Keys are sorted so that an
     identical request is byte-identical and takes the server's fast path."""
-    body = {"hlo": hlo_bytes(hlo).decode("utf-8")}
+    body = {"hlo": _json_module(hlo, "pass only options the query can carry "
+                                     f"({', '.join(sorted(QUERY_OPTIONS))}) or send the module as text")}
     _check_chip(chip)
     if chip is not None:
         body["chip"] = chip
@@ -95,34 +129,42 @@ def json_compile_body(hlo, chip=None, options=None):
         if not isinstance(options, dict):
             raise TypeError(f"options must be a dict, got {type(options).__name__}")
         body["options"] = options
+    shapes = arg_shapes_text(arg_shapes)
+    if shapes is not None:
+        body["arg_shapes"] = shapes
     return json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")
 
 
-def _hlo_request(path, hlo, chip, options, extra_query, accept):
-    """A compile or explain request: the HLO text itself as the body, chip and
-    options in the query (schema/openapi.yaml: ChipQuery, PlanQuery,
-    ScopedVmemBytesQuery). Options the query cannot say go as JSON instead."""
+def _hlo_request(path, hlo, chip, options, extra_query, accept, arg_shapes=None):
+    """A compile or explain request: the module itself as the body, chip,
+    options and argument shapes in the query (schema/openapi.yaml: ChipQuery,
+    PlanQuery, ScopedVmemBytesQuery, ArgShapesQuery). Options the query cannot
+    say go as JSON instead."""
     _check_chip(chip)
     options_query = _query_options(options)
     if options_query is None:
         query = list(extra_query)
         return Request("POST", path + ("?" + urlencode(query) if query else ""),
                        {"Content-Type": JSON_TYPE, "Accept": accept},
-                       json_compile_body(hlo, chip, options))
-    query = ([("chip", chip)] if chip is not None else []) + options_query + list(extra_query)
+                       json_compile_body(hlo, chip, options, arg_shapes))
+    shapes = arg_shapes_text(arg_shapes)
+    query = ([("chip", chip)] if chip is not None else []) + options_query + \
+        ([("arg_shapes", shapes)] if shapes is not None else []) + list(extra_query)
+    body = hlo_bytes(hlo)
+    content_type = BYTECODE_TYPE if is_mlir_bytecode(body) else HLO_TYPE
     return Request("POST", path + ("?" + urlencode(query) if query else ""),
-                   {"Content-Type": HLO_TYPE, "Accept": accept}, hlo_bytes(hlo))
+                   {"Content-Type": content_type, "Accept": accept}, body)
 
 
-def compile_request(hlo, chip=None, options=None, return_executable=False):
+def compile_request(hlo, chip=None, options=None, return_executable=False, arg_shapes=None):
     if return_executable:
         return _hlo_request("/v1/compile", hlo, chip, options, [("return", "executable")],
-                            EXECUTABLE_TYPE)
-    return _hlo_request("/v1/compile", hlo, chip, options, [], JSON_TYPE)
+                            EXECUTABLE_TYPE, arg_shapes)
+    return _hlo_request("/v1/compile", hlo, chip, options, [], JSON_TYPE, arg_shapes)
 
 
-def explain_request(hlo, chip=None, options=None):
-    return _hlo_request("/v1/explain", hlo, chip, options, [], JSON_TYPE)
+def explain_request(hlo, chip=None, options=None, arg_shapes=None):
+    return _hlo_request("/v1/explain", hlo, chip, options, [], JSON_TYPE, arg_shapes)
 
 
 def executable_path(key):
@@ -170,6 +212,8 @@ def get_request(path, accept=JSON_TYPE):
 
 def tune_request(key=None, max_trials=None, time_budget_s=None, hlo=None, chip=None, seed=None):
     body = {}
+    if hlo is not None:
+        hlo = _json_module(hlo, "tune its key (compile it first) or send the module as text")
     for field, value in (("key", key), ("hlo", hlo), ("chip", chip), ("max_trials", max_trials),
                          ("time_budget_s", time_budget_s), ("seed", seed)):
         if value is not None:

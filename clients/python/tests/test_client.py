@@ -257,6 +257,21 @@ class ServerTest(unittest.TestCase):
                 call(blob.key)
             self.assertEqual((caught.exception.status, caught.exception.code), (404, "not_found"))
 
+    def test_stablehlo_as_jax_lowers_it_compiles_and_runs(self):
+        # What jax.jit(lambda x, y: (x + y) * x).lower(x, y).as_text() prints.
+        stablehlo = ('module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n'
+                     '  func.func public @main(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> '
+                     '(tensor<4xf32> {jax.result_info = ""}) {\n'
+                     '    %0 = stablehlo.add %arg0, %arg1 : tensor<4xf32>\n'
+                     '    %1 = stablehlo.multiply %0, %arg0 : tensor<4xf32>\n'
+                     '    return %1 : tensor<4xf32>\n  }\n}\n')
+        compiled = self.kiln.compile(stablehlo, chip="v5e")
+        self.assertRegex(compiled.key, "^[0-9a-f]{32}$")
+        self.assertEqual(self.kiln.compile(stablehlo.encode(), chip="v5e").key, compiled.key)
+        run = self.kiln.execute(compiled.key, [Tensor.from_values([1, 2, 3, 4], "f32"),
+                                               Tensor.from_values([10, 20, 30, 40], "f32")])
+        self.assertEqual(run.outputs[0].tolist(), [11, 44, 99, 176])
+
     def test_execute_in_safetensors_and_json(self):
         key = self.kiln.compile(add_module()).key
         x = Tensor.from_values([[1, 2, 3], [4, 5, 6]], "f32")

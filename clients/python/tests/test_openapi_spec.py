@@ -156,7 +156,7 @@ class RouteCheckerTest(unittest.TestCase):
     def test_contracts_must_match_the_spec_when_given(self):
         hlo = ("body=text/plain,application/json,application/x-www-form-urlencoded,"
                "application/octet-stream untyped-body")
-        routes = (f"POST /v1/compile query=chip,plan,scoped_vmem_bytes,topology,return {hlo}\n"
+        routes = (f"POST /v1/compile query=chip,plan,scoped_vmem_bytes,topology,arg_shapes,return {hlo}\n"
                   "GET /v1/entries query=chip,plan,sort,limit,cursor\nGET /v1/stats\n")
         status, out = self.run_checker(routes)
         self.assertEqual(status, 0, out)
@@ -165,9 +165,9 @@ class RouteCheckerTest(unittest.TestCase):
         self.assertEqual(status, 1, out)
         self.assertIn("POST /v1/compile: query parameters served but not in the spec: plans", out)
         self.assertIn("POST /v1/compile: query parameters in the spec but not served: "
-                      "plan, return, scoped_vmem_bytes, topology", out)
+                      "arg_shapes, plan, return, scoped_vmem_bytes, topology", out)
         self.assertIn("GET /v1/stats: query parameters served but not in the spec: verbose", out)
-        status, out = self.run_checker("POST /v1/compile query=chip,plan,scoped_vmem_bytes,topology,return "
+        status, out = self.run_checker("POST /v1/compile query=chip,plan,scoped_vmem_bytes,topology,arg_shapes,return "
                                        "body=text/plain\n")
         self.assertEqual(status, 1, out)
         self.assertIn("body types in the spec but not served: application/json", out)

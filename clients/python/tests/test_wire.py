@@ -30,6 +30,35 @@ class CompileRequestTest(unittest.TestCase):
         self.assertEqual(wire.compile_request(raw.decode()).body, raw)
         self.assertEqual(wire.compile_request(bytearray(raw)).body, raw)
 
+    def test_stablehlo_text_goes_as_text_and_bytecode_as_binary(self):
+        stablehlo = "module @jit_f {\n  func.func public @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n" \
+                    "    return %arg0 : tensor<2xf32>\n  }\n}\n"
+        request = wire.compile_request(stablehlo, "v5e")
+        self.assertEqual(request.headers["Content-Type"], "text/plain")
+        self.assertEqual(request.body, stablehlo.encode())
+        bytecode = b"ML\xefR\x0dStableHLO_v1.9.0\x00\x01\x02"
+        request = wire.compile_request(bytecode, "v5e", {"plan": "none"})
+        self.assertEqual(request.headers["Content-Type"], "application/octet-stream")
+        self.assertEqual((request.path, request.body), ("/v1/compile?chip=v5e&plan=none", bytecode))
+        self.assertEqual(wire.explain_request(bytecode).headers["Content-Type"], "application/octet-stream")
+
+    def test_arg_shapes_go_in_the_query_or_the_json_body(self):
+        request = wire.compile_request(HLO, "v5e", arg_shapes=["s64[]", "f32[8,4]"])
+        self.assertEqual(request.path, "/v1/compile?chip=v5e&arg_shapes=s64%5B%5D%2Cf32%5B8%2C4%5D")
+        request = wire.compile_request(HLO, "v5e", {"fuse": True}, arg_shapes="s64[],f32[8,4]")
+        self.assertEqual(json.loads(request.body)["arg_shapes"], "s64[],f32[8,4]")
+        self.assertIn("arg_shapes=", wire.explain_request(HLO, arg_shapes="f32[2]").path)
+        with self.assertRaises(TypeError):
+            wire.compile_request(HLO, arg_shapes=[1, 2])
+
+    def test_bytecode_never_goes_in_a_json_body(self):
+        bytecode = b"ML\xefR\x0dStableHLO_v1.9.0\x00"
+        with self.assertRaisesRegex(ValueError, "MLIR bytecode cannot travel in a JSON body"):
+            wire.compile_request(bytecode, "v5e", {"plan": "none", "fuse": True})
+        with self.assertRaisesRegex(ValueError, "MLIR bytecode cannot travel in a JSON body"):
+            wire.tune_request(hlo=bytecode, max_trials=4)
+        self.assertEqual(json.loads(wire.tune_request(hlo=HLO.encode(), max_trials=4).body)["hlo"], HLO)
+
     def test_defaults_are_left_to_the_server(self):
         request = wire.compile_request(HLO.encode())
         self.assertEqual(request.path, "/v1/compile")
