@@ -37,12 +37,13 @@ void LeaseWaiter::Wait(EntryId id, std::function<bool()> cancelled, Done done) {
   const Clock::time_point first = Clock::now() + wait.pause;
   const bool earliest = due_.empty() || first < due_.begin()->first;
   due_.emplace(first, std::move(wait));
+  ++open_;
   if (earliest) wake_.notify_one();
 }
 
 size_t LeaseWaiter::waiting() const {
   std::lock_guard lock(mu_);
-  return due_.size();
+  return open_;
 }
 
 bool LeaseWaiter::Look(Pending& wait) {
@@ -88,6 +89,7 @@ void LeaseWaiter::Loop() {
     lock.unlock();
     const bool ended = Look(wait);
     lock.lock();
+    if (ended) --open_;
     if (!ended) {
       wait.pause = std::min(wait.pause * 2, poll_max);
       due_.emplace(Clock::now() + wait.pause, std::move(wait));

@@ -45,7 +45,7 @@ class LeaseWaiter {
   // Waits for `id` (whose lease another server was just seen to hold).
   void Wait(EntryId id, std::function<bool()> cancelled, Done done);
 
-  // Waits open now.
+  // Waits open now, the one being looked at included.
   size_t waiting() const;
 
  private:
@@ -65,7 +65,10 @@ class LeaseWaiter {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::multimap<Clock::time_point, Pending> due_;  // by next look; guarded by mu_
-  bool stopping_ = false;                          // guarded by mu_
+  // Waits not yet ended: due_ and the one Loop is looking at (a look runs
+  // outside mu_, so due_.size() alone dips by one during it); guarded by mu_.
+  size_t open_ = 0;
+  bool stopping_ = false;  // guarded by mu_
   std::thread thread_;
 };
 
