@@ -17,6 +17,8 @@
 #include <cstring>
 #include <new>
 
+#include "cache/shared/resp_framing.h"
+
 namespace kiln::cache::shared {
 namespace {
 
@@ -291,6 +293,7 @@ Result<std::vector<RedisReply>> RedisConnection::Pipeline(const std::vector<Comm
   if (!reader) return Broken("out of memory");
   std::vector<RedisReply> replies;
   std::vector<char> buffer(64 << 10);
+  std::string fed;  // every byte given to the reader, for CheckRespFraming
   size_t received = 0;
   while (replies.size() < commands.size()) {
     void* raw = nullptr;
@@ -311,7 +314,10 @@ Result<std::vector<RedisReply>> RedisConnection::Pipeline(const std::vector<Comm
     }
     if (redisReaderFeed(reader.get(), buffer.data(), n) != REDIS_OK)
       return Broken(std::string("malformed reply: ") + reader->errstr);
+    fed.append(buffer.data(), n);
   }
+  // hiredis 0.14 does not look at the CRLF after a bulk payload.
+  if (Status framed = CheckRespFraming(fed, commands.size()); !framed) return Broken(framed.error().message);
   return replies;
 }
 

@@ -60,5 +60,14 @@ TEST(RedisConnectionTest, AShortOrMalformedAnswerIsAnErrorNotAHang) {
   }
 }
 
+// hiredis 0.14 reads "$3\r\nabcde\r\n" as "abc", taking "de" for the CRLF:
+// the connection refuses the reply instead of believing it.
+TEST(RedisConnectionTest, ABulkStringWithoutItsCrlfIsRefused) {
+  auto replies = Answered(":1\r\n$3\r\nabcde\r\n");
+  ASSERT_FALSE(replies) << "believed '" << (*replies)[1].text << "'";
+  EXPECT_EQ(replies.error().reason(), "shared_unavailable");
+  EXPECT_NE(replies.error().message.find("not followed by CRLF"), std::string::npos) << replies.error();
+}
+
 }  // namespace
 }  // namespace kiln::cache::shared
