@@ -31,7 +31,7 @@ Result<CompiledPlan> CompletePlan(const PreparedModule& prepared, const CompileO
   int64_t devices = options.topology.empty() ? fusion::ShardedDeviceCount(entry) : 1;
   out.devices = devices;
   std::string target = std::string(out.chip->name);
-  if (!options.topology.empty()) target = "one " + target + " chip of the " + options.topology + " slice";
+  if (!options.topology.empty()) target += " (one chip of the " + options.topology + " slice)";
   if (devices > 1) target = std::to_string(devices) + " x " + target + " (sharding annotations)";
   std::vector<buffers::OutputAlias> aliases;
   if (const hlo::Attribute* header = prepared.module->FindAttribute("input_output_alias")) {

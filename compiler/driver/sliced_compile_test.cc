@@ -92,7 +92,7 @@ ENTRY e {
   auto compiled = Compile(kBig, "2x2");
   ASSERT_FALSE(compiled);
   const std::string error = compiled.error().ToString();
-  EXPECT_NE(error.find("one v5e chip of the 2x2 slice"), std::string::npos) << error;
+  EXPECT_NE(error.find("; chip v5e (one chip of the 2x2 slice) has 14.9 GiB"), std::string::npos) << error;
   // It names a chip kind whose HBM holds the program.
   const size_t at = error.find("; it fits on ");
   ASSERT_NE(at, std::string::npos) << error;
