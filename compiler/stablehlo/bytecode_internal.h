@@ -73,6 +73,13 @@ struct TableEntry {
   bool custom = false;  // dialect encoding, else the assembly text
 };
 
+// How deep attributes and types may refer to one another while decoding.
+inline constexpr int kMaxDecodeDepth = 128;
+
+// An APInt of `width` bits as the bytecode writes it: a byte up to 8 bits,
+// a signed varint up to 64, else words (the low word is kept).
+Result<uint64_t> ReadAPInt(ByteStream& s, int width);
+
 class Reader {
  public:
   Reader(std::string_view input, std::string_view name) : input_(input), name_(name) {}
