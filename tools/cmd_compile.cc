@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/driver/compile_module.h"
+#include "compiler/driver/device_estimate.h"
 #include "compiler/driver/module_topology.h"
 #include "compiler/driver/prepared_module.h"
 #include "compiler/fusion/fusion_decisions.h"
@@ -72,6 +73,7 @@ Status RunCompile(const CompileArgs& args) {
   if (!prepared) return prepared.error().WithContext(args.file);
   auto out = driver::LowerWithPlan(*prepared, options);
   if (!out) return out.error().WithContext(args.file);
+  driver::EstimateDeviceTime(*out);
   if (!args.out.empty()) KILN_RETURN_IF_ERROR(WriteBytes(args.out, out->executable));
   std::vector<fusion::FusionDecision> decisions;  // named only when shown
   if (args.json || args.explain_fusion) {
@@ -88,6 +90,8 @@ Status RunCompile(const CompileArgs& args) {
         {"fused_instructions", out->fused_instructions},
         {"peak_hbm_bytes", out->peak_hbm_bytes},
         {"estimated_us", out->estimated_us},
+        {"estimate_source", out->estimate_source},
+        {"cost_model_us", out->cost_model_us},
         {"compile_ms", out->compile_ms},
         {"executable_bytes", out->executable.size()},
         {"fusion_decisions", FusionDecisionsJson(decisions)},
@@ -105,7 +109,11 @@ Status RunCompile(const CompileArgs& args) {
   std::printf("kernels        %lld (%lld instructions fused)\n",
               static_cast<long long>(out->kernels), static_cast<long long>(out->fused_instructions));
   std::printf("peak HBM       %llu bytes\n", static_cast<unsigned long long>(out->peak_hbm_bytes));
-  std::printf("estimated      %.3f us\n", out->estimated_us);
+  const std::string source = out->estimate_source == "simulator"
+                                 ? "the timing simulator's, as a run reports it"
+                                 : "the cost model's: " + out->estimate_note;
+  std::printf("estimated      %.3f us (%s)\n", out->estimated_us, source.c_str());
+  std::printf("cost model     %.3f us\n", out->cost_model_us);
   std::printf("compile        %.3f ms\n", out->compile_ms);
   std::printf("executable     %zu bytes%s%s\n", out->executable.size(),
               args.out.empty() ? "" : " -> ", args.out.c_str());

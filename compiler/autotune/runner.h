@@ -29,7 +29,14 @@ struct KernelTime {
 };
 
 struct Measurement {
-  double device_us = 0;  // sum of the kernels; meaningless if any failed
+  // Device time of one run as an execute reports it (on a slice,
+  // collectives overlap the compute that does not wait for them): what a
+  // tuned program must beat, and what its entry answers. Meaningless if any
+  // kernel failed.
+  double device_us = 0;
+  // The kernels' times summed: additive, so kernels measured in different
+  // programs compose into predictions. Equal to device_us on one chip.
+  double kernel_us = 0;
   std::vector<KernelTime> kernels;  // execution order
   bool ok() const {
     for (const KernelTime& k : kernels) {

@@ -68,8 +68,9 @@ class FakeRunner final : public Runner {
                   static_cast<double>(k.hlo.size() % 7) * 0.1;
       if (strict_tiling) us = candidate_factor(us);
       m.kernels.push_back({k.name, k.kind, std::to_string(static_cast<int64_t>(steps)), us, std::nullopt});
-      m.device_us += us;
+      m.kernel_us += us;
     }
+    m.device_us = m.kernel_us;
     return m;
   }
   Status SetReference(std::span<const uint8_t>, uint64_t) override { return reference_status; }

@@ -171,8 +171,8 @@ Result<double> TuningState::Measure(const Point& point, const Formed& formed) {
     measured_[key] = time.us;
   }
   if (!first_error.empty()) return FailedPreconditionError(first_error);
-  other_us_ = std::max(0.0, m->device_us - plan_us);
-  return m->device_us;
+  other_us_ = std::max(0.0, m->kernel_us - plan_us);
+  return m->kernel_us;
 }
 
 }  // namespace kiln::autotune::internal

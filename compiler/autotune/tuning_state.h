@@ -61,7 +61,8 @@ class TuningState {
   driver::PlanEdits Edits(const Point& point, const Formed& formed);
 
   // Lowers and measures `point` with strict tiling (one trial): records
-  // every kernel/tile pair it timed. The device time, or why the point is
+  // every kernel/tile pair it timed. The kernels' summed time (additive, as
+  // predictions are: Measurement::kernel_us), or why the point is
   // invalid.
   Result<double> Measure(const Point& point, const Formed& formed);
   // Lowers `point` (no measurement).

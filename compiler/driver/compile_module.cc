@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "compiler/driver/device_estimate.h"
 #include "compiler/driver/stopwatch.h"
 #include "compiler/hlo/attribute.h"
 #include "compiler/hlo/collective_groups.h"
@@ -108,6 +109,7 @@ Result<CompileOutput> LowerPlanned(const PreparedModule& prepared, const Compile
   out.kernels = static_cast<int64_t>(out.program.kernels.size());
   out.peak_hbm_bytes = out.program.peak_hbm_bytes;
   out.estimated_us = compiled.estimated_us;
+  out.cost_model_us = compiled.estimated_us;
   const StageTimes& t = compiled.times;
   out.compile_ms = prepared.prepare_ms + t.planning_ms + t.buffers_ms + t.cost_ms + watch.LapMs();
   out.program.compile_ms = out.compile_ms;
@@ -118,7 +120,9 @@ Result<CompileOutput> LowerPlanned(const PreparedModule& prepared, const Compile
 
 Result<CompileOutput> CompileModule(hlo::Module& module, const CompileOptions& options) {
   KILN_ASSIGN_OR_RETURN(PreparedModule prepared, PrepareModule(module, options));
-  return LowerWithPlan(prepared, options);
+  KILN_ASSIGN_OR_RETURN(CompileOutput out, LowerWithPlan(prepared, options));
+  EstimateDeviceTime(out);
+  return out;
 }
 
 }  // namespace kiln::driver

@@ -7,13 +7,14 @@
 // is the fingerprint of the module as written with these options.
 //
 // CompileModule: the whole compiler in one call, PrepareModule then
-// LowerWithPlan with the same options. The module is modified in place by
+// LowerWithPlan with the same options, then EstimateDeviceTime. The module is modified in place by
 // the passes; the key equals what `kiln fingerprint` prints for the same
 // text, chip and options. Errors name the stage that failed. Thread-safe
 // for distinct modules.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "base/status.h"
@@ -33,9 +34,18 @@ struct CompileOutput {
   int64_t kernels = 0;
   int64_t fused_instructions = 0;  // instructions inside multi-instruction kernels
   uint64_t peak_hbm_bytes = 0;
+  // Device time of one run. After CompileModule (or EstimateDeviceTime,
+  // device_estimate.h): the timing simulator's, as an execute reports it,
+  // or the cost model's when the simulator cannot time the program without
+  // values (estimate_source says which). After LowerWithPlan or
+  // LowerPlanned alone: the cost model's.
   double estimated_us = 0;
+  double cost_model_us = 0;  // the planner's analytic estimate of the plan
+  std::string estimate_source = "cost_model";  // "simulator" or "cost_model"
+  std::string estimate_note;  // why the simulator could not time it, when it could not
+  double estimate_ms = 0;     // EstimateDeviceTime's own time, inside compile_ms
   // Wall time from the fingerprint through serialization: preparing plus
-  // this lowering.
+  // this lowering (plus the estimate, once EstimateDeviceTime ran).
   double compile_ms = 0;
   // The plan's fusion decisions; indices into the prepared module's entry
   // computation (fusion::NameDecisions names them from

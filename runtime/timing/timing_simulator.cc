@@ -90,17 +90,36 @@ Result<KernelProfile> ProgramTimer::TimeKernel(size_t k, const ControlFlowCounts
   return Compute(k, counts);
 }
 
-DeviceProfile ProgramTimer::Assemble(std::vector<KernelProfile> kernels) const {
-  const std::string topology = options_.topology ? options_.topology->ToString() : SingleChip(chip_).ToString();
+namespace {
+
+// Kernels run end to end, except that on a slice collective kernels run on
+// the links beside the compute kernels that do not wait for them.
+DeviceProfile AssembleKernels(const ChipSpec& chip, const TimingOptions& options,
+                              const std::vector<std::vector<size_t>>& predecessors,
+                              std::vector<KernelProfile> kernels) {
+  const std::string topology = options.topology ? options.topology->ToString() : SingleChip(chip).ToString();
   std::vector<double> starts;
   bool collectives = false;
   for (const KernelProfile& k : kernels) collectives |= k.on_links;
-  if (collectives && kernels.size() == predecessors_.size()) {
+  if (collectives && kernels.size() == predecessors.size()) {
     std::vector<ScheduleItem> items(kernels.size());
-    for (size_t k = 0; k < kernels.size(); ++k) items[k] = {kernels[k].seconds, kernels[k].on_links, predecessors_[k]};
+    for (size_t k = 0; k < kernels.size(); ++k) items[k] = {kernels[k].seconds, kernels[k].on_links, predecessors[k]};
     starts = ListSchedule(items).starts;
   }
-  return AssembleProfile(chip_.name, std::move(kernels), topology, static_cast<int>(options_.chips()), starts);
+  return AssembleProfile(chip.name, std::move(kernels), topology, static_cast<int>(options.chips()), starts);
+}
+
+}  // namespace
+
+DeviceProfile ProgramTimer::Assemble(std::vector<KernelProfile> kernels) const {
+  return AssembleKernels(chip_, options_, predecessors_, std::move(kernels));
+}
+
+DeviceProfile AssembleRun(const Program& program, const ChipSpec& chip, const TimingOptions& options,
+                          std::vector<KernelProfile> kernels) {
+  std::vector<std::vector<size_t>> predecessors;
+  if (options.chips() > 1) predecessors = KernelPredecessors(program);
+  return AssembleKernels(chip, options, predecessors, std::move(kernels));
 }
 
 Result<DeviceProfile> SimulateProgram(const LoadedProgram& program, const ChipSpec& chip,

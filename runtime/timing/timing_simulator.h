@@ -71,6 +71,13 @@ class ProgramTimer {
   std::vector<std::vector<size_t>> predecessors_;
 };
 
+// ProgramTimer::Assemble for kernels timed elsewhere, one by one (the
+// autotuner's runner times each kernel alone, so one that fails strict
+// tiling fails by itself): kernels[k] is kernel k of `program`, timed
+// under `options`.
+DeviceProfile AssembleRun(const Program& program, const ChipSpec& chip, const TimingOptions& options,
+                          std::vector<KernelProfile> kernels);
+
 // Times every kernel once, in execution order, without values.
 Result<DeviceProfile> SimulateProgram(const LoadedProgram& program, const ChipSpec& chip,
                                       const TimingOptions& options = {});
