@@ -33,6 +33,11 @@ class ProgressRunner final : public Runner {
   Status CompareToReference(std::span<const uint8_t> executable) override {
     return inner_.CompareToReference(executable);
   }
+  bool ChecksKernels() const override { return inner_.ChecksKernels(); }
+  Result<KernelCheck> CompareChangedKernels(std::span<const uint8_t> reference,
+                                            std::span<const uint8_t> candidate) override {
+    return inner_.CompareChangedKernels(reference, candidate);
+  }
 
  private:
   Runner& inner_;

@@ -46,6 +46,18 @@ struct Measurement {
   }
 };
 
+// What a kernel-by-kernel check covered.
+struct KernelCheck {
+  int64_t changed_kernels = 0;  // candidate kernels the reference lacks
+  int64_t regions = 0;          // groups of them checked together
+  int64_t compared_values = 0;
+  // Groups that could not be checked here (too large to evaluate, not
+  // evaluable): the entry instructions they compute, and why. The tuner
+  // keeps the heuristic's form for them.
+  std::vector<std::string> refused_instructions;
+  std::string refused_why;
+};
+
 class Runner {
  public:
   virtual ~Runner() = default;
@@ -68,6 +80,22 @@ class Runner {
   // within the corpus tests' tolerance; kFailedPrecondition naming the
   // first difference when not; other errors when it could not run.
   virtual Status CompareToReference(std::span<const uint8_t> executable) = 0;
+
+  // Whether CompareChangedKernels is implemented: then a program whose
+  // outputs cannot be compared whole still has its fusion searched.
+  virtual bool ChecksKernels() const { return false; }
+
+  // Checks only the kernels of `candidate` that differ from `reference`'s
+  // (both from one prepared module), each region of them on random values
+  // of what it reads, against the reference's kernels for the same
+  // instructions. Ok with what was checked and what could not be;
+  // kFailedPrecondition naming the first difference.
+  virtual Result<KernelCheck> CompareChangedKernels(std::span<const uint8_t> reference,
+                                                    std::span<const uint8_t> candidate) {
+    (void)reference;
+    (void)candidate;
+    return UnimplementedError("this runner checks whole programs only");
+  }
 };
 
 }  // namespace kiln::autotune

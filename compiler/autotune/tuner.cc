@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "base/clock.h"
@@ -139,11 +142,16 @@ struct Checked {
   Measurement measurement;
 };
 
+// How a final candidate's values are checked (TuneResult::verification).
+enum class Verification { kWholeProgram, kKernels, kSameComputation };
+
 // Lowers, times (strictly) and checks one final candidate; the error says
 // why it may not replace the heuristic.
-Result<Checked> CheckCandidate(TuningState& state, const Point& point, Runner& runner, bool reference,
+// Kernel by kernel, the instructions of the groups that could not be
+// checked go to `refused` (the candidate is then refused too).
+Result<Checked> CheckCandidate(TuningState& state, const Point& point, Runner& runner, Verification verification,
                                const std::vector<uint8_t>& heuristic_exe, double heuristic_us,
-                               TuneResult& result) {
+                               TuneResult& result, std::vector<std::string>& refused) {
   KILN_ASSIGN_OR_RETURN(Formed formed, state.Form(point));
   KILN_ASSIGN_OR_RETURN(driver::CompileOutput out, state.Lower(point, formed));
   ++result.trials;
@@ -157,10 +165,59 @@ Result<Checked> CheckCandidate(TuningState& state, const Point& point, Runner& r
                                    " us, not faster than the heuristic's " + std::to_string(heuristic_us) + " us");
   }
   start = Clock::now();
-  Status same = reference ? runner.CompareToReference(out.executable) : SameComputation(heuristic_exe, out.executable);
+  Status same = Ok();
+  switch (verification) {
+    case Verification::kWholeProgram:
+      same = runner.CompareToReference(out.executable);
+      break;
+    case Verification::kKernels: {
+      Result<KernelCheck> checked = runner.CompareChangedKernels(heuristic_exe, out.executable);
+      if (!checked) {
+        same = checked.error();
+      } else if (!checked->refused_instructions.empty()) {
+        refused = std::move(checked->refused_instructions);
+        result.ms.verify += MsSince(start);
+        ++result.rejected_by_verification;
+        return FailedPreconditionError(checked->refused_why);
+      } else {
+        result.verified_kernels = checked->changed_kernels;
+        result.verified_regions = checked->regions;
+      }
+      break;
+    }
+    case Verification::kSameComputation:
+      same = SameComputation(heuristic_exe, out.executable);
+      break;
+  }
   result.ms.verify += MsSince(start);
-  if (!same) return same.error().WithContext("output check");
+  if (!same) {
+    ++result.rejected_by_verification;
+    return same.error().WithContext("output check");
+  }
   return Checked{std::move(out), *std::move(m)};
+}
+
+// How often a final candidate is narrowed to the kernels that can be checked.
+constexpr int kMaxReductions = 4;
+
+// `point` without the flips whose edge names an instruction of `refused`,
+// on its best tiles; nullopt when no flip would remain or none is undone.
+std::optional<Point> WithoutFlipsTouching(TuningState& state, const Point& point,
+                                          const std::vector<std::string>& refused) {
+  const std::unordered_set<std::string_view> names(refused.begin(), refused.end());
+  const auto& instrs = state.space().entry().instructions();
+  auto touches = [&](int64_t index) { return index >= 0 && names.contains(instrs[index]->name()); };
+  std::vector<int64_t> kept;
+  for (int64_t e : point.flips) {
+    const fusion::FusionEdge& edge = state.space().base().edges[e];
+    if (touches(edge.producer) || touches(edge.consumer) || (edge.is_sibling() && touches(edge.sibling))) continue;
+    kept.push_back(e);
+  }
+  if (kept.empty() || kept.size() == point.flips.size()) return std::nullopt;
+  Result<Formed> formed = state.Form(Point{kept, {}});
+  if (!formed) return std::nullopt;
+  state.ChooseBestTiles(*formed);
+  return TuningState::Normalized(std::move(kept), *formed);
 }
 
 bool Cancelled(const TuneOptions& tune) { return tune.cancelled && tune.cancelled(); }
@@ -211,19 +268,30 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
   if (tune.max_seconds > 0) {
     check_fits = reference_ms / 1000 < tune.max_seconds / 3;
   }
-  result.fusion_searched = reference.has_value() && check_fits && !space.flippable().empty();
-  if (result.fusion_searched && tune.max_seconds > 0) {
+  // Where the whole program cannot be compared (too large to evaluate here,
+  // a slice's program, an evaluation over a third of the budget), fusion
+  // changes are checked kernel by kernel when the runner can.
+  const bool whole = reference.has_value() && check_fits;
+  Verification verification = Verification::kSameComputation;
+  if (whole) {
+    verification = Verification::kWholeProgram;
+  } else if (runner.ChecksKernels()) {
+    verification = Verification::kKernels;
+  }
+  result.fusion_searched = verification != Verification::kSameComputation && !space.flippable().empty();
+  if (result.fusion_searched && whole && tune.max_seconds > 0) {
     search.max_seconds = std::max(tune.max_seconds - 1.5 * reference_ms / 1000, tune.max_seconds / 10);
   }
-  if (reference && !check_fits) {
-    result.fusion_note = "evaluating the outputs takes " + std::to_string(static_cast<int64_t>(reference_ms)) +
-                         " ms, over a third of the budget: only tiles, which leave the computation as it is, were "
-                         "searched";
-  } else if (!reference) {
-    result.fusion_note = "outputs cannot be compared here (" + reference.error().ToString() +
-                         "): only tiles, which leave the computation as it is, were searched";
-  } else if (space.flippable().empty()) {
+  const std::string why_not_whole =
+      reference ? "evaluating the outputs takes " + std::to_string(static_cast<int64_t>(reference_ms)) +
+                      " ms, over a third of the budget"
+                : "outputs cannot be compared whole here (" + reference.error().ToString() + ")";
+  if (space.flippable().empty()) {
     result.fusion_note = "no fusion decision is a profitability choice";
+  } else if (verification == Verification::kKernels) {
+    result.fusion_note = why_not_whole + ": fusion changes are checked kernel by kernel";
+  } else if (verification == Verification::kSameComputation) {
+    result.fusion_note = why_not_whole + ": only tiles, which leave the computation as it is, were searched";
   }
 
   if (Cancelled(tune)) return CancelledAfter(result);
@@ -259,11 +327,25 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
         finals.push_back(TuningState::Normalized({}, *plain));
       }
     }
-    for (const Point& point : finals) {
-      Result<Checked> checked = CheckCandidate(state, point, runner, result.fusion_searched,
-                                               result.heuristic_executable, result.heuristic_us, result);
+    int reductions = 0;
+    for (size_t f = 0; f < finals.size(); ++f) {
+      const Point point = finals[f];
+      // Tiles alone leave every kernel's HLO as it is: nothing to evaluate.
+      const Verification how = point.flips.empty() ? Verification::kSameComputation : verification;
+      std::vector<std::string> refused;
+      Result<Checked> checked = CheckCandidate(state, point, runner, how, result.heuristic_executable,
+                                               result.heuristic_us, result, refused);
       if (!checked) {
         result.decision += (result.decision.empty() ? "" : "; ") + std::string("rejected: ") + checked.error().ToString();
+        // Kernels that could not be checked keep the heuristic's form: the
+        // flips that touch them are undone and the rest checked again.
+        if (!refused.empty() && reductions < kMaxReductions) {
+          if (std::optional<Point> reduced = WithoutFlipsTouching(state, point, refused)) {
+            ++reductions;
+            result.kept_heuristic_instructions += static_cast<int64_t>(refused.size());
+            finals.insert(finals.begin() + static_cast<std::ptrdiff_t>(f) + 1, *std::move(reduced));
+          }
+        }
         continue;
       }
       accepted = *std::move(checked);
@@ -275,9 +357,15 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
       if (formed) result.edits = state.Edits(point, *formed);
       result.edge_flips = DescribeFlips(space, point.flips);
       result.tile_changes = static_cast<int64_t>(result.edits.tiles.size());
-      std::string how = result.fusion_searched ? "outputs equal the heuristic's on random inputs"
-                                  : "computes exactly what the heuristic does (tiles only)";
-      result.decision = (result.decision.empty() ? "" : result.decision + "; ") + "accepted: faster and " + how;
+      std::string checked_by = how == Verification::kWholeProgram ? "outputs equal the heuristic's on random inputs"
+                        : how == Verification::kKernels
+                            ? "each of its " + std::to_string(result.verified_kernels) +
+                                  " changed kernels computes the heuristic's values on random inputs"
+                            : "computes exactly what the heuristic does (tiles only)";
+      result.decision = (result.decision.empty() ? "" : result.decision + "; ") + "accepted: faster and " + checked_by;
+      result.verification = how == Verification::kWholeProgram ? "whole program"
+                            : how == Verification::kKernels    ? "kernel by kernel"
+                                                               : "same computation";
       break;
     }
   }

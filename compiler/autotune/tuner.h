@@ -19,9 +19,11 @@
 //    only the best is measured, when the model says it may pay.
 // The best plan is measured once more and accepted only when it is faster
 // than the heuristic and its outputs equal the heuristic's on random
-// inputs (or, when the module cannot be evaluated here, when it computes
-// exactly what the heuristic does: then only tiles are searched). Else the
-// heuristic stays and the result says why.
+// inputs; when the whole module cannot be evaluated here, when every
+// kernel that differs from the heuristic's computes the heuristic's values
+// (Runner::CompareChangedKernels), and with a runner that cannot check
+// kernels, when it computes exactly what the heuristic does (then only
+// tiles are searched). Else the heuristic stays and the result says why.
 //
 // Same module, options, seed and max_trials (no max_seconds) give the same
 // result. A tuning error is returned only when the heuristic itself cannot
@@ -110,7 +112,20 @@ struct TuneResult {
   double heuristic_compile_ms = 0;  // the heuristic compile's own time (what a cache hit saves)
   StageMs ms;
   bool fusion_searched = false;
-  std::string fusion_note;  // why fusion was not searched
+  std::string fusion_note;  // why fusion was not searched, or how its changes are checked
+  // How the accepted candidate's values were checked: "whole program"
+  // (outputs on random inputs), "kernel by kernel" (only the kernels that
+  // differ from the heuristic's, each region on random inputs of what it
+  // reads: for programs too large to evaluate whole or compiled for a
+  // slice) or "same computation" (tiles only); empty unless accepted.
+  std::string verification;
+  int64_t verified_kernels = 0;  // changed kernels checked (kernel by kernel)
+  int64_t verified_regions = 0;
+  int64_t rejected_by_verification = 0;  // final candidates whose values differed or could not be checked
+  // Instructions whose kernels could not be checked kernel by kernel (too
+  // large to evaluate here, not evaluable): they keep the heuristic's form
+  // and the flips touching them were undone (the decision says why).
+  int64_t kept_heuristic_instructions = 0;
   // Rank correlation with the measured kernel times of the analytic model
   // and of the calibrated model as it stood before each measurement.
   std::optional<double> spearman_analytic;

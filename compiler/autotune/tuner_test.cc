@@ -8,6 +8,7 @@
 #include <string>
 
 #include "compiler/autotune/rank_correlation.h"
+#include "compiler/autotune/same_computation.h"
 #include "compiler/driver/plan_module.h"
 #include "compiler/passes/pass_test_util.h"
 #include "runtime/format/program.h"
@@ -77,6 +78,15 @@ class FakeRunner final : public Runner {
   Status CompareToReference(std::span<const uint8_t>) override {
     ++compares;
     return compare_status;
+  }
+  // Kernel-by-kernel checks: off unless a test turns them on.
+  bool checks_kernels = false;
+  Result<KernelCheck> kernel_check = KernelCheck{};
+  int kernel_checks = 0;
+  bool ChecksKernels() const override { return checks_kernels; }
+  Result<KernelCheck> CompareChangedKernels(std::span<const uint8_t>, std::span<const uint8_t>) override {
+    ++kernel_checks;
+    return kernel_check;
   }
 };
 
@@ -165,13 +175,19 @@ TEST(TunerTest, APlanWhoseOutputsDifferIsNeverReturned) {
   auto result = TuneWith(runner, Trials(40));
   ASSERT_TRUE(result) << result.error().ToString();
   ASSERT_TRUE(result->fusion_searched);
-  // The runner's comparison refuses everything: only a plan that computes
-  // exactly what the heuristic does could pass, and it is checked as such
-  // only when fusion was not searched, so nothing is accepted here.
+  // The runner's comparison refuses every plan with flips; only one that
+  // computes exactly what the heuristic does (its tiles alone, the same
+  // kernels) may pass.
   EXPECT_GT(runner.compares, 0);
-  EXPECT_FALSE(result->accepted);
-  EXPECT_TRUE(result->tuned_executable.empty());
+  EXPECT_GE(result->rejected_by_verification, 1);
   EXPECT_NE(result->decision.find("outputs differ"), std::string::npos) << result->decision;
+  if (result->accepted) {
+    EXPECT_TRUE(result->edits.flipped_edges.empty());
+    EXPECT_EQ(result->verification, "same computation");
+    EXPECT_TRUE(SameComputation(result->heuristic_executable, result->tuned_executable));
+  } else {
+    EXPECT_TRUE(result->tuned_executable.empty());
+  }
 }
 
 TEST(TunerTest, WithoutComparableOutputsOnlyTilesAreSearched) {
@@ -245,6 +261,44 @@ TEST(TunerTest, AProducerRefusedByManyConsumersIsAbsorbedByAllAtOnce) {
   ASSERT_TRUE(program);
   for (const runtime::ProgramKernel& k : program->kernels) EXPECT_NE(k.name, "b");
   EXPECT_GT(result->fusion_gain_us, 0);
+}
+
+TEST(TunerTest, WhenOutputsCannotBeComparedWholeFusionIsCheckedKernelByKernel) {
+  FakeRunner runner;
+  runner.reference_status = ResourceExhaustedError("too large to evaluate");
+  runner.checks_kernels = true;
+  runner.kernel_check = KernelCheck{.changed_kernels = 2, .regions = 1, .compared_values = 2};
+  auto module = ParseVerified(WideCheapValueModule());
+  ASSERT_NE(module, nullptr);
+  auto result = Tune(*module, driver::CompileOptions{}, runner, nullptr, Trials(40));
+  ASSERT_TRUE(result) << result.error().ToString();
+  EXPECT_TRUE(result->fusion_searched) << result->fusion_note;
+  EXPECT_NE(result->fusion_note.find("checked kernel by kernel"), std::string::npos) << result->fusion_note;
+  ASSERT_TRUE(result->accepted) << result->decision;
+  EXPECT_FALSE(result->edits.flipped_edges.empty());
+  EXPECT_EQ(result->verification, "kernel by kernel");
+  EXPECT_EQ(result->verified_kernels, 2);
+  EXPECT_GE(runner.kernel_checks, 1);
+  EXPECT_EQ(runner.compares, 0) << "nothing is compared whole";
+  EXPECT_GT(result->fusion_gain_us, 0);
+}
+
+TEST(TunerTest, KernelsThatCannotBeCheckedKeepTheHeuristicsForm) {
+  FakeRunner runner;
+  runner.reference_status = ResourceExhaustedError("too large to evaluate");
+  runner.checks_kernels = true;
+  // One consumer's kernel is too large to check: the flip into it is
+  // undone, and without it absorbing %b gains nothing (its kernel stays).
+  runner.kernel_check = KernelCheck{.refused_instructions = {"c0"}, .refused_why = "c0 is over the budget"};
+  auto module = ParseVerified(WideCheapValueModule());
+  ASSERT_NE(module, nullptr);
+  auto result = Tune(*module, driver::CompileOptions{}, runner, nullptr, Trials(40));
+  ASSERT_TRUE(result) << result.error().ToString();
+  EXPECT_NE(result->decision.find("c0 is over the budget"), std::string::npos) << result->decision;
+  EXPECT_GE(result->kept_heuristic_instructions, 1);
+  EXPECT_GE(result->rejected_by_verification, 1);
+  for (const std::string& flip : result->edge_flips) EXPECT_EQ(flip.find("%c0"), std::string::npos) << flip;
+  if (result->accepted) EXPECT_NE(result->verification, "kernel by kernel") << result->decision;
 }
 
 // An optimizer step: six updates of one shape share only the 4-byte

@@ -91,6 +91,10 @@ struct TuneOutcome {
   bool accepted = false;  // the tuner accepted a faster plan
   bool stored = false;    // ... and it replaced the entry
   std::string decision;   // why (the tuner's, and the store's when it was not stored)
+  std::string verification;  // how the accepted plan's values were checked (TuneResult::verification)
+  int64_t verified_kernels = 0;
+  double tiling_gain_us = 0;  // the gain split: tiles of the heuristic's kernels, then fusion
+  double fusion_gain_us = 0;
 };
 
 // A job as GET /v1/tune/{id} shows it.

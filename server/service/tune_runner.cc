@@ -10,6 +10,7 @@
 #include "runtime/timing/kernel_timer.h"
 #include "runtime/timing/timing_simulator.h"
 #include "runtime/timing/timed_slice_execution.h"
+#include "server/service/kernel_verification.h"
 
 namespace kiln::service {
 
@@ -97,6 +98,23 @@ Status SimulatedRunner::CompareToReference(std::span<const uint8_t> executable) 
   Status same = CompareStubbedRuns(*reference_, *result);
   if (!same) return FailedPreconditionError("outputs differ from the heuristic's: " + same.error().ToString());
   return Ok();
+}
+
+Result<autotune::KernelCheck> SimulatedRunner::CompareChangedKernels(std::span<const uint8_t> reference,
+                                                                     std::span<const uint8_t> candidate) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::LoadedProgram> before, runtime::LoadedProgram::FromBytes(reference));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::LoadedProgram> after, runtime::LoadedProgram::FromBytes(candidate));
+  KernelVerificationOptions options;
+  options.seed = seed_;
+  options.memory_budget = memory_budget_;
+  options.step_budget = step_budget_;
+  options.before_kernel = before_kernel_;
+  KILN_ASSIGN_OR_RETURN(KernelVerification checked, VerifyChangedKernels(*before, *after, options));
+  return autotune::KernelCheck{.changed_kernels = checked.changed_kernels,
+                               .regions = checked.regions,
+                               .compared_values = checked.compared_values,
+                               .refused_instructions = std::move(checked.refused_instructions),
+                               .refused_why = std::move(checked.refused_why)};
 }
 
 }  // namespace kiln::service

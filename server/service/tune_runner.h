@@ -13,7 +13,9 @@
 // tuning.
 //
 // With an evaluation limit, an evaluation that runs past it is an error
-// (kDeadlineExceeded), so a slow reference means tiles only.
+// (kDeadlineExceeded), so a slow reference means its fusion is checked
+// kernel by kernel (CompareChangedKernels), as for a program too large to
+// evaluate whole or compiled for a slice.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +46,10 @@ class SimulatedRunner final : public autotune::Runner {
   Result<autotune::Measurement> Measure(std::span<const uint8_t> executable, bool strict_tiling) override;
   Status SetReference(std::span<const uint8_t> executable, uint64_t seed) override;
   Status CompareToReference(std::span<const uint8_t> executable) override;
+  // kernel_verification.h, with this runner's memory and step budgets.
+  bool ChecksKernels() const override { return true; }
+  Result<autotune::KernelCheck> CompareChangedKernels(std::span<const uint8_t> reference,
+                                                      std::span<const uint8_t> candidate) override;
 
  private:
   Result<StubbedRun> Evaluate(std::span<const uint8_t> executable) const;
