@@ -1,0 +1,225 @@
+// kiln_tune_steps_bench: the autotuner on the corpus's training steps (the
+// programs where the device time is), each on its own slice, beside the
+// heuristic plan timed in the same run and a lower bound for the module.
+//
+//   kiln_tune_steps_bench [--corpus DIR] [--budget SECONDS] [--seed S] [--min-us US]
+//                         [--limit N] [--match TEXT] [--bounds-only]
+//
+// Every module of corpus/hlo/torchxla-dumps and corpus/hlo/jax-dumps
+// (sorted, or those whose name holds --match) that compiles for its own
+// device count on the most compact v5e slice (as `kiln compile` does; on
+// v5p, else TPU7x, when a v5e chip cannot hold its share) and
+// whose heuristic executable takes at least --min-us (default 1000) µs of
+// simulated device time is tuned for --budget seconds (default 120) with a
+// fixed seed: kiln tune's tuner and runner, fusion changes checked whole
+// where the program can be evaluated here and kernel by kernel where it
+// cannot (too large, or a slice's per-chip program).
+//
+// Per module it prints the heuristic and tuned device time (the simulator's
+// time of one run, what an execute reports), their ratio, a lower bound
+// (each kernel at its roofline: its FLOPs at the peak they run at or its
+// ideal bytes at the HBM bandwidth, whichever is longer; loops by their
+// trips; collectives hidden behind compute; no launch or step overheads),
+// the gain from tiles and from fusion, trials, seconds, candidates
+// rejected by verification and how the accepted plan was verified. Where
+// the heuristic is within 5% of its bound the row says so. At the end: the
+// geomean, the worst ratio and the target (geomean >= 1.20x, none slower).
+// --bounds-only prints the heuristic times and bounds without tuning.
+// Never fails on timing; exit status 1 when the corpus cannot be read.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compiler/autotune/tuner.h"
+#include "compiler/driver/compile_module.h"
+#include "compiler/driver/module_topology.h"
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/verifier.h"
+#include "runtime/chip/chip_spec.h"
+#include "runtime/program/loaded_program.h"
+#include "runtime/timing/simulate_as_run.h"
+#include "server/service/tune_runner.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace kiln;
+
+#ifndef KILN_CORPUS_DIR
+#define KILN_CORPUS_DIR "../shared/corpus"
+#endif
+
+std::unique_ptr<hlo::Module> Load(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto module = hlo::ParseModule(text.str(), path.filename().string());
+  if (!module || !hlo::VerifyModule(**module)) return nullptr;
+  return std::move(*module);
+}
+
+// A step as the heuristic compiles it: its slice, its device time and the
+// lower bound of its kernels.
+struct Step {
+  driver::CompileOptions options;
+  double heuristic_us = 0;
+  double bound_us = 0;
+};
+
+// The roofline of a run: every kernel at the longer of its FLOPs at their
+// peak and its ideal bytes at the HBM bandwidth.
+double BoundUs(const runtime::timing::DeviceProfile& profile, const runtime::ChipSpec& chip) {
+  double seconds = 0;
+  for (const runtime::timing::KernelProfile& k : profile.kernels) {
+    const double compute = k.peak_seconds > 0 ? k.peak_seconds : k.flops / chip.bf16_flops;
+    seconds += std::max(compute, k.ideal_bytes / chip.hbm_bytes_per_s);
+  }
+  return seconds * 1e6;
+}
+
+std::optional<Step> MeasureOn(const fs::path& path, const runtime::ChipSpec& chip) {
+  auto module = Load(path);
+  if (!module) return std::nullopt;
+  Step step;
+  step.options.chip = std::string(chip.name);
+  if (!driver::ResolveTopology(*module, step.options)) return std::nullopt;
+  auto out = driver::CompileModule(*module, step.options);
+  if (!out || out->estimate_source != "simulator") return std::nullopt;
+  auto loaded = runtime::LoadedProgram::FromBytes(out->executable);
+  if (!loaded) return std::nullopt;
+  auto profile = runtime::timing::SimulateAsRun(**loaded);
+  if (!profile) return std::nullopt;
+  step.heuristic_us = profile->seconds * 1e6;
+  step.bound_us = BoundUs(*profile, chip);
+  return step;
+}
+
+// On the first chip whose slice holds the step: v5e, else the chips with
+// more HBM per chip (the Llama 3.1 and Mixtral steps do not fit a v5e).
+std::optional<Step> Measure(const fs::path& path) {
+  for (const char* name : {"v5e", "v5p", "tpu7x"}) {
+    if (std::optional<Step> step = MeasureOn(path, *runtime::FindChip(name))) return step;
+  }
+  return std::nullopt;
+}
+
+std::string Short(std::string name, size_t width) {
+  if (name.ends_with(".hlo")) name.resize(name.size() - 4);
+  for (const char* prefix : {"GraphHelper__", "tools__benchmarks__hlo__"}) {
+    if (name.starts_with(prefix)) name = name.substr(std::string_view(prefix).size());
+  }
+  return name.size() <= width ? name : name.substr(0, width);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kiln_tune_steps_bench: autotuned vs heuristic device time on the corpus's training steps"};
+  std::string corpus = KILN_CORPUS_DIR;
+  double budget = 120;
+  uint64_t seed = 1;
+  size_t limit = 0;
+  double min_us = 1000;
+  std::string match;
+  bool bounds_only = false;
+  app.add_option("--corpus", corpus, "Corpus directory (with hlo/torchxla-dumps, hlo/jax-dumps)");
+  app.add_option("--budget", budget, "Seconds per module")->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--seed", seed, "Search seed");
+  app.add_option("--limit", limit, "Tune at most this many modules (0: all)");
+  app.add_option("--min-us", min_us, "Skip modules whose heuristic takes less device time");
+  app.add_option("--match", match, "Only modules whose file name contains this");
+  app.add_flag("--bounds-only", bounds_only, "Print heuristic times and lower bounds without tuning");
+  CLI11_PARSE(app, argc, argv);
+
+  std::vector<fs::path> files;
+  for (const char* folder : {"hlo/torchxla-dumps", "hlo/jax-dumps"}) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(fs::path(corpus) / folder, ec)) {
+      if (entry.path().extension() != ".hlo") continue;
+      if (!match.empty() && entry.path().filename().string().find(match) == std::string::npos) continue;
+      files.push_back(entry.path());
+    }
+    if (ec) {
+      std::fprintf(stderr, "kiln_tune_steps_bench: cannot read %s/%s: %s\n", corpus.c_str(), folder,
+                   ec.message().c_str());
+      return 1;
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::printf("kiln_tune_steps_bench: v5e slices (v5p or tpu7x where a v5e slice cannot hold the step), %.0f s per module, seed %llu, steps with >= %.0f us of heuristic "
+              "device time\n",
+              budget, static_cast<unsigned long long>(seed), min_us);
+  std::printf("%-36s %-11s %12s %12s %6s %12s %6s | %9s %9s | %6s %6s %4s | %s\n", "module", "slice", "heuristic us",
+              "tuned us", "ratio", "bound us", "h/bnd", "tile gain", "fuse gain", "trials", "secs", "rej",
+              "verified / note");
+  double log_sum = 0, worst = std::numeric_limits<double>::infinity();
+  int tuned = 0, skipped = 0, failed = 0, near_bound = 0;
+  for (const fs::path& path : files) {
+    if (limit > 0 && static_cast<size_t>(tuned) >= limit) break;
+    std::optional<Step> step = Measure(path);
+    if (!step || step->heuristic_us < min_us) {
+      ++skipped;
+      continue;
+    }
+    const std::string name = Short(path.filename().string(), 36);
+    const std::string slice =
+        step->options.chip + " " + (step->options.topology.empty() ? "1" : step->options.topology);
+    const double headroom = step->heuristic_us / std::max(step->bound_us, 1e-9);
+    const std::string bound_note = headroom <= 1.05 ? "; heuristic within 5% of its bound" : "";
+    if (bounds_only) {
+      std::printf("%-36s %-11s %12.1f %12s %6s %12.1f %6.2f |%s\n", name.c_str(), slice.c_str(), step->heuristic_us,
+                  "-", "-", step->bound_us, headroom, bound_note.c_str());
+      ++tuned;
+      continue;
+    }
+    auto module = Load(path);
+    service::SimulatedRunner runner(*runtime::FindChip(step->options.chip));
+    runner.set_evaluation_limit(budget / 3);  // as kiln tune does
+    autotune::TuneOptions options;
+    options.seed = seed;
+    options.max_seconds = budget;
+    auto result = autotune::Tune(*module, step->options, runner, nullptr, options);
+    if (!result) {
+      std::printf("%-36s tuning failed: %s\n", name.c_str(), result.error().ToString().c_str());
+      ++failed;
+      continue;
+    }
+    const autotune::TuneResult& r = *result;
+    const double ratio = r.heuristic_us / r.tuned_us;
+    std::string note = r.accepted ? r.verification : "kept heuristic";
+    if (!r.fusion_searched) note += " (no fusion search: " + r.fusion_note.substr(0, 60) + ")";
+    if (r.kept_heuristic_instructions > 0) {
+      note += "; " + std::to_string(r.kept_heuristic_instructions) + " instructions kept unchecked";
+    }
+    note += bound_note;
+    std::printf("%-36s %-11s %12.1f %12.1f %6.3f %12.1f %6.2f | %9.1f %9.1f | %6lld %6.1f %4lld | %s\n", name.c_str(),
+                slice.c_str(), r.heuristic_us, r.tuned_us, ratio, step->bound_us, headroom, r.tiling_gain_us,
+                r.fusion_gain_us, static_cast<long long>(r.trials), r.seconds,
+                static_cast<long long>(r.rejected_by_verification), note.c_str());
+    std::fflush(stdout);
+    near_bound += headroom <= 1.05;
+    log_sum += std::log(ratio);
+    worst = std::min(worst, ratio);
+    ++tuned;
+  }
+  if (tuned == 0) {
+    std::printf("no module tuned (%d below %.0f us or not compiling, %d failed)\n", skipped, min_us, failed);
+    return 0;
+  }
+  std::printf("\n%d steps (%d skipped: under %.0f us, not compiling or not timed without values; %d failed)\n", tuned,
+              skipped, min_us, failed);
+  if (!bounds_only) {
+    std::printf("geomean tuned/heuristic speedup %.3fx (target >= 1.20x); worst %.3fx (target >= 1.0x, never slower); "
+                "%d heuristics within 5%% of their bound\n",
+                std::exp(log_sum / tuned), worst, near_bound);
+  }
+  return 0;
+}
