@@ -199,7 +199,9 @@ int main(int argc, char** argv) {
     if (r.kept_heuristic_instructions > 0) {
       note += "; " + std::to_string(r.kept_heuristic_instructions) + " instructions kept unchecked";
     }
-    note += bound_note;
+    char checks[64];
+    std::snprintf(checks, sizeof(checks), "; prepare %.1f s, checks %.1f s", r.ms.prepare / 1000, r.ms.verify / 1000);
+    note += checks + bound_note;
     std::printf("%-36s %-11s %12.1f %12.1f %6.3f %12.1f %6.2f | %9.1f %9.1f | %6lld %6.1f %4lld | %s\n", name.c_str(),
                 slice.c_str(), r.heuristic_us, r.tuned_us, ratio, step->bound_us, headroom, r.tiling_gain_us,
                 r.fusion_gain_us, static_cast<long long>(r.trials), r.seconds,

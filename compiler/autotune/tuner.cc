@@ -281,6 +281,10 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
   result.fusion_searched = verification != Verification::kSameComputation && !space.flippable().empty();
   if (result.fusion_searched && whole && tune.max_seconds > 0) {
     search.max_seconds = std::max(tune.max_seconds - 1.5 * reference_ms / 1000, tune.max_seconds / 10);
+  } else if (result.fusion_searched && tune.max_seconds > 0) {
+    // Kernel-by-kernel checks of the final candidates, whose cost is not
+    // known before, get the last quarter of the budget.
+    search.max_seconds = tune.max_seconds * 0.75;
   }
   const std::string why_not_whole =
       reference ? "evaluating the outputs takes " + std::to_string(static_cast<int64_t>(reference_ms)) +
@@ -330,6 +334,14 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
     int reductions = 0;
     for (size_t f = 0; f < finals.size(); ++f) {
       const Point point = finals[f];
+      // Past the budget only the plan of tiles alone (checked exactly, at
+      // no evaluation) is still tried.
+      const double elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+      if (!point.flips.empty() && tune.max_seconds > 0 && elapsed_s > tune.max_seconds && f + 1 < finals.size()) {
+        result.decision += (result.decision.empty() ? "" : "; ") + std::string("the budget ended before plan ") +
+                           std::to_string(f + 1) + " with fusion changes was checked";
+        continue;
+      }
       // Tiles alone leave every kernel's HLO as it is: nothing to evaluate.
       const Verification how = point.flips.empty() ? Verification::kSameComputation : verification;
       std::vector<std::string> refused;

@@ -1,5 +1,7 @@
 #include "server/service/tune_runner.h"
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,7 +110,20 @@ Result<autotune::KernelCheck> SimulatedRunner::CompareChangedKernels(std::span<c
   options.seed = seed_;
   options.memory_budget = memory_budget_;
   options.step_budget = step_budget_;
-  options.before_kernel = before_kernel_;
+  // The evaluation limit bounds the whole check, between kernels: past it
+  // the candidate is refused (the heuristic stays), never waited for.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (evaluation_limit_s_ > 0) {
+    deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                      std::chrono::duration<double>(evaluation_limit_s_));
+  }
+  options.before_kernel = [this, deadline]() -> Status {
+    if (deadline && std::chrono::steady_clock::now() > *deadline) {
+      return DeadlineExceededError("the kernel-by-kernel check ran past its " + std::to_string(evaluation_limit_s_) +
+                                   " s limit");
+    }
+    return before_kernel_ ? before_kernel_() : Ok();
+  };
   KILN_ASSIGN_OR_RETURN(KernelVerification checked, VerifyChangedKernels(*before, *after, options));
   return autotune::KernelCheck{.changed_kernels = checked.changed_kernels,
                                .regions = checked.regions,

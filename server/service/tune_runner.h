@@ -35,8 +35,8 @@ class SimulatedRunner final : public autotune::Runner {
                   int64_t step_budget = int64_t{1} << 32)
       : chip_(chip), memory_budget_(memory_budget), step_budget_(step_budget) {}
 
-  // Evaluations (the reference and each candidate's) stop after this many
-  // seconds; 0: no limit.
+  // Evaluations (the reference, each candidate's, each kernel-by-kernel
+  // check) stop after this many seconds; 0: no limit.
   void set_evaluation_limit(double seconds) { evaluation_limit_s_ = seconds; }
   // Called before each kernel is timed or evaluated (it may block, e.g.
   // until the device pool's runs are done: tune_gate.h); its error ends
