@@ -334,10 +334,13 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
     int reductions = 0;
     for (size_t f = 0; f < finals.size(); ++f) {
       const Point point = finals[f];
-      // Past the budget only the plan of tiles alone (checked exactly, at
-      // no evaluation) is still tried.
+      // Checked kernel by kernel (evaluations of unknown cost), past the
+      // budget only the plan of tiles alone (checked exactly, at no
+      // evaluation) is still tried. A whole-program check has its time
+      // reserved by the search.
       const double elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
-      if (!point.flips.empty() && tune.max_seconds > 0 && elapsed_s > tune.max_seconds && f + 1 < finals.size()) {
+      if (!point.flips.empty() && verification == Verification::kKernels && tune.max_seconds > 0 &&
+          elapsed_s > tune.max_seconds && f + 1 < finals.size()) {
         result.decision += (result.decision.empty() ? "" : "; ") + std::string("the budget ended before plan ") +
                            std::to_string(f + 1) + " with fusion changes was checked";
         continue;
