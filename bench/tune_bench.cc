@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/training_graphs.h"
 #include "compiler/autotune/tuner.h"
 #include "compiler/driver/compile_module.h"
 #include "compiler/hlo/parser.h"
@@ -42,19 +43,10 @@ using namespace kiln;
 #define KILN_CORPUS_DIR "../shared/corpus"
 #endif
 
-std::unique_ptr<hlo::Module> Load(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto module = hlo::ParseModule(text.str(), path.filename().string());
-  if (!module || !hlo::VerifyModule(**module)) return nullptr;
-  return std::move(*module);
-}
-
 // The heuristic executable's device time, as `kiln run --timing-only`
 // gives it; nullopt when it does not compile or time.
 std::optional<double> HeuristicUs(const fs::path& path, const runtime::ChipSpec& chip) {
-  auto module = Load(path);
+  auto module = bench::LoadTrainingGraph(path);
   if (!module) return std::nullopt;
   auto out = driver::CompileModule(*module, driver::CompileOptions{});
   if (!out) return std::nullopt;
@@ -62,14 +54,6 @@ std::optional<double> HeuristicUs(const fs::path& path, const runtime::ChipSpec&
   auto m = runner.Measure(out->executable, /*strict_tiling=*/false);
   if (!m || !m->ok()) return std::nullopt;
   return m->device_us;
-}
-
-std::string Short(std::string name, size_t width) {
-  if (name.ends_with(".hlo")) name.resize(name.size() - 4);
-  for (const char* prefix : {"GraphHelper__", "tools__benchmarks__hlo__"}) {
-    if (name.starts_with(prefix)) name = name.substr(std::string_view(prefix).size());
-  }
-  return name.size() <= width ? name : name.substr(0, width);
 }
 
 std::string Rho(const std::optional<double>& r) {
@@ -126,7 +110,7 @@ int main(int argc, char** argv) {
       ++skipped;
       continue;
     }
-    auto module = Load(path);
+    auto module = bench::LoadTrainingGraph(path);
     service::SimulatedRunner runner(chip);
     runner.set_evaluation_limit(budget / 3);  // as kiln tune does
     autotune::TuneOptions options;
@@ -134,7 +118,7 @@ int main(int argc, char** argv) {
     options.max_seconds = budget;
     auto result = autotune::Tune(*module, driver::CompileOptions{}, runner, nullptr, options);
     if (!result) {
-      std::printf("%-34s tuning failed: %s\n", Short(path.filename().string(), 34).c_str(),
+      std::printf("%-34s tuning failed: %s\n", bench::ShortGraphName(path.filename().string(), 34).c_str(),
                   result.error().ToString().c_str());
       ++failed;
       continue;
@@ -144,7 +128,7 @@ int main(int argc, char** argv) {
     std::string note = r.accepted ? (r.edits.flipped_edges.empty() ? "tiles" : "tiles+fusion") : "kept heuristic";
     if (!r.fusion_searched) note += " (no fusion search: " + r.fusion_note.substr(0, 48) + ")";
     std::printf("%-34s %12.1f %12.1f %6.3f %6lld %6.1f | %7.0f %7.0f %7.0f %7.0f %7.0f | %9.1f %9.1f | %s %s | %s\n",
-                Short(path.filename().string(), 34).c_str(), r.heuristic_us, r.tuned_us, ratio,
+                bench::ShortGraphName(path.filename().string(), 34).c_str(), r.heuristic_us, r.tuned_us, ratio,
                 static_cast<long long>(r.trials), r.seconds, r.ms.prepare, r.ms.compile, r.ms.timing, r.ms.model,
                 r.ms.verify, r.tiling_gain_us, r.fusion_gain_us, Rho(r.spearman_analytic).c_str(),
                 Rho(r.spearman_calibrated).c_str(), note.c_str());

@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/training_graphs.h"
 #include "compiler/autotune/tuner.h"
 #include "compiler/driver/compile_module.h"
 #include "compiler/driver/module_topology.h"
@@ -59,15 +60,6 @@ using namespace kiln;
 #ifndef KILN_CORPUS_DIR
 #define KILN_CORPUS_DIR "../shared/corpus"
 #endif
-
-std::unique_ptr<hlo::Module> Load(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto module = hlo::ParseModule(text.str(), path.filename().string());
-  if (!module || !hlo::VerifyModule(**module)) return nullptr;
-  return std::move(*module);
-}
 
 // A step as the heuristic compiles it: its slice, its device time and two
 // lower bounds.
@@ -112,7 +104,7 @@ double ModuleBoundUs(const runtime::timing::DeviceProfile& profile, const runtim
 }
 
 std::optional<Step> MeasureOn(const fs::path& path, const runtime::ChipSpec& chip) {
-  auto module = Load(path);
+  auto module = bench::LoadTrainingGraph(path);
   if (!module) return std::nullopt;
   Step step;
   step.options.chip = std::string(chip.name);
@@ -136,14 +128,6 @@ std::optional<Step> Measure(const fs::path& path) {
     if (std::optional<Step> step = MeasureOn(path, *runtime::FindChip(name))) return step;
   }
   return std::nullopt;
-}
-
-std::string Short(std::string name, size_t width) {
-  if (name.ends_with(".hlo")) name.resize(name.size() - 4);
-  for (const char* prefix : {"GraphHelper__", "tools__benchmarks__hlo__"}) {
-    if (name.starts_with(prefix)) name = name.substr(std::string_view(prefix).size());
-  }
-  return name.size() <= width ? name : name.substr(0, width);
 }
 
 }  // namespace
@@ -196,7 +180,7 @@ int main(int argc, char** argv) {
       ++skipped;
       continue;
     }
-    const std::string name = Short(path.filename().string(), 36);
+    const std::string name = bench::ShortGraphName(path.filename().string(), 36);
     const std::string slice =
         step->options.chip + " " + (step->options.topology.empty() ? "1" : step->options.topology);
     const double headroom = step->heuristic_us / std::max(step->kernel_bound_us, 1e-9);
@@ -211,7 +195,7 @@ int main(int argc, char** argv) {
       ++tuned;
       continue;
     }
-    auto module = Load(path);
+    auto module = bench::LoadTrainingGraph(path);
     service::SimulatedRunner runner(*runtime::FindChip(step->options.chip));
     runner.set_evaluation_limit(budget / 3);  // as kiln tune does
     autotune::TuneOptions options;
