@@ -149,6 +149,16 @@ Status RedisClient::RefreshSlots() {
   return last;
 }
 
+Result<std::unique_ptr<RedisConnection>> RedisClient::OpenDedicated() {
+  Error last = UnavailableError("shared tier: no node to connect to").WithReason("shared_unavailable");
+  for (const RedisNode& node : url_.nodes) {
+    Result<Connection> connection = Open(node);
+    if (connection) return connection;
+    last = connection.error();
+  }
+  return std::unexpected(last);
+}
+
 Result<RedisNode> RedisClient::NodeFor(std::string_view key) {
   if (!url_.cluster) return url_.nodes.front();
   const uint16_t slot = HashSlot(key);

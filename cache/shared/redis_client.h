@@ -55,6 +55,11 @@ class RedisClient {
   // command must name keys of the same slot as `key`.
   Result<std::vector<RedisReply>> Pipeline(std::string_view key, const std::vector<Command>& commands);
 
+  // A connection of its own (never pooled), authenticated, to the first
+  // seed that answers: for a subscription, which holds its connection. On a
+  // cluster any node hears every PUBLISH.
+  Result<std::unique_ptr<RedisConnection>> OpenDedicated();
+
   const RedisUrl& url() const { return url_; }
 
  private:

@@ -91,6 +91,25 @@ void FreeReply(void* reply) { delete static_cast<RedisReply*>(reply); }
 
 redisReplyObjectFunctions kReplyFunctions = {CreateString, CreateArray, CreateInteger, CreateNil, FreeReply};
 
+// `commands` in RESP, as Redis reads them; nullopt when hiredis cannot.
+std::optional<std::string> FormatCommands(const std::vector<RedisConnection::Command>& commands) {
+  std::string out;
+  for (const RedisConnection::Command& command : commands) {
+    std::vector<const char*> argv;
+    std::vector<size_t> lengths;
+    for (std::string_view arg : command) {
+      argv.push_back(arg.data());
+      lengths.push_back(arg.size());
+    }
+    char* formatted = nullptr;
+    const int length = redisFormatCommandArgv(&formatted, static_cast<int>(argv.size()), argv.data(), lengths.data());
+    if (length < 0 || formatted == nullptr) return std::nullopt;
+    out.append(formatted, static_cast<size_t>(length));
+    redisFreeCommand(formatted);
+  }
+  return out;
+}
+
 // Connects a non-blocking socket to one of `node`'s addresses by `deadline`.
 Result<int> ConnectSocket(const RedisNode& node, Clock::time_point deadline) {
   addrinfo hints{};
@@ -272,21 +291,9 @@ Result<size_t> RedisConnection::ReadSome(char* buffer, size_t size, Clock::time_
 Result<std::vector<RedisReply>> RedisConnection::Pipeline(const std::vector<Command>& commands) {
   if (broken_) return UnavailableAt(node_, "connection already broken");
   const Clock::time_point deadline = Clock::now() + options_.command_timeout;
-  std::string out;
-  for (const Command& command : commands) {
-    std::vector<const char*> argv;
-    std::vector<size_t> lengths;
-    for (std::string_view arg : command) {
-      argv.push_back(arg.data());
-      lengths.push_back(arg.size());
-    }
-    char* formatted = nullptr;
-    const int length = redisFormatCommandArgv(&formatted, static_cast<int>(argv.size()), argv.data(), lengths.data());
-    if (length < 0 || formatted == nullptr) return Broken("cannot format a command");
-    out.append(formatted, static_cast<size_t>(length));
-    redisFreeCommand(formatted);
-  }
-  KILN_RETURN_IF_ERROR(WriteAll(out, deadline));
+  std::optional<std::string> out = FormatCommands(commands);
+  if (!out) return Broken("cannot format a command");
+  KILN_RETURN_IF_ERROR(WriteAll(*out, deadline));
 
   std::unique_ptr<redisReader, void (*)(redisReader*)> reader(redisReaderCreateWithFunctions(&kReplyFunctions),
                                                               redisReaderFree);
@@ -319,6 +326,53 @@ Result<std::vector<RedisReply>> RedisConnection::Pipeline(const std::vector<Comm
   // hiredis 0.14 does not look at the CRLF after a bulk payload.
   if (Status framed = CheckRespFraming(fed, commands.size()); !framed) return Broken(framed.error().message);
   return replies;
+}
+
+Status RedisConnection::Send(const std::vector<Command>& commands) {
+  if (broken_) return UnavailableAt(node_, "connection already broken");
+  std::optional<std::string> out = FormatCommands(commands);
+  if (!out) return Broken("cannot format a command");
+  return WriteAll(*out, Clock::now() + options_.command_timeout);
+}
+
+Result<std::optional<RedisReply>> RedisConnection::Receive(std::chrono::milliseconds wait) {
+  if (broken_) return UnavailableAt(node_, "connection already broken");
+  const Clock::time_point until = Clock::now() + wait;
+  std::vector<char> buffer(16 << 10);
+  for (;;) {
+    Result<std::optional<size_t>> length = RespValueLength(received_);
+    if (!length) return Broken(length.error().message);
+    if (*length) {
+      std::unique_ptr<redisReader, void (*)(redisReader*)> reader(redisReaderCreateWithFunctions(&kReplyFunctions),
+                                                                  redisReaderFree);
+      if (!reader) return Broken("out of memory");
+      void* raw = nullptr;
+      if (redisReaderFeed(reader.get(), received_.data(), **length) != REDIS_OK ||
+          redisReaderGetReply(reader.get(), &raw) != REDIS_OK || raw == nullptr)
+        return Broken(std::string("malformed reply: ") + reader->errstr);
+      std::unique_ptr<RedisReply> reply(static_cast<RedisReply*>(raw));
+      received_.erase(0, **length);
+      return std::optional<RedisReply>(std::move(*reply));
+    }
+    if (received_.size() > options_.max_reply_bytes) {
+      broken_ = true;
+      return ResourceExhaustedError("shared tier " + node_.ToString() + ": a message over " +
+                                    std::to_string(options_.max_reply_bytes) + " bytes")
+          .WithReason("shared_reply_too_large");
+    }
+    // Bytes TLS already decrypted are not seen by poll.
+    if (!(tls_ && SSL_pending(tls_->ssl) > 0)) {
+      pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
+      const int ready = poll(&p, 1, RemainingMs(until));
+      if (ready == 0) return std::optional<RedisReply>();
+      if (ready < 0) {
+        if (errno == EINTR) continue;
+        return Broken(std::string("poll: ") + std::strerror(errno));
+      }
+    }
+    KILN_ASSIGN_OR_RETURN(size_t n, ReadSome(buffer.data(), buffer.size(), Clock::now() + options_.command_timeout));
+    received_.append(buffer.data(), n);
+  }
 }
 
 Result<RedisReply> RedisConnection::Run(const Command& command) {

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,6 +76,14 @@ class RedisConnection {
   Result<std::vector<RedisReply>> Pipeline(const std::vector<Command>& commands);
   Result<RedisReply> Run(const Command& command);
 
+  // For a subscription (SUBSCRIBE and the messages after it), which a
+  // connection then only reads: Send writes `commands` without reading;
+  // Receive answers the next whole value (framed as resp_framing.h checks)
+  // once it has arrived, or nullopt when none is there within `wait`
+  // (neither breaks the connection). Do not mix with Pipeline.
+  Status Send(const std::vector<Command>& commands);
+  Result<std::optional<RedisReply>> Receive(std::chrono::milliseconds wait);
+
   bool broken() const { return broken_; }
   const RedisNode& node() const { return node_; }
 
@@ -92,6 +101,7 @@ class RedisConnection {
   int fd_ = -1;
   std::unique_ptr<Tls> tls_;
   bool broken_ = false;
+  std::string received_;  // Receive: bytes read and not yet answered
 };
 
 }  // namespace kiln::cache::shared

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string_view>
 
 #include "base/status.h"
@@ -20,5 +21,9 @@ namespace kiln::cache::shared {
 inline constexpr int kMaxRespDepth = 7;  // hiredis's own limit
 
 Status CheckRespFraming(std::string_view bytes, size_t count);
+
+// The length of the one value `bytes` starts with, framed as above; nullopt
+// while the bytes end before it does (a stream that has not sent it all).
+Result<std::optional<size_t>> RespValueLength(std::string_view bytes);
 
 }  // namespace kiln::cache::shared

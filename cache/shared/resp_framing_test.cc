@@ -29,6 +29,20 @@ TEST(RespFramingTest, ShortExtraAndBadlyCountedRepliesAreRefused) {
   }
 }
 
+TEST(RespFramingTest, AStreamIsCutIntoWholeValuesAndAPartOneWaits) {
+  auto length = RespValueLength("*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$2\r\nhi\r\n:1\r\n");
+  ASSERT_TRUE(length);
+  ASSERT_TRUE(*length);
+  EXPECT_EQ(**length, 32u) << "the first value alone";
+  for (std::string_view part : {"", "*3\r\n$7\r\nmess", "$3\r\nabc", "$3\r\nabc\r", "+OK"}) {
+    length = RespValueLength(part);
+    ASSERT_TRUE(length) << part;
+    EXPECT_FALSE(*length) << "'" << part << "' is not whole yet";
+  }
+  EXPECT_FALSE(RespValueLength("$3\r\nabcde\r\n")) << "a bulk string without its CRLF is refused, not awaited";
+  EXPECT_FALSE(RespValueLength("?x\r\n"));
+}
+
 TEST(RespFramingTest, NestingPastTheLimitIsRefused) {
   std::string deep;
   for (int i = 0; i <= kMaxRespDepth + 1; ++i) deep += "*1\r\n";
