@@ -46,12 +46,20 @@ size_t WorkerPool::queued() const {
   return queue_.size();
 }
 
+size_t WorkerPool::idle() const {
+  std::lock_guard lock(mu_);
+  return waiting_ > queue_.size() ? waiting_ - queue_.size() : 0;
+}
+
 void WorkerPool::WorkLoop(std::stop_token stop) {
   while (true) {
     Task task;
     {
       std::unique_lock lock(mu_);
-      if (!ready_.wait(lock, stop, [this] { return !queue_.empty(); })) return;
+      ++waiting_;
+      const bool woken = ready_.wait(lock, stop, [this] { return !queue_.empty(); });
+      --waiting_;
+      if (!woken) return;
       task = std::move(queue_.front());
       queue_.pop_front();
     }

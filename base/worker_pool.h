@@ -35,6 +35,9 @@ class WorkerPool {
 
   // Tasks waiting for a thread (not the ones running).
   size_t queued() const;
+  // Threads a task submitted now would find free (threads waiting for work,
+  // less the tasks already queued for them): a snapshot.
+  size_t idle() const;
 
  private:
   void WorkLoop(std::stop_token stop);
@@ -44,6 +47,7 @@ class WorkerPool {
   std::condition_variable_any ready_;
   std::deque<Task> queue_;  // guarded by mu_
   bool stopping_ = false;   // guarded by mu_
+  size_t waiting_ = 0;      // threads waiting for a task; guarded by mu_
   std::vector<std::jthread> threads_;
 };
 

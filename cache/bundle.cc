@@ -17,8 +17,6 @@ using namespace bundle_layout;
 
 static_assert(std::endian::native == std::endian::little, "bundles are written little-endian");
 
-constexpr int kBundleZstdLevel = 3;
-
 // Appends fixed-width and length-prefixed fields.
 class Writer {
  public:
@@ -38,7 +36,7 @@ class Writer {
   std::string out_;
 };
 
-Result<std::string> EncodeEntry(const BundleEntry& entry) {
+Result<std::string> EncodeEntry(const BundleEntry& entry, int zstd_level) {
   const EntryMetadata& m = entry.metadata;
   Writer w;
   w.PutString(m.id.tenant);
@@ -60,12 +58,12 @@ Result<std::string> EncodeEntry(const BundleEntry& entry) {
   for (const Hash128& h : entry.request_hashes) w.PutString(h.Hex());
   w.Put(static_cast<uint64_t>(entry.executable.size()));
   w.Put(ExecutableChecksum(entry.executable));
-  KILN_ASSIGN_OR_RETURN(std::string frame, ZstdCompress(entry.executable, kBundleZstdLevel, nullptr));
+  KILN_ASSIGN_OR_RETURN(std::string frame, ZstdCompress(entry.executable, zstd_level, nullptr));
   w.PutString(frame);
   w.Put(static_cast<uint64_t>(entry.source_text.size()));
   std::string source_frame;
   if (!entry.source_text.empty()) {
-    KILN_ASSIGN_OR_RETURN(source_frame, ZstdCompress(entry.source_text, kBundleZstdLevel, nullptr));
+    KILN_ASSIGN_OR_RETURN(source_frame, ZstdCompress(entry.source_text, zstd_level, nullptr));
   }
   w.PutString(source_frame);
   return std::move(w.out());
@@ -122,7 +120,7 @@ std::string BundleEncoder::Header(const Bundle& versions) const {
 }
 
 Result<std::string> BundleEncoder::EntryItem(const BundleEntry& entry) {
-  KILN_ASSIGN_OR_RETURN(std::string payload, EncodeEntry(entry));
+  KILN_ASSIGN_OR_RETURN(std::string payload, EncodeEntry(entry, zstd_level_));
   ++entries_;
   return FramedItem(kEntryItem, payload, checksums_.emplace_back());
 }
@@ -141,8 +139,8 @@ std::string BundleEncoder::Manifest() const {
   return FramedItem(kManifestItem, manifest.out(), unlisted);
 }
 
-Result<std::string> EncodeBundle(const Bundle& bundle) {
-  BundleEncoder encoder;
+Result<std::string> EncodeBundle(const Bundle& bundle, int zstd_level) {
+  BundleEncoder encoder(zstd_level);
   std::string out = encoder.Header(bundle);
   for (const BundleEntry& entry : bundle.entries) {
     KILN_ASSIGN_OR_RETURN(std::string item, encoder.EntryItem(entry));

@@ -44,6 +44,12 @@ namespace kiln::cache {
 inline constexpr uint32_t kBundleFormatVersion = 2;
 inline constexpr uint32_t kOldestBundleFormat = 1;
 
+// How hard executables and texts are compressed: an export's default; the
+// shared tier, which writes on the way to a waiting server, asks for
+// kFastBundleZstdLevel.
+inline constexpr int kBundleZstdLevel = 3;
+inline constexpr int kFastBundleZstdLevel = 1;
+
 struct BundleEntry {
   EntryMetadata metadata;  // row_id, stored_bytes, dictionary_id and quarantined are not carried
   std::vector<KeyComponent> components;
@@ -56,9 +62,11 @@ struct BundleEntry {
   // The HLO text the entry was compiled from (for explaining misses); empty
   // when the store kept none or the bundle is of format 1.
   std::string source_text;
-  // As read from a bundle: the executable zstd-compressed without a
-  // dictionary, which the store keeps as it is. Empty otherwise.
+  // As read from a bundle: the executable and the text zstd-compressed
+  // without a dictionary, which the store keeps as they are. Empty
+  // otherwise.
   std::string frame;
+  std::string source_frame;
 };
 
 struct Bundle {
@@ -111,6 +119,7 @@ Status VerifyProgramBytes(const EntryId& id, std::string_view executable);
 // manifest; each call returns the bytes to append. Thread-compatible.
 class BundleEncoder {
  public:
+  explicit BundleEncoder(int zstd_level = kBundleZstdLevel) : zstd_level_(zstd_level) {}
   // The header for `bundle`'s versions (its entries and records are not read).
   std::string Header(const Bundle& versions) const;
   // Fails only when the executable cannot be compressed.
@@ -122,10 +131,11 @@ class BundleEncoder {
   std::vector<uint64_t> checksums_;
   uint64_t entries_ = 0;
   uint64_t records_ = 0;
+  int zstd_level_;
 };
 
 // The bundle's bytes (BundleEncoder over all of it).
-Result<std::string> EncodeBundle(const Bundle& bundle);
+Result<std::string> EncodeBundle(const Bundle& bundle, int zstd_level = kBundleZstdLevel);
 
 // Reads and checks a whole bundle: magic, versions (bundle format must be
 // kBundleFormatVersion, compiler format kCompilerFormatVersion, schema at

@@ -129,6 +129,7 @@ Result<BundleEntry> DecodeEntry(std::string_view payload, size_t index, const Ex
     auto text = ZstdDecompress(source_frame, source_bytes, nullptr);
     if (!text) return fail("source text does not decompress: " + text.error().ToString());
     entry.source_text = std::move(*text);
+    entry.source_frame = std::move(source_frame);
   } else if (!source_frame.empty()) {
     return fail("a source text frame for an empty text");
   }

@@ -110,7 +110,12 @@ Result<PreparedEntry> BundleTransfer::Prepare(const BundleEntry& entry, const Im
   metadata.stored_bytes = prepared.frame.size();
   metadata.dictionary_id = 0;
   if (!entry.source_text.empty() && entry.source_text.size() <= kMaxSourceBytes) {
-    KILN_ASSIGN_OR_RETURN(prepared.source_frame, ZstdCompress(entry.source_text, store_.options_.zstd_level, nullptr));
+    if (!entry.source_frame.empty()) {
+      prepared.source_frame = entry.source_frame;  // checked when it was read, likewise
+    } else {
+      KILN_ASSIGN_OR_RETURN(prepared.source_frame,
+                            ZstdCompress(entry.source_text, store_.options_.zstd_level, nullptr));
+    }
   }
   return prepared;
 }

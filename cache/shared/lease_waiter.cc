@@ -41,6 +41,24 @@ void LeaseWaiter::Wait(EntryId id, std::function<bool()> cancelled, Done done) {
   if (earliest) wake_.notify_one();
 }
 
+void LeaseWaiter::Nudge(const EntryId& id) {
+  std::lock_guard lock(mu_);
+  if (looking_at_ && *looking_at_ == id) nudged_while_looking_ = true;
+  const Clock::time_point now = Clock::now();
+  bool moved = false;
+  for (auto it = due_.begin(); it != due_.end();) {
+    if (it->first > now && it->second.id == id) {
+      Pending wait = std::move(it->second);
+      it = due_.erase(it);
+      due_.emplace(now, std::move(wait));
+      moved = true;
+    } else {
+      ++it;
+    }
+  }
+  if (moved) wake_.notify_one();
+}
+
 size_t LeaseWaiter::waiting() const {
   std::lock_guard lock(mu_);
   return open_;
@@ -86,13 +104,17 @@ void LeaseWaiter::Loop() {
     }
     Pending wait = std::move(due_.begin()->second);
     due_.erase(due_.begin());
+    looking_at_ = wait.id;
+    nudged_while_looking_ = false;
     lock.unlock();
     const bool ended = Look(wait);
     lock.lock();
+    looking_at_.reset();
     if (ended) --open_;
     if (!ended) {
       wait.pause = std::min(wait.pause * 2, poll_max);
-      due_.emplace(Clock::now() + wait.pause, std::move(wait));
+      // A nudge during the look: look again at once.
+      due_.emplace(nudged_while_looking_ ? Clock::now() : Clock::now() + wait.pause, std::move(wait));
     }
   }
 }

@@ -2,11 +2,15 @@
 // each.
 //
 // A wait is SharedTier::TryClaim retried on the waiter's one thread when it
-// is due (pauses of poll_initial doubling to poll_max), so a thousand waits
+// is due: at once when the fleet says the entry was published, its lease
+// let go or its compile failed (Nudge, from the fleet's subscription), and
+// otherwise after pauses of poll_initial doubling to poll_max (the fallback
+// when no subscription is up, or an event is lost), so a thousand waits
 // hold no request, compile or shared-tier thread, and a miss that needs no
 // wait never queues behind one. A wait ends, calling its `done` exactly once
 // on the waiter's thread, with:
 //   - the entry, when the holder published it (Claim::entry);
+//   - the failure, when the holder's compile failed (Claim::failure);
 //   - the lease, when the holder let go without publishing or its lease
 //     went stale (Claim::lease; counted as a takeover);
 //   - Cancelled, as soon as `cancelled` says so (checked at every look and
@@ -24,6 +28,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -44,6 +49,9 @@ class LeaseWaiter {
 
   // Waits for `id` (whose lease another server was just seen to hold).
   void Wait(EntryId id, std::function<bool()> cancelled, Done done);
+
+  // Makes every wait for `id` due now (an event said it changed).
+  void Nudge(const EntryId& id);
 
   // Waits open now, the one being looked at included.
   size_t waiting() const;
@@ -69,6 +77,10 @@ class LeaseWaiter {
   // outside mu_, so due_.size() alone dips by one during it); guarded by mu_.
   size_t open_ = 0;
   bool stopping_ = false;  // guarded by mu_
+  // Nudges for the wait Loop is looking at, so an event during its look is
+  // not lost (the look may have read Redis before the publish); guarded by mu_.
+  std::optional<EntryId> looking_at_;
+  bool nudged_while_looking_ = false;
   std::thread thread_;
 };
 

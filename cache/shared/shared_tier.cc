@@ -2,8 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <random>
 
+#include "base/version.h"
+
+#include "cache/shared/server_identity.h"
 #include "cache/shared/value_mac.h"
 
 namespace kiln::cache::shared {
@@ -22,25 +27,36 @@ constexpr const char* kClaimScript =
     "local t = redis.call('pttl', KEYS[1]) "
     "if t == -1 or t > tonumber(ARGV[3]) then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return {2} end "
     "return {0, t}";
-// Deletes the lease only while `token` still holds it.
+// Deletes the lease only while `token` still holds it, and tells waiters.
 constexpr const char* kReleaseScript =
-    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+    "if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) "
+    "redis.call('publish', ARGV[2], ARGV[3]) return 1 else return 0 end";
+// Writes entry KEYS[1] and its version KEYS[2] (ARGV[2], "RANK:CREATED")
+// unless the version there is newer and its entry still there ({0}); drops
+// the failure marker KEYS[3]; tells the fleet (ARGV[4] on channel ARGV[3]).
+// ARGV[5]: the TTL in ms, "0" for none.
+constexpr const char* kPublishScript =
+    "local old = redis.call('get', KEYS[2]) "
+    "if old and redis.call('exists', KEYS[1]) == 1 then "
+    "  local r, t = string.match(old, '^(%d+):(%d+)$') "
+    "  local nr, nt = string.match(ARGV[2], '^(%d+):(%d+)$') "
+    "  if r and nr and (tonumber(r) > tonumber(nr) or (tonumber(r) == tonumber(nr) and tonumber(t) > tonumber(nt))) "
+    "  then return 0 end "
+    "end "
+    "if ARGV[5] == '0' then redis.call('set', KEYS[1], ARGV[1]) redis.call('set', KEYS[2], ARGV[2]) "
+    "else redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[5]) redis.call('set', KEYS[2], ARGV[2], 'PX', ARGV[5]) end "
+    "redis.call('del', KEYS[3]) "
+    "redis.call('publish', ARGV[3], ARGV[4]) "
+    "return 1";
 
-std::string KeyPrefix(const EntryId& id) {
-  return "kiln:{" + id.key.Hex() + "}:" + id.chip + ":v" + std::to_string(id.format_version) + ":" + id.tenant;
-}
+// A failure marker's value: this header, then kiln version, compiler
+// format, code, reason, found-by and message, one per line (the message
+// last: it may hold newlines).
+constexpr std::string_view kFailureMagic = "KILNFAIL1";
+constexpr size_t kMaxFailureMessage = 4096;
 
-// "host:pid:random": unique per lease, and says which server holds it.
-std::string NewToken() {
-  static std::atomic<uint64_t> sequence{0};
-  thread_local std::mt19937_64 random(std::random_device{}());
-  char host[64] = "?";
-  gethostname(host, sizeof(host) - 1);
-  char text[160];
-  std::snprintf(text, sizeof(text), "%s:%d:%016llx%04llx", host, static_cast<int>(getpid()),
-                static_cast<unsigned long long>(random()), static_cast<unsigned long long>(sequence++ & 0xffff));
-  return text;
-}
+std::string ThisKilnVersion() { return std::string(kKilnVersion) + "/" + std::to_string(kCompilerFormatVersion); }
+
 
 Error DownError(const std::string& last_error, int64_t retry_in_ms) {
   return UnavailableError("shared tier unavailable (" + last_error + "); next try in " + std::to_string(retry_in_ms) +
@@ -56,8 +72,14 @@ Error ReplyError(const std::string& what, const RedisReply& reply) {
 
 }  // namespace
 
+std::string SharedTier::KeyPrefix(const EntryId& id) {
+  return "kiln:{" + id.key.Hex() + "}:" + id.chip + ":v" + std::to_string(id.format_version) + ":" + id.tenant;
+}
+
 std::string SharedTier::EntryKey(const EntryId& id) { return KeyPrefix(id) + ":entry"; }
 std::string SharedTier::LeaseKey(const EntryId& id) { return KeyPrefix(id) + ":lease"; }
+std::string SharedTier::VersionKey(const EntryId& id) { return KeyPrefix(id) + ":version"; }
+std::string SharedTier::FailureKey(const EntryId& id) { return KeyPrefix(id) + ":failure"; }
 
 SharedTier::SharedTier(SharedTierOptions options)
     : options_(std::move(options)), client_(options_.url, options_.client), backoff_(options_.backoff_initial) {
@@ -73,7 +95,7 @@ SharedTier::~SharedTier() {
   }
   leases_cv_.notify_all();
   renewer_.join();
-  for (const HeldLease& lease : held) Release(lease.key, lease.token);
+  for (const HeldLease& lease : held) Release(lease.key, lease.token, lease.event);
 }
 
 Result<std::vector<RedisReply>> SharedTier::Call(std::string_view key,
@@ -127,8 +149,12 @@ Result<std::optional<BundleEntry>> SharedTier::Fetch(const EntryId& id) {
   // servers use stays and what nobody asks for expires.
   const std::string ttl = std::to_string(options_.entry_ttl.count());
   const bool renew = options_.entry_ttl.count() > 0 && getex_supported_.load(std::memory_order_relaxed);
-  KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> replies,
-                        Call(key, {renew ? RedisClient::Command{"GETEX", key, "PX", ttl} : RedisClient::Command{"GET", key}}));
+  const std::string version_key = VersionKey(id);
+  std::vector<RedisClient::Command> commands = {renew ? RedisClient::Command{"GETEX", key, "PX", ttl}
+                                                      : RedisClient::Command{"GET", key}};
+  // The version lives as long as its entry.
+  if (renew) commands.push_back({"PEXPIRE", version_key, ttl});
+  KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> replies, Call(key, commands));
   if (renew && replies.front().IsError() && replies.front().text.find("unknown command") != std::string::npos) {
     getex_supported_ = false;  // an older Redis: plain GET from now on
     return Fetch(id);
@@ -151,49 +177,120 @@ Status SharedTier::Publish(const BundleEntry& entry) {
   Bundle bundle;
   bundle.schema_version = CurrentSchemaVersion();
   bundle.entries.push_back(entry);
-  KILN_ASSIGN_OR_RETURN(std::string value, EncodeBundle(bundle));
+  // Fast compression: a server may be waiting for this publish.
+  KILN_ASSIGN_OR_RETURN(std::string value, EncodeBundle(bundle, kFastBundleZstdLevel));
   if (!options_.value_key.empty()) value = SignValue(options_.value_key, value);
   if (value.size() > options_.max_value_bytes)
     return ResourceExhaustedError("shared tier: the entry is " + std::to_string(value.size()) +
                                   " bytes encoded, over the " + std::to_string(options_.max_value_bytes) +
                                   "-byte limit; kept locally only")
         .WithReason("shared_entry_too_large");
-  const std::string key = EntryKey(entry.metadata.id);
-  RedisClient::Command set = {"SET", key, value};
-  const std::string ttl = std::to_string(options_.entry_ttl.count());
-  if (options_.entry_ttl.count() > 0) {
-    set.push_back("PX");
-    set.push_back(ttl);
-  }
-  KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> replies, Call(key, {set}));
-  if (!replies.front().IsStatus("OK")) {
+  const EntryId& id = entry.metadata.id;
+  const std::string key = EntryKey(id);
+  const EntryVersion version = VersionOf(entry.metadata);
+  const std::string event = EncodeFleetEvent({.kind = FleetEventKind::kPublished, .id = id, .version = version});
+  const std::string ttl = std::to_string(std::max<int64_t>(options_.entry_ttl.count(), 0));
+  KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> replies,
+                        Call(key, {{"EVAL", kPublishScript, "3", key, VersionKey(id), FailureKey(id), value,
+                                    FormatVersion(version), kFleetChannel, event, ttl}}));
+  const RedisReply& reply = replies.front();
+  if (reply.kind != RedisReply::Kind::kInteger) {
     counters_.errors++;
-    return ReplyError("SET", replies.front());
+    return ReplyError("the publish script", reply);
+  }
+  if (reply.integer == 0) {
+    counters_.publishes_refused++;
+    return FailedPreconditionError("shared tier: a newer entry than " + FormatVersion(version) + " is there for " +
+                                   id.ToString() + "; kept")
+        .WithReason("shared_newer_entry");
   }
   counters_.publishes++;
   return {};
 }
 
-SharedTier::Lease::Lease(SharedTier* tier, std::string key, std::string token)
-    : tier_(tier), key_(std::move(key)), token_(std::move(token)), lost_(std::make_shared<std::atomic<bool>>(false)) {}
+Status SharedTier::PublishFailure(const EntryId& id, const SharedFailure& failure) {
+  std::string value = std::string(kFailureMagic) + "\n" + ThisKilnVersion() + "\n" +
+                      std::to_string(static_cast<int>(failure.code)) + "\n" + failure.reason + "\n" + ProcessName() +
+                      "\n" + failure.message.substr(0, kMaxFailureMessage);
+  if (!options_.value_key.empty()) value = SignValue(options_.value_key, value);
+  const std::string key = FailureKey(id);
+  const std::string ttl = std::to_string(std::max<int64_t>(options_.failure_ttl.count(), 1));
+  const std::string event = EncodeFleetEvent({.kind = FleetEventKind::kFailed, .id = id, .version = {}});
+  KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> replies,
+                        Call(key, {{"SET", key, value, "PX", ttl}, {"PUBLISH", kFleetChannel, event}}));
+  if (!replies.front().IsStatus("OK")) {
+    counters_.errors++;
+    return ReplyError("SET", replies.front());
+  }
+  counters_.failures_published++;
+  return {};
+}
+
+std::optional<SharedFailure> SharedTier::ReadFailure(const RedisReply& reply) {
+  if (reply.kind != RedisReply::Kind::kString) return std::nullopt;
+  std::string_view bytes = reply.text;
+  if (!options_.value_key.empty()) {
+    Result<std::string_view> opened = OpenSignedValue(options_.value_key, bytes);
+    if (!opened) return std::nullopt;
+    bytes = *opened;
+  } else {
+    bytes = UnsignedPart(bytes);
+  }
+  std::vector<std::string_view> lines;
+  while (lines.size() < 5) {
+    const size_t newline = bytes.find('\n');
+    if (newline == std::string_view::npos) break;
+    lines.push_back(bytes.substr(0, newline));
+    bytes.remove_prefix(newline + 1);
+  }
+  if (lines.size() != 5 || lines[0] != kFailureMagic || lines[1] != ThisKilnVersion()) return std::nullopt;
+  int code = -1;
+  const auto [end, error] = std::from_chars(lines[2].data(), lines[2].data() + lines[2].size(), code);
+  if (error != std::errc() || end != lines[2].data() + lines[2].size() || code < 0 ||
+      code > static_cast<int>(ErrorCode::kInternal))
+    return std::nullopt;
+  return SharedFailure{.code = static_cast<ErrorCode>(code),
+                       .reason = std::string(lines[3]),
+                       .message = std::string(bytes.substr(0, kMaxFailureMessage)),
+                       .found_by = std::string(lines[4])};
+}
+
+Result<std::optional<EntryVersion>> SharedTier::StoredVersion(const EntryId& id) {
+  const std::string key = VersionKey(id);
+  KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> replies, Call(key, {{"GET", key}}));
+  const RedisReply& reply = replies.front();
+  if (reply.IsError()) {
+    counters_.errors++;
+    return ReplyError("GET", reply);
+  }
+  if (reply.kind != RedisReply::Kind::kString) return std::optional<EntryVersion>();
+  return ParseVersion(reply.text);
+}
+
+SharedTier::Lease::Lease(SharedTier* tier, std::string key, std::string token, std::string event)
+    : tier_(tier),
+      key_(std::move(key)),
+      token_(std::move(token)),
+      event_(std::move(event)),
+      lost_(std::make_shared<std::atomic<bool>>(false)) {}
 
 SharedTier::Lease::~Lease() {
   {
     std::lock_guard lock(tier_->leases_mu_);
     tier_->held_.erase(token_);
   }
-  tier_->Release(key_, token_);
+  tier_->Release(key_, token_, event_);
 }
 
-void SharedTier::Release(const std::string& key, const std::string& token) {
+void SharedTier::Release(const std::string& key, const std::string& token, const std::string& event) {
   // Best effort: a lease not released expires after lease_ttl.
-  (void)Call(key, {{"EVAL", kReleaseScript, "1", key, token}});
+  (void)Call(key, {{"EVAL", kReleaseScript, "1", key, token, kFleetChannel, event}});
 }
 
 Result<std::unique_ptr<SharedTier::Lease>> SharedTier::TryLease(const EntryId& id,
                                                               std::chrono::milliseconds& held_for) {
   const std::string key = LeaseKey(id);
-  std::string token = NewToken();
+  std::string token = NewLeaseToken();
   const std::string ttl = std::to_string(options_.lease_ttl.count());
   KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> replies,
                         Call(key, {{"EVAL", kClaimScript, "1", key, token, ttl, ttl}}));
@@ -209,19 +306,26 @@ Result<std::unique_ptr<SharedTier::Lease>> SharedTier::TryLease(const EntryId& i
     return std::unique_ptr<Lease>();
   }
   if (outcome == 2) counters_.stale_leases++;
-  std::unique_ptr<Lease> lease(new Lease(this, key, token));
+  std::string event = EncodeFleetEvent({.kind = FleetEventKind::kReleased, .id = id, .version = {}});
+  std::unique_ptr<Lease> lease(new Lease(this, key, token, event));
   {
     std::lock_guard lock(leases_mu_);
-    held_[token] = HeldLease{key, token, lease->lost_};
+    held_[token] = HeldLease{key, token, std::move(event), lease->lost_};
   }
   return lease;
 }
 
 Result<SharedTier::Claim> SharedTier::TryClaim(const EntryId& id) {
   const std::string entry_key = EntryKey(id);
+  const std::string failure_key = FailureKey(id);
   Claim claim;
   // Cheap look first: the value may be megabytes.
-  KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> exists, Call(entry_key, {{"EXISTS", entry_key}}));
+  KILN_ASSIGN_OR_RETURN(std::vector<RedisReply> exists,
+                        Call(entry_key, {{"EXISTS", entry_key}, {"GET", failure_key}}));
+  if (exists.front().integer != 1 && (claim.failure = ReadFailure(exists[1]))) {
+    counters_.failures_found++;
+    return claim;
+  }
   if (exists.front().integer == 1) {
     KILN_ASSIGN_OR_RETURN(claim.entry, Fetch(id));
     if (claim.entry) return claim;
@@ -363,7 +467,10 @@ SharedCounters SharedTier::Counters() const {
                         .publishes = counters_.publishes,
                         .lease_waits = counters_.lease_waits,
                         .takeovers = counters_.takeovers,
-                        .stale_leases = counters_.stale_leases};
+                        .stale_leases = counters_.stale_leases,
+                        .failures_published = counters_.failures_published,
+                        .failures_found = counters_.failures_found,
+                        .publishes_refused = counters_.publishes_refused};
 }
 
 }  // namespace kiln::cache::shared

@@ -6,6 +6,14 @@
 //       metadata, key components, request hashes and the executable
 //       zstd-compressed, every part checksummed; verified before use, and
 //       refused unless it names exactly the entry asked for
+//   kiln:{KEY}:CHIP:vFORMAT:TENANT:version  the entry's version
+//       (fleet_events.h EntryVersion), written with it by one script that
+//       refuses to replace a newer entry (a tuned plan) with an older one,
+//       and PUBLISHes the `published` event on kFleetChannel
+//   kiln:{KEY}:CHIP:vFORMAT:TENANT:failure  a compile failure (the error
+//       and the kiln version that found it), for failure_ttl: a server
+//       that finds it answers the error without compiling, unless it runs
+//       another kiln version; an entry published later deletes it
 //   kiln:{KEY}:CHIP:vFORMAT:TENANT:lease  the compile lease: a random token,
 //       SET NX PX lease_ttl, renewed every lease_ttl/3 while its holder
 //       compiles, deleted (only by its holder) when it finishes. A lease
@@ -46,6 +54,7 @@
 #include "base/status.h"
 #include "cache/bundle.h"
 #include "cache/entry.h"
+#include "cache/shared/fleet_events.h"
 #include "cache/shared/redis_client.h"
 #include "cache/shared/redis_url.h"
 
@@ -56,6 +65,8 @@ struct SharedTierOptions {
   RedisClientOptions client;
   std::chrono::milliseconds entry_ttl{std::chrono::hours(24 * 7)};  // 0: no expiry
   std::chrono::milliseconds lease_ttl{15'000};
+  // How long a compile failure is answered from the shared tier.
+  std::chrono::milliseconds failure_ttl{60'000};
   // The longest a compile waits for another server's lease before it
   // compiles on its own.
   std::chrono::milliseconds wait_limit{std::chrono::minutes(30)};
@@ -87,6 +98,17 @@ struct SharedCounters {
   int64_t lease_waits = 0;  // compiles that waited on another server's lease
   int64_t takeovers = 0;    // leases taken after their holder went away
   int64_t stale_leases = 0;  // leases with no or too long a TTL, taken over at once
+  int64_t failures_published = 0;  // compile failures marked for the fleet
+  int64_t failures_found = 0;      // compiles answered from a marked failure
+  int64_t publishes_refused = 0;   // publishes of an entry older than the one in Redis
+};
+
+// A compile failure as the fleet shares it.
+struct SharedFailure {
+  ErrorCode code = ErrorCode::kInvalidArgument;
+  std::string reason;   // the API reason (compile_failed, does_not_fit, ...)
+  std::string message;  // Error::ToString() of the error answered
+  std::string found_by;  // the server that compiled it (host:pid)
 };
 
 struct SharedHealth {
@@ -119,18 +141,30 @@ class SharedTier {
 
    private:
     friend class SharedTier;
-    Lease(SharedTier* tier, std::string key, std::string token);
+    Lease(SharedTier* tier, std::string key, std::string token, std::string event);
     SharedTier* tier_;
     std::string key_;
     std::string token_;
+    std::string event_;  // the `released` event told when it is let go
     std::shared_ptr<std::atomic<bool>> lost_;
   };
 
   // The verified entry for `id`, or nullopt when Redis has none (or only a
   // corrupt value, counted).
   Result<std::optional<BundleEntry>> Fetch(const EntryId& id);
-  // Writes `entry` (with entry_ttl), replacing what is there.
+  // Writes `entry` (with entry_ttl) and its version, replacing what is
+  // there unless that is newer (then refused: FailedPrecondition, reason
+  // shared_newer_entry, counted), and tells the fleet.
   Status Publish(const BundleEntry& entry);
+  // Marks `id`'s compile as failed for failure_ttl and tells the fleet.
+  Status PublishFailure(const EntryId& id, const SharedFailure& failure);
+  // The version of `id` in Redis; nullopt when it has none (no entry, or
+  // one published before versions were kept).
+  Result<std::optional<EntryVersion>> StoredVersion(const EntryId& id);
+
+  // An authenticated connection of its own, for the fleet's subscription
+  // (fleet_subscriber.h).
+  Result<std::unique_ptr<RedisConnection>> OpenSubscription() { return client_.OpenDedicated(); }
 
   // One look, never waiting: the entry when Redis has it; else the lease
   // to compile it, when no live server holds one (a stale lease is taken
@@ -141,6 +175,9 @@ class SharedTier {
     std::unique_ptr<Lease> lease;
     bool held = false;
     std::chrono::milliseconds held_for{0};
+    // The compile failed on a server of the fleet within failure_ttl: the
+    // error to answer, without a lease.
+    std::optional<SharedFailure> failure;
     bool waited = false;  // set by whoever waited for this claim
   };
   Result<Claim> TryClaim(const EntryId& id);
@@ -171,15 +208,31 @@ class SharedTier {
   // The Redis keys of `id` (for tests and tools).
   static std::string EntryKey(const EntryId& id);
   static std::string LeaseKey(const EntryId& id);
+  static std::string VersionKey(const EntryId& id);
+  static std::string FailureKey(const EntryId& id);
+  // "kiln:{KEY}:CHIP:vFORMAT:TENANT": every key of `id` starts with it (one
+  // hash slot), for the fleet's other records of an entry.
+  static std::string KeyPrefix(const EntryId& id);
+
+  // Runs `commands` as one pipeline on the node of `key`, with the tier's
+  // backoff and health (fails fast with shared_unavailable while down): for
+  // the fleet's records that live beside the entries (tuning jobs,
+  // failures). Redis error replies come back as replies.
+  Result<std::vector<RedisReply>> Run(std::string_view key, const std::vector<RedisClient::Command>& commands) {
+    return Call(key, commands);
+  }
 
  private:
   // Runs a pipeline unless backing off; records the outcome in the health.
   Result<std::vector<RedisReply>> Call(std::string_view key, const std::vector<RedisClient::Command>& commands);
+  // Reads a failure marker; nullopt when absent, malformed, unsigned under
+  // a value key, or written by another kiln version.
+  std::optional<SharedFailure> ReadFailure(const RedisReply& reply);
   // Reads a fetched value; nullopt (counted corrupt) when it does not verify.
   std::optional<BundleEntry> Verified(const EntryId& id, std::string_view value);
   // The lease, or null with `held_for` set when a live lease is there.
   Result<std::unique_ptr<Lease>> TryLease(const EntryId& id, std::chrono::milliseconds& held_for);
-  void Release(const std::string& key, const std::string& token);
+  void Release(const std::string& key, const std::string& token, const std::string& event);
   // The background thread: renews held leases every lease_ttl/3 and PINGs
   // Redis every probe_interval.
   void BackgroundLoop();
@@ -196,7 +249,7 @@ class SharedTier {
 
   struct AtomicCounters {
     std::atomic<int64_t> hits{0}, misses{0}, errors{0}, corrupt{0}, publishes{0}, lease_waits{0}, takeovers{0},
-        stale_leases{0};
+        stale_leases{0}, failures_published{0}, failures_found{0}, publishes_refused{0};
   };
   AtomicCounters counters_;
   std::atomic<bool> getex_supported_{true};  // false once Redis refused GETEX
@@ -206,6 +259,7 @@ class SharedTier {
   struct HeldLease {
     std::string key;
     std::string token;
+    std::string event;
     std::shared_ptr<std::atomic<bool>> lost;
   };
   std::map<std::string, HeldLease> held_;  // by token; guarded by leases_mu_

@@ -354,6 +354,8 @@ TEST(SharedTierSetupTest, WorksAcrossAClustersSlotsFromOneSeed) {
     const EntryId id = TestId(n);
     slots.insert(HashSlot(SharedTier::EntryKey(id)));
     EXPECT_EQ(HashSlot(SharedTier::EntryKey(id)), HashSlot(SharedTier::LeaseKey(id)));
+    EXPECT_EQ(HashSlot(SharedTier::EntryKey(id)), HashSlot(SharedTier::VersionKey(id)));
+    EXPECT_EQ(HashSlot(SharedTier::EntryKey(id)), HashSlot(SharedTier::FailureKey(id)));
     ASSERT_TRUE(tier.Publish(EntryFor(id, n))) << n;
     auto claim = tier.FetchOrLease(id);
     ASSERT_TRUE(claim) << claim.error().ToString();
@@ -368,7 +370,7 @@ TEST(SharedTierSetupTest, WorksAcrossAClustersSlotsFromOneSeed) {
     EXPECT_GT(size->integer, 0) << "node " << i << " holds none of the entries";
     keys += size->integer;
   }
-  EXPECT_EQ(keys, 24);
+  EXPECT_EQ(keys, 24 * 2) << "each entry and its version";
 }
 
 TEST(HashSlotTest, MatchesRedisClusterSpecification) {
