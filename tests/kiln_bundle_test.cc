@@ -106,6 +106,26 @@ class KilnBundleTest : public ::testing::Test {
   fs::path dir_;
 };
 
+// Entries keep their HLO text through a bundle, the tuned one `kiln tune
+// --db` stored into an empty store too (it was put without): a store that
+// imported the bundle explains a miss against it instruction by instruction.
+TEST_F(KilnBundleTest, AnImportedTunedEntryExplainsAMissInstructionByInstruction) {
+  const std::string bundle = Export(FilledSource());
+  const std::string target = Path("target.db");
+  RunResult imported = RunKiln("inspect import " + bundle + " --db " + target);
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  std::string changed = kiln::testing::kTunableModule;
+  changed.replace(changed.find("sine(x)"), 7, "cosine(x)");
+  RunResult explained = RunKiln("inspect explain " + WriteFile("tunable_changed.hlo", changed) + " --db " + target +
+                                " --json");
+  ASSERT_EQ(explained.exit_code, 0) << explained.err;
+  const json answer = json::parse(explained.out, nullptr, false);
+  ASSERT_TRUE(answer.is_object()) << explained.out;
+  EXPECT_EQ(answer.value("cached_text_kept", false), true) << explained.out;
+  ASSERT_TRUE(answer["changes"].is_array() && !answer["changes"].empty()) << explained.out;
+  EXPECT_EQ(answer["changes"][0]["instruction"], "s") << explained.out;
+}
+
 TEST_F(KilnBundleTest, ImportIntoAnEmptyStoreReproducesTheSource) {
   const std::string source = FilledSource();
   const json contents = Contents(source);

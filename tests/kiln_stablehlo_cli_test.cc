@@ -150,6 +150,34 @@ TEST_F(KilnStablehloCliTest, PrewarmCompilesStableHloBesideHloAndNamesWhatItCann
   EXPECT_NE(r.out.find("is dynamic"), std::string::npos) << r.out;
 }
 
+// A module scaled by a splat constant of `value`.
+std::string StablehloScaled(const std::string& value) {
+  return "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %c = stablehlo.constant dense<" + value +
+         "> : tensor<4xf32>\n  %y = stablehlo.multiply %x, %c : tensor<4xf32>\n  return %y : tensor<4xf32>\n}\n";
+}
+
+// An entry compiled from StableHLO keeps that text, and explain reads it
+// as the compile did: a miss names the changed instruction (it parsed the
+// kept text as HLO, failed, and said only "entry body differs").
+TEST_F(KilnStablehloCliTest, ExplainNamesTheChangeAgainstAnEntryCompiledFromStableHlo) {
+  const RunResult prewarm = RunKiln("prewarm " + Write("scaled.mlir", StablehloScaled("2.000000e+00")) + " --db " +
+                                    Path("store.db"));
+  ASSERT_EQ(prewarm.exit_code, 0) << prewarm.err;
+  const RunResult r = RunKiln("inspect explain " + Write("rescaled.mlir", StablehloScaled("3.000000e+00")) + " --db " +
+                              Path("store.db") + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json answer = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(answer.is_object()) << r.out;
+  EXPECT_EQ(answer.value("cached_text_kept", false), true) << r.out;
+  ASSERT_EQ(answer["changes"].size(), 1u) << r.out;
+  EXPECT_EQ(answer["changes"][0]["request"], "%" + answer["changes"][0]["instruction"].get<std::string>() +
+                                                 " = f32[4] constant({3, 3, 3, 3})")
+      << r.out;
+  EXPECT_EQ(answer["changes"][0]["cached"], "%" + answer["changes"][0]["instruction"].get<std::string>() +
+                                                " = f32[4] constant({2, 2, 2, 2})")
+      << r.out;
+}
+
 // A VHLO artifact (stablehlo-translate --serialize) and its source.
 TEST_F(KilnStablehloCliTest, BytecodeArtifactsHaveTheKeyOfTheirSource) {
   const std::string source = std::string(KILN_STABLEHLO_DIR) + "/vhlo/stablehlo_legalize_to_vhlo.1_0_0.mlir";

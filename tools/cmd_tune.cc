@@ -13,6 +13,7 @@
 #include "compiler/autotune/tuner.h"
 #include "compiler/driver/compile_options.h"
 #include "compiler/driver/module_topology.h"
+#include "compiler/hlo/printer.h"
 #include "runtime/chip/chip_spec.h"
 #include "server/service/tenants.h"
 #include "server/service/tune_records.h"
@@ -83,6 +84,9 @@ Status RunTune(const TuneArgs& args) {
     records = std::make_unique<service::StoreRecords>(*store, std::string(service::kDefaultTenant));
   }
 
+  // The text kept beside a stored entry, printed before tuning changes the
+  // module (a refined module's text is its own, of the same key).
+  const std::string source_text = store ? hlo::PrintModule(*module) : std::string();
   service::SimulatedRunner runner(*chip);
   // An output check longer than a third of a time budget leaves too little
   // to search fusion with (the tuner then searches tiles only).
@@ -96,7 +100,8 @@ Status RunTune(const TuneArgs& args) {
   if (!result) return result.error().WithContext(args.file);
 
   StoreOutcome outcome;
-  if (store) outcome = StoreTuneResult(*store, *result, driver::NormalizedOptions(options), records->added());
+  if (store) outcome = StoreTuneResult(*store, *result, driver::NormalizedOptions(options), records->added(),
+                                        source_text);
   if (args.json) {
     std::printf("%s\n", TuneJson(*result, outcome).dump().c_str());
   } else {

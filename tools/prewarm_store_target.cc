@@ -69,7 +69,7 @@ StoreOutcome StoreTarget::Tune(const CompileJob& job) {
   if (tune_->max_seconds > 0) runner.set_evaluation_limit(tune_->max_seconds / 3);
   Result<autotune::TuneResult> result = autotune::Tune(**module, job.options, runner, &records, *tune_);
   if (!result) return not_tuned(result.error().ToString());
-  return StoreTuneResult(store_, *result, job.options, records.added());
+  return StoreTuneResult(store_, *result, job.options, records.added(), job.source->text);
 }
 
 }  // namespace kiln::tools

@@ -7,14 +7,14 @@
 namespace kiln::tools {
 
 StoreOutcome StoreTuneResult(cache::CacheStore& store, const autotune::TuneResult& result,
-                             const driver::CompileOptions& options, int64_t records) {
+                             const driver::CompileOptions& options, int64_t records, std::string_view source_text) {
   StoreOutcome outcome;
   outcome.requested = true;
   outcome.records = records;
   if (!result.accepted) {
     outcome.note = "nothing stored: the heuristic stays (" + std::to_string(records) + " tuning records kept)";
   } else if (Status stored = service::StoreTunedEntry(store, std::string(service::kDefaultTenant), result, options,
-                                                       std::nullopt);
+                                                       std::nullopt, source_text);
              !stored) {
     if (stored.error().code == ErrorCode::kFailedPrecondition) {
       outcome.already_tuned = true;  // not a failure: a plan as fast is served

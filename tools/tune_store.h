@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "cache/cache_store.h"
 #include "compiler/autotune/tuner.h"
@@ -17,9 +18,10 @@ namespace kiln::tools {
 
 // Stores `result` when accepted and says what happened; `records` is how
 // many tuning records the tuning kept. `options` are the tuned compile's
-// (normalized).
+// (normalized); `source_text` the module text tuned, kept beside the entry
+// (for explain, and bundles exported from the store).
 StoreOutcome StoreTuneResult(cache::CacheStore& store, const autotune::TuneResult& result,
-                             const driver::CompileOptions& options, int64_t records);
+                             const driver::CompileOptions& options, int64_t records, std::string_view source_text);
 
 // The tune options for a time budget ("30s", "500ms", "2m"; at most 24h).
 Result<autotune::TuneOptions> TuneOptionsForBudget(const std::string& budget, uint64_t seed = 1);

@@ -5,7 +5,7 @@
 #include "cache/components.h"
 #include "compiler/driver/module_topology.h"
 #include "compiler/hlo/module_diff.h"
-#include "compiler/hlo/parser.h"
+#include "compiler/stablehlo/frontend.h"
 #include "server/service/entry_json.h"
 #include "server/service/module_reader.h"
 
@@ -152,7 +152,8 @@ Result<json> ExplainModule(cache::CacheStore& store, const std::string& tenant, 
     KILN_ASSIGN_OR_RETURN(std::optional<std::string> source, store.Source(candidates[i].nearest.id));
     if (i == 0) text_kept = source.has_value();
     if (!source) continue;
-    auto cached_module = hlo::ParseModule(*source, "<cached>");
+    // The text as it was sent: HLO, or StableHLO (text or bytecode).
+    auto cached_module = stablehlo::ParseAnyModule(*source, "<cached>");
     if (!cached_module) continue;
     hlo::ModuleDiff candidate_diff = hlo::DiffModules(**cached_module, module);
     if (!diff || candidate_diff.total_changes < diff->total_changes) {

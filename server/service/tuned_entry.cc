@@ -7,7 +7,7 @@
 namespace kiln::service {
 
 cache::PutRequest TunedPut(const std::string& tenant, const autotune::TuneResult& result,
-                           const driver::CompileOptions& options) {
+                           const driver::CompileOptions& options, std::string_view source_text) {
   cache::EntryId id{tenant, result.fingerprint.key, result.chip, kCompilerFormatVersion};
   EntryNotes notes;
   notes.options = nlohmann::json::parse(driver::OptionsJson(options));
@@ -25,12 +25,14 @@ cache::PutRequest TunedPut(const std::string& tenant, const autotune::TuneResult
       .device_seconds = result.tuned_us * 1e-6,
       .tune_seconds = result.seconds,
       .components = cache::KeyComponentsOf(result.fingerprint),
+      .source_text = source_text,
   };
 }
 
 Status StoreTunedEntry(cache::CacheStore& store, const std::string& tenant, const autotune::TuneResult& result,
-                       const driver::CompileOptions& options, std::optional<uint64_t> expected_checksum) {
-  const cache::PutRequest put = TunedPut(tenant, result, options);
+                       const driver::CompileOptions& options, std::optional<uint64_t> expected_checksum,
+                       std::string_view source_text) {
+  const cache::PutRequest put = TunedPut(tenant, result, options, source_text);
   if (expected_checksum) return store.ReplaceWithTuned(put, *expected_checksum);
   KILN_ASSIGN_OR_RETURN(std::optional<cache::EntryMetadata> stored, store.GetMetadata(put.id));
   if (!stored) return store.Put(put);

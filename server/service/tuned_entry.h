@@ -11,11 +11,18 @@
 // Errors are the store's (ReplaceWithTuned names them: not_found,
 // entry_changed, already_tuned, kFull, kReadOnly). Thread-safe as the store
 // is; borrows its arguments for the call.
+//
+// `source_text` is the module text the tuning started from (the request's
+// HLO, or the text stored beside the entry): it goes with the tuned entry,
+// so a store or a server that gets the entry elsewhere (the shared tier, a
+// bundle) can explain a miss against it and tune it again by key. Empty:
+// the entry goes without (a swap keeps the text already stored).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 #include "cache/cache_store.h"
@@ -25,11 +32,12 @@
 namespace kiln::service {
 
 // `options` as normalized for the compile (driver::NormalizedOptions). The
-// request borrows result.tuned_executable's bytes.
+// request borrows result.tuned_executable's bytes and `source_text`.
 cache::PutRequest TunedPut(const std::string& tenant, const autotune::TuneResult& result,
-                           const driver::CompileOptions& options);
+                           const driver::CompileOptions& options, std::string_view source_text = {});
 
 Status StoreTunedEntry(cache::CacheStore& store, const std::string& tenant, const autotune::TuneResult& result,
-                       const driver::CompileOptions& options, std::optional<uint64_t> expected_checksum);
+                       const driver::CompileOptions& options, std::optional<uint64_t> expected_checksum,
+                       std::string_view source_text = {});
 
 }  // namespace kiln::service
