@@ -46,6 +46,11 @@ void CompileService::Shutdown() {
   shared_threads_.reset();  // they hand compiles on to the compile threads
 }
 
+void CompileService::OnFleetChange(const cache::EntryId& id) {
+  std::lock_guard lock(waiter_mu_);
+  if (lease_waiter_ != nullptr) lease_waiter_->Nudge(id);
+}
+
 size_t CompileService::lease_waiting() const {
   std::lock_guard lock(waiter_mu_);
   return lease_waiter_ ? lease_waiter_->waiting() : 0;
@@ -68,6 +73,7 @@ std::optional<CompileAnswer> CompileService::AnswerFromMemory(const std::string&
                        .timings = timings};
   answer.entry.executable = std::move(hot->executable);
   answer.timings.lookup_ms = MsSince(timings.start);
+  if (on_hit_) on_hit_(answer.entry);
   metrics_.CompileRequested();
   metrics_.CompileAnswered(CacheOutcome::kHit, /*fast_path=*/true, answer.entry.entry_compile_ms);
   return answer;
@@ -81,6 +87,7 @@ void CompileService::Compile(CompileCall call, CompileDone done) {
   };
   auto hit = [&](EntryView entry, bool fast_path) {
     metrics_.CompileAnswered(CacheOutcome::kHit, fast_path, entry.entry_compile_ms);
+    if (on_hit_) on_hit_(entry);
     done(CompileAnswer{.entry = std::move(entry), .outcome = CacheOutcome::kHit, .fast_path = fast_path,
                        .timings = call.timings});
   };
@@ -177,6 +184,7 @@ void CompileService::StartCompile(const std::string& flight_key, std::shared_ptr
     // servers waiting on it find the entry.
     flights_.Finish(flight_key, flight);
     if (to_publish) Publish(*to_publish);
+    if (flight->error) PublishFailure(id, *flight->error);
     lease.reset();  // published (or failed): others may look now
     const bool stored = !flight->error && flight->compiled && !flight->not_stored;
     if (on_stored_ && stored && request->options.plan == fusion::PlanKind::kHeuristic) {
@@ -257,6 +265,26 @@ CompileService::Flight CompileService::CompileAndStore(hlo::Module& module, cons
   if (!outcome->not_stored) entries_.Remember(outcome->entry, outcome->entry.executable->size());
   if (to_publish != nullptr && options_.shared != nullptr) *to_publish = std::move(shared_copy);
   return outcome;
+}
+
+void CompileService::PublishFailure(const cache::EntryId& id, const Error& error) {
+  if (options_.shared == nullptr) return;
+  // Only what the same module fails with again, wherever it is compiled:
+  // not kiln's own faults, a busy or stopping server, or a cancelled compile.
+  switch (error.code) {
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kResourceExhausted:
+    case ErrorCode::kFailedPrecondition:
+    case ErrorCode::kOutOfRange:
+    case ErrorCode::kUnimplemented:
+      break;
+    default:
+      return;
+  }
+  (void)options_.shared->PublishFailure(id, cache::shared::SharedFailure{.code = error.code,
+                                                                         .reason = std::string(error.reason()),
+                                                                         .message = error.ToString(),
+                                                                         .found_by = {}});
 }
 
 void CompileService::Publish(const cache::BundleEntry& entry) {

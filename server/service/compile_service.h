@@ -9,9 +9,11 @@
 //   3. a miss compiles once however many callers ask for the key at once
 //      (single_flight.h). With a shared tier (`--shared`), the entry is
 //      fetched from it first, or this server waits for another server's
-//      compile lease (without holding a thread: the lease waiter), or takes
-//      the lease and compiles; the entry is stored (compiled_entry.h), its
-//      compile logged, and published.
+//      compile lease (without holding a thread: the lease waiter, woken by
+//      the fleet's events), or answers the failure another server marked, or
+//      takes the lease when a compile thread starts and compiles; the entry
+//      is stored (compiled_entry.h), its compile logged, and published (a
+//      failure of the module's own is marked for the fleet).
 // AnswerFromMemory is step 1 from memory alone, for an event loop.
 //
 // Threads: Compile reads, fingerprints and looks up on the caller's thread;
@@ -123,6 +125,11 @@ class CompileService {
     on_stored_ = std::move(on_stored);
   }
 
+  // Called with each entry a hit answers, on the answering thread (the
+  // fleet's catch-up, fleet_sync.h): must be cheap and must not block. Set
+  // before the first compile.
+  void set_on_hit(std::function<void(const EntryView&)> on_hit) { on_hit_ = std::move(on_hit); }
+
   // The stored entry's copy in the shared tier, for a caller that changed
   // the entry (a tuned swap). Best effort: a failure is counted by the tier.
   void Publish(const cache::BundleEntry& entry);
@@ -136,6 +143,11 @@ class CompileService {
 
   // Waits on other servers' leases now (for /metrics).
   size_t lease_waiting() const;
+
+  // The fleet said `id` changed in the shared tier (published, its lease
+  // let go, its compile failed): waits for it look again now. Any thread;
+  // does not block.
+  void OnFleetChange(const cache::EntryId& id);
 
  private:
   // What one compile flight answers its waiters.
@@ -162,6 +174,9 @@ class CompileService {
   // tier's copy when there is a shared tier.
   Flight CompileAndStore(hlo::Module& module, const CompileCall& call, const cache::EntryId& id,
                          std::optional<cache::BundleEntry>* to_publish);
+  // Marks a compile failure in the shared tier, when it is one the same
+  // module would fail with on any server (best effort).
+  void PublishFailure(const cache::EntryId& id, const Error& error);
   // Answers a miss's flight 503 overloaded (no thread took it).
   void RefuseCompile(const std::string& flight_key);
   // shared_compile.cc: what a look into the shared tier found (on a
@@ -170,8 +185,13 @@ class CompileService {
   // lease waiter, which comes back here), or a failure (the compile goes on
   // without a lease). A wait cancelled because every client left ends the
   // flight.
+  // A lease is held only while its compile runs: one that would wait for a
+  // compile thread is let go (another server with a free thread may take
+  // it) and claimed again when a thread starts (`on_compile_thread`). A
+  // failure another server marked is answered as it is.
   void OnSharedClaim(const std::string& flight_key, const cache::EntryId& id,
-                     Result<cache::shared::SharedTier::Claim> claim, CompileTask compile);
+                     Result<cache::shared::SharedTier::Claim> claim, CompileTask compile,
+                     bool on_compile_thread = false);
   void EndAbandonedWait(const std::string& flight_key, const cache::EntryId& id, CompileTask compile);
   // Stores a fetched entry in the local tier (its frame as fetched) and
   // indexes it; fails like BundleTransfer::Import.
@@ -183,6 +203,7 @@ class CompileService {
   WorkerPool& compile_threads_;
   const CompileServiceOptions options_;
   std::function<void(const cache::EntryId&, const driver::CompileOptions&)> on_stored_;
+  std::function<void(const EntryView&)> on_hit_;
   SingleFlight<Flight> flights_;
   RequestKeyMap request_keys_;
   std::atomic<bool> stopping_{false};          // ends shared waits at shutdown

@@ -50,6 +50,15 @@ Result<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
       self->tune_->QueueBackground(id, compiled);
     });
   }
+  if (engine->shared_ != nullptr) {
+    // Tuned plans other servers publish, and the events lease waits want.
+    engine->fleet_ = std::make_unique<FleetSync>(*engine->shared_, *engine->store_, *engine->compile_,
+                                                 [self](const cache::EntryId& id) { self->Forget(id); });
+    engine->compile_->set_on_hit([self](const EntryView& entry) {
+      const bool tuned = entry.plan == cache::PlanKindName(cache::PlanKind::kTuned);
+      self->fleet_->NoteHit(entry.id, cache::shared::EntryVersion{.rank = tuned ? 1 : 0, .created_ms = entry.created_ms});
+    });
+  }
   engine->watcher_ = std::make_unique<StoreWatcher>(
       *engine->store_, opts.store_watch_interval,
       [self](const cache::CacheStore::Invalidations& taken) { self->DropInvalidated(taken); });
@@ -73,6 +82,7 @@ Engine::~Engine() {
   // caches); then compiles (they write the store): the shared tier's waits
   // and threads, which hand compiles on, then the compile threads; then runs
   // (they answer through the pool's callbacks); then the store closes.
+  fleet_.reset();
   history_.reset();
   watcher_.reset();
   tune_.reset();
@@ -132,7 +142,8 @@ void Engine::RefreshGauges() {
   }
   Result<std::map<std::string, int64_t>> records = store_->tuning_records().CountsByTenant();
   metrics_.SetTuneFigures(tune_->counts(), records ? *records : std::map<std::string, int64_t>{});
-  if (shared_ != nullptr) shared_metrics_->Update(shared_->Counters(), shared_->Health(), compile_->lease_waiting());
+  if (shared_ != nullptr)
+    shared_metrics_->Update(shared_->Counters(), shared_->Health(), compile_->lease_waiting(), fleet_->Counters());
 }
 
 }  // namespace kiln::service

@@ -30,6 +30,7 @@
 #include "runtime/pool/device_pool.h"
 #include "server/service/compile_service.h"
 #include "server/service/execute_service.h"
+#include "server/service/fleet_sync.h"
 #include "server/service/service_metrics.h"
 #include "server/service/shared_metrics.h"
 #include "server/service/stats_history.h"
@@ -93,6 +94,7 @@ class Engine {
   cache::CacheStore& store() { return *store_; }
   runtime::pool::DevicePool& pool() { return *pool_; }
   cache::shared::SharedTier* shared_tier() { return shared_.get(); }  // null without one
+  FleetSync* fleet() { return fleet_.get(); }                          // likewise
   ServiceMetrics& metrics() { return metrics_; }
   const StatsHistory& history() const { return *history_; }
   const EngineOptions& options() const { return options_; }
@@ -124,6 +126,7 @@ class Engine {
   std::unique_ptr<TuneService> tune_;        // after everything its work uses
   std::unique_ptr<StoreWatcher> watcher_;    // after the caches it drops from
   std::unique_ptr<StatsHistory> history_;    // samples metrics_
+  std::unique_ptr<FleetSync> fleet_;         // with a shared tier: after the services it drives
 };
 
 }  // namespace kiln::service

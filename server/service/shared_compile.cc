@@ -1,8 +1,10 @@
 // The shared tier's part in a compile (`kiln serve --shared`): before a
 // local miss compiles, the entry is fetched from Redis, or this server waits
-// on another server's compile lease (on the lease waiter: no thread held);
-// after it compiles, the entry is published. Every failure of Redis falls
-// back to the local path: a trainer sees latency, never an error.
+// on another server's compile lease (on the lease waiter: no thread held),
+// or answers the failure another server marked; after it compiles, the
+// entry (or a failure of the module's own) is published. The lease is held
+// only while a compile thread runs the compile. Every failure of Redis
+// falls back to the local path: a trainer sees latency, never an error.
 #include "server/service/compile_service.h"
 #include "server/service/reasons.h"
 #include "server/service/service_errors.h"
@@ -10,7 +12,8 @@
 namespace kiln::service {
 
 void CompileService::OnSharedClaim(const std::string& flight_key, const cache::EntryId& id,
-                                   Result<cache::shared::SharedTier::Claim> claim, CompileTask compile) {
+                                   Result<cache::shared::SharedTier::Claim> claim, CompileTask compile,
+                                   bool on_compile_thread) {
   if (!claim) {
     if (claim.error().code == ErrorCode::kCancelled) return EndAbandonedWait(flight_key, id, std::move(compile));
     // Redis down, slow or waited too long: compile here without a lease
@@ -40,6 +43,18 @@ void CompileService::OnSharedClaim(const std::string& flight_key, const cache::E
     // Shutting down: the waiter is gone.
     return EndAbandonedWait(flight_key, id, std::move(compile));
   }
+  if (claim->failure) {
+    // Another server of the fleet compiled it and failed: the same answer,
+    // without compiling again.
+    auto failed = std::make_shared<FlightOutcome>();
+    Error error;
+    error.code = claim->failure->code;
+    error.message = claim->failure->message;
+    if (!claim->failure->reason.empty()) error.WithReason(claim->failure->reason);
+    failed->error = std::move(error);
+    flights_.Finish(flight_key, failed);
+    return;
+  }
   if (claim->entry) {
     auto fetched = std::make_shared<FlightOutcome>();
     fetched->entry = ViewOfMetadata(claim->entry->metadata);
@@ -56,6 +71,18 @@ void CompileService::OnSharedClaim(const std::string& flight_key, const cache::E
     return;
   }
   std::shared_ptr<cache::shared::SharedTier::Lease> lease = std::move(claim->lease);
+  if (on_compile_thread) return compile(std::move(lease));
+  if (lease != nullptr && compile_threads_.idle() == 0) {
+    // The compile would queue: hold no lease meanwhile (a server of the
+    // fleet with a free thread may take it), and claim again when a thread
+    // starts it.
+    lease.reset();
+    WorkerPool::Task claim_at_start = [this, flight_key, id, compile = std::move(compile)]() mutable {
+      OnSharedClaim(flight_key, id, options_.shared->TryClaim(id), std::move(compile), /*on_compile_thread=*/true);
+    };
+    if (!compile_threads_.TrySubmit(claim_at_start)) RefuseCompile(flight_key);
+    return;
+  }
   WorkerPool::Task task = [compile = std::move(compile), lease]() mutable { compile(std::move(lease)); };
   if (!compile_threads_.TrySubmit(task)) RefuseCompile(flight_key);
 }

@@ -27,6 +27,23 @@ SharedTierMetrics::SharedTierMetrics(metrics::MetricsRegistry& registry)
       stale_leases_(AddCounter(registry, "kiln_shared_stale_leases_total",
                                "Compile leases found with no time to live or one longer than --shared-lease "
                                "(no live kiln's), taken over at once.")),
+      failures_published_(AddCounter(registry, "kiln_shared_failures_published_total",
+                                     "Compile failures this server marked in the shared tier for the fleet.")),
+      failures_found_(AddCounter(registry, "kiln_shared_failures_found_total",
+                                 "Compiles answered with the failure another server marked, without compiling.")),
+      publishes_refused_(AddCounter(registry, "kiln_shared_publishes_refused_total",
+                                    "Publishes refused because the shared tier held a newer entry (a tuned plan).")),
+      fleet_events_(AddCounter(registry, "kiln_shared_events_total",
+                               "Fleet events received on the subscription (publishes, lease releases, failures).")),
+      fleet_replaced_(AddCounter(registry, "kiln_shared_replaced_total",
+                                 "Local entries replaced by a newer one from the fleet (another server's tuned plan).")),
+      fleet_sync_failed_(AddCounter(registry, "kiln_shared_sync_failed_total",
+                                    "Newer entries from the fleet that could not be fetched or stored (kept the old).")),
+      subscribed_(registry
+                      .AddGauge("kiln_shared_subscribed",
+                                "1 while the subscription to the fleet's events is up (else waits poll and hits "
+                                "compare versions).")
+                      .WithLabels({})),
       waiting_(registry
                    .AddGauge("kiln_shared_lease_waiting",
                              "Compiles waiting now on another server's lease (none holds a thread).")
@@ -35,7 +52,8 @@ SharedTierMetrics::SharedTierMetrics(metrics::MetricsRegistry& registry)
               .WithLabels({})) {}
 
 void SharedTierMetrics::Update(const cache::shared::SharedCounters& counters,
-                               const cache::shared::SharedHealth& health, size_t waiting) {
+                               const cache::shared::SharedHealth& health, size_t waiting,
+                               const FleetSyncCounters& fleet) {
   std::lock_guard lock(mu_);
   auto catch_up = [](metrics::Counter& counter, int64_t total) {
     if (static_cast<double>(total) > counter.value()) counter.Increment(static_cast<double>(total) - counter.value());
@@ -48,6 +66,13 @@ void SharedTierMetrics::Update(const cache::shared::SharedCounters& counters,
   catch_up(lease_waits_, counters.lease_waits);
   catch_up(takeovers_, counters.takeovers);
   catch_up(stale_leases_, counters.stale_leases);
+  catch_up(failures_published_, counters.failures_published);
+  catch_up(failures_found_, counters.failures_found);
+  catch_up(publishes_refused_, counters.publishes_refused);
+  catch_up(fleet_events_, fleet.events);
+  catch_up(fleet_replaced_, fleet.replaced);
+  catch_up(fleet_sync_failed_, fleet.failed);
+  subscribed_.Set(fleet.subscribed ? 1 : 0);
   waiting_.Set(static_cast<double>(waiting));
   up_.Set(health.up ? 1 : 0);
 }

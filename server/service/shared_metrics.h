@@ -9,6 +9,7 @@
 
 #include "cache/shared/shared_tier.h"
 #include "base/metrics.h"
+#include "server/service/fleet_sync.h"
 
 namespace kiln::service {
 
@@ -17,7 +18,7 @@ class SharedTierMetrics {
   explicit SharedTierMetrics(metrics::MetricsRegistry& registry);
   // `waiting`: waits on other servers' leases open now (LeaseWaiter).
   void Update(const cache::shared::SharedCounters& counters, const cache::shared::SharedHealth& health,
-              size_t waiting);
+              size_t waiting, const FleetSyncCounters& fleet);
 
  private:
   std::mutex mu_;
@@ -29,6 +30,13 @@ class SharedTierMetrics {
   metrics::Counter& lease_waits_;
   metrics::Counter& takeovers_;
   metrics::Counter& stale_leases_;
+  metrics::Counter& failures_published_;
+  metrics::Counter& failures_found_;
+  metrics::Counter& publishes_refused_;
+  metrics::Counter& fleet_events_;
+  metrics::Counter& fleet_replaced_;
+  metrics::Counter& fleet_sync_failed_;
+  metrics::Gauge& subscribed_;
   metrics::Gauge& waiting_;
   metrics::Gauge& up_;
 };
