@@ -102,6 +102,24 @@ void WaitForPublishes(std::initializer_list<const KilnServeProcess*> servers, do
   ADD_FAILURE() << "the servers published " << published << " entries in 20 s, not " << n;
 }
 
+// POST /v1/explain of `module` on `server`: its answer.
+json SharedTierExplain(const KilnServeProcess& server, const std::string& module) {
+  const http::testing::RawResponse response = server.Call("POST", "/v1/explain", module, "Content-Type: text/plain\r\n");
+  EXPECT_EQ(response.status, 200) << response.body;
+  const json answer = json::parse(response.body, nullptr, false);
+  return answer.is_object() ? answer : json::object();
+}
+
+// Whether an explain answer names instruction `name` among its changes
+// (there are none when the nearest entry's HLO text was not kept).
+bool SharedTierNamesChange(const json& explained, const std::string& name) {
+  if (!explained.contains("changes") || !explained["changes"].is_array()) return false;
+  for (const json& change : explained["changes"]) {
+    if (change.value("instruction", "") == name) return true;
+  }
+  return false;
+}
+
 #define REQUIRE_REDIS()                                                                              \
   if (!RedisServer::Available()) GTEST_SKIP() << "redis-server is not installed (scripts/setup.sh installs it)"
 
@@ -394,6 +412,32 @@ TEST(ServerSharedTierTest, ATunedReplacementIsPublishedToo) {
   EXPECT_EQ(fetched.value("tier", ""), "shared");
   EXPECT_EQ(fetched.value("plan", ""), "tuned");
   EXPECT_NEAR(fetched.value("estimated_us", 0.0), job.value("tuned_us", -1.0), 1e-3);
+
+  // The tuned replacement carries the text the job tuned: on c, which never
+  // compiled the module, explain names the changed instruction and a tune
+  // by key alone needs no HLO (it answered hlo_required without the text).
+  std::string changed = module;
+  changed.replace(changed.find("sine(x)"), 7, "cosine(x)");
+  const json explained = SharedTierExplain(c, changed);
+  EXPECT_TRUE(SharedTierNamesChange(explained, "s")) << explained.dump();
+  const json by_key = {{"key", fetched.value("key", "")}, {"chip", "v5e"}, {"max_trials", 4}};
+  http::testing::RawResponse again = c.Call("POST", "/v1/tune", by_key.dump(), "Content-Type: application/json\r\n");
+  EXPECT_TRUE(again.status == 200 || again.status == 202) << again.status << " " << again.body;
+  EXPECT_EQ(again.body.find("hlo_required"), std::string::npos) << again.body;
+}
+
+TEST(ServerSharedTierTest, AnEntryFetchedFromRedisExplainsAMissInstructionByInstruction) {
+  REQUIRE_REDIS();
+  RedisServer redis;
+  ASSERT_TRUE(redis.ok());
+  KilnServeProcess a(SharedFlags(redis)), c(SharedFlags(redis));
+  ASSERT_TRUE(a.ok() && c.ok());
+  EXPECT_EQ(Compile(a, SmallModule(310)).value("cache", ""), "miss");
+  WaitForPublishes({&a}, 1);
+  EXPECT_EQ(Compile(c, SmallModule(310)).value("tier", ""), "shared");
+  // c compiled nothing; its entry's text came with it from Redis.
+  const json explained = SharedTierExplain(c, SmallModule(311));
+  EXPECT_TRUE(SharedTierNamesChange(explained, "c")) << explained.dump();
 }
 
 TEST(ServerSharedTierTest, ASlowRedisCostsLatencyNotErrors) {

@@ -24,6 +24,7 @@
 // `--listen 127.0.0.1:0` takes an ephemeral port; the start line names the
 // port bound.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
@@ -35,6 +36,7 @@
 #include <thread>
 
 #include "base/units.h"
+#include "cache/shared/server_identity.h"
 #include "cache/shared/value_mac.h"
 #include "server/api/auth.h"
 #include "server/api/kiln_api.h"
@@ -231,6 +233,8 @@ Status Serve(const api::ServeOptions& options) {
   http::HttpServer server(std::move(http_options), std::move(router));
   service->SetDrainingProbe([&server] { return server.draining(); });
   KILN_RETURN_IF_ERROR(server.Start());
+  // The name a fleet's tuning jobs show for this server: host:port.
+  service->engine().tune().set_server_name(cache::shared::HostName() + ":" + std::to_string(server.port()));
   const uint64_t budget = service->options().host_memory_bytes;
   const std::string memory = budget == 0 ? "no host-memory budget"
                                          : std::to_string(budget >> 20) + " MiB host-memory budget";

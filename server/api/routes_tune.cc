@@ -1,6 +1,8 @@
 // POST and GET /v1/tune, GET and DELETE /v1/tune/{id}: autotuning jobs over
 // the store's entries, as the tune service runs them
-// (server/service/tune_service.h).
+// (server/service/tune_service.h); with a shared tier, the fleet's jobs
+// too (another server's job answers as a known one, 200, naming its
+// `server`).
 #include <charconv>
 #include <nlohmann/json.hpp>
 
@@ -44,6 +46,8 @@ json JobToJson(const service::TuneJobView& job) {
       {"cancel_requested", job.cancel_requested},
       {"created", service::Rfc3339(job.created_ms)},
       {"finished", job.finished_ms ? json(service::Rfc3339(*job.finished_ms)) : json(nullptr)},
+      {"server", job.server},
+      {"takes_over", job.takes_over.empty() ? json(nullptr) : json(job.takes_over)},
   };
   return body;
 }

@@ -42,7 +42,8 @@ Result<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
       *engine->store_, *engine->entries_, engine->tune_gate_,
       TuneServiceOptions{.workers = opts.tune_workers,
                          .queue_capacity = opts.tune_queue_capacity,
-                         .background_seconds = opts.tune_in_background_s},
+                         .background_seconds = opts.tune_in_background_s,
+                         .shared = engine->shared_.get()},
       [self](const cache::EntryId& id) { self->Forget(id); },
       [self](const cache::BundleEntry& entry) { self->compile_->Publish(entry); });
   if (opts.tune_in_background_s > 0) {

@@ -62,7 +62,8 @@ ServiceMetrics::ServiceMetrics()
       tune_jobs_(registry_.AddGauge("kiln_tune_jobs", "Autotuning jobs queued or running now.", {"state"})),
       tune_jobs_ended_(registry_.AddCounter("kiln_tune_jobs_ended_total",
                                           "Autotuning jobs ended since the server started, by how (done, failed, "
-                                          "cancelled).",
+                                          "cancelled); not those left to another server of the fleet "
+                                          "(kiln_tune_fleet_skipped_total).",
                                           {"state"})),
       tune_dropped_(registry_.AddCounter("kiln_tune_background_dropped_total",
                                        "Background tunings of compile misses not queued: the tuning queue was full.")
@@ -73,6 +74,15 @@ ServiceMetrics::ServiceMetrics()
                                              "Device seconds each run of the tuned programs saves, summed over the "
                                              "tunings stored (heuristic_us - tuned_us).")
                               .WithLabels({})),
+      tune_fleet_skipped_(registry_.AddCounter("kiln_tune_fleet_skipped_total",
+                                             "Tuning jobs not run here because another server of the fleet runs "
+                                             "or ran the entry's tuning (requests answered with its job, background "
+                                             "and queued jobs skipped).")
+                              .WithLabels({})),
+      tune_fleet_takeovers_(registry_.AddCounter("kiln_tune_fleet_takeovers_total",
+                                               "Tuning jobs taken over from a server of the fleet that went away "
+                                               "(its lease lapsed with no finished marker).")
+                                .WithLabels({})),
       tuning_records_(registry_.AddGauge("kiln_tuning_records", "Tuning records in the store, by tenant.",
                                          {"tenant"})) {
   // Looked up once: answering a compile then costs only atomic adds.
@@ -151,6 +161,8 @@ void ServiceMetrics::SetTuneFigures(const TuneCounts& counts, const std::map<std
   catch_up(tune_dropped_, static_cast<double>(counts.dropped));
   catch_up(tune_trials_, static_cast<double>(counts.trials));
   catch_up(tune_saved_seconds_, counts.saved_us * 1e-6);
+  catch_up(tune_fleet_skipped_, static_cast<double>(counts.fleet_skipped));
+  catch_up(tune_fleet_takeovers_, static_cast<double>(counts.fleet_takeovers));
   // A tenant whose records were all deleted reads 0, not its last count.
   for (const std::string& tenant : record_tenants_) {
     if (!records_by_tenant.contains(tenant)) tuning_records_.WithLabels({tenant}).Set(0);

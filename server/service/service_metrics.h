@@ -108,6 +108,8 @@ class ServiceMetrics {
   metrics::Counter& tune_dropped_;
   metrics::Counter& tune_trials_;
   metrics::Counter& tune_saved_seconds_;
+  metrics::Counter& tune_fleet_skipped_;
+  metrics::Counter& tune_fleet_takeovers_;
   metrics::GaugeFamily& tuning_records_;
   std::mutex tenants_mu_;
   std::set<std::string> record_tenants_;  // tenants given a tuning_records series; guarded by tenants_mu_

@@ -90,7 +90,7 @@ Result<TuneJobs::Submitted> TuneJobs::Submit(TuneJobSpec spec) {
         .RetryAfter(10);
   }
   auto job = std::make_shared<Job>();
-  job->id = NewId();
+  job->id = !spec.id.empty() && !jobs_.contains(spec.id) ? spec.id : NewId();
   job->spec = std::move(spec);
   job->created_ms = NowMs();
   jobs_[job->id] = job;
@@ -197,6 +197,16 @@ void TuneJobs::WorkerLoop() {
     job->state = TuneState::kRunning;
     tenant_started_[job->spec.entry.tenant] = ++starts_;
     lock.unlock();
+    if (job->spec.hold) {
+      Status admitted = job->spec.hold->Admit();
+      if (!admitted) {
+        lock.lock();
+        job->refused = true;
+        job->error = admitted.error().message;
+        Finish(*job, TuneState::kCancelled);
+        continue;
+      }
+    }
     const std::function<bool()> cancelled = [&job] { return job->cancel.load(std::memory_order_relaxed); };
     Result<TuneOutcome> outcome = InternalError("the tuning job did not finish");
     const auto started = std::chrono::steady_clock::now();
@@ -247,9 +257,22 @@ double TuneJobs::TenantBudgetSeconds(const std::string& tenant) const {
 void TuneJobs::Finish(Job& job, TuneState state) {
   job.state = state;
   job.finished_ms = NowMs();
-  counts_.seconds += job.run_seconds;
-  // A finished job keeps its figures, not its module.
+  // A finished job keeps its figures, not its module nor its hold.
   std::string().swap(job.spec.hlo);
+  if (job.spec.hold) {
+    job.spec.hold->Ended(state);
+    job.spec.hold.reset();
+  }
+  if (!job.refused) Count(job, state);
+  finished_order_.push_back(job.id);
+  while (finished_order_.size() > options_.finished_kept) {
+    jobs_.erase(finished_order_.front());
+    finished_order_.pop_front();
+  }
+}
+
+void TuneJobs::Count(const Job& job, TuneState state) {
+  counts_.seconds += job.run_seconds;
   switch (state) {
     case TuneState::kDone:
       ++counts_.done;
@@ -264,11 +287,6 @@ void TuneJobs::Finish(Job& job, TuneState state) {
       ++counts_.cancelled;
       counts_.trials += job.progress.trials.load();
       break;
-  }
-  finished_order_.push_back(job.id);
-  while (finished_order_.size() > options_.finished_kept) {
-    jobs_.erase(finished_order_.front());
-    finished_order_.pop_front();
   }
 }
 
@@ -294,6 +312,7 @@ TuneJobView TuneJobs::ViewOf(const Job& job) const {
   view.waiting_for_runs = job.state == TuneState::kRunning && job.progress.waiting_for_runs.load();
   view.created_ms = job.created_ms;
   view.finished_ms = job.finished_ms;
+  view.takes_over = job.spec.takes_over;
   return view;
 }
 

@@ -9,6 +9,11 @@
 // runs. At most one job per tenant and entry is queued or running: Submit
 // of the same entry answers that job instead of queueing another.
 //
+// A job may carry a hold (TuneJobHold: the fleet's tuning lease), which
+// may refuse its start (another server runs the same tuning) and is told
+// when it ends; a refused job ends cancelled and counts as none of done,
+// failed or cancelled, so the ended counts are the tunings run here.
+//
 // Jobs are seen only by their tenant: Find and Cancel of another tenant's
 // id answer as for an unknown id. Finished jobs are kept for GET until
 // `finished_kept` newer ones have finished, without their module text
@@ -66,6 +71,18 @@ inline constexpr std::string_view kJobFinished = "job_finished";       // failed
 inline constexpr std::string_view kTuneQuotaExceeded = "tune_quota_exceeded";  // resource_exhausted (429)
 inline constexpr std::string_view kInvalidBudget = "invalid_budget";           // invalid_argument
 
+// What a job holds while it is queued or running: the fleet's tuning lease
+// (fleet_tuning.h). Admit runs on the worker, unlocked, just before the
+// work: an error ends the job cancelled with that error before it runs,
+// counted in none of the ended counts (the job never ran here). Ended is
+// called once when the job ends (under TuneJobs' lock: it must not block).
+class TuneJobHold {
+ public:
+  virtual ~TuneJobHold() = default;
+  virtual Status Admit() = 0;
+  virtual void Ended(TuneState state) = 0;
+};
+
 // What a job tunes: a stored entry and the module it was compiled from.
 struct TuneJobSpec {
   cache::EntryId entry;            // tenant, key, chip, format version
@@ -75,6 +92,11 @@ struct TuneJobSpec {
   driver::CompileOptions options;  // as the entry was compiled (plan heuristic)
   autotune::TuneOptions budget;    // seed and budget; `cancelled` is set by the job
   bool background = false;         // queued by --tune-in-background after a miss
+  // The job's id, when the caller chose it (the fleet lists a job before it
+  // is queued); empty, or taken already: a new one.
+  std::string id;
+  std::string takes_over;  // the fleet job whose server died, when this job took it over
+  std::shared_ptr<TuneJobHold> hold;  // null: none; dropped when the job ends
 };
 
 // Progress a running job's Work publishes (any thread may read it): the
@@ -115,6 +137,10 @@ struct TuneJobView {
   bool waiting_for_runs = false;
   int64_t created_ms = 0;
   std::optional<int64_t> finished_ms;
+  // Who runs it ("host:port"; TuneService fills it in), and the fleet job
+  // it took over, if any.
+  std::string server;
+  std::string takes_over;
 };
 
 // Totals for /metrics.
@@ -129,6 +155,11 @@ struct TuneCounts {
   double saved_us = 0;    // sum of heuristic_us - tuned_us over stored tunings
   uint64_t text_bytes = 0;  // module text the queued and running jobs hold
   double seconds = 0;       // wall time the finished jobs ran (tuning, not compiling)
+  // The fleet's (TuneService fills them in): jobs not run here because
+  // another server runs or ran them, and jobs taken over from a server
+  // that went away.
+  int64_t fleet_skipped = 0;
+  int64_t fleet_takeovers = 0;
 };
 
 class TuneJobs {
@@ -187,6 +218,7 @@ class TuneJobs {
     int64_t created_ms = 0;
     std::optional<int64_t> finished_ms;
     double run_seconds = 0;  // how long its Work ran
+    bool refused = false;    // its hold refused the start: never ran, never counted
   };
 
   void WorkerLoop();
@@ -196,6 +228,7 @@ class TuneJobs {
   // Seconds of time budget `tenant` has queued or running. mu_ held.
   double TenantBudgetSeconds(const std::string& tenant) const;
   void Finish(Job& job, TuneState state);  // mu_ held
+  void Count(const Job& job, TuneState state);  // adds an ended job to counts_; mu_ held
   TuneJobView ViewOf(const Job& job) const;  // mu_ held
   std::string NewId();                        // mu_ held
   int64_t NowMs() const;

@@ -254,5 +254,69 @@ TEST(TuneJobsTest, AJobDropsItsModuleTextWhenItEnds) {
   EXPECT_TRUE(jobs.Find("a", submitted->job.id)) << "the job itself is kept for GET";
 }
 
+// A hold that admits or refuses, and records how its job ended.
+struct RecordingHold final : TuneJobHold {
+  explicit RecordingHold(bool admit) : admit(admit) {}
+  Status Admit() override {
+    ++admits;
+    if (admit) return {};
+    return CancelledError("server b:1 runs this tuning").WithReason("tuned_elsewhere");
+  }
+  void Ended(TuneState state) override { ended.push_back(state); }
+  bool admit;
+  std::atomic<int> admits{0};
+  std::vector<TuneState> ended;  // written under TuneJobs' lock
+};
+
+TEST(TuneJobsTest, AHoldMayRefuseTheStartAndARefusedJobIsNotCountedAsEnded) {
+  HeldWork held;
+  TuneJobs jobs({}, held.work());
+  auto refusing = std::make_shared<RecordingHold>(false);
+  TuneJobSpec spec = SpecFor("a", 1);
+  spec.id = "00000000000000aa";
+  spec.hold = refusing;
+  auto refused = jobs.Submit(std::move(spec));
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->job.id, "00000000000000aa") << "the id the caller chose";
+  TuneJobView view = WaitForEnd(jobs, "a", refused->job.id);
+  EXPECT_EQ(view.state, TuneState::kCancelled);
+  ASSERT_TRUE(view.error);
+  EXPECT_NE(view.error->find("b:1 runs this tuning"), std::string::npos) << *view.error;
+  EXPECT_EQ(held.started.load(), 0) << "a refused job ran";
+  EXPECT_EQ(refusing->admits.load(), 1);
+  EXPECT_EQ(refusing.use_count(), 1) << "the job kept its hold after it ended";
+
+  auto admitting = std::make_shared<RecordingHold>(true);
+  TuneJobSpec next = SpecFor("a", 2);
+  next.hold = admitting;
+  auto ran = jobs.Submit(next);
+  ASSERT_TRUE(ran);
+  WaitForStart(held, 1);
+  held.release = true;
+  EXPECT_EQ(WaitForEnd(jobs, "a", ran->job.id).state, TuneState::kDone);
+  EXPECT_EQ(admitting->ended, std::vector<TuneState>{TuneState::kDone});
+  const TuneCounts counts = jobs.counts();
+  EXPECT_EQ(counts.done, 1);
+  EXPECT_EQ(counts.cancelled, 0) << "the refused job counted as a tuning run";
+}
+
+TEST(TuneJobsTest, AQueuedJobCancelledTellsItsHoldOnce) {
+  HeldWork held;
+  TuneJobs jobs({}, held.work());
+  auto first = jobs.Submit(SpecFor("a", 1));
+  ASSERT_TRUE(first);
+  WaitForStart(held, 1);
+  auto hold = std::make_shared<RecordingHold>(true);
+  TuneJobSpec spec = SpecFor("a", 2);
+  spec.hold = hold;
+  auto queued = jobs.Submit(spec);
+  ASSERT_TRUE(queued);
+  ASSERT_TRUE(jobs.Cancel("a", queued->job.id));
+  EXPECT_EQ(hold->ended, std::vector<TuneState>{TuneState::kCancelled});
+  EXPECT_EQ(hold->admits.load(), 0);
+  held.release = true;
+  WaitForEnd(jobs, "a", first->job.id);
+}
+
 }  // namespace
 }  // namespace kiln::service

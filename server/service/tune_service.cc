@@ -1,5 +1,10 @@
 #include "server/service/tune_service.h"
 
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cache/shared/server_identity.h"
 #include "compiler/autotune/progress_runner.h"
 #include "runtime/chip/chip_spec.h"
 #include "server/service/compile_options.h"
@@ -21,7 +26,8 @@ TuneService::TuneService(cache::CacheStore& store, StoredEntries& entries, TuneG
       gate_(gate),
       options_(options),
       forget_(std::move(forget)),
-      publish_(std::move(publish)) {
+      publish_(std::move(publish)),
+      server_name_(cache::shared::ProcessName()) {  // host:pid until the server knows its port
   TuneJobs::Options jobs;
   jobs.workers = options_.workers;
   jobs.queue_capacity = options_.queue_capacity;
@@ -30,16 +36,115 @@ TuneService::TuneService(cache::CacheStore& store, StoredEntries& entries, TuneG
       jobs, [this](const TuneJobSpec& spec, TuneProgress& progress, const std::function<bool()>& cancelled) {
         return Run(spec, progress, cancelled);
       });
+  if (options_.shared != nullptr) {
+    // Orphans are looked for a few times per lease: taken over within about
+    // a lease and a third of its holder's death.
+    const auto scan = std::max(options_.shared->options().lease_ttl / 3, std::chrono::milliseconds(250));
+    fleet_ = std::make_unique<FleetTuning>(*options_.shared, server_name_, scan);
+    fleet_->StartScan([this](const cache::shared::FleetTuneJob& orphan) { TakeOver(orphan); });
+  }
 }
 
-TuneService::~TuneService() { jobs_.reset(); }
+TuneService::~TuneService() {
+  // No takeover once stopping; jobs still going hand their leases over.
+  if (fleet_) {
+    fleet_->BeginShutdown();
+    fleet_->StopScan();
+  }
+  jobs_.reset();
+  fleet_.reset();
+}
+
+void TuneService::BeginShutdown() {
+  if (fleet_) fleet_->BeginShutdown();
+  jobs_->BeginShutdown();
+}
+
+void TuneService::set_server_name(std::string name) {
+  if (fleet_) fleet_->set_server_name(name);
+  std::lock_guard lock(name_mu_);
+  server_name_ = std::move(name);
+}
+
+std::string TuneService::server_name() const {
+  std::lock_guard lock(name_mu_);
+  return server_name_;
+}
+
+TuneJobView TuneService::Here(TuneJobView view) const {
+  view.server = server_name();
+  return view;
+}
+
+std::optional<TuneJobView> TuneService::Find(const std::string& tenant, const std::string& id) const {
+  if (std::optional<TuneJobView> job = jobs_->Find(tenant, id)) return Here(std::move(*job));
+  if (!fleet_) return std::nullopt;
+  // A job of this server's that took `id` over (still kept when done).
+  for (TuneJobView& job : jobs_->List(tenant, SIZE_MAX)) {
+    if (job.takes_over == id) return Here(std::move(job));
+  }
+  std::optional<TuneJobView> fleet_job = fleet_->Find(tenant, id);
+  // The job that took `id` over may be this server's own.
+  if (fleet_job && fleet_job->id != id) {
+    if (std::optional<TuneJobView> job = jobs_->Find(tenant, fleet_job->id)) return Here(std::move(*job));
+  }
+  return fleet_job;
+}
+
+std::vector<TuneJobView> TuneService::List(const std::string& tenant, size_t limit) const {
+  std::vector<TuneJobView> jobs = jobs_->List(tenant, limit);
+  for (TuneJobView& job : jobs) job = Here(std::move(job));
+  if (!fleet_) return jobs;
+  for (TuneJobView& job : fleet_->List(tenant)) jobs.push_back(std::move(job));
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const TuneJobView& a, const TuneJobView& b) { return a.created_ms > b.created_ms; });
+  if (jobs.size() > limit) jobs.resize(limit);
+  return jobs;
+}
+
+Result<TuneJobView> TuneService::Cancel(const std::string& tenant, const std::string& id) {
+  Result<TuneJobView> cancelled = jobs_->Cancel(tenant, id);
+  if (cancelled) return Here(std::move(*cancelled));
+  if (cancelled.error().code == ErrorCode::kNotFound && fleet_) {
+    if (std::optional<TuneJobView> elsewhere = fleet_->Find(tenant, id)) {
+      return NotFoundError("tuning job " + id + " runs on server " + elsewhere->server + ", not here; cancel it there");
+    }
+  }
+  return cancelled;
+}
+
+TuneCounts TuneService::counts() const {
+  TuneCounts counts = jobs_->counts();
+  if (fleet_) {
+    counts.fleet_skipped = fleet_->skipped();
+    counts.fleet_takeovers = fleet_->takeovers();
+  }
+  return counts;
+}
+
+Result<TuneJobs::Submitted> TuneService::Submit(TuneJobSpec spec) {
+  if (fleet_) {
+    // This server's job for the entry answers without asking the fleet.
+    if (std::optional<TuneJobView> active = jobs_->Active(spec.entry.tenant, spec.entry.key);
+        active && active->entry == spec.entry) {
+      return TuneJobs::Submitted{.job = Here(std::move(*active)), .created = false};
+    }
+    spec.id = NewTuneJobId();
+    FleetTuning::Decision decision = fleet_->Claim(spec, store_.Now());
+    if (decision.elsewhere) return TuneJobs::Submitted{.job = std::move(*decision.elsewhere), .created = false};
+    spec.hold = std::move(decision.hold);
+  }
+  KILN_ASSIGN_OR_RETURN(TuneJobs::Submitted submitted, jobs_->Submit(std::move(spec)));
+  submitted.job = Here(std::move(submitted.job));
+  return submitted;
+}
 
 Result<TuneJobs::Submitted> TuneService::Start(TuneStart start) {
   if (!start.hlo) {
     // A key alone names the entry's job, or starts one on the module text
     // the store keeps beside the entry.
     if (std::optional<TuneJobView> active = jobs_->Active(start.tenant, *start.key)) {
-      return TuneJobs::Submitted{.job = std::move(*active), .created = false};
+      return TuneJobs::Submitted{.job = Here(std::move(*active)), .created = false};
     }
     KILN_ASSIGN_OR_RETURN(cache::EntryId id, entries_.Find(start.tenant, start.key->Hex()));
     Result<std::optional<std::string>> source = store_.Source(id);
@@ -54,7 +159,7 @@ Result<TuneJobs::Submitted> TuneService::Start(TuneStart start) {
     if (!metadata || !*metadata) return NotFoundError("no executable with key " + id.key.Hex());
     KILN_ASSIGN_OR_RETURN(driver::CompileOptions options, OptionsOfEntry(**metadata));
     // The text is read again from the store when the job starts.
-    return jobs_->Submit(TuneJobSpec{.entry = id, .hlo = {}, .options = options, .budget = start.budget});
+    return Submit(TuneJobSpec{.entry = id, .hlo = {}, .options = options, .budget = start.budget});
   }
   // The topology a compile resolves, so the job tunes the entry's program.
   KILN_ASSIGN_OR_RETURN(ModuleRead read, ReadModule(*start.hlo, start.options));
@@ -72,10 +177,10 @@ Result<TuneJobs::Submitted> TuneService::Start(TuneStart start) {
     return NotFoundError("no executable with key " + id.key.Hex() + " on " + id.chip + " for tenant " +
                          start.tenant + " to tune; compile the module first (POST /v1/compile)");
   }
-  return jobs_->Submit(TuneJobSpec{.entry = id,
-                                   .hlo = *std::move(start.hlo),
-                                   .options = driver::NormalizedOptions(start.options),
-                                   .budget = start.budget});
+  return Submit(TuneJobSpec{.entry = id,
+                            .hlo = *std::move(start.hlo),
+                            .options = driver::NormalizedOptions(start.options),
+                            .budget = start.budget});
 }
 
 void TuneService::QueueBackground(const cache::EntryId& id, const driver::CompileOptions& options) {
@@ -83,7 +188,50 @@ void TuneService::QueueBackground(const cache::EntryId& id, const driver::Compil
   budget.max_seconds = options_.background_seconds;
   // No text in the queue: the job reads the entry's own from the store.
   TuneJobSpec spec{.entry = id, .hlo = {}, .options = options, .budget = budget, .background = true};
+  // With a fleet, the lease is taken when the job starts: a compile thread
+  // never waits on Redis.
+  if (fleet_) {
+    spec.id = NewTuneJobId();
+    spec.hold = fleet_->ClaimAtStart(spec, store_.Now());
+  }
   if (!jobs_->Submit(std::move(spec))) jobs_->Dropped();
+}
+
+void TuneService::TakeOver(const cache::shared::FleetTuneJob& orphan) {
+  const cache::EntryId& id = orphan.record.entry;
+  // A job of this server's tunes it already (it takes the lease itself).
+  if (std::optional<TuneJobView> active = jobs_->Active(id.tenant, id.key); active && active->entry == id) return;
+  Result<std::optional<cache::EntryMetadata>> stored = store_.GetMetadata(id);
+  // Not stored here: a server that has the entry takes it over.
+  if (!stored || !*stored || (*stored)->quarantined) return;
+  // Tuned already (the job published before its server died, say): done.
+  if ((*stored)->plan_kind == cache::PlanKind::kTuned) return fleet_->Prune(orphan);
+  Result<std::optional<std::string>> source = store_.Source(id);
+  const bool stored_text = source && *source;
+  std::string text;
+  Result<std::optional<cache::BundleEntry>> shared = options_.shared->Fetch(id);
+  if (shared && *shared) {
+    if ((*shared)->metadata.plan_kind == cache::PlanKind::kTuned) return fleet_->Prune(orphan);
+    if (!stored_text) text = std::move((*shared)->source_text);
+  }
+  if (!stored_text && text.empty()) return;  // no module text here
+  Result<driver::CompileOptions> options = OptionsOfEntry(**stored);
+  if (!options) return;
+  TuneJobSpec spec{.entry = id, .hlo = std::move(text), .options = *options, .background = orphan.record.background};
+  spec.budget.max_trials = orphan.record.max_trials;
+  spec.budget.max_seconds = orphan.record.max_seconds;
+  spec.budget.seed = orphan.record.seed;
+  spec.id = NewTuneJobId();
+  spec.takes_over = orphan.record.job_id;
+  std::shared_ptr<FleetHold> hold = fleet_->ClaimOrphan(spec, store_.Now());
+  if (!hold) return;  // another server took it first
+  spec.hold = hold;
+  Result<TuneJobs::Submitted> submitted = jobs_->Submit(std::move(spec));
+  if (!submitted || !submitted->created) {
+    hold->HandOver();  // no room here now: listed still, for the next scan
+    return;
+  }
+  fleet_->CountTakeover();
 }
 
 Result<TuneOutcome> TuneService::Run(const TuneJobSpec& spec, TuneProgress& progress,
@@ -149,7 +297,7 @@ Result<TuneOutcome> TuneService::Run(const TuneJobSpec& spec, TuneProgress& prog
   forget_(spec.entry);
   outcome.stored = true;
   // Other servers fetching the key from the shared tier get the tuned bytes.
-  if (publish_) publish_(SharedEntryOf(TunedPut(spec.entry.tenant, result, spec.options), store_.Now()));
+  if (publish_) publish_(SharedEntryOf(TunedPut(spec.entry.tenant, result, spec.options, spec.hlo.empty() ? stored_text : spec.hlo), store_.Now()));
   return outcome;
 }
 
