@@ -6,6 +6,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <optional>
+
+#include "fuzz/redis_reply_replay.h"
 #include "fuzz/regression_inputs.h"
 
 namespace kiln::cache::shared {
@@ -61,12 +65,38 @@ TEST(RedisConnectionTest, AShortOrMalformedAnswerIsAnErrorNotAHang) {
 }
 
 // hiredis 0.14 reads "$3\r\nabcde\r\n" as "abc", taking "de" for the CRLF:
-// the connection refuses the reply instead of believing it.
+// the connection refuses the reply instead of believing it (kept for the
+// fuzzer as fuzz/regressions/redis_reply/bulk-string-without-crlf).
 TEST(RedisConnectionTest, ABulkStringWithoutItsCrlfIsRefused) {
-  auto replies = Answered(":1\r\n$3\r\nabcde\r\n");
+  const std::string kept = fuzz::RegressionInput("redis_reply", "bulk-string-without-crlf");
+  ASSERT_EQ(kept, ":1\r\n$3\r\nabcde\r\n");
+  auto replies = Answered(kept);
   ASSERT_FALSE(replies) << "believed '" << (*replies)[1].text << "'";
   EXPECT_EQ(replies.error().reason(), "shared_unavailable");
   EXPECT_NE(replies.error().message.find("not followed by CRLF"), std::string::npos) << replies.error();
+}
+
+// Every input kept under fuzz/regressions/redis_reply/, replayed as the
+// redis_reply harness does with its contract (fuzz/redis_reply_replay.h).
+TEST(RedisConnectionTest, TheRedisReplyFuzzersKeptInputsKeepItsContract) {
+  const std::filesystem::path kept = std::filesystem::path(KILN_FUZZ_REGRESSIONS_DIR) / "redis_reply";
+  int replayed = 0;
+  for (const auto& file : std::filesystem::directory_iterator(kept)) {
+    const std::string input = fuzz::RegressionInput("redis_reply", file.path().filename().string());
+    ASSERT_FALSE(input.empty()) << file.path();
+    EXPECT_EQ(fuzz::ReplayRedisReply(input), std::nullopt) << file.path();
+    ++replayed;
+  }
+  EXPECT_GE(replayed, 2);
+}
+
+// The contract the harness checks holds on well-framed replies too, and
+// would catch a pipeline believing a badly framed one.
+TEST(RedisConnectionTest, TheHarnessContractAcceptsFramedRepliesAndMessages) {
+  EXPECT_EQ(fuzz::ReplayRedisReply(":1\r\n$5\r\nhello\r\n"), std::nullopt);
+  EXPECT_EQ(fuzz::ReplayRedisReply("*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$2\r\nhi\r\n:1\r\n"), std::nullopt);
+  EXPECT_EQ(fuzz::FramedValueLength(":1\r\n$3\r\nabcde\r\n"), 4u);
+  EXPECT_EQ(fuzz::FramedValueLength("$3\r\nabcde\r\n"), std::nullopt);
 }
 
 }  // namespace
