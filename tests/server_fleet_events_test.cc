@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/shared/shared_tier.h"
 #include "cache/shared/testing/redis_server.h"
 #include "tests/kiln_serve_process.h"
 #include "tests/run_kiln.h"
@@ -168,6 +169,74 @@ TEST(ServerFleetEventsTest, AFailingModuleIsCompiledOnceInTheFleet) {
   }
   EXPECT_EQ(published, 1) << "compiled (and failed) once in the fleet";
   EXPECT_EQ(found, 11);
+}
+
+// A module that takes a few hundred milliseconds to compile: `dots`
+// chained dots and tanhs; `seed` changes the key, not the work.
+std::string FleetSlowModule(int seed, int dots) {
+  std::string text = "HloModule slow\n\nENTRY main {\n  p0 = f32[64,128]{1,0} parameter(0)\n"
+                     "  w = f32[128,128]{1,0} parameter(1)\n  c = f32[] constant(" +
+                     std::to_string(seed) + ")\n  cb = f32[64,128]{1,0} broadcast(c), dimensions={}\n"
+                     "  a0 = f32[64,128]{1,0} add(p0, cb)\n";
+  std::string prev = "a0";
+  for (int i = 0; i < dots; ++i) {
+    const std::string d = "d" + std::to_string(i), t = "t" + std::to_string(i);
+    text += "  " + d + " = f32[64,128]{1,0} dot(" + prev + ", w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
+    text += std::string(i + 1 == dots ? "  ROOT " : "  ") + t + " = f32[64,128]{1,0} tanh(" + d + ")\n";
+    prev = t;
+  }
+  return text + "}\n";
+}
+
+TEST(ServerFleetEventsTest, ACompileWaitingForAThreadHoldsNoLeaseSoAFreeServerCompilesIt) {
+  FLEET_EVENTS_REQUIRE_REDIS();
+  RedisServer redis;
+  ASSERT_TRUE(redis.ok());
+  std::vector<std::string> one_thread = FleetServeFlags(redis);
+  one_thread.insert(one_thread.end(), {"--compile-threads", "1"});
+  KilnServeProcess busy(one_thread), free(FleetServeFlags(redis));
+  ASSERT_TRUE(busy.ok() && free.ok());
+  const std::string blocker = FleetSlowModule(1, 25000), queued = FleetSlowModule(2, 4000);
+  auto lease_of = [&](const std::string& module) {
+    const std::string key =
+        json::parse(free.Call("POST", "/v1/explain", module, "Content-Type: text/plain\r\n").body, nullptr, false)
+            .value("key", "");
+    Result<hlo::Hash128> hash = cache::ParseHash128(key);
+    EXPECT_TRUE(hash) << key;
+    return std::pair{key, cache::shared::SharedTier::LeaseKey(
+                              cache::EntryId{"default", hash ? *hash : hlo::Hash128{}, "v5e", kCompilerFormatVersion})};
+  };
+  const auto [blocker_key, blocker_lease] = lease_of(blocker);
+  const auto [key, lease] = lease_of(queued);
+  auto exists = [&](const std::string& redis_key) {
+    auto reply = redis.Command({"EXISTS", redis_key});
+    return reply && reply->integer == 1;
+  };
+
+  std::thread first([&] { EXPECT_EQ(FleetCompile(busy, blocker).first, 200); });
+  // The blocker holds busy's only compile thread (and its lease).
+  for (int i = 0; i < 3000 && !exists(blocker_lease); ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(exists(blocker_lease)) << "the blocker's compile never started";
+  std::pair<int, json> on_busy;
+  std::thread second([&] { on_busy = FleetCompile(busy, queued); });
+  // While it waits for busy's thread, nobody holds its lease.
+  std::this_thread::sleep_for(150ms);
+  const bool queued_lease_held = exists(lease);
+  if (exists(blocker_lease)) {
+    EXPECT_FALSE(queued_lease_held) << "a compile waiting for a thread holds its lease";
+  } else {
+    ADD_FAILURE() << "the blocker compiled within 150 ms: nothing was queued behind it";
+  }
+  // So the server with a free thread compiles it, and the busy one, when
+  // its thread starts the compile, finds it in Redis instead.
+  const auto [status, on_free] = FleetCompile(free, queued);
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(on_free.value("cache", ""), "miss");
+  second.join();
+  first.join();
+  EXPECT_EQ(on_busy.first, 200);
+  EXPECT_EQ(on_busy.second.value("tier", ""), "shared") << on_busy.second.dump();
+  EXPECT_EQ(on_busy.second.value("key", ""), key);
 }
 
 }  // namespace
