@@ -98,8 +98,9 @@ void LeaseWaiter::Loop() {
       wake_.wait(lock, [this] { return stopping_ || !due_.empty(); });
       continue;
     }
-    if (Clock::now() < due_.begin()->first) {
-      wake_.wait_until(lock, due_.begin()->first);
+    if (const Clock::time_point next = due_.begin()->first; Clock::now() < next) {
+      // A copy: a Nudge during the wait moves (frees) the node holding it.
+      wake_.wait_until(lock, next);
       continue;
     }
     Pending wait = std::move(due_.begin()->second);
