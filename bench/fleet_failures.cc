@@ -56,7 +56,7 @@ Failures RunFailures(int servers, const FleetConfig& config) {
   Failures out;
   Fleet fleet(servers, {});
   if (!fleet.ok()) return {.problem = fleet.problem()};
-  const std::string module = FleetChainModule(4000, config.failure_dots, /*too_large=*/true);
+  const std::string module = ChainedDotModule(4000, config.failure_dots, /*too_large=*/true);
   const std::string lease = LeaseKeyOf(Request(fleet.port(0), "POST", "/v1/explain", module, kTextBody).Text("key"));
   if (lease.empty()) return {.problem = "explain gave no key"};
   // After the servers started: added to what they set, and checked below.

@@ -64,7 +64,7 @@ Joins MeasureJoins(int servers, const FleetConfig& config) {
       cache::shared::FleetSubscriberOptions{.tick = std::chrono::milliseconds(5)});
   for (int i = 0; i < 500 && !events.subscribed(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   for (int j = 0; j < config.joins; ++j) {
-    const std::string module = FleetChainModule(3000 + j, config.join_dots);
+    const std::string module = ChainedDotModule(3000 + j, config.join_dots);
     // The key, from an explain (which compiles nothing).
     const std::string key = Request(fleet.port(fleet.size() - 1), "POST", "/v1/explain", module, kTextBody).Text("key");
     const std::string lease = LeaseKeyOf(key);

@@ -15,6 +15,7 @@
 
 #include "cache/shared/shared_tier.h"
 #include "cache/shared/testing/redis_server.h"
+#include "tests/chained_dot_module.h"
 #include "tests/kiln_serve_process.h"
 #include "tests/run_kiln.h"
 #include "tests/tunable_module.h"
@@ -171,23 +172,6 @@ TEST(ServerFleetEventsTest, AFailingModuleIsCompiledOnceInTheFleet) {
   EXPECT_EQ(found, 11);
 }
 
-// A module that takes a few hundred milliseconds to compile: `dots`
-// chained dots and tanhs; `seed` changes the key, not the work.
-std::string FleetSlowModule(int seed, int dots) {
-  std::string text = "HloModule slow\n\nENTRY main {\n  p0 = f32[64,128]{1,0} parameter(0)\n"
-                     "  w = f32[128,128]{1,0} parameter(1)\n  c = f32[] constant(" +
-                     std::to_string(seed) + ")\n  cb = f32[64,128]{1,0} broadcast(c), dimensions={}\n"
-                     "  a0 = f32[64,128]{1,0} add(p0, cb)\n";
-  std::string prev = "a0";
-  for (int i = 0; i < dots; ++i) {
-    const std::string d = "d" + std::to_string(i), t = "t" + std::to_string(i);
-    text += "  " + d + " = f32[64,128]{1,0} dot(" + prev + ", w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
-    text += std::string(i + 1 == dots ? "  ROOT " : "  ") + t + " = f32[64,128]{1,0} tanh(" + d + ")\n";
-    prev = t;
-  }
-  return text + "}\n";
-}
-
 TEST(ServerFleetEventsTest, ACompileWaitingForAThreadHoldsNoLeaseSoAFreeServerCompilesIt) {
   FLEET_EVENTS_REQUIRE_REDIS();
   RedisServer redis;
@@ -196,7 +180,7 @@ TEST(ServerFleetEventsTest, ACompileWaitingForAThreadHoldsNoLeaseSoAFreeServerCo
   one_thread.insert(one_thread.end(), {"--compile-threads", "1"});
   KilnServeProcess busy(one_thread), free(FleetServeFlags(redis));
   ASSERT_TRUE(busy.ok() && free.ok());
-  const std::string blocker = FleetSlowModule(1, 25000), queued = FleetSlowModule(2, 4000);
+  const std::string blocker = kiln::testing::ChainedDotModule(1, 25000), queued = kiln::testing::ChainedDotModule(2, 4000);
   auto lease_of = [&](const std::string& module) {
     const std::string key =
         json::parse(free.Call("POST", "/v1/explain", module, "Content-Type: text/plain\r\n").body, nullptr, false)

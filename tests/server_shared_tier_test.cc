@@ -16,6 +16,7 @@
 
 #include "cache/shared/shared_tier.h"
 #include "cache/shared/testing/redis_server.h"
+#include "tests/chained_dot_module.h"
 #include "tests/kiln_serve_process.h"
 #include "server/api/auth.h"
 #include "tests/run_kiln.h"
@@ -35,23 +36,8 @@ std::string SmallModule(int seed) {
          ")\n  b = f32[8,128]{1,0} broadcast(c), dimensions={}\n  ROOT y = f32[8,128]{1,0} add(x, b)\n}\n";
 }
 
-// A module that takes a few hundred milliseconds to compile: `dots` chained
-// dots and tanhs (each dot a kernel of its own).
-std::string SlowModule(int seed, int dots = 40000) {
-  // The seed is a constant added first: it changes the key, not the work.
-  std::string text = "HloModule slow\n\nENTRY main {\n  p0 = f32[64,128]{1,0} parameter(0)\n"
-                     "  w = f32[128,128]{1,0} parameter(1)\n  c = f32[] constant(" +
-                     std::to_string(seed) + ")\n  cb = f32[64,128]{1,0} broadcast(c), dimensions={}\n"
-                     "  a0 = f32[64,128]{1,0} add(p0, cb)\n";
-  std::string prev = "a0";
-  for (int i = 0; i < dots; ++i) {
-    const std::string d = "d" + std::to_string(i), t = "t" + std::to_string(i);
-    text += "  " + d + " = f32[64,128]{1,0} dot(" + prev + ", w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
-    text += std::string(i + 1 == dots ? "  ROOT " : "  ") + t + " = f32[64,128]{1,0} tanh(" + d + ")\n";
-    prev = t;
-  }
-  return text + "}\n";
-}
+// A module that takes a few hundred milliseconds to compile.
+std::string SlowModule(int seed, int dots = 40000) { return kiln::testing::ChainedDotModule(seed, dots); }
 
 std::vector<std::string> SharedFlags(const RedisServer& redis, std::vector<std::string> more = {},
                                      const std::string& lease = "1s", const std::string& timeout = "500ms") {
