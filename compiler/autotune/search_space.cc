@@ -20,7 +20,7 @@ SearchSpace::SearchSpace(const driver::PreparedModule& prepared, const driver::C
 Result<std::vector<fusion::Kernel>> SearchSpace::FormKernels(const std::vector<int64_t>& flips) const {
   fusion::FusionPlan plan;
   plan.kind = fusion::PlanKind::kTuned;
-  KILN_ASSIGN_OR_RETURN(plan.edges, driver::FlippedEdges(heuristic_.plan, flips));
+  KILN_ASSIGN_OR_RETURN(plan.edges, fusion::FlipEdges(heuristic_.plan, flips));
   KILN_RETURN_IF_ERROR(fusion::FormKernels(entry(), tiling_, plan));
   return std::move(plan.kernels);
 }

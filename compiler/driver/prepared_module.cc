@@ -3,6 +3,8 @@
 #include "compiler/driver/plan_module.h"
 #include "compiler/driver/stopwatch.h"
 #include "compiler/fusion/body_fusion.h"
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/printer.h"
 #include "compiler/passes/inliner.h"
 #include "compiler/passes/pass_pipeline.h"
 #include "compiler/spmd/entry_shardings.h"
@@ -74,9 +76,9 @@ Result<std::shared_ptr<hlo::Module>> PartitionForSlice(const hlo::Module& module
   return nullptr;
 }
 
-}  // namespace
-
-Result<PreparedModule> PreparePasses(hlo::Module& module, const CompileOptions& options) {
+// PreparePasses; with `keep_unfused`, the program is printed before its
+// bodies are fused (PreparedModule::unfused_bodies_text).
+Result<PreparedModule> RunPasses(hlo::Module& module, const CompileOptions& options, bool keep_unfused) {
   KILN_RETURN_IF_ERROR(CheckOptions(module, options));
   Stopwatch watch;
   PreparedModule out;
@@ -103,6 +105,7 @@ Result<PreparedModule> PreparePasses(hlo::Module& module, const CompileOptions& 
     out.fusions_inlined = InlinesFusions(options);
     out.has_control_flow_bodies = fusion::HasControlFlowBodies(program);
     if (FusesBodies(options) && out.has_control_flow_bodies) {
+      if (keep_unfused) out.unfused_bodies_text = std::make_shared<const std::string>(hlo::PrintModule(program));
       fusion::PlannerOptions planner;
       planner.tiling = TilingOptionsFor(options, *runtime::FindChip(options.chip));
       Result<fusion::BodyFusionStats> fused = fusion::FuseControlFlowBodies(program, planner);
@@ -117,14 +120,51 @@ Result<PreparedModule> PreparePasses(hlo::Module& module, const CompileOptions& 
   return out;
 }
 
-Result<PreparedModule> PrepareModule(hlo::Module& module, const CompileOptions& options) {
+Result<PreparedModule> Prepare(hlo::Module& module, const CompileOptions& options, bool keep_unfused) {
   Stopwatch watch;
   const CompileOptions normalized = NormalizedOptions(options);
   KILN_ASSIGN_OR_RETURN(hlo::Fingerprint fingerprint,
                         hlo::FingerprintModule(module, FingerprintOptionsFor(normalized)));
-  KILN_ASSIGN_OR_RETURN(PreparedModule out, PreparePasses(module, normalized));
+  KILN_ASSIGN_OR_RETURN(PreparedModule out, RunPasses(module, normalized, keep_unfused));
   out.source_fingerprint = std::move(fingerprint);
   out.prepare_ms = watch.LapMs();
+  return out;
+}
+
+}  // namespace
+
+Result<PreparedModule> PreparePasses(hlo::Module& module, const CompileOptions& options) {
+  return RunPasses(module, options, /*keep_unfused=*/false);
+}
+
+Result<PreparedModule> PrepareModule(hlo::Module& module, const CompileOptions& options) {
+  return Prepare(module, options, /*keep_unfused=*/false);
+}
+
+Result<PreparedModule> PrepareModuleForTuning(hlo::Module& module, const CompileOptions& options) {
+  return Prepare(module, options, /*keep_unfused=*/true);
+}
+
+Result<PreparedModule> WithBodyFlips(const PreparedModule& prepared, const CompileOptions& options,
+                                     const fusion::BodyFlips& flips) {
+  if (!prepared.unfused_bodies_text) {
+    return FailedPreconditionError("the module was prepared without its unfused bodies: prepare it for tuning");
+  }
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> program,
+                        hlo::ParseModule(*prepared.unfused_bodies_text, "unfused-bodies.hlo"));
+  const hlo::Computation& entry = *prepared.module->entry();
+  if (program->entry() == nullptr || program->entry()->instructions().size() != entry.instructions().size()) {
+    return InternalError("the unfused program of " + prepared.module->name() + " does not read back with its entry");
+  }
+  fusion::PlannerOptions planner;
+  planner.tiling = TilingOptionsFor(options, *runtime::FindChip(options.chip));
+  Result<fusion::BodyFusionStats> fused = fusion::FuseControlFlowBodies(*program, planner, flips);
+  if (!fused) return std::unexpected(fused.error().WithContext("fusing loop bodies"));
+  PreparedModule out = prepared;
+  out.body_decisions = std::move(fused->decisions);
+  out.body_flips = flips;
+  out.variant = std::shared_ptr<const hlo::Module>(std::move(program));
+  out.module = out.variant.get();
   return out;
 }
 

@@ -56,6 +56,14 @@ struct PreparedModule {
   // With bodies_fused: the fusion decisions in each loop body and branch,
   // named (`kiln compile --explain-fusion` shows them after the entry's).
   std::vector<fusion::BodyDecisions> body_decisions;
+  // The flips the bodies were fused with (empty: the heuristic's plan).
+  fusion::BodyFlips body_flips;
+  // PrepareModuleForTuning with bodies_fused: the program after the passes
+  // and before its bodies were fused, as HLO text, from which WithBodyFlips
+  // plans them again. Shared by every variant; empty otherwise.
+  std::shared_ptr<const std::string> unfused_bodies_text;
+  // A WithBodyFlips result owns its program here (`module` points at it).
+  std::shared_ptr<const hlo::Module> variant;
   std::vector<std::string> changed_passes;
   double passes_ms = 0;
   double prepare_ms = 0;  // fingerprint and passes, wall time
@@ -69,6 +77,20 @@ struct PreparedModule {
 // an unknown chip, a bad topology or a negative scoped VMEM before doing
 // any work.
 Result<PreparedModule> PrepareModule(hlo::Module& module, const CompileOptions& options);
+
+// PrepareModule that also keeps the program as it was before its bodies
+// were fused (unfused_bodies_text), for the tuner's body search. Costs one
+// print of the program when it has bodies to fuse.
+Result<PreparedModule> PrepareModuleForTuning(hlo::Module& module, const CompileOptions& options);
+
+// `prepared` (from PrepareModuleForTuning) with its loop bodies and
+// branches fused again with `flips`: a new program, owned by the result, in
+// which the entry is the same instruction for instruction (the entry's plan
+// and its edits still apply). Fails on flips that cannot be made (named),
+// or when `prepared` kept no unfused program. Thread-safe for one
+// `prepared`.
+Result<PreparedModule> WithBodyFlips(const PreparedModule& prepared, const CompileOptions& options,
+                                     const fusion::BodyFlips& flips);
 
 // The pass pipeline alone, without the fingerprint: for planning without
 // lowering (PlanModule). LowerWithPlan refuses the result.

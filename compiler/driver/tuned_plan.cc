@@ -52,40 +52,21 @@ Status ApplyTiles(const hlo::Computation& entry, const fusion::TilingOptions& ti
 
 }  // namespace
 
-Result<std::vector<fusion::FusionEdge>> FlippedEdges(const fusion::FusionPlan& base,
-                                                     const std::vector<int64_t>& flipped_edges) {
-  std::vector<fusion::FusionEdge> edges = base.edges;
-  std::vector<char> seen(edges.size(), 0);
-  for (int64_t e : flipped_edges) {
-    if (e < 0 || e >= static_cast<int64_t>(edges.size())) {
-      return InvalidArgumentError("flip of edge " + std::to_string(e) + ": the plan has " +
-                                  std::to_string(edges.size()) + " edges");
-    }
-    if (seen[e]++) return InvalidArgumentError("edge " + std::to_string(e) + " is flipped twice");
-    fusion::FusionEdge& edge = edges[e];
-    if (edge.kind == fusion::DecisionKind::kLegality) {
-      return InvalidArgumentError("edge " + std::to_string(e) + " is a legality decision and may not be flipped (" +
-                                  edge.reason + ")");
-    }
-    edge.fused = !edge.fused;
-    edge.reason = std::string("autotuner: ") + (edge.fused ? "fused" : "not fused") +
-                  " (the heuristic said: " + edge.reason + ")";
-  }
-  return edges;
-}
-
 Result<CompiledPlan> PlanTuned(const PreparedModule& prepared, const CompileOptions& options,
                                const fusion::FusionPlan& base, const PlanEdits& edits) {
   if (options.plan != fusion::PlanKind::kHeuristic || base.kind != fusion::PlanKind::kHeuristic) {
     return InvalidArgumentError("a tuned plan edits the heuristic plan under the heuristic compile's options");
   }
   KILN_RETURN_IF_ERROR(CheckPlanFits(prepared, options));
+  if (edits.body_flips != prepared.body_flips) {
+    return FailedPreconditionError("the tuned plan's body flips are not those the module's bodies were fused with");
+  }
   Stopwatch watch;
   const hlo::Computation& entry = *prepared.module->entry();
   const fusion::TilingOptions tiling = TilingOptionsFor(options, *runtime::FindChip(options.chip));
   fusion::FusionPlan plan;
   plan.kind = fusion::PlanKind::kTuned;
-  KILN_ASSIGN_OR_RETURN(plan.edges, FlippedEdges(base, edits.flipped_edges));
+  KILN_ASSIGN_OR_RETURN(plan.edges, fusion::FlipEdges(base, edits.flipped_edges));
   Status formed = fusion::FormKernels(entry, tiling, plan);
   if (!formed) return formed.error().WithContext("tuned plan");
   KILN_RETURN_IF_ERROR(ApplyTiles(entry, tiling, edits.tiles, plan));
@@ -97,6 +78,11 @@ Result<CompiledPlan> PlanTuned(const PreparedModule& prepared, const CompileOpti
 
 Result<CompileOutput> LowerTuned(const PreparedModule& prepared, const CompileOptions& options,
                                  const fusion::FusionPlan& base, const PlanEdits& edits) {
+  if (edits.body_flips != prepared.body_flips) {
+    KILN_ASSIGN_OR_RETURN(PreparedModule variant, WithBodyFlips(prepared, options, edits.body_flips));
+    KILN_ASSIGN_OR_RETURN(CompiledPlan compiled, PlanTuned(variant, options, base, edits));
+    return LowerPlanned(variant, options, std::move(compiled));
+  }
   KILN_ASSIGN_OR_RETURN(CompiledPlan compiled, PlanTuned(prepared, options, base, edits));
   return LowerPlanned(prepared, options, std::move(compiled));
 }

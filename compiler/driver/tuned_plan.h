@@ -35,13 +35,12 @@ struct PlanEdits {
   // sorted, as fusion::Kernel::instructions). Other kernels keep the
   // largest fitting tile.
   std::map<std::vector<int64_t>, fusion::TileChoice> tiles;
+  // Flips in loop bodies and branches (body_fusion.h): LowerTuned fuses
+  // them again with these (WithBodyFlips) unless the prepared module
+  // already has them; PlanTuned needs a prepared module that has them.
+  fusion::BodyFlips body_flips;
   bool operator==(const PlanEdits&) const = default;
 };
-
-// The heuristic plan's edges with `edits.flipped_edges` flipped, or an
-// error naming a flip out of range, repeated, or of a legality decision.
-Result<std::vector<fusion::FusionEdge>> FlippedEdges(const fusion::FusionPlan& base,
-                                                     const std::vector<int64_t>& flipped_edges);
 
 // `base` must be the heuristic plan PlanPrepared made of `prepared` with
 // `options` (options.plan heuristic).

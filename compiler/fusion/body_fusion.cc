@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/fusion/kernel_formation.h"
+
 namespace kiln::fusion {
 namespace {
 
@@ -16,6 +18,8 @@ using hlo::Opcode;
 bool RunsCalledComputations(Opcode op) {
   return op == Opcode::kWhile || op == Opcode::kConditional || op == Opcode::kCall;
 }
+
+}  // namespace
 
 // The computations control flow runs, callers before callees: reached from
 // the entry through while loops and conditionals, then through any
@@ -55,6 +59,8 @@ std::vector<Computation*> ControlFlowComputations(const hlo::Module& module) {
   return out;
 }
 
+namespace {
+
 std::string_view FusionKindText(const Kernel& kernel, const std::vector<Instruction*>& at) {
   switch (kernel.kind) {
     case KernelKind::kInput: return "kInput";
@@ -76,8 +82,9 @@ class BodyOutliner {
   }
 
   // Outlines the plan's kernels of several instructions; returns how many
-  // instructions moved into fusions.
-  Result<int64_t> Run(const FusionPlan& plan) {
+  // instructions moved into fusions, and names each kernel's step in
+  // `kernels` (one per plan kernel).
+  Result<int64_t> Run(const FusionPlan& plan, std::vector<BodyKernel>& kernels) {
     std::unordered_set<const Instruction*> ordered;  // instructions with control edges
     for (Instruction* instr : at_) {
       if (instr->control_predecessors().empty()) continue;
@@ -90,11 +97,18 @@ class BodyOutliner {
     std::unordered_set<const Instruction*> outlined;
     int64_t moved = 0;
     for (const Kernel& kernel : plan.kernels) {
-      if (kernel.instructions.size() < 2) continue;
+      BodyKernel& named = kernels.emplace_back();
+      named.instructions = kernel.instructions;
+      named.roots = kernel.roots;
+      named.inputs = kernel.inputs;
+      if (kernel.instructions.size() < 2) {
+        if (kernel.instructions.size() == 1) named.step = at_[kernel.instructions.front()]->name();
+        continue;
+      }
       bool has_control_edges = false;
       for (int64_t index : kernel.instructions) has_control_edges |= ordered.contains(at_[index]);
       if (has_control_edges) continue;
-      KILN_RETURN_IF_ERROR(Outline(kernel, replacements));
+      KILN_ASSIGN_OR_RETURN(named.step, Outline(kernel, replacements));
       for (int64_t index : kernel.instructions) outlined.insert(at_[index]);
       moved += static_cast<int64_t>(kernel.instructions.size());
     }
@@ -123,8 +137,9 @@ class BodyOutliner {
   }
 
   // Builds the fused computation and the fusion instruction of `kernel`;
-  // adds (root, value to use instead) pairs to `replacements`.
-  Status Outline(const Kernel& kernel, std::vector<std::pair<Instruction*, Instruction*>>& replacements) {
+  // adds (root, value to use instead) pairs to `replacements`. Returns the
+  // fusion's name.
+  Result<std::string> Outline(const Kernel& kernel, std::vector<std::pair<Instruction*, Instruction*>>& replacements) {
     const Instruction& first_root = *at_[kernel.roots.front()];
     auto fused =
         std::make_unique<Computation>(UniqueComputationName("fused_" + std::string(first_root.name())));
@@ -186,7 +201,7 @@ class BodyOutliner {
     }
     Computation* callee = module_.InsertComputation(std::move(fused), &computation_);
     fusion->AddAttribute(hlo::Attribute::Calls("calls", callee));
-    return Ok();
+    return std::string(fusion->name());
   }
 
   // Removes the outlined instructions nothing reads any more (a cheap
@@ -256,20 +271,47 @@ bool HasControlFlowBodies(const hlo::Module& module) {
   return module.entry() != nullptr && !ControlFlowComputations(module).empty();
 }
 
-Result<BodyFusionStats> FuseControlFlowBodies(hlo::Module& module, const PlannerOptions& options) {
-  BodyFusionStats stats;
-  if (module.entry() == nullptr) return stats;
+PlannerOptions BodyPlannerOptions(const PlannerOptions& options) {
   PlannerOptions body_options = options;
   body_options.contractions_run_on_plan_tiles = false;  // each body dot is tiled alone
+  return body_options;
+}
+
+Result<BodyFusionStats> FuseControlFlowBodies(hlo::Module& module, const PlannerOptions& options,
+                                             const BodyFlips& flips) {
+  BodyFusionStats stats;
+  if (module.entry() == nullptr) return stats;
+  const PlannerOptions body_options = BodyPlannerOptions(options);
+  size_t flipped = 0;
   for (Computation* computation : ControlFlowComputations(module)) {
     Result<FusionPlan> plan = PlanComputation(*computation, PlanKind::kHeuristic, body_options);
     if (!plan) return std::unexpected(plan.error().WithContext("planning %" + computation->name()));
-    stats.decisions.push_back({computation->name(), NameDecisions(*computation, plan->edges)});
+    if (auto it = flips.find(computation->name()); it != flips.end()) {
+      ++flipped;
+      FusionPlan edited;
+      edited.kind = PlanKind::kTuned;
+      Result<std::vector<FusionEdge>> edges = FlipEdges(*plan, it->second);
+      if (!edges) return std::unexpected(edges.error().WithContext("flips in %" + computation->name()));
+      edited.edges = *std::move(edges);
+      Status formed = FormKernels(*computation, body_options.tiling, edited);
+      if (!formed) return std::unexpected(formed.error().WithContext("flips in %" + computation->name()));
+      *plan = std::move(edited);
+    }
+    BodyDecisions& named = stats.decisions.emplace_back();
+    named.computation = computation->name();
+    named.decisions = NameDecisions(*computation, plan->edges);
     const int64_t fusions_before = static_cast<int64_t>(module.computations().size());
-    KILN_ASSIGN_OR_RETURN(int64_t moved, BodyOutliner(module, *computation).Run(*plan));
+    KILN_ASSIGN_OR_RETURN(int64_t moved, BodyOutliner(module, *computation).Run(*plan, named.kernels));
     ++stats.computations;
     stats.fusions += static_cast<int64_t>(module.computations().size()) - fusions_before;
     stats.fused_instructions += moved;
+  }
+  if (flipped != flips.size()) {
+    for (const auto& [name, edges] : flips) {
+      bool planned = false;
+      for (const BodyDecisions& d : stats.decisions) planned |= d.computation == name;
+      if (!planned) return InvalidArgumentError("flips in %" + name + ": no loop body or branch of that name is planned");
+    }
   }
   return stats;
 }

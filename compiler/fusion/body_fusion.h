@@ -20,11 +20,17 @@
 // edges. Used after the pass pipeline for the heuristic and tuned plans;
 // the `none` plan keeps bodies unfused, and `given` keeps XLA's fusions.
 //
-// Fails only on a computation the planner cannot plan (named); mutates the
-// module in place. Not thread-safe for one module.
+// The autotuner's body search (compiler/autotune/body_search.h) plans them
+// again with some profitability decisions flipped (BodyFlips): each body
+// kernel becomes one step of its loop, named in BodyKernel::step, so the
+// step times a run reports are the kernels' times.
+//
+// Fails on a computation the planner cannot plan, or flips that cannot be
+// made (named); mutates the module in place. Not thread-safe for one module.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,10 +45,27 @@ namespace kiln::fusion {
 // computation as planned (before outlining), for users (`kiln compile
 // --explain-fusion`): a scanned layer's fusions are decided here, not in
 // the entry.
+// One kernel of a planned computation: its instructions (indices in the
+// computation as planned) and the step that runs it: the fusion made of
+// it, or its one instruction; empty when it stays a group of steps (an
+// instruction with control edges kept it unfused).
+struct BodyKernel {
+  std::vector<int64_t> instructions;
+  std::vector<int64_t> roots;
+  std::vector<int64_t> inputs;  // what it reads, in the order its fusion's parameters take
+  std::string step;
+};
+
 struct BodyDecisions {
   std::string computation;  // its name, without `%`
   std::vector<FusionDecision> decisions;
+  std::vector<BodyKernel> kernels;  // execution order
 };
+
+// Per planned computation (by name), indices into its heuristic plan's
+// edges to flip (fusion::FlipEdges); computations not named keep the
+// heuristic's plan.
+using BodyFlips = std::map<std::string, std::vector<int64_t>>;
 
 struct BodyFusionStats {
   int64_t computations = 0;  // control-flow computations planned
@@ -51,7 +74,14 @@ struct BodyFusionStats {
   std::vector<BodyDecisions> decisions;  // one per planned computation, in planning order
 };
 
-Result<BodyFusionStats> FuseControlFlowBodies(hlo::Module& module, const PlannerOptions& options);
+Result<BodyFusionStats> FuseControlFlowBodies(hlo::Module& module, const PlannerOptions& options,
+                                             const BodyFlips& flips = {});
+
+// The options FuseControlFlowBodies plans each body with (from the entry's).
+PlannerOptions BodyPlannerOptions(const PlannerOptions& options);
+
+// The computations FuseControlFlowBodies plans, callers before callees.
+std::vector<hlo::Computation*> ControlFlowComputations(const hlo::Module& module);
 
 // True when the module has computations FuseControlFlowBodies would plan
 // (control flow reached from the entry).

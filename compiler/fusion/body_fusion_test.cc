@@ -120,11 +120,11 @@ int64_t Count(const hlo::Computation& computation, hlo::Opcode opcode) {
 
 // Fuses `text`; checks the result verifies, prints callees before callers
 // and computes what the unfused module computes, bit for bit.
-std::unique_ptr<hlo::Module> FuseAndCheck(std::string_view text, BodyFusionStats* stats) {
+std::unique_ptr<hlo::Module> FuseAndCheck(std::string_view text, BodyFusionStats* stats, const BodyFlips& flips = {}) {
   auto module = ParseVerified(text);
   auto reference = ParseVerified(text);
   if (module == nullptr || reference == nullptr) return nullptr;
-  Result<BodyFusionStats> fused = FuseControlFlowBodies(*module, Options());
+  Result<BodyFusionStats> fused = FuseControlFlowBodies(*module, Options(), flips);
   EXPECT_TRUE(fused.has_value()) << fused.error().ToString();
   if (!fused) return nullptr;
   *stats = *fused;
@@ -191,6 +191,56 @@ TEST(BodyFusionTest, LoopBodyBecomesFusionsAndComputesTheSame) {
     if (c->name().starts_with("fused_")) last_fused_at = static_cast<int64_t>(i);
   }
   EXPECT_LT(last_fused_at, body_at);
+}
+
+// The autotuner's body search: every profitability decision of the body
+// flipped on its own still verifies and computes the same, each kernel is
+// one step named after its fusion or its one instruction, and flips change
+// the kernels.
+TEST(BodyFusionTest, EachFlippedBodyDecisionComputesTheSameAndNamesItsSteps) {
+  BodyFusionStats heuristic;
+  ASSERT_NE(FuseAndCheck(kSoftmaxLoop, &heuristic), nullptr);
+  const BodyDecisions* body = nullptr;
+  for (const BodyDecisions& d : heuristic.decisions) body = d.computation == "body" ? &d : body;
+  ASSERT_NE(body, nullptr);
+  int flipped = 0, changed = 0;
+  for (size_t e = 0; e < body->decisions.size(); ++e) {
+    if (body->decisions[e].kind != DecisionKind::kProfitability) continue;
+    BodyFusionStats stats;
+    auto module = FuseAndCheck(kSoftmaxLoop, &stats, {{"body", {static_cast<int64_t>(e)}}});
+    ASSERT_NE(module, nullptr) << "edge " << e;
+    ++flipped;
+    const BodyDecisions* planned = nullptr;
+    for (const BodyDecisions& d : stats.decisions) planned = d.computation == "body" ? &d : planned;
+    ASSERT_NE(planned, nullptr);
+    EXPECT_NE(planned->decisions[e].fused, body->decisions[e].fused) << "edge " << e;
+    std::vector<std::vector<int64_t>> before, after;
+    for (const BodyKernel& k : body->kernels) before.push_back(k.instructions);
+    for (const BodyKernel& k : planned->kernels) after.push_back(k.instructions);
+    changed += before != after;  // a flip other edges outweigh changes none
+    const hlo::Computation* fused_body = Find(*module, "body");
+    for (const BodyKernel& k : planned->kernels) {
+      if (k.step.empty()) continue;
+      bool found = false;
+      for (const auto& instr : fused_body->instructions()) found |= instr->name() == k.step;
+      EXPECT_TRUE(found) << k.step;
+      if (k.instructions.size() >= 2) EXPECT_TRUE(k.step.starts_with("fusion.")) << k.step;
+    }
+  }
+  EXPECT_GT(flipped, 0);
+  EXPECT_GT(changed, 0);
+}
+
+TEST(BodyFusionTest, FlipsThatCannotBeMadeAreRefusedByName) {
+  auto module = ParseVerified(kSoftmaxLoop);
+  ASSERT_NE(module, nullptr);
+  Result<BodyFusionStats> unknown = FuseControlFlowBodies(*module, Options(), {{"nobody", {0}}});
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_NE(unknown.error().ToString().find("%nobody"), std::string::npos) << unknown.error().ToString();
+  module = ParseVerified(kSoftmaxLoop);
+  Result<BodyFusionStats> out_of_range = FuseControlFlowBodies(*module, Options(), {{"body", {100000}}});
+  ASSERT_FALSE(out_of_range.has_value());
+  EXPECT_NE(out_of_range.error().ToString().find("%body"), std::string::npos) << out_of_range.error().ToString();
 }
 
 TEST(BodyFusionTest, SiblingReductionsInABranchShareOneMultiOutputFusion) {

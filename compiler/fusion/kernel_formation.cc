@@ -301,4 +301,25 @@ Status ValidatePlan(const hlo::Computation& computation, const TilingOptions& op
   return Ok();
 }
 
+Result<std::vector<FusionEdge>> FlipEdges(const FusionPlan& base, const std::vector<int64_t>& flips) {
+  std::vector<FusionEdge> edges = base.edges;
+  std::vector<char> seen(edges.size(), 0);
+  for (int64_t e : flips) {
+    if (e < 0 || e >= static_cast<int64_t>(edges.size())) {
+      return InvalidArgumentError("flip of edge " + std::to_string(e) + ": the plan has " +
+                                  std::to_string(edges.size()) + " edges");
+    }
+    if (seen[e]++) return InvalidArgumentError("edge " + std::to_string(e) + " is flipped twice");
+    FusionEdge& edge = edges[e];
+    if (edge.kind == DecisionKind::kLegality) {
+      return InvalidArgumentError("edge " + std::to_string(e) + " is a legality decision and may not be flipped (" +
+                                  edge.reason + ")");
+    }
+    edge.fused = !edge.fused;
+    edge.reason = std::string("autotuner: ") + (edge.fused ? "fused" : "not fused") +
+                  " (the heuristic said: " + edge.reason + ")";
+  }
+  return edges;
+}
+
 }  // namespace kiln::fusion

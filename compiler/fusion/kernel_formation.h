@@ -27,4 +27,9 @@ Status FormKernels(const hlo::Computation& computation, const TilingOptions& opt
 Status ValidatePlan(const hlo::Computation& computation, const TilingOptions& options,
                     const FusionPlan& plan);
 
+// `base`'s edges with `flips` (indices into them) flipped, for a plan the
+// autotuner edits; an error names a flip out of range, repeated, or of a
+// legality decision (never flipped).
+Result<std::vector<FusionEdge>> FlipEdges(const FusionPlan& base, const std::vector<int64_t>& flips);
+
 }  // namespace kiln::fusion
