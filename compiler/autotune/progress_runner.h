@@ -38,6 +38,9 @@ class ProgressRunner final : public Runner {
                                             std::span<const uint8_t> candidate) override {
     return inner_.CompareChangedKernels(reference, candidate);
   }
+  Result<KernelCheck> CompareModulePairs(const std::vector<ModulePair>& pairs) override {
+    return inner_.CompareModulePairs(pairs);
+  }
 
  private:
   Runner& inner_;

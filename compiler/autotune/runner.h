@@ -18,6 +18,13 @@
 
 namespace kiln::autotune {
 
+// One step of a kernel's loop bodies and branches (an instruction or a
+// body fusion, by name) over one run of the kernel: all its trips.
+struct StepTime {
+  std::string name;
+  double us = 0;
+};
+
 struct KernelTime {
   std::string name;  // the executable kernel's name (its first root)
   std::string kind;    // loop, output, ...
@@ -26,6 +33,10 @@ struct KernelTime {
   // Set when this kernel could not be timed, e.g. under strict tiling its
   // carried tile does not fit its iteration space; `us` is then 0.
   std::optional<std::string> error;
+  // With loops or branches: their steps (runtime/timing/kernel_timer.cc
+  // times each as a kernel of its own, by its trips); `us` is their sum
+  // plus the rest of the kernel, less what collectives overlap.
+  std::vector<StepTime> steps;
 };
 
 struct Measurement {
@@ -56,6 +67,16 @@ struct KernelCheck {
   // keeps the heuristic's form for them.
   std::vector<std::string> refused_instructions;
   std::string refused_why;
+};
+
+// One changed kernel checked alone (body_check.h): two self-contained HLO
+// modules with the same parameters.
+struct ModulePair {
+  std::string name;          // what it checks, for messages
+  std::string computation;   // the computation whose kernel it is
+  std::string reference_hlo;  // the instructions evaluated directly
+  std::string candidate_hlo;  // the kernel the candidate runs
+  std::vector<std::string> instructions;  // those it covers
 };
 
 class Runner {
@@ -94,6 +115,15 @@ class Runner {
                                                     std::span<const uint8_t> candidate) {
     (void)reference;
     (void)candidate;
+    return UnimplementedError("this runner checks whole programs only");
+  }
+
+  // Evaluates both modules of each pair on the same random values of their
+  // parameters and compares their results; a pair too large or too slow to
+  // evaluate here is refused (its instructions and why, as above).
+  // kFailedPrecondition naming the first pair whose values differ.
+  virtual Result<KernelCheck> CompareModulePairs(const std::vector<ModulePair>& pairs) {
+    (void)pairs;
     return UnimplementedError("this runner checks whole programs only");
   }
 };

@@ -1,6 +1,7 @@
 #include "server/service/kernel_verification.h"
 
 #include <algorithm>
+#include <optional>
 #include <map>
 #include <numeric>
 #include <set>
@@ -264,6 +265,71 @@ Result<KernelVerification> VerifyChangedKernels(const runtime::LoadedProgram& re
   std::sort(out.refused_instructions.begin(), out.refused_instructions.end());
   out.refused_instructions.erase(std::unique(out.refused_instructions.begin(), out.refused_instructions.end()),
                                  out.refused_instructions.end());
+  return out;
+}
+
+Result<KernelVerification> VerifyModulePairs(const std::vector<ModuleCheck>& checks,
+                                             const KernelVerificationOptions& options) {
+  KernelVerification out;
+  for (const ModuleCheck& check : checks) {
+    ++out.changed_kernels;
+    out.kernels.push_back(check.name);
+    auto refuse = [&](const std::string& why) {
+      if (out.refused_why.empty()) out.refused_why = "body kernel " + check.name + " cannot be checked: " + why;
+      out.refused_instructions.insert(out.refused_instructions.end(), check.instructions.begin(),
+                                      check.instructions.end());
+    };
+    const hlo::Module* sides[2] = {check.reference, check.candidate};
+    const hlo::Computation& entry = *check.reference->entry();
+    if (entry.parameters().size() != check.candidate->entry()->parameters().size()) {
+      return InternalError("body kernel " + check.name + ": its two sides read different parameters");
+    }
+    int64_t bytes = 2 * ArrayBytes(entry.root()->shape());
+    for (const hlo::Instruction* parameter : entry.parameters()) bytes += 2 * ArrayBytes(parameter->shape());
+    if (entry.root()->shape().IsTuple()) {
+      for (const hlo::Shape& part : entry.root()->shape().tuple_shapes()) bytes += 2 * ArrayBytes(part);
+    }
+    if (bytes > options.memory_budget) {
+      refuse("its values need " + std::to_string(bytes) + " bytes, over the " + std::to_string(options.memory_budget) +
+             "-byte evaluation budget");
+      continue;
+    }
+    std::vector<hlo::Literal> args;
+    for (const hlo::Instruction* parameter : entry.parameters()) {
+      KILN_ASSIGN_OR_RETURN(hlo::Literal value,
+                            runtime::io::RandomLiteral(parameter->shape(),
+                                                       NameSeed(std::to_string(parameter->parameter_number()), options.seed)));
+      args.push_back(std::move(value));
+    }
+    std::optional<hlo::Literal> values[2];
+    bool refused = false;
+    for (int side = 0; side < 2 && !refused; ++side) {
+      if (options.before_kernel) KILN_RETURN_IF_ERROR(options.before_kernel());
+      if (Status evaluable = runtime::CheckEvaluable(*sides[side]); !evaluable) {
+        refuse(evaluable.error().ToString());
+        refused = true;
+        break;
+      }
+      runtime::EvalOptions eval;
+      eval.step_budget = options.step_budget;
+      Result<hlo::Literal> result = runtime::EvaluateModule(*sides[side], args, eval);
+      if (!result) {
+        refuse("evaluating it: " + result.error().ToString());
+        refused = true;
+        break;
+      }
+      values[side] = *std::move(result);
+    }
+    if (refused) continue;
+    Status same = runtime::io::CompareLiterals(*values[0], *values[1]);
+    if (!same) {
+      return FailedPreconditionError("body kernel " + check.name +
+                                     " computes other values than its instructions evaluated directly: " +
+                                     same.error().ToString());
+    }
+    ++out.regions;
+    ++out.compared_values;
+  }
   return out;
 }
 

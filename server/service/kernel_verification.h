@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "compiler/hlo/module.h"
 #include "runtime/program/loaded_program.h"
 
 namespace kiln::service {
@@ -60,5 +61,23 @@ struct KernelVerification {
 Result<KernelVerification> VerifyChangedKernels(const runtime::LoadedProgram& reference,
                                                 const runtime::LoadedProgram& candidate,
                                                 const KernelVerificationOptions& options);
+
+// One kernel checked alone: two modules with the same parameters (the
+// instructions evaluated directly, and the kernel a candidate runs), both
+// borrowed. `instructions` names what it covers, for refusals.
+struct ModuleCheck {
+  std::string name;
+  const hlo::Module* reference = nullptr;
+  const hlo::Module* candidate = nullptr;
+  std::vector<std::string> instructions;
+};
+
+// Evaluates each pair on the same random values of its parameters and
+// compares the results at the corpus tolerance. A pair whose values would
+// exceed the memory budget, that runs past the step budget or holds an op
+// the evaluator lacks is refused (refused_instructions, refused_why); a
+// value that differs is kFailedPrecondition naming the pair.
+Result<KernelVerification> VerifyModulePairs(const std::vector<ModuleCheck>& checks,
+                                             const KernelVerificationOptions& options);
 
 }  // namespace kiln::service

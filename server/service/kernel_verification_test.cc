@@ -135,5 +135,48 @@ TEST(KernelVerificationTest, TheHookRunsBeforeEachKernelEvaluated) {
   EXPECT_GE(calls, 2);
 }
 
+// Body kernels checked alone (autotune/body_check.h): a fusion's
+// computation against its instructions, as two modules.
+constexpr std::string_view kInstructions = R"(HloModule check
+ENTRY reference {
+  param_0 = f32[64,256] parameter(0)
+  n = f32[64,256] negate(param_0)
+  ROOT e = f32[64,256] exponential(n)
+})";
+constexpr std::string_view kOtherKernel = R"(HloModule check
+ENTRY candidate {
+  param_0 = f32[64,256] parameter(0)
+  n = f32[64,256] abs(param_0)
+  ROOT e = f32[64,256] exponential(n)
+})";
+
+std::unique_ptr<hlo::Module> Parsed(std::string_view text) {
+  auto module = hlo::ParseModule(text, "check");
+  EXPECT_TRUE(module.has_value());
+  return module ? *std::move(module) : nullptr;
+}
+
+TEST(KernelVerificationTest, AModulePairIsComparedOnTheSameRandomInputs) {
+  auto reference = Parsed(kInstructions), same = Parsed(kInstructions), other = Parsed(kOtherKernel);
+  ASSERT_TRUE(reference && same && other);
+  KernelVerificationOptions options;
+  Result<KernelVerification> ok = VerifyModulePairs({{"fusion.e", reference.get(), same.get(), {"n", "e"}}}, options);
+  ASSERT_TRUE(ok) << ok.error().ToString();
+  EXPECT_EQ(ok->regions, 1);
+  EXPECT_TRUE(ok->refused_instructions.empty());
+  Result<KernelVerification> differs =
+      VerifyModulePairs({{"fusion.e", reference.get(), other.get(), {"n", "e"}}}, options);
+  ASSERT_FALSE(differs);
+  EXPECT_EQ(differs.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(differs.error().ToString().find("fusion.e"), std::string::npos) << differs.error().ToString();
+  options.memory_budget = 1024;
+  Result<KernelVerification> refused =
+      VerifyModulePairs({{"fusion.e", reference.get(), other.get(), {"n", "e"}}}, options);
+  ASSERT_TRUE(refused) << refused.error().ToString();
+  EXPECT_EQ(refused->regions, 0);
+  EXPECT_EQ(refused->refused_instructions, (std::vector<std::string>{"n", "e"}));
+  EXPECT_NE(refused->refused_why.find("budget"), std::string::npos) << refused->refused_why;
+}
+
 }  // namespace
 }  // namespace kiln::service

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/hlo/parser.h"
 #include "runtime/format/parameter_shapes.h"
 #include "runtime/io/literal_compare.h"
 #include "runtime/io/random_inputs.h"
@@ -44,6 +45,7 @@ Result<autotune::Measurement> SimulatedRunner::Measure(std::span<const uint8_t> 
     if (profile) {
       time.us = profile->seconds * 1e6;
       time.tiling = profile->tiling;
+      for (const auto& step : profile->steps) time.steps.push_back({step.name, step.seconds * 1e6});
       m.kernel_us += time.us;
       profiles.push_back(*std::move(profile));
     } else {
@@ -106,6 +108,35 @@ Result<autotune::KernelCheck> SimulatedRunner::CompareChangedKernels(std::span<c
                                                                      std::span<const uint8_t> candidate) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::LoadedProgram> before, runtime::LoadedProgram::FromBytes(reference));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::LoadedProgram> after, runtime::LoadedProgram::FromBytes(candidate));
+  KILN_ASSIGN_OR_RETURN(KernelVerification checked, VerifyChangedKernels(*before, *after, CheckOptions()));
+  return ToKernelCheck(std::move(checked));
+}
+
+Result<autotune::KernelCheck> SimulatedRunner::CompareModulePairs(const std::vector<autotune::ModulePair>& pairs) {
+  std::vector<std::unique_ptr<hlo::Module>> modules;
+  std::vector<ModuleCheck> checks;
+  for (const autotune::ModulePair& pair : pairs) {
+    Result<std::unique_ptr<hlo::Module>> reference = hlo::ParseModule(pair.reference_hlo, "reference.hlo");
+    if (!reference) return reference.error().WithContext("body kernel " + pair.name + ", its instructions");
+    Result<std::unique_ptr<hlo::Module>> candidate = hlo::ParseModule(pair.candidate_hlo, "candidate.hlo");
+    if (!candidate) return candidate.error().WithContext("body kernel " + pair.name);
+    checks.push_back({pair.name, reference->get(), candidate->get(), pair.instructions});
+    modules.push_back(*std::move(reference));
+    modules.push_back(*std::move(candidate));
+  }
+  KILN_ASSIGN_OR_RETURN(KernelVerification checked, VerifyModulePairs(checks, CheckOptions()));
+  return ToKernelCheck(std::move(checked));
+}
+
+autotune::KernelCheck SimulatedRunner::ToKernelCheck(KernelVerification checked) {
+  return autotune::KernelCheck{.changed_kernels = checked.changed_kernels,
+                               .regions = checked.regions,
+                               .compared_values = checked.compared_values,
+                               .refused_instructions = std::move(checked.refused_instructions),
+                               .refused_why = std::move(checked.refused_why)};
+}
+
+KernelVerificationOptions SimulatedRunner::CheckOptions() const {
   KernelVerificationOptions options;
   options.seed = seed_;
   options.memory_budget = memory_budget_;
@@ -124,12 +155,7 @@ Result<autotune::KernelCheck> SimulatedRunner::CompareChangedKernels(std::span<c
     }
     return before_kernel_ ? before_kernel_() : Ok();
   };
-  KILN_ASSIGN_OR_RETURN(KernelVerification checked, VerifyChangedKernels(*before, *after, options));
-  return autotune::KernelCheck{.changed_kernels = checked.changed_kernels,
-                               .regions = checked.regions,
-                               .compared_values = checked.compared_values,
-                               .refused_instructions = std::move(checked.refused_instructions),
-                               .refused_why = std::move(checked.refused_why)};
+  return options;
 }
 
 }  // namespace kiln::service

@@ -24,6 +24,7 @@
 
 #include "compiler/autotune/runner.h"
 #include "compiler/hlo/literal.h"
+#include "server/service/kernel_verification.h"
 #include "server/service/stubbed_execution.h"
 #include "runtime/chip/chip_spec.h"
 
@@ -50,9 +51,14 @@ class SimulatedRunner final : public autotune::Runner {
   bool ChecksKernels() const override { return true; }
   Result<autotune::KernelCheck> CompareChangedKernels(std::span<const uint8_t> reference,
                                                       std::span<const uint8_t> candidate) override;
+  Result<autotune::KernelCheck> CompareModulePairs(const std::vector<autotune::ModulePair>& pairs) override;
 
  private:
   Result<StubbedRun> Evaluate(std::span<const uint8_t> executable) const;
+  // The budgets of a kernel-by-kernel check; the evaluation limit bounds
+  // the whole check, between kernels (before_kernel).
+  KernelVerificationOptions CheckOptions() const;
+  static autotune::KernelCheck ToKernelCheck(KernelVerification checked);
 
   const runtime::ChipSpec& chip_;
   int64_t memory_budget_;
