@@ -214,6 +214,11 @@ int main(int argc, char** argv) {
     if (r.kept_heuristic_instructions > 0) {
       note += "; " + std::to_string(r.kept_heuristic_instructions) + " instructions kept unchecked";
     }
+    if (r.body_computations > 0) {
+      note += "; bodies: " + std::to_string(r.body_computations) + " searched, " +
+              std::to_string(r.body_moves_measured) + " moves, " + std::to_string(r.body_flips.size()) + " flips, " +
+              std::to_string(static_cast<int64_t>(r.body_gain_us)) + " us";
+    }
     char checks[64];
     std::snprintf(checks, sizeof(checks), "; prepare %.1f s, checks %.1f s", r.ms.prepare / 1000, r.ms.verify / 1000);
     note += checks + bound_note;

@@ -48,6 +48,11 @@ nlohmann::json TuneJson(const autotune::TuneResult& r, const StoreOutcome& store
       {"tile_changes", r.tile_changes},
       {"tiling_gain_us", r.tiling_gain_us},
       {"fusion_gain_us", r.fusion_gain_us},
+      {"body_gain_us", r.body_gain_us},
+      {"body_flips", r.body_flips},
+      {"body_computations", r.body_computations},
+      {"body_moves_measured", r.body_moves_measured},
+      {"verified_body_kernels", r.verified_body_kernels},
       {"invalid_candidates", r.invalid_candidates},
       {"model_skipped", r.model_skipped},
       {"fusion_searched", r.fusion_searched},
@@ -104,6 +109,12 @@ std::string TuneTable(const autotune::TuneResult& r, const StoreOutcome& store, 
   out += line;
   out += r.decision + "\n";
   if (!r.fusion_note.empty()) out += "fusion: " + r.fusion_note + "\n";
+  if (r.body_computations > 0) {
+    std::snprintf(line, sizeof(line), "loop bodies: %lld computations searched, %lld moves measured, %zu flips kept, %.1f us gained\n",
+                  static_cast<long long>(r.body_computations), static_cast<long long>(r.body_moves_measured),
+                  r.body_flips.size(), r.body_gain_us);
+    out += line;
+  }
   if (store.requested) out += "store: " + store.note + "\n";
   return out;
 }

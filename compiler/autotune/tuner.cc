@@ -10,6 +10,8 @@
 #include <utility>
 
 #include "base/clock.h"
+#include "compiler/autotune/body_check.h"
+#include "compiler/autotune/body_search.h"
 #include "compiler/autotune/rank_correlation.h"
 #include "compiler/autotune/same_computation.h"
 #include "compiler/autotune/search_strategy.h"
@@ -124,6 +126,9 @@ double TilesOnlyUs(TuningState& state, const Measurement& heuristic) {
   }
   for (const fusion::Kernel& kernel : formed->kernels) {
     const KernelChoices& choices = state.space().Choices(kernel);
+    // A kernel with one tile gains nothing from tiles (a loop kernel's
+    // time may differ by its bodies' fusion instead).
+    if (choices.tiles.size() < 2) continue;
     auto it = base.find(choices.root);
     if (it == base.end()) continue;
     double best = it->second;
@@ -145,15 +150,35 @@ struct Checked {
 // How a final candidate's values are checked (TuneResult::verification).
 enum class Verification { kWholeProgram, kKernels, kSameComputation };
 
+// A plan checked at the end: the entry's point, with the bodies the body
+// search chose or with the heuristic's.
+struct Final {
+  Point point;
+  bool bodies = false;
+};
+
+// What the final checks compare against.
+struct References {
+  const driver::PreparedModule& prepared;  // the heuristic's bodies
+  const driver::PreparedModule& active;    // the bodies searched (== prepared without body flips)
+  const std::vector<uint8_t>& heuristic_exe;
+  const std::vector<uint8_t>& active_heuristic_exe;  // the entry's heuristic plan on `active`
+  double heuristic_us = 0;
+};
+
 // Lowers, times (strictly) and checks one final candidate; the error says
 // why it may not replace the heuristic.
 // Kernel by kernel, the instructions of the groups that could not be
 // checked go to `refused` (the candidate is then refused too).
-Result<Checked> CheckCandidate(TuningState& state, const Point& point, Runner& runner, Verification verification,
-                               const std::vector<uint8_t>& heuristic_exe, double heuristic_us,
-                               TuneResult& result, std::vector<std::string>& refused) {
+Result<Checked> CheckCandidate(TuningState& state, const Final& final, Runner& runner, Verification verification,
+                               const References& refs, TuneResult& result, std::vector<std::string>& refused) {
+  const Point& point = final.point;
+  const bool bodies = final.bodies && !refs.active.body_flips.empty();
+  const std::vector<uint8_t>& heuristic_exe = bodies ? refs.active_heuristic_exe : refs.heuristic_exe;
+  const double heuristic_us = refs.heuristic_us;
   KILN_ASSIGN_OR_RETURN(Formed formed, state.Form(point));
-  KILN_ASSIGN_OR_RETURN(driver::CompileOutput out, state.Lower(point, formed));
+  KILN_ASSIGN_OR_RETURN(driver::CompileOutput out,
+                        bodies ? state.Lower(point, formed) : state.Lower(point, formed, refs.prepared.body_flips));
   ++result.trials;
   auto start = Clock::now();
   Result<Measurement> m = runner.Measure(out.executable, /*strict_tiling=*/true);
@@ -171,6 +196,37 @@ Result<Checked> CheckCandidate(TuningState& state, const Point& point, Runner& r
       same = runner.CompareToReference(out.executable);
       break;
     case Verification::kKernels: {
+      if (bodies) {
+        // Each body kernel the heuristic does not form, against its
+        // instructions: a kernel whose text equals theirs computes exactly
+        // their values, the others are evaluated on random inputs.
+        Result<std::vector<ModulePair>> pairs = internal::ChangedBodyKernels(refs.prepared, refs.active);
+        std::vector<ModulePair> differing;
+        int64_t identical = 0;
+        if (pairs) {
+          for (ModulePair& pair : *pairs) {
+            if (pair.reference_hlo == pair.candidate_hlo) {
+              ++identical;
+            } else {
+              differing.push_back(std::move(pair));
+            }
+          }
+        }
+        Result<KernelCheck> body_check = !pairs              ? Result<KernelCheck>(pairs.error())
+                                         : differing.empty() ? Result<KernelCheck>(KernelCheck{})
+                                                             : runner.CompareModulePairs(differing);
+        if (!body_check) {
+          result.ms.verify += MsSince(start);
+          ++result.rejected_by_verification;
+          return body_check.error().WithContext("body kernel check");
+        }
+        if (!body_check->refused_instructions.empty()) {
+          result.ms.verify += MsSince(start);
+          ++result.rejected_by_verification;
+          return FailedPreconditionError(body_check->refused_why);
+        }
+        result.verified_body_kernels = identical + body_check->changed_kernels;
+      }
       Result<KernelCheck> checked = runner.CompareChangedKernels(heuristic_exe, out.executable);
       if (!checked) {
         same = checked.error();
@@ -239,7 +295,7 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
   const driver::CompileOptions normalized = driver::NormalizedOptions(options);
   TuneResult result;
   result.chip = normalized.chip;
-  KILN_ASSIGN_OR_RETURN(driver::PreparedModule prepared, driver::PrepareModule(module, normalized));
+  KILN_ASSIGN_OR_RETURN(driver::PreparedModule prepared, driver::PrepareModuleForTuning(module, normalized));
   KILN_ASSIGN_OR_RETURN(driver::CompiledPlan heuristic, driver::PlanPrepared(prepared, normalized));
   KILN_ASSIGN_OR_RETURN(driver::CompileOutput heuristic_out, driver::LowerPlanned(prepared, normalized, heuristic));
   result.fingerprint = heuristic_out.fingerprint;
@@ -255,7 +311,6 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
   result.tuned_us = baseline->device_us;
   result.ms.prepare = MsSince(start);
 
-  SearchSpace space(prepared, normalized, heuristic);
   auto verify_start = Clock::now();
   Status reference = runner.SetReference(heuristic_out.executable, tune.input_seed);
   const double reference_ms = MsSince(verify_start);
@@ -278,7 +333,55 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
   } else if (runner.ChecksKernels()) {
     verification = Verification::kKernels;
   }
-  result.fusion_searched = verification != Verification::kSameComputation && !space.flippable().empty();
+  // Loop bodies and branches first, where a training step spends its
+  // time; the entry is then searched with the bodies found.
+  internal::BodySearchResult bodies;
+  std::string body_note;
+  if (verification != Verification::kSameComputation && prepared.unfused_bodies_text != nullptr) {
+    const double share = std::min(internal::BodyShare(*baseline), 0.6);
+    internal::BodySearchBudget body_budget;
+    body_budget.tune = &tune;
+    if (tune.max_seconds > 0) {
+      const double left = tune.max_seconds * (whole ? 1.0 : 0.75) - std::chrono::duration<double>(Clock::now() - start).count();
+      body_budget.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                std::chrono::duration<double>(std::max(0.0, left * share)));
+    }
+    if (tune.max_trials > 0) {
+      body_budget.max_trials = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(tune.max_trials) * share));
+    }
+    if (share >= 0.05) {
+      Result<internal::BodySearchResult> found = internal::SearchBodies(prepared, normalized, runner, *baseline,
+                                                                        body_budget, result);
+      if (found) {
+        bodies = *std::move(found);
+        result.body_computations = bodies.computations;
+        result.body_moves_measured = bodies.moves_measured;
+      } else {
+        body_note = "loop bodies not searched: " + found.error().ToString();
+      }
+    }
+  }
+  std::optional<driver::PreparedModule> variant;
+  if (!bodies.flips.empty()) {
+    Result<driver::PreparedModule> fused = driver::WithBodyFlips(prepared, normalized, bodies.flips);
+    if (fused) {
+      variant = *std::move(fused);
+    } else {
+      body_note = "the loop bodies found could not be fused again: " + fused.error().ToString();
+      bodies = {};
+    }
+  }
+  const driver::PreparedModule& active = variant ? *variant : prepared;
+  std::optional<driver::CompiledPlan> variant_heuristic;
+  std::vector<uint8_t> active_heuristic_exe = heuristic_out.executable;
+  if (variant) {
+    KILN_ASSIGN_OR_RETURN(variant_heuristic, driver::PlanPrepared(*variant, normalized));
+    KILN_ASSIGN_OR_RETURN(driver::CompileOutput lowered, driver::LowerPlanned(*variant, normalized, *variant_heuristic));
+    active_heuristic_exe = std::move(lowered.executable);
+  }
+  SearchSpace space(active, normalized, variant_heuristic ? *variant_heuristic : heuristic);
+  result.fusion_searched = verification != Verification::kSameComputation &&
+                           (!space.flippable().empty() || result.body_computations > 0);
   if (result.fusion_searched && whole && tune.max_seconds > 0) {
     search.max_seconds = std::max(tune.max_seconds - 1.5 * reference_ms / 1000, tune.max_seconds / 10);
   } else if (result.fusion_searched && tune.max_seconds > 0) {
@@ -290,16 +393,17 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
       reference ? "evaluating the outputs takes " + std::to_string(static_cast<int64_t>(reference_ms)) +
                       " ms, over a third of the budget"
                 : "outputs cannot be compared whole here (" + reference.error().ToString() + ")";
-  if (space.flippable().empty()) {
+  if (space.flippable().empty() && result.body_computations == 0) {
     result.fusion_note = "no fusion decision is a profitability choice";
   } else if (verification == Verification::kKernels) {
     result.fusion_note = why_not_whole + ": fusion changes are checked kernel by kernel";
   } else if (verification == Verification::kSameComputation) {
     result.fusion_note = why_not_whole + ": only tiles, which leave the computation as it is, were searched";
   }
+  if (!body_note.empty()) result.fusion_note += (result.fusion_note.empty() ? "" : "; ") + body_note;
 
   if (Cancelled(tune)) return CancelledAfter(result);
-  TuningState state(space, prepared, normalized, runner, result);
+  TuningState state(space, active, normalized, runner, result);
   Point begin;
   if (records != nullptr) {
     auto records_start = Clock::now();
@@ -323,33 +427,39 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
   if (!strategy.best() || !(strategy.best_us() < baseline->kernel_us)) {
     result.decision = "no plan faster than the heuristic was found; the heuristic stays";
   } else {
-    std::vector<Point> finals = {*strategy.best()};
+    const bool with_bodies = !active.body_flips.empty();
+    std::vector<Final> finals = {{*strategy.best(), with_bodies}};
     if (!strategy.best()->flips.empty()) {
       Result<Formed> plain = state.Form(Point{});
       if (plain) {
         state.ChooseBestTiles(*plain);
-        finals.push_back(TuningState::Normalized({}, *plain));
+        finals.push_back({TuningState::Normalized({}, *plain), with_bodies});
       }
     }
+    // Bodies that cannot be checked keep the heuristic's form.
+    if (with_bodies) finals.push_back({*strategy.best(), false});
+    const References refs{prepared, active, result.heuristic_executable, active_heuristic_exe, result.heuristic_us};
     int reductions = 0;
     for (size_t f = 0; f < finals.size(); ++f) {
-      const Point point = finals[f];
+      const Final final = finals[f];
+      const Point& point = final.point;
+      const bool bodies_changed = final.bodies && with_bodies;
       // Checked kernel by kernel (evaluations of unknown cost), past the
       // budget only the plan of tiles alone (checked exactly, at no
       // evaluation) is still tried. A whole-program check has its time
       // reserved by the search.
       const double elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
-      if (!point.flips.empty() && verification == Verification::kKernels && tune.max_seconds > 0 &&
+      if ((!point.flips.empty() || bodies_changed) && verification == Verification::kKernels && tune.max_seconds > 0 &&
           elapsed_s > tune.max_seconds && f + 1 < finals.size()) {
         result.decision += (result.decision.empty() ? "" : "; ") + std::string("the budget ended before plan ") +
                            std::to_string(f + 1) + " with fusion changes was checked";
         continue;
       }
       // Tiles alone leave every kernel's HLO as it is: nothing to evaluate.
-      const Verification how = point.flips.empty() ? Verification::kSameComputation : verification;
+      const Verification how =
+          point.flips.empty() && !bodies_changed ? Verification::kSameComputation : verification;
       std::vector<std::string> refused;
-      Result<Checked> checked = CheckCandidate(state, point, runner, how, result.heuristic_executable,
-                                               result.heuristic_us, result, refused);
+      Result<Checked> checked = CheckCandidate(state, final, runner, how, refs, result, refused);
       if (!checked) {
         result.decision += (result.decision.empty() ? "" : "; ") + std::string("rejected: ") + checked.error().ToString();
         // Kernels that could not be checked keep the heuristic's form: the
@@ -358,7 +468,7 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
           if (std::optional<Point> reduced = WithoutFlipsTouching(state, point, refused)) {
             ++reductions;
             result.kept_heuristic_instructions += static_cast<int64_t>(refused.size());
-            finals.insert(finals.begin() + static_cast<std::ptrdiff_t>(f) + 1, *std::move(reduced));
+            finals.insert(finals.begin() + static_cast<std::ptrdiff_t>(f) + 1, Final{*std::move(reduced), final.bodies});
           }
         }
         continue;
@@ -370,12 +480,20 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
       result.tuned_executable = accepted.out.executable;
       Result<Formed> formed = state.Form(point);
       if (formed) result.edits = state.Edits(point, *formed);
+      if (!bodies_changed) result.edits.body_flips.clear();
       result.edge_flips = DescribeFlips(space, point.flips);
+      if (bodies_changed) {
+        result.body_flips = bodies.described;
+        result.body_gain_us = bodies.predicted_gain_us;
+      }
       result.tile_changes = static_cast<int64_t>(result.edits.tiles.size());
       std::string checked_by = how == Verification::kWholeProgram ? "outputs equal the heuristic's on random inputs"
                         : how == Verification::kKernels
                             ? "each of its " + std::to_string(result.verified_kernels) +
-                                  " changed kernels computes the heuristic's values on random inputs"
+                                  " changed kernels computes the heuristic's values on random inputs" +
+                                  (bodies_changed ? " and each of its " + std::to_string(result.verified_body_kernels) +
+                                                        " changed body kernels its instructions' values"
+                                                  : std::string())
                             : "computes exactly what the heuristic does (tiles only)";
       result.decision = (result.decision.empty() ? "" : result.decision + "; ") + "accepted: faster and " + checked_by;
       result.verification = how == Verification::kWholeProgram ? "whole program"
@@ -386,9 +504,10 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
   }
   if (result.accepted) {
     double gain = result.heuristic_us - result.tuned_us;
-    double tiles = result.edits.flipped_edges.empty() ? gain : baseline->kernel_us - TilesOnlyUs(state, *baseline);
+    double tiles = result.edits.flipped_edges.empty() && result.edits.body_flips.empty() ? gain : baseline->kernel_us - TilesOnlyUs(state, *baseline);
     result.tiling_gain_us = std::clamp(tiles, 0.0, gain);
-    result.fusion_gain_us = gain - result.tiling_gain_us;
+    result.body_gain_us = std::clamp(result.body_gain_us, 0.0, gain - result.tiling_gain_us);
+    result.fusion_gain_us = gain - result.tiling_gain_us - result.body_gain_us;
   }
   result.kernels = CompareKernels(*baseline, tuned_measurement);
   result.spearman_analytic = SpearmanCorrelation(state.analytic_series(), state.measured_series());

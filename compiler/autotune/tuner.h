@@ -102,8 +102,18 @@ struct TuneResult {
   int64_t tile_changes = 0;               // kernels not on their largest tile
   // The gain (heuristic_us - tuned_us) split: what the best tiles of the
   // heuristic's own kernels save, and the rest, from fusion flips.
+  // and the share of the fusion gain made in loop bodies and branches
+  // (body_gain_us, as their kernels measured step by step).
   double tiling_gain_us = 0;
-  double fusion_gain_us = 0;
+  double fusion_gain_us = 0;  // in the entry
+  double body_gain_us = 0;
+  // Loop bodies and branches: computations with decisions to flip, moves
+  // measured, the accepted plan's flips there ("%a -> %b fused (in %body)")
+  // and its body kernels checked alone (body_check.h).
+  int64_t body_computations = 0;
+  int64_t body_moves_measured = 0;
+  std::vector<std::string> body_flips;
+  int64_t verified_body_kernels = 0;
   int64_t trials = 0;              // programs measured
   int64_t invalid_candidates = 0;  // failed to form, lower or time strictly
   int64_t model_skipped = 0;       // proposals the model predicted would not pay

@@ -120,6 +120,7 @@ Point TuningState::Normalized(std::vector<int64_t> flips, const Formed& formed) 
 driver::PlanEdits TuningState::Edits(const Point& point, const Formed& formed) {
   driver::PlanEdits edits;
   edits.flipped_edges = point.flips;
+  edits.body_flips = prepared_.body_flips;
   for (size_t k = 0; k < formed.kernels.size(); ++k) {
     if (formed.tile[k] == 0) continue;
     edits.tiles[formed.kernels[k].instructions] = space_.Choices(formed.kernels[k]).tiles[formed.tile[k]];
@@ -128,8 +129,15 @@ driver::PlanEdits TuningState::Edits(const Point& point, const Formed& formed) {
 }
 
 Result<driver::CompileOutput> TuningState::Lower(const Point& point, const Formed& formed) {
+  return Lower(point, formed, prepared_.body_flips);
+}
+
+Result<driver::CompileOutput> TuningState::Lower(const Point& point, const Formed& formed,
+                                                 const fusion::BodyFlips& bodies) {
   auto start = Clock::now();
-  auto out = driver::LowerTuned(prepared_, options_, space_.base(), Edits(point, formed));
+  driver::PlanEdits edits = Edits(point, formed);
+  edits.body_flips = bodies;
+  auto out = driver::LowerTuned(prepared_, options_, space_.base(), edits);
   result_.ms.compile += MsSince(start);
   return out;
 }

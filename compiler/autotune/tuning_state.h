@@ -65,8 +65,10 @@ class TuningState {
   // predictions are: Measurement::kernel_us), or why the point is
   // invalid.
   Result<double> Measure(const Point& point, const Formed& formed);
-  // Lowers `point` (no measurement).
+  // Lowers `point` (no measurement), its bodies fused as the prepared
+  // module's are, or with `bodies` instead.
   Result<driver::CompileOutput> Lower(const Point& point, const Formed& formed);
+  Result<driver::CompileOutput> Lower(const Point& point, const Formed& formed, const fusion::BodyFlips& bodies);
 
   bool Measured(const PairKey& key) const { return measured_.contains(key); }
   bool Invalid(const PairKey& key) const { return invalid_.contains(key); }

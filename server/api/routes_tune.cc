@@ -39,7 +39,9 @@ json JobToJson(const service::TuneJobView& job) {
       {"verification", job.outcome && job.outcome->accepted ? json(job.outcome->verification) : json(nullptr)},
       {"verified_kernels", job.outcome ? job.outcome->verified_kernels : 0},
       {"gain_us", job.outcome && job.outcome->accepted
-                      ? json{{"tiles", job.outcome->tiling_gain_us}, {"fusion", job.outcome->fusion_gain_us}}
+                      ? json{{"tiles", job.outcome->tiling_gain_us},
+                             {"fusion", job.outcome->fusion_gain_us},
+                             {"bodies", job.outcome->body_gain_us}}
                       : json(nullptr)},
       {"error", job.error ? json(*job.error) : json(nullptr)},
       {"waiting_for_executes", job.waiting_for_runs},

@@ -116,7 +116,8 @@ struct TuneOutcome {
   std::string verification;  // how the accepted plan's values were checked (TuneResult::verification)
   int64_t verified_kernels = 0;
   double tiling_gain_us = 0;  // the gain split: tiles of the heuristic's kernels, then fusion
-  double fusion_gain_us = 0;
+  double fusion_gain_us = 0;  // in the entry
+  double body_gain_us = 0;    // in loop bodies and branches
 };
 
 // A job as GET /v1/tune/{id} shows it.
