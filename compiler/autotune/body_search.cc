@@ -27,7 +27,7 @@ constexpr size_t kMovesPerTrial = 8;
 // Edges of the slowest kernels considered per computation and round.
 constexpr size_t kEdgesPerRound = 24;
 // Rounds in a row that measure nothing before the search stops.
-constexpr int kMaxIdleRounds = 2;
+constexpr int kMaxIdleBodyRounds = 2;
 
 Flips Toggled(const Flips& flips, const Flips& move) {
   std::set<int64_t> out(flips.begin(), flips.end());
@@ -327,7 +327,7 @@ Result<BodySearchResult> SearchBodies(const driver::PreparedModule& prepared, co
     return Clock::now() < budget.deadline;
   };
   int idle = 0;
-  while (!spaces.empty() && idle < kMaxIdleRounds && budget_left()) {
+  while (!spaces.empty() && idle < kMaxIdleBodyRounds && budget_left()) {
     model_start = Clock::now();
     // Per computation: moves known to pay are kept at once; the others
     // worth measuring go into this round's program, on kernels apart.
@@ -366,7 +366,7 @@ Result<BodySearchResult> SearchBodies(const driver::PreparedModule& prepared, co
     }
     if (measuring.empty()) {
       ++idle;
-      if (idle >= kMaxIdleRounds) break;
+      if (idle >= kMaxIdleBodyRounds) break;
       continue;
     }
     for (const Move& move : measuring) {
