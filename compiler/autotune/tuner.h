@@ -4,8 +4,11 @@
 // (record_store.h), for one module on one chip.
 //
 // Tune prepares the module once and compiles its heuristic plan (the
-// baseline, timed as any executable is), then measures candidates with
-// strict tiling until the budget is spent:
+// baseline, timed as any executable is). Loop bodies and branches are
+// searched first (body_search.h: their fusion decisions, on the share of
+// the budget the heuristic spends in loop steps); then, on the bodies
+// found, the entry's candidates are measured with strict tiling until the
+// budget is spent:
 //  - tile sweeps: every kernel of the current plan tries its next tile
 //    the model ranks best among those not yet measured (and promising
 //    against the kernel's best so far); kernels are timed apart, so one
