@@ -70,6 +70,10 @@ Result<CompiledPlan> PlanTuned(const PreparedModule& prepared, const CompileOpti
   Status formed = fusion::FormKernels(entry, tiling, plan);
   if (!formed) return formed.error().WithContext("tuned plan");
   KILN_RETURN_IF_ERROR(ApplyTiles(entry, tiling, edits.tiles, plan));
+  if (!edits.kernel_order.empty()) {
+    Status ordered = fusion::ReorderKernels(entry, edits.kernel_order, plan);
+    if (!ordered) return ordered.error().WithContext("tuned plan's kernel order");
+  }
   double planning_ms = watch.LapMs();
   KILN_ASSIGN_OR_RETURN(CompiledPlan out, CompletePlan(prepared, options, std::move(plan)));
   out.times.planning_ms = planning_ms;

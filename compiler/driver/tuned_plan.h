@@ -9,7 +9,8 @@
 // the kernels are formed again from the edited edges (FormKernels: a
 // fused edge that cannot fuse, a cycle or a kernel over the scoped VMEM is
 // an error), and each replaced tile must belong to a kernel of the edited
-// plan and pass ValidateTile. Buffers are then assigned again. Errors name
+// plan and pass ValidateTile; a kernel order must name kernels of the edited
+// plan. Buffers are then assigned again. Errors name
 // the edit at fault; nothing is partly applied.
 //
 // Pure functions of their arguments; thread-safe for one prepared module.
@@ -39,6 +40,11 @@ struct PlanEdits {
   // them again with these (WithBodyFlips) unless the prepared module
   // already has them; PlanTuned needs a prepared module that has them.
   fusion::BodyFlips body_flips;
+  // The entry's kernels in the order the tuner prefers, by instructions (as
+  // `tiles`): PlanTuned runs them in the valid order closest to it
+  // (fusion::ReorderKernels), which the executable keeps and the simulator
+  // times. Empty: the heuristic's order.
+  std::vector<std::vector<int64_t>> kernel_order;
   bool operator==(const PlanEdits&) const = default;
 };
 

@@ -1,6 +1,7 @@
 #include "compiler/fusion/kernel_formation.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <string>
 #include <unordered_set>
@@ -320,6 +321,44 @@ Result<std::vector<FusionEdge>> FlipEdges(const FusionPlan& base, const std::vec
                   " (the heuristic said: " + edge.reason + ")";
   }
   return edges;
+}
+
+Status ReorderKernels(const hlo::Computation& computation, const std::vector<std::vector<int64_t>>& preferred,
+                      FusionPlan& plan) {
+  const int64_t count = static_cast<int64_t>(plan.kernels.size());
+  std::map<std::vector<int64_t>, int64_t> kernel_of;
+  for (int64_t k = 0; k < count; ++k) kernel_of.emplace(plan.kernels[k].instructions, k);
+  std::vector<int64_t> rank(count, -1);
+  for (size_t p = 0; p < preferred.size(); ++p) {
+    auto it = kernel_of.find(preferred[p]);
+    auto named = [&] {
+      std::string text;
+      for (int64_t i : preferred[p]) {
+        if (!text.empty()) text += ", ";
+        text += i >= 0 && i < computation.instruction_count() ? "%" + std::string(computation.instructions()[i]->name())
+                                                              : std::to_string(i);
+      }
+      return "kernel order entry " + std::to_string(p) + " (" + text + ")";
+    };
+    if (it == kernel_of.end()) return InvalidArgumentError(named() + ": the plan has no such kernel");
+    if (rank[it->second] >= 0) return InvalidArgumentError(named() + ": listed twice");
+    rank[it->second] = static_cast<int64_t>(p);
+  }
+  for (int64_t k = 0; k < count; ++k) {
+    if (rank[k] < 0) rank[k] = static_cast<int64_t>(preferred.size()) + k;
+  }
+  KILN_ASSIGN_OR_RETURN(KernelSchedule schedule,
+                        ScheduleKernelsPreferring(computation, plan.kernels, plan.root_kernel, rank));
+  std::vector<Kernel> ordered;
+  ordered.reserve(count);
+  for (int64_t k : schedule.order) {
+    ordered.push_back(std::move(plan.kernels[k]));
+    Kernel& kernel = ordered.back();
+    kernel.id = static_cast<int64_t>(ordered.size()) - 1;
+    for (int64_t r : kernel.roots) plan.root_kernel[r] = kernel.id;
+  }
+  plan.kernels = std::move(ordered);
+  return Ok();
 }
 
 }  // namespace kiln::fusion

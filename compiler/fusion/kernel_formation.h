@@ -8,6 +8,9 @@
 // Pure functions of their arguments; thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "base/status.h"
 #include "compiler/fusion/fusion_plan.h"
 #include "compiler/fusion/tiling.h"
@@ -31,5 +34,14 @@ Status ValidatePlan(const hlo::Computation& computation, const TilingOptions& op
 // autotuner edits; an error names a flip out of range, repeated, or of a
 // legality decision (never flipped).
 Result<std::vector<FusionEdge>> FlipEdges(const FusionPlan& base, const std::vector<int64_t>& flips);
+
+// Puts plan.kernels (formed) in the valid order closest to `preferred`,
+// kernels named by their instructions (Kernel::instructions): listed
+// kernels run as early as their dependencies allow, in the list's order,
+// unlisted ones after them in their current order (ScheduleKernelsPreferring,
+// kernel_schedule.h); ids and root_kernel follow. An error names a listed
+// kernel the plan does not have or listed twice; the plan is then unchanged.
+Status ReorderKernels(const hlo::Computation& computation, const std::vector<std::vector<int64_t>>& preferred,
+                      FusionPlan& plan);
 
 }  // namespace kiln::fusion

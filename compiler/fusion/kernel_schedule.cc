@@ -250,24 +250,47 @@ int64_t ClampBytes(double bytes) {
                                                                             : static_cast<int64_t>(bytes);
 }
 
+// The tuner's order: the smallest preferred rank first, then program order.
+struct PreferredRank {
+  using Key = std::pair<int64_t, int64_t>;
+  const ScheduleGraph& graph;
+  const std::vector<int64_t>& preferred;
+  Key KeyOf(int64_t k) const { return {preferred[k], graph.first_root[k]}; }
+  void Ran(int64_t, std::vector<int64_t>&) {}
+};
+
+// The graph with ordered effects chained in program order (which every
+// schedule keeps), and that program order.
+struct OrderedGraph {
+  ScheduleGraph graph;
+  std::vector<int64_t> program_order;
+};
+
+Result<OrderedGraph> BuildOrderedGraph(const hlo::Computation& computation, const std::vector<Kernel>& kernels,
+                                       const std::vector<int64_t>& root_kernel) {
+  OrderedGraph out;
+  KILN_ASSIGN_OR_RETURN(out.graph, BuildGraph(computation, kernels, root_kernel));
+  ProgramRank program_rank{out.graph};
+  KILN_ASSIGN_OR_RETURN(out.program_order, TopologicalOrder(computation, out.graph, program_rank));
+  OrderedEffects effects;
+  int64_t previous_ordered = -1;
+  for (int64_t k : out.program_order) {
+    const bool ordered = std::any_of(kernels[k].instructions.begin(), kernels[k].instructions.end(),
+                                     [&](int64_t i) { return effects.Of(*computation.instructions()[i]); });
+    if (!ordered) continue;
+    if (previous_ordered >= 0) AddDependency(out.graph, previous_ordered, k);
+    previous_ordered = k;
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<KernelSchedule> ScheduleKernels(const hlo::Computation& computation, const std::vector<Kernel>& kernels,
                                        const std::vector<int64_t>& root_kernel) {
-  KILN_ASSIGN_OR_RETURN(ScheduleGraph graph, BuildGraph(computation, kernels, root_kernel));
-  ProgramRank program_rank{graph};
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> program_order, TopologicalOrder(computation, graph, program_rank));
-
-  // Ordered effects keep their program order in every schedule.
-  OrderedEffects effects;
-  int64_t previous_ordered = -1;
-  for (int64_t k : program_order) {
-    const bool ordered = std::any_of(kernels[k].instructions.begin(), kernels[k].instructions.end(),
-                                     [&](int64_t i) { return effects.Of(*computation.instructions()[i]); });
-    if (!ordered) continue;
-    if (previous_ordered >= 0) AddDependency(graph, previous_ordered, k);
-    previous_ordered = k;
-  }
+  KILN_ASSIGN_OR_RETURN(OrderedGraph ordered, BuildOrderedGraph(computation, kernels, root_kernel));
+  const ScheduleGraph& graph = ordered.graph;
+  std::vector<int64_t>& program_order = ordered.program_order;
 
   MemoryRank memory_rank(graph);
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> list_order, TopologicalOrder(computation, graph, memory_rank));
@@ -285,6 +308,44 @@ Result<KernelSchedule> ScheduleKernels(const hlo::Computation& computation, cons
     schedule.peak_live_bytes = ClampBytes(program_peak);
   }
   return schedule;
+}
+
+Result<KernelSchedule> ScheduleKernelsPreferring(const hlo::Computation& computation,
+                                                 const std::vector<Kernel>& kernels,
+                                                 const std::vector<int64_t>& root_kernel,
+                                                 const std::vector<int64_t>& preferred) {
+  if (preferred.size() != kernels.size()) {
+    return InvalidArgumentError("a preferred kernel order ranks " + std::to_string(preferred.size()) +
+                                " kernels, the plan has " + std::to_string(kernels.size()));
+  }
+  KILN_ASSIGN_OR_RETURN(OrderedGraph ordered, BuildOrderedGraph(computation, kernels, root_kernel));
+  PreferredRank rank{ordered.graph, preferred};
+  KernelSchedule schedule;
+  KILN_ASSIGN_OR_RETURN(schedule.order, TopologicalOrder(computation, ordered.graph, rank));
+  schedule.kind = ScheduleKind::kPreferred;
+  schedule.peak_live_bytes = ClampBytes(PeakLiveBytes(ordered.graph, schedule.order));
+  schedule.program_order_live_bytes = ClampBytes(PeakLiveBytes(ordered.graph, ordered.program_order));
+  return schedule;
+}
+
+Result<KernelGraph> KernelDependencies(const hlo::Computation& computation, const std::vector<Kernel>& kernels,
+                                       const std::vector<int64_t>& root_kernel) {
+  KILN_ASSIGN_OR_RETURN(OrderedGraph ordered, BuildOrderedGraph(computation, kernels, root_kernel));
+  ScheduleGraph& graph = ordered.graph;
+  KernelGraph out;
+  out.before.resize(kernels.size());
+  for (int64_t k = 0; k < graph.kernel_count; ++k) {
+    for (int64_t d : graph.dependents[k]) out.before[d].push_back(k);
+  }
+  for (std::vector<int64_t>& list : out.before) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  }
+  out.reads = std::move(graph.reads);
+  out.defines = std::move(graph.roots);
+  out.bytes = std::move(graph.bytes);
+  out.returned = std::move(graph.pinned);
+  return out;
 }
 
 }  // namespace kiln::fusion

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
+#include "compiler/fusion/kernel_formation.h"
 #include "compiler/fusion/op_class.h"
 #include "compiler/fusion/planner.h"
 #include "compiler/passes/pass_test_util.h"
@@ -126,6 +128,83 @@ ENTRY e {
   ASSERT_TRUE(plan.has_value()) << plan.error().message;
   ExpectProducersFirst(entry, *plan);
   EXPECT_LT(PositionOf(entry, *plan, "ar1"), PositionOf(entry, *plan, "ar2"));
+}
+
+// A step whose gradient all-reduce reads %g, written after compute (%h,
+// %k) that does not feed it: the tuner asks for %g first, so the
+// all-reduce can start while %h and %k run. The order asked for is made
+// valid: a kernel never runs before its producers, collectives keep their
+// program order, and unlisted kernels follow.
+TEST(KernelScheduleTest, ReorderKernelsRunsThePreferredValidOrder) {
+  auto module = ParseVerified(R"(
+HloModule step, num_partitions=2
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[256,256] parameter(0)
+  y = f32[256,256] parameter(1)
+  h = f32[256,256] exponential(y)
+  k = f32[256,256] negate(h)
+  g = f32[256,256] exponential(x)
+  ar1 = f32[256,256] all-reduce(g), replica_groups={{0,1}}, channel_id=1, use_global_device_ids=true, to_apply=add
+  ar2 = f32[256,256] all-reduce(k), replica_groups={{0,1}}, channel_id=2, use_global_device_ids=true, to_apply=add
+  ROOT t = (f32[256,256], f32[256,256]) tuple(ar1, ar2)
+})");
+  ASSERT_NE(module, nullptr);
+  const hlo::Computation& entry = *module->entry();
+  auto plan = PlanComputation(entry, PlanKind::kNone, PlannerOptions{});
+  ASSERT_TRUE(plan.has_value()) << plan.error().message;
+  auto kernel_of = [&](const std::string& name) {
+    return plan->kernels[PositionOf(entry, *plan, name)].instructions;
+  };
+  ASSERT_LT(PositionOf(entry, *plan, "h"), PositionOf(entry, *plan, "g"));
+
+  // ar2 asked before its producer k and before ar1: each waits for what it must.
+  FusionPlan reordered = *plan;
+  Status done = ReorderKernels(entry, {kernel_of("ar2"), kernel_of("g"), kernel_of("ar1")}, reordered);
+  ASSERT_TRUE(done.has_value()) << done.error().message;
+  ExpectProducersFirst(entry, reordered);
+  EXPECT_EQ(PositionOf(entry, reordered, "g"), 0);
+  EXPECT_EQ(PositionOf(entry, reordered, "ar1"), 1);
+  EXPECT_LT(PositionOf(entry, reordered, "ar1"), PositionOf(entry, reordered, "h"));
+  EXPECT_LT(PositionOf(entry, reordered, "ar1"), PositionOf(entry, reordered, "ar2"));
+  EXPECT_LT(PositionOf(entry, reordered, "k"), PositionOf(entry, reordered, "ar2"));
+  ASSERT_EQ(reordered.kernels.size(), plan->kernels.size());
+  for (size_t k = 0; k < reordered.kernels.size(); ++k) {
+    EXPECT_EQ(reordered.kernels[k].id, static_cast<int64_t>(k));
+    for (int64_t r : reordered.kernels[k].roots) EXPECT_EQ(reordered.root_kernel[r], static_cast<int64_t>(k));
+  }
+
+  // What any order keeps: the all-reduces chained, each after its operand.
+  auto graph = KernelDependencies(entry, plan->kernels, plan->root_kernel);
+  ASSERT_TRUE(graph.has_value()) << graph.error().message;
+  const std::vector<int64_t>& ar2_before = graph->before[PositionOf(entry, *plan, "ar2")];
+  EXPECT_NE(std::find(ar2_before.begin(), ar2_before.end(), PositionOf(entry, *plan, "ar1")), ar2_before.end());
+  EXPECT_NE(std::find(ar2_before.begin(), ar2_before.end(), PositionOf(entry, *plan, "k")), ar2_before.end());
+  // ... and what they keep live: %g (256 KiB) read by ar1, ar1 returned.
+  for (int64_t i = 0; i < entry.instruction_count(); ++i) {
+    const std::string_view name = entry.instructions()[i]->name();
+    if (name == "g") {
+      EXPECT_EQ(graph->bytes[i], 256.0 * 256 * 4);
+      EXPECT_FALSE(graph->returned[i]);
+      const std::vector<int64_t>& reads = graph->reads[PositionOf(entry, *plan, "ar1")];
+      EXPECT_NE(std::find(reads.begin(), reads.end(), i), reads.end());
+    }
+    if (name == "ar1") EXPECT_TRUE(graph->returned[i]);
+  }
+
+  // A kernel the plan does not have, or one listed twice: an error, the plan unchanged.
+  FusionPlan untouched = *plan;
+  Status unknown = ReorderKernels(entry, {{12345}}, untouched);
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_NE(unknown.error().message.find("no such kernel"), std::string::npos) << unknown.error().message;
+  Status twice = ReorderKernels(entry, {kernel_of("g"), kernel_of("g")}, untouched);
+  ASSERT_FALSE(twice.has_value());
+  EXPECT_NE(twice.error().message.find("listed twice"), std::string::npos) << twice.error().message;
+  EXPECT_EQ(untouched, *plan);
 }
 
 TEST(KernelScheduleTest, ACycleNamesAKernelOnIt) {
