@@ -49,6 +49,11 @@ nlohmann::json TuneJson(const autotune::TuneResult& r, const StoreOutcome& store
       {"tiling_gain_us", r.tiling_gain_us},
       {"fusion_gain_us", r.fusion_gain_us},
       {"body_gain_us", r.body_gain_us},
+      {"schedule_gain_us", r.schedule_gain_us},
+      {"schedule_order", r.schedule_order},
+      {"schedule_orders_measured", r.schedule_orders_measured},
+      {"exposed_ici_us", r.exposed_ici_us},
+      {"schedule_note", r.schedule_note},
       {"body_flips", r.body_flips},
       {"body_computations", r.body_computations},
       {"body_moves_measured", r.body_moves_measured},
@@ -114,6 +119,11 @@ std::string TuneTable(const autotune::TuneResult& r, const StoreOutcome& store, 
                   static_cast<long long>(r.body_computations), static_cast<long long>(r.body_moves_measured),
                   r.body_flips.size(), r.body_gain_us);
     out += line;
+  }
+  if (!r.schedule_note.empty()) {
+    std::snprintf(line, sizeof(line), "schedule: %.1f us waited on the links, %lld orders timed, %.1f us gained: ",
+                  r.exposed_ici_us, static_cast<long long>(r.schedule_orders_measured), r.schedule_gain_us);
+    out += line + r.schedule_note + "\n";
   }
   if (store.requested) out += "store: " + store.note + "\n";
   return out;

@@ -103,10 +103,11 @@ struct TuneResult {
   driver::PlanEdits edits;                // of the accepted plan
   std::vector<std::string> edge_flips;    // "%a -> %b fused", ...
   int64_t tile_changes = 0;               // kernels not on their largest tile
-  // The gain (heuristic_us - tuned_us) split: what the best tiles of the
-  // heuristic's own kernels save, and the rest, from fusion flips.
-  // and the share of the fusion gain made in loop bodies and branches
-  // (body_gain_us, as their kernels measured step by step).
+  // The gain (heuristic_us - tuned_us) split: what the kernels' order saves
+  // (schedule_gain_us, below), what the best tiles of the heuristic's own
+  // kernels save, the share made by fusion in loop bodies and branches
+  // (body_gain_us, as their kernels measured step by step) and the rest,
+  // from fusion flips in the entry.
   double tiling_gain_us = 0;
   double fusion_gain_us = 0;  // in the entry
   double body_gain_us = 0;
@@ -117,6 +118,15 @@ struct TuneResult {
   int64_t body_moves_measured = 0;
   std::vector<std::string> body_flips;
   int64_t verified_body_kernels = 0;
+  // The schedule (on a slice, searched last: schedule_search.h): the device
+  // time the kernels' order saved, by hiding collectives behind compute;
+  // the order kept ("critical path", ...; empty: the heuristic's), orders
+  // timed, what the core waited on the links before, and what was done.
+  double schedule_gain_us = 0;
+  std::string schedule_order;
+  int64_t schedule_orders_measured = 0;
+  double exposed_ici_us = 0;
+  std::string schedule_note;
   int64_t trials = 0;              // programs measured
   int64_t invalid_candidates = 0;  // failed to form, lower or time strictly
   int64_t model_skipped = 0;       // proposals the model predicted would not pay

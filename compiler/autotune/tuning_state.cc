@@ -134,9 +134,16 @@ Result<driver::CompileOutput> TuningState::Lower(const Point& point, const Forme
 
 Result<driver::CompileOutput> TuningState::Lower(const Point& point, const Formed& formed,
                                                  const fusion::BodyFlips& bodies) {
+  return Lower(point, formed, bodies, {});
+}
+
+Result<driver::CompileOutput> TuningState::Lower(const Point& point, const Formed& formed,
+                                                 const fusion::BodyFlips& bodies,
+                                                 const std::vector<std::vector<int64_t>>& kernel_order) {
   auto start = Clock::now();
   driver::PlanEdits edits = Edits(point, formed);
   edits.body_flips = bodies;
+  edits.kernel_order = kernel_order;
   auto out = driver::LowerTuned(prepared_, options_, space_.base(), edits);
   result_.ms.compile += MsSince(start);
   return out;

@@ -69,6 +69,12 @@ class TuningState {
   // module's are, or with `bodies` instead.
   Result<driver::CompileOutput> Lower(const Point& point, const Formed& formed);
   Result<driver::CompileOutput> Lower(const Point& point, const Formed& formed, const fusion::BodyFlips& bodies);
+  // ... and its entry's kernels in the valid order closest to `kernel_order`
+  // (driver::PlanEdits::kernel_order).
+  Result<driver::CompileOutput> Lower(const Point& point, const Formed& formed, const fusion::BodyFlips& bodies,
+                                      const std::vector<std::vector<int64_t>>& kernel_order);
+  const hlo::Computation& entry() const { return *prepared_.module->entry(); }
+  const driver::CompileOptions& options() const { return options_; }
 
   bool Measured(const PairKey& key) const { return measured_.contains(key); }
   bool Invalid(const PairKey& key) const { return invalid_.contains(key); }

@@ -41,7 +41,8 @@ json JobToJson(const service::TuneJobView& job) {
       {"gain_us", job.outcome && job.outcome->accepted
                       ? json{{"tiles", job.outcome->tiling_gain_us},
                              {"fusion", job.outcome->fusion_gain_us},
-                             {"bodies", job.outcome->body_gain_us}}
+                             {"bodies", job.outcome->body_gain_us},
+                             {"schedule", job.outcome->schedule_gain_us}}
                       : json(nullptr)},
       {"error", job.error ? json(*job.error) : json(nullptr)},
       {"waiting_for_executes", job.waiting_for_runs},

@@ -118,6 +118,7 @@ struct TuneOutcome {
   double tiling_gain_us = 0;  // the gain split: tiles of the heuristic's kernels, then fusion
   double fusion_gain_us = 0;  // in the entry
   double body_gain_us = 0;    // in loop bodies and branches
+  double schedule_gain_us = 0;  // the kernels' order (collectives hidden behind compute)
 };
 
 // A job as GET /v1/tune/{id} shows it.

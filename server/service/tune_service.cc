@@ -281,7 +281,8 @@ Result<TuneOutcome> TuneService::Run(const TuneJobSpec& spec, TuneProgress& prog
                       .verified_kernels = result.verified_kernels,
                       .tiling_gain_us = result.tiling_gain_us,
                       .fusion_gain_us = result.fusion_gain_us,
-                      .body_gain_us = result.body_gain_us};
+                      .body_gain_us = result.body_gain_us,
+                      .schedule_gain_us = result.schedule_gain_us};
   if (!result.accepted) return outcome;
   if (cancelled()) return CancelledError("cancelled after " + std::to_string(result.trials) + " trials, before the swap");
   Status swapped = StoreTunedEntry(store_, spec.entry.tenant, result, spec.options, stored->checksum);
