@@ -404,8 +404,9 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
     result.fusion_note = why_not_whole + ": only tiles, which leave the computation as it is, were searched";
   }
   if (!body_note.empty()) result.fusion_note += (result.fusion_note.empty() ? "" : "; ") + body_note;
-  // On a slice the schedule is searched last, on the plan accepted: two
-  // orders, each lowered and timed once, get their time from the budget.
+  // On a slice the schedule is searched last, on the plan accepted: the
+  // time of two orders, each lowered and timed once, is kept from the
+  // search's budget (the best order is timed in any case).
   const bool schedule_searched = !normalized.topology.empty();
   if (schedule_searched && tune.max_seconds > 0) {
     const double reserve_s = 2 * 1.5 * baseline_ms / 1000;
@@ -555,7 +556,10 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
         schedule_gain_us = std::max(0.0, before_us - result.tuned_us);
         result.decision += (result.decision.empty() ? "" : "; ") + std::string("schedule: kernels reordered (") +
                            schedule->order_name + "), " + std::to_string(static_cast<int64_t>(schedule_gain_us)) +
-                           " us faster, dataflow the same";
+                           " us faster, dataflow the same" +
+                           (schedule->memory_checked ? std::string()
+                                                     : std::string(" (values compared buffer by buffer: the "
+                                                                   "executable's offsets do not describe its memory)"));
       }
     }
   }
