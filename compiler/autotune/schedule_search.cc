@@ -392,4 +392,34 @@ Result<ScheduleSearchResult> SearchSchedule(TuningState& state, const Point& poi
   return out;
 }
 
+double RecordSchedule(TuningState& state, const Point& point, ScheduleSearchResult& schedule, Measurement& tuned,
+                      TuneResult& result) {
+  result.schedule_note = schedule.note;
+  result.schedule_orders_measured = schedule.orders_measured;
+  result.exposed_ici_us = schedule.exposed_us;
+  if (!schedule.improved) return 0;
+  const double before_us = result.tuned_us;
+  if (!result.accepted) {
+    Result<Formed> formed = state.Form(point);
+    if (formed) result.edits = state.Edits(point, *formed);
+    result.edits.body_flips.clear();
+    result.verification = "same dataflow";
+    result.tile_changes = static_cast<int64_t>(result.edits.tiles.size());
+  }
+  result.edits.kernel_order = std::move(schedule.kernel_order);
+  result.accepted = true;
+  tuned = std::move(schedule.measurement);
+  result.tuned_us = tuned.device_us;
+  result.tuned_executable = std::move(schedule.executable);
+  result.schedule_order = schedule.order_name;
+  const double saved_us = std::max(0.0, before_us - result.tuned_us);
+  result.decision += (result.decision.empty() ? "" : "; ") + std::string("schedule: kernels reordered (") +
+                     schedule.order_name + "), " + std::to_string(static_cast<int64_t>(saved_us)) +
+                     " us faster, dataflow the same" +
+                     (schedule.memory_checked ? std::string()
+                                              : std::string(" (values compared buffer by buffer: the executable's "
+                                                            "offsets do not describe its memory)"));
+  return saved_us;
+}
+
 }  // namespace kiln::autotune::internal

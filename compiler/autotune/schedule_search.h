@@ -103,4 +103,12 @@ Result<ScheduleSearchResult> SearchSchedule(TuningState& state, const Point& poi
                                             Runner& runner, std::chrono::steady_clock::time_point deadline,
                                             TuneResult& result);
 
+// Records in `result` what `schedule` (SearchSchedule's answer for the plan
+// at `point`) found: its note, and when an order is faster, its edits (the
+// plan at `point` as well when no plan was accepted before), executable,
+// time and decision; its measurement moves into `tuned`. Returns the
+// microseconds the order saved (0 when none was faster).
+double RecordSchedule(TuningState& state, const Point& point, ScheduleSearchResult& schedule, Measurement& tuned,
+                      TuneResult& result);
+
 }  // namespace kiln::autotune::internal

@@ -534,33 +534,8 @@ Result<TuneResult> Tune(hlo::Module& module, const driver::CompileOptions& optio
     if (!schedule) {
       result.schedule_note = "schedule not searched: " + schedule.error().ToString();
     } else {
-      result.schedule_note = schedule->note;
-      result.schedule_orders_measured = schedule->orders_measured;
-      result.exposed_ici_us = schedule->exposed_us;
-      if (schedule->improved) {
-        const double before_us = result.tuned_us;
-        if (!result.accepted) {
-          Result<Formed> formed = state.Form(base_point);
-          if (formed) result.edits = state.Edits(base_point, *formed);
-          result.edits.body_flips.clear();
-          result.verification = "same dataflow";
-          result.tile_changes = static_cast<int64_t>(result.edits.tiles.size());
-        }
-        result.edits.kernel_order = schedule->kernel_order;
-        result.accepted = true;
-        accepted.measurement = std::move(schedule->measurement);
-        tuned_measurement = &accepted.measurement;
-        result.tuned_us = accepted.measurement.device_us;
-        result.tuned_executable = std::move(schedule->executable);
-        result.schedule_order = schedule->order_name;
-        schedule_gain_us = std::max(0.0, before_us - result.tuned_us);
-        result.decision += (result.decision.empty() ? "" : "; ") + std::string("schedule: kernels reordered (") +
-                           schedule->order_name + "), " + std::to_string(static_cast<int64_t>(schedule_gain_us)) +
-                           " us faster, dataflow the same" +
-                           (schedule->memory_checked ? std::string()
-                                                     : std::string(" (values compared buffer by buffer: the "
-                                                                   "executable's offsets do not describe its memory)"));
-      }
+      schedule_gain_us = internal::RecordSchedule(state, base_point, *schedule, accepted.measurement, result);
+      if (schedule->improved) tuned_measurement = &accepted.measurement;
     }
   }
   if (result.accepted) {
