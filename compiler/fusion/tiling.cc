@@ -261,6 +261,18 @@ class TileBuilder {
       }
       smallest = std::move(tile);
     }
+    // The tuner's candidates also stack whole GEMMs of consecutive batch
+    // entries in one block (ChooseTile keeps one entry per block): fewer
+    // grid steps, and the MXUs a small GEMM leaves idle take the next
+    // entries' weight tiles.
+    const int64_t batch = indexing_.extents[runtime::KernelIndexing::kBatch];
+    if (all_ != nullptr && !convolution && batch > 1) {
+      for (int64_t bb : Candidates(batch, 2, batch)) {
+        if (bb < 2) continue;
+        TileChoice tile = Evaluate({bb, m, n, k}, SatMul(bb, PaddedBytes({m, n}, PrimitiveType::kF32)));
+        if (tile.vmem_bytes <= options_.scoped_vmem_bytes) all_->push_back(std::move(tile));
+      }
+    }
     if (all_ != nullptr && !all_->empty()) return all_->front();
     return TooBig(smallest.vmem_bytes);
   }

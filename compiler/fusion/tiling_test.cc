@@ -227,6 +227,47 @@ ENTRY e {
   }
 }
 
+TEST(TilingTest, BatchedDotCandidatesStackWholeGemms) {
+  // Attention scores of 48 heads: each head's GEMM is one MXU tile, so the
+  // heuristic's one head per block takes 48 grid steps; the tuner's
+  // candidates also stack whole heads.
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY e {
+  q = bf16[48,128,128] parameter(0)
+  k = bf16[48,128,64] parameter(1)
+  ROOT s = bf16[48,128,64] dot(q, k), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+})");
+  ASSERT_NE(module, nullptr);
+  TilingOptions tiling;
+  auto kernel = OnlyKernel(*module, tiling);
+  ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+  ASSERT_EQ(kernel->tile.grid.size(), 4u);
+  EXPECT_EQ(kernel->tile.grid[0], 48);  // the heuristic's choice is unchanged
+  TilingProblem problem = MakeTilingProblem(*module->entry(), *kernel);
+  auto candidates = TileCandidates(problem, tiling);
+  ASSERT_TRUE(candidates.has_value()) << candidates.error().message;
+  EXPECT_EQ(candidates->front(), kernel->tile);
+  std::vector<int64_t> stacked;
+  for (const TileChoice& tile : *candidates) {
+    EXPECT_TRUE(ValidateTile(problem, tile, tiling).has_value());
+    if (tile.grid[0] == 48) continue;
+    // A block of several heads holds each whole: one step per block.
+    EXPECT_EQ(tile.grid[1] * tile.grid[2] * tile.grid[3], 1);
+    EXPECT_EQ(tile.outputs.at(0).dimensions, (std::vector<int64_t>{48 / tile.grid[0], 128, 64}));
+    EXPECT_GE(tile.accumulator_bytes, (48 / tile.grid[0]) * 128 * 128 * 4);
+    stacked.push_back(48 / tile.grid[0]);
+  }
+  EXPECT_EQ(stacked, (std::vector<int64_t>{48, 24, 12, 6, 3}));
+  // Under a small scoped VMEM only the blocks that fit are offered.
+  TilingOptions small = tiling;
+  small.scoped_vmem_bytes = 2 << 20;
+  auto fewer = TileCandidates(problem, small);
+  ASSERT_TRUE(fewer.has_value());
+  for (const TileChoice& tile : *fewer) EXPECT_LE(tile.vmem_bytes, small.scoped_vmem_bytes);
+  EXPECT_LT(fewer->size(), candidates->size());
+}
+
 TEST(TilingTest, TileCandidatesFailLikeChooseTileWhenNothingFits) {
   auto module = ParseVerified(WithType(kElementwise, "f32"));
   ASSERT_NE(module, nullptr);

@@ -546,6 +546,9 @@ KernelIndexing IndexKernel(SpaceKind kind, const Instruction* anchor, std::span<
   k.stacked.assign(rank, false);
   if (k.kind == SpaceKind::kLoop || k.kind == SpaceKind::kReduce) {
     for (size_t s = 0; s < rank; ++s) k.stacked[s] = !k.blockable[s] && k.extents[s] > 1;
+  } else if (k.kind == SpaceKind::kContraction && rank > KernelIndexing::kBatch) {
+    // Whole GEMMs of consecutive batch entries stack in one block.
+    k.stacked[KernelIndexing::kBatch] = k.extents[KernelIndexing::kBatch] > 1;
   }
   return k;
 }

@@ -95,7 +95,9 @@ struct KernelIndexing {
   // among the arrays. 1 for contractions (their blocks follow the MXU).
   std::vector<int64_t> align;
   // Loop and reduce spaces: the other dimensions of extent over 1, whose
-  // blocks stack whole tiles (runtime/chip/space_blocks.h).
+  // blocks stack whole tiles (runtime/chip/space_blocks.h); a contraction's
+  // batch of more than one, whose blocks stack whole GEMMs (m, n and k
+  // whole).
   std::vector<bool> stacked;
   std::vector<ArrayIndex> inputs;   // one per input, in order
   std::vector<ArrayIndex> outputs;  // one per output, in order

@@ -191,7 +191,8 @@ GridProblem MakeGridProblem(const IterationSpace& space, const KernelWork& work,
     for (size_t s = 0; s < position.size(); ++s) share *= static_cast<double>(extents[position[s]]);
     double seconds = spread * share / total;
     if (main) {
-      GemmShape block{1, extents[position[Space::kM]], extents[position[Space::kN]],
+      GemmShape block{static_cast<double>(extents[position[Space::kBatch]]), extents[position[Space::kM]],
+                      extents[position[Space::kN]],
                       extents[position[Space::kK]]};
       seconds += MxuSeconds(*main, block, chip) * main->multiplicity;
     }

@@ -93,6 +93,44 @@ TEST(TimingFiguresTest, ExecutableTilingIsHonoured) {
   EXPECT_NE(given.kernels[0].tiling.find("executable"), std::string::npos) << given.kernels[0].tiling;
 }
 
+// A batched dot whose blocks stack whole GEMMs: fewer grid steps, every
+// stacked GEMM's MXU work counted in its step, and the MXUs one small GEMM
+// leaves idle taking the next ones' weight tiles.
+TEST(TimingFiguresTest, StackedBatchBlocksCountEveryGemm) {
+  const std::string lhs = "bf16[48,128,128]", rhs = "bf16[48,128,64]", out = "bf16[48,128,64]";
+  const std::string text = "HloModule scores\nENTRY e {\n  q = " + lhs + " parameter(0)\n  k = " + rhs +
+                           " parameter(1)\n  ROOT s = " + out +
+                           " dot(q, k), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+                           "rhs_contracting_dims={1}\n}\n";
+  auto timed = [&](int64_t blocks) {
+    ProgramTiling tiling;
+    tiling.grid = {blocks, 1, 1, 1};
+    ProgramBuilder b;
+    uint32_t q = b.Parameter(lhs), k = b.Parameter(rhs);
+    uint32_t s = b.Kernel("dot", "output", text, {q, k}, {out}, tiling)[0];
+    auto program = b.Load(s);
+    EXPECT_TRUE(program) << program.error().message;
+    return program ? Simulate(**program, "v5e") : DeviceProfile{};
+  };
+  const DeviceProfile one = timed(48), twelve = timed(4), all = timed(1);
+  ASSERT_EQ(one.kernels.size(), 1u);
+  ASSERT_EQ(twelve.kernels.size(), 1u);
+  ASSERT_EQ(all.kernels.size(), 1u);
+  EXPECT_NE(twelve.kernels[0].tiling.find("executable"), std::string::npos) << twelve.kernels[0].tiling;
+  EXPECT_DOUBLE_EQ(one.kernels[0].grid_steps, 48);
+  EXPECT_DOUBLE_EQ(twelve.kernels[0].grid_steps, 4);
+  EXPECT_DOUBLE_EQ(all.kernels[0].grid_steps, 1);
+  // v5e: four 128x128 MXUs. One head's GEMM is one weight tile, a round of
+  // 128 rows; stacked twelve to a step, four heads share a round.
+  const double flops = 48 * 2.0 * 128 * 128 * 64;
+  for (const DeviceProfile* p : {&one, &twelve, &all}) {
+    EXPECT_GE(p->kernels[0].compute_seconds, flops / 1.97e14 * 0.99) << "every head's MXU work is counted";
+  }
+  EXPECT_NEAR(one.kernels[0].compute_seconds, 4 * twelve.kernels[0].compute_seconds,
+              1e-3 * one.kernels[0].compute_seconds);
+  EXPECT_LT(twelve.seconds, one.seconds / 2) << twelve.seconds << " vs " << one.seconds;
+}
+
 // Strict tiling times the carried tile or refuses: a grid that does not fit
 // the kernel's space is an error naming the kernel, while the default mode
 // still times it with searched blocks, exactly as before.
